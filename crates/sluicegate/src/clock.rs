@@ -1,0 +1,227 @@
+//! Time sources: every limiter reads time through a [`Clock`], so tests and the simulator
+//! can drive it.
+//!
+//! | clock | reads | use it for |
+//! |---|---|---|
+//! | [`MonotonicClock`] | `std::time::Instant` (~40 ns a read) | the default outside tokio |
+//! | [`TokioClock`] | `tokio::time::Instant` | code under tokio; honours `tokio::time::pause` |
+//! | [`CoarseClock`] | an atomic updated by a background thread | hot paths that can live with ~1 ms resolution |
+//! | [`FakeClock`] | an atomic you move by hand | tests and simulations |
+
+use std::fmt;
+use std::ops::{Add, Sub};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// A point in time: nanoseconds since the clock's epoch.
+///
+/// Only differences between two `Nanos` read from the same clock mean anything.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Nanos(u64);
+
+impl Nanos {
+    /// The epoch itself.
+    pub const ZERO: Nanos = Nanos(0);
+
+    /// A point `nanos` nanoseconds after the epoch.
+    pub const fn new(nanos: u64) -> Self {
+        Nanos(nanos)
+    }
+
+    /// Nanoseconds since the epoch.
+    pub const fn as_u64(self) -> u64 {
+        self.0
+    }
+
+    /// Time from `earlier` to `self`, or zero if `earlier` is later.
+    pub fn saturating_since(self, earlier: Nanos) -> Duration {
+        Duration::from_nanos(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl fmt::Debug for Nanos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", Duration::from_nanos(self.0))
+    }
+}
+
+impl From<Duration> for Nanos {
+    fn from(d: Duration) -> Self {
+        Nanos(saturating_nanos(d))
+    }
+}
+
+impl Add<Duration> for Nanos {
+    type Output = Nanos;
+    fn add(self, d: Duration) -> Nanos {
+        Nanos(self.0.saturating_add(saturating_nanos(d)))
+    }
+}
+
+impl Sub<Nanos> for Nanos {
+    type Output = Duration;
+    fn sub(self, earlier: Nanos) -> Duration {
+        self.saturating_since(earlier)
+    }
+}
+
+/// `d` in nanoseconds, saturating at `u64::MAX` (about 584 years).
+pub(crate) fn saturating_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// A monotonic time source.
+pub trait Clock: Send + Sync + 'static {
+    /// The current time. Never goes backwards.
+    fn now(&self) -> Nanos;
+}
+
+impl<C: Clock + ?Sized> Clock for Arc<C> {
+    fn now(&self) -> Nanos {
+        (**self).now()
+    }
+}
+
+fn std_epoch() -> std::time::Instant {
+    static EPOCH: OnceLock<std::time::Instant> = OnceLock::new();
+    *EPOCH.get_or_init(std::time::Instant::now)
+}
+
+/// The operating system's monotonic clock (`std::time::Instant`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MonotonicClock;
+
+impl Clock for MonotonicClock {
+    fn now(&self) -> Nanos {
+        Nanos::from(std_epoch().elapsed())
+    }
+}
+
+/// tokio's clock (`tokio::time::Instant`): follows `tokio::time::pause` and `advance`, so code
+/// under a paused runtime sees virtual time. Outside a runtime it reads the system clock.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TokioClock;
+
+impl Clock for TokioClock {
+    fn now(&self) -> Nanos {
+        let epoch = tokio::time::Instant::from_std(std_epoch());
+        Nanos::from(tokio::time::Instant::now().saturating_duration_since(epoch))
+    }
+}
+
+/// A clock that moves only when told to. Clones share one time.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate::clock::{Clock, FakeClock};
+/// use std::time::Duration;
+///
+/// let clock = FakeClock::new();
+/// let view = clock.clone();
+/// clock.advance(Duration::from_millis(5));
+/// assert_eq!(view.now().as_u64(), 5_000_000);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct FakeClock {
+    nanos: Arc<AtomicU64>,
+}
+
+impl FakeClock {
+    /// A fake clock at its epoch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Moves time forward by `d`.
+    pub fn advance(&self, d: Duration) {
+        self.nanos.fetch_add(saturating_nanos(d), Ordering::SeqCst);
+    }
+
+    /// Sets the time to `t`; ignored if `t` is earlier than now (the clock is monotonic).
+    pub fn set(&self, t: Nanos) {
+        self.nanos.fetch_max(t.as_u64(), Ordering::SeqCst);
+    }
+}
+
+impl Clock for FakeClock {
+    fn now(&self) -> Nanos {
+        Nanos(self.nanos.load(Ordering::SeqCst))
+    }
+}
+
+/// A cheap clock for hot paths: one relaxed atomic load a read. A background thread stores
+/// the monotonic time every `resolution`, so readings lag real time by at most about that.
+///
+/// The thread stops once every clone of the clock has been dropped.
+#[derive(Clone, Debug)]
+pub struct CoarseClock {
+    // The background thread holds only a weak handle, so it ends once the last clone is gone.
+    nanos: Arc<AtomicU64>,
+}
+
+impl CoarseClock {
+    /// A coarse clock updated every millisecond.
+    pub fn new() -> Self {
+        Self::with_resolution(Duration::from_millis(1))
+    }
+
+    /// A coarse clock updated every `resolution` (at least 100 µs).
+    pub fn with_resolution(resolution: Duration) -> Self {
+        let resolution = resolution.max(Duration::from_micros(100));
+        let nanos = Arc::new(AtomicU64::new(MonotonicClock.now().as_u64()));
+        let weak = Arc::downgrade(&nanos);
+        std::thread::Builder::new()
+            .name("sluicegate-coarse-clock".into())
+            .spawn(move || {
+                while let Some(nanos) = weak.upgrade() {
+                    nanos.store(MonotonicClock.now().as_u64(), Ordering::Relaxed);
+                    drop(nanos);
+                    std::thread::sleep(resolution);
+                }
+            })
+            .expect("spawning the coarse clock thread");
+        CoarseClock { nanos }
+    }
+}
+
+impl Default for CoarseClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for CoarseClock {
+    fn now(&self) -> Nanos {
+        Nanos(self.nanos.load(Ordering::Relaxed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fake_clock_clones_share_time_and_never_go_back() {
+        let clock = FakeClock::new();
+        let other = clock.clone();
+        clock.advance(Duration::from_secs(2));
+        other.set(Nanos::new(1));
+        assert_eq!(clock.now(), Nanos::from(Duration::from_secs(2)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn tokio_clock_follows_paused_time() {
+        let before = TokioClock.now();
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        assert_eq!(TokioClock.now() - before, Duration::from_secs(3600));
+    }
+
+    #[test]
+    fn monotonic_clock_does_not_go_back() {
+        let a = MonotonicClock.now();
+        let b = MonotonicClock.now();
+        assert!(b >= a);
+    }
+}
