@@ -16,8 +16,8 @@ step "cargo test (unit, integration, property, stress and doc tests)"
 cargo test --workspace
 
 step "loom models (release mode, bounded preemptions)"
-# A target dir of their own: --cfg loom changes every crate's build.
-RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" \
+# Our own cfg name, not `loom`: tokio reads `--cfg loom` itself. A target dir of their own: it changes every crate's build.
+RUSTFLAGS="--cfg sluicegate_loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" \
   CARGO_TARGET_DIR=target/loom \
   cargo test -p sluicegate --release --test 'loom_*' -- --test-threads=2
 

@@ -5,11 +5,26 @@
 //!
 //! | module | what it is |
 //! |---|---|
+//! | [`concurrency`] | how much work runs at once, with a bounded wait queue |
 //! | [`clock`] | time sources shared by every limiter |
 //! | [`adaptive`] | adaptive limit algorithms (Little's law, Gradient2, Vegas, AIMD, fixed) |
+//!
+//! # Quick example
+//!
+//! ```
+//! use sluicegate::concurrency::ConcurrencyLimiter;
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+//! // A slow API that takes at most 4 calls at once; up to 100 callers wait in line.
+//! let api = ConcurrencyLimiter::builder(4).max_queue(100).build().unwrap();
+//!
+//! let answer = api.run(async { 42 }).await;
+//! assert_eq!(answer.unwrap(), 42);
+//! # });
+//! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod adaptive;
 pub mod clock;
-#[allow(dead_code)]
+pub mod concurrency;
 pub(crate) mod sync;

@@ -1,0 +1,488 @@
+//! The limiter's state machine: the lock-free fast path over the packed word and the locked
+//! slow path over the wait queue. See `docs/concurrency-state-machine.md`.
+
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use super::error::Rejected;
+use super::queue::{self, Priority, Queue, QueueOrder, Ticket};
+use super::snapshot::Snapshot;
+use super::state::{
+    self, CLOSED, COMPLETED_ONE, Completed, DRAINERS, RELEASE_COMPLETED, SLOW_ACQUIRE,
+    SLOW_RELEASE, WAITERS,
+};
+use crate::clock::Clock;
+use crate::sync::{AtomicU64, Mutex, Ordering, lock};
+
+/// Settings fixed at construction; `reset()` returns to them.
+#[derive(Clone, Debug)]
+pub(crate) struct Config {
+    pub(crate) max: u64,
+    pub(crate) max_queue: usize,
+    pub(crate) queue_timeout: Option<Duration>,
+    pub(crate) order: QueueOrder,
+    pub(crate) predictive: bool,
+}
+
+/// The outcome of starting an acquire.
+#[derive(Debug)]
+pub(crate) enum Start {
+    Admitted,
+    Queued(Ticket),
+    Rejected(Rejected),
+}
+
+/// Why a queued waiter stopped waiting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GiveUp {
+    Cancelled,
+    TimedOut,
+}
+
+/// Counters only the slow paths touch.
+#[derive(Debug, Default)]
+struct Counters {
+    rejected_queue_full: AtomicU64,
+    rejected_closed: AtomicU64,
+    rejected_predicted: AtomicU64,
+    timed_out: AtomicU64,
+    cancelled: AtomicU64,
+    bypassed: AtomicU64,
+    bypass_in_flight: AtomicU64,
+}
+
+fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Fallback hint when the limiter has not yet seen enough releases to estimate.
+const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+pub(crate) struct Inner {
+    /// The packed word of `state.rs`; the only thing the fast path writes.
+    state: AtomicU64,
+    /// The current limit. Written under the queue lock; the fast path reads it.
+    max: AtomicU64,
+    completed: Completed,
+    counters: Counters,
+    queue: Mutex<Queue>,
+    pub(crate) config: Config,
+    clock: Box<dyn Clock>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("state", &self.state)
+            .field("max", &self.max)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    pub(crate) fn new(config: Config, clock: Box<dyn Clock>) -> Self {
+        Inner {
+            state: AtomicU64::new(0),
+            max: AtomicU64::new(config.max),
+            completed: Completed::new(),
+            counters: Counters::default(),
+            queue: Mutex::new(Queue::new(config.order)),
+            config,
+            clock,
+        }
+    }
+
+    /// Takes a permit if one is free and nobody waits. One CAS; no lock, no clock.
+    #[inline]
+    pub(crate) fn try_acquire_fast(&self) -> bool {
+        let mut current = self.state.load(Ordering::Relaxed);
+        loop {
+            if current & SLOW_ACQUIRE != 0
+                || state::in_flight(current) >= self.max.load(Ordering::Relaxed)
+            {
+                return false;
+            }
+            // Acquire: the new holder sees what the previous holder did before releasing.
+            match self.state.compare_exchange_weak(
+                current,
+                current + 1,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// `try_acquire`: the fast path, or a rejection without waiting.
+    pub(crate) fn try_acquire(&self) -> Result<(), Rejected> {
+        if self.try_acquire_fast() {
+            return Ok(());
+        }
+        // Not the hot path any more: settle it under the lock so the answer is exact.
+        match self.start(Priority::NORMAL, None, None) {
+            Start::Admitted => Ok(()),
+            Start::Rejected(r) => Err(r),
+            Start::Queued(_) => unreachable!("a start without a waker never queues"),
+        }
+    }
+
+    /// Starts an acquire: a permit now, a place in the queue, or a rejection.
+    ///
+    /// `waker` is `None` for callers that will not wait (`try_acquire`). `timeout` is the
+    /// time the caller is prepared to wait, for predictive rejection.
+    pub(crate) fn start(
+        &self,
+        priority: Priority,
+        timeout: Option<Duration>,
+        waker: Option<&Waker>,
+    ) -> Start {
+        if self.try_acquire_fast() {
+            return Start::Admitted;
+        }
+        let mut queue = lock(&self.queue);
+        let max_queue = if waker.is_some() {
+            self.config.max_queue
+        } else {
+            0
+        };
+        let mut current = self.state.load(Ordering::Acquire);
+        loop {
+            if current & CLOSED != 0 {
+                bump(&self.counters.rejected_closed);
+                return Start::Rejected(Rejected::Closed {
+                    retry_after: self.retry_after(&queue),
+                });
+            }
+            if queue.is_empty() && state::in_flight(current) < self.max.load(Ordering::Relaxed) {
+                match self.state.compare_exchange(
+                    current,
+                    current + 1,
+                    Ordering::Acquire,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => return Start::Admitted,
+                    Err(actual) => {
+                        current = actual;
+                        continue;
+                    }
+                }
+            }
+            if queue.len() >= max_queue {
+                bump(&self.counters.rejected_queue_full);
+                return Start::Rejected(Rejected::QueueFull {
+                    retry_after: self.retry_after(&queue),
+                });
+            }
+            break;
+        }
+        let waker = waker.expect("max_queue is 0 without a waker");
+        let key = queue.next_key(priority);
+        if let Some(estimate) = self.predicted_wait(&queue, key, timeout) {
+            bump(&self.counters.rejected_predicted);
+            return Start::Rejected(Rejected::PredictedTimeout {
+                retry_after: estimate,
+            });
+        }
+        if queue.is_empty() {
+            // From here on every release must look at the queue, and no fast-path acquire
+            // may pass the waiter. Any release that happened before this point already shows
+            // in `current`, which the loop above read after taking the lock.
+            self.state.fetch_or(WAITERS, Ordering::AcqRel);
+            if self.config.predictive {
+                queue.estimate().on_queue_start(self.clock.now());
+            }
+            // A release may have slipped in between the check above and the flag.
+            if self.grant_locked(&mut queue, Some(key)) {
+                return Start::Admitted;
+            }
+        }
+        Start::Queued(queue.push(key, waker.clone()))
+    }
+
+    /// The wait a new waiter at `key` can expect, if it exceeds `timeout`.
+    fn predicted_wait(
+        &self,
+        queue: &Queue,
+        key: queue::Key,
+        timeout: Option<Duration>,
+    ) -> Option<Duration> {
+        let timeout = timeout.filter(|_| self.config.predictive)?;
+        // Paused (max 0): nothing is released, so the estimate says nothing; wait for a raise.
+        if self.max.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let interval = queue.mean_interval()?;
+        let position = u32::try_from(queue.position(key)).unwrap_or(u32::MAX);
+        let estimate = interval.saturating_mul(position);
+        (estimate > timeout).then_some(estimate)
+    }
+
+    /// With the queue empty and the flag just set, takes a permit for the caller itself if
+    /// one became free; clears the flag again when it does.
+    fn grant_locked(&self, queue: &mut Queue, _key: Option<queue::Key>) -> bool {
+        debug_assert!(queue.is_empty());
+        let mut current = self.state.load(Ordering::Acquire);
+        loop {
+            if state::in_flight(current) >= self.max.load(Ordering::Relaxed) {
+                return false;
+            }
+            let next = (current + 1) & !WAITERS;
+            match self
+                .state
+                .compare_exchange(current, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return true,
+                Err(actual) => current = actual,
+            }
+        }
+    }
+
+    /// Polls a queued waiter.
+    pub(crate) fn poll_ticket(
+        &self,
+        ticket: &Ticket,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Rejected>> {
+        match ticket.node.state() {
+            queue::GRANTED => return Poll::Ready(Ok(())),
+            queue::CLOSED => return Poll::Ready(Err(self.closed())),
+            _ => {}
+        }
+        let mut queue = lock(&self.queue);
+        // Re-check under the lock: a grant or close may have happened since.
+        match ticket.node.state() {
+            queue::GRANTED => Poll::Ready(Ok(())),
+            queue::CLOSED => Poll::Ready(Err(self.closed())),
+            _ => {
+                queue.update_waker(ticket.key, cx.waker());
+                Poll::Pending
+            }
+        }
+    }
+
+    fn closed(&self) -> Rejected {
+        Rejected::Closed {
+            retry_after: DEFAULT_RETRY_AFTER,
+        }
+    }
+
+    /// A queued waiter stops waiting. Returns `true` if it had been granted a permit at the
+    /// same instant and keeps it (only on timeout; a cancelled waiter passes it on).
+    pub(crate) fn give_up(&self, ticket: Ticket, why: GiveUp) -> Result<bool, Rejected> {
+        let mut queue = lock(&self.queue);
+        if queue.remove(ticket.key) {
+            bump(match why {
+                GiveUp::Cancelled => &self.counters.cancelled,
+                GiveUp::TimedOut => &self.counters.timed_out,
+            });
+            if queue.is_empty() {
+                self.state.fetch_and(!WAITERS, Ordering::AcqRel);
+            }
+            return Err(Rejected::QueueTimeout {
+                retry_after: self.retry_after(&queue),
+            });
+        }
+        match (ticket.node.state(), why) {
+            (queue::GRANTED, GiveUp::TimedOut) => Ok(true),
+            (queue::GRANTED, GiveUp::Cancelled) => {
+                // Handed a permit by a release racing the drop: pass it on without counting
+                // it as completed work.
+                bump(&self.counters.cancelled);
+                let previous = self.state.fetch_sub(1, Ordering::AcqRel);
+                let wakers = self.after_release_locked(&mut queue, previous - 1);
+                drop(queue);
+                wakers.wake();
+                Ok(false)
+            }
+            _ => Err(self.closed()),
+        }
+    }
+
+    /// Releases one permit. `completed` is false for a permit returned unused.
+    #[inline]
+    pub(crate) fn release(&self) {
+        // Release: the next holder sees this holder's work.
+        let previous = self.state.fetch_add(RELEASE_COMPLETED, Ordering::AcqRel);
+        self.completed.on_release(previous);
+        if previous & SLOW_RELEASE != 0 {
+            self.release_slow();
+        }
+    }
+
+    #[cold]
+    fn release_slow(&self) {
+        let mut queue = lock(&self.queue);
+        if self.config.predictive && !queue.is_empty() {
+            let now = self.clock.now();
+            queue.estimate().on_release(now);
+        }
+        let current = self.state.load(Ordering::Acquire);
+        let wakers = self.after_release_locked(&mut queue, current);
+        drop(queue);
+        wakers.wake();
+    }
+
+    /// Hands free permits to waiters in order and wakes drainers once nothing is in flight.
+    fn after_release_locked(&self, queue: &mut Queue, mut current: u64) -> Wakers {
+        let mut wakers = Wakers::default();
+        while !queue.is_empty() && state::in_flight(current) < self.max.load(Ordering::Relaxed) {
+            match self.state.compare_exchange(
+                current,
+                current + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    current += 1;
+                    wakers.push(queue.grant_next().expect("queue is not empty"));
+                }
+                Err(actual) => current = actual,
+            }
+        }
+        if queue.is_empty() && current & WAITERS != 0 {
+            current = self.state.fetch_and(!WAITERS, Ordering::AcqRel) & !WAITERS;
+        }
+        if state::in_flight(current) == 0 && queue.has_drainers() {
+            self.state.fetch_and(!DRAINERS, Ordering::AcqRel);
+            wakers.extend(queue.take_drainers());
+        }
+        wakers
+    }
+
+    /// Changes the limit; raising it admits waiters at once.
+    pub(crate) fn set_max(&self, max: u64) {
+        let mut queue = lock(&self.queue);
+        self.max.store(max, Ordering::Relaxed);
+        let current = self.state.load(Ordering::Acquire);
+        let wakers = self.after_release_locked(&mut queue, current);
+        drop(queue);
+        wakers.wake();
+    }
+
+    pub(crate) fn max(&self) -> u64 {
+        self.max.load(Ordering::Relaxed)
+    }
+
+    /// Rejects every waiter and every later acquire with `Closed`.
+    pub(crate) fn close(&self) {
+        let mut queue = lock(&self.queue);
+        self.state.fetch_or(CLOSED, Ordering::AcqRel);
+        let closed = queue.close_all();
+        self.counters
+            .rejected_closed
+            .fetch_add(closed.len() as u64, Ordering::Relaxed);
+        self.state.fetch_and(!WAITERS, Ordering::AcqRel);
+        drop(queue);
+        closed.into_iter().for_each(Waker::wake);
+    }
+
+    /// Reopens a closed limiter, with its configured limit if `restore_config`.
+    pub(crate) fn reopen(&self, restore_config: bool) {
+        let queue = lock(&self.queue);
+        if restore_config {
+            self.max.store(self.config.max, Ordering::Relaxed);
+        }
+        self.state.fetch_and(!CLOSED, Ordering::AcqRel);
+        drop(queue);
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.state.load(Ordering::Acquire) & CLOSED != 0
+    }
+
+    /// Ready once nothing throttled is in flight.
+    pub(crate) fn poll_drain(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if state::in_flight(self.state.load(Ordering::Acquire)) == 0 {
+            return Poll::Ready(());
+        }
+        let mut queue = lock(&self.queue);
+        queue.add_drainer(cx.waker());
+        let current = self.state.fetch_or(DRAINERS, Ordering::AcqRel);
+        if state::in_flight(current) == 0 {
+            // The last permit went back before the flag was up; no release will wake us.
+            let _ = queue.take_drainers();
+            self.state.fetch_and(!DRAINERS, Ordering::AcqRel);
+            return Poll::Ready(());
+        }
+        Poll::Pending
+    }
+
+    pub(crate) fn bypass_acquire(&self) {
+        bump(&self.counters.bypassed);
+        bump(&self.counters.bypass_in_flight);
+    }
+
+    pub(crate) fn bypass_release(&self) {
+        self.counters
+            .bypass_in_flight
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+
+    fn retry_after(&self, queue: &Queue) -> Duration {
+        let position = u32::try_from(queue.len() + 1).unwrap_or(u32::MAX);
+        queue
+            .mean_interval()
+            .map_or(DEFAULT_RETRY_AFTER, |interval| {
+                interval.saturating_mul(position)
+            })
+    }
+
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let queue = lock(&self.queue);
+        let epochs = self.completed.epochs();
+        let current = self.state.load(Ordering::Acquire);
+        let completed = Completed::extend(epochs, current);
+        let in_flight = state::in_flight(current);
+        let c = &self.counters;
+        Snapshot {
+            limit: self.max.load(Ordering::Relaxed) as usize,
+            in_flight: in_flight as usize,
+            queued: queue.len(),
+            bypass_in_flight: c.bypass_in_flight.load(Ordering::Relaxed) as usize,
+            closed: current & CLOSED != 0,
+            admitted: completed + in_flight,
+            completed,
+            bypassed: c.bypassed.load(Ordering::Relaxed),
+            rejected_queue_full: c.rejected_queue_full.load(Ordering::Relaxed),
+            rejected_closed: c.rejected_closed.load(Ordering::Relaxed),
+            rejected_predicted: c.rejected_predicted.load(Ordering::Relaxed),
+            timed_out: c.timed_out.load(Ordering::Relaxed),
+            cancelled: c.cancelled.load(Ordering::Relaxed),
+            mean_release_interval: queue.mean_interval(),
+        }
+    }
+}
+
+const _: () = assert!(COMPLETED_ONE > state::MAX_PERMITS);
+
+/// Wakers collected under the lock and woken after it is released, so a woken task on
+/// another thread does not run straight into the lock we still hold.
+#[derive(Default)]
+struct Wakers {
+    first: Option<Waker>,
+    rest: Vec<Waker>,
+}
+
+impl Wakers {
+    fn push(&mut self, waker: Waker) {
+        if self.first.is_none() {
+            self.first = Some(waker);
+        } else {
+            self.rest.push(waker);
+        }
+    }
+
+    fn extend(&mut self, wakers: Vec<Waker>) {
+        wakers.into_iter().for_each(|w| self.push(w));
+    }
+
+    fn wake(self) {
+        if let Some(first) = self.first {
+            first.wake();
+        }
+        self.rest.into_iter().for_each(Waker::wake);
+    }
+}

@@ -1,0 +1,206 @@
+//! The futures of an acquire and of a drain.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use super::core::{GiveUp, Inner, Start};
+use super::error::Rejected;
+use super::permit::{OwnedPermit, Permit};
+use super::queue::{Priority, Ticket};
+use crate::sync::Arc;
+
+/// Where one acquire is: not started, in the queue (with its timer), or finished.
+#[derive(Debug)]
+enum Phase {
+    Start,
+    Waiting {
+        ticket: Ticket,
+        timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    },
+    Done,
+}
+
+/// The part of an acquire shared by the borrowed and the owned future.
+#[derive(Debug)]
+pub(crate) struct Wait {
+    priority: Priority,
+    timeout: Option<Duration>,
+    phase: Phase,
+}
+
+impl Wait {
+    pub(crate) fn new(timeout: Option<Duration>) -> Self {
+        Wait {
+            priority: Priority::NORMAL,
+            timeout,
+            phase: Phase::Start,
+        }
+    }
+
+    pub(crate) fn poll(
+        &mut self,
+        inner: &Inner,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), Rejected>> {
+        if let Phase::Start = self.phase {
+            match inner.start(self.priority, self.timeout, Some(cx.waker())) {
+                Start::Admitted => return self.finish(Ok(())),
+                Start::Rejected(r) => return self.finish(Err(r)),
+                Start::Queued(ticket) => {
+                    // The timer exists only for callers that actually wait: no clock read on
+                    // the fast path.
+                    let timer = self.timeout.map(|t| Box::pin(tokio::time::sleep(t)));
+                    self.phase = Phase::Waiting { ticket, timer };
+                }
+            }
+        }
+        let Phase::Waiting { ticket, timer } = &mut self.phase else {
+            panic!("acquire future polled after it completed");
+        };
+        if let Poll::Ready(result) = inner.poll_ticket(ticket, cx) {
+            return self.finish(result);
+        }
+        if let Some(timer) = timer {
+            if timer.as_mut().poll(cx).is_ready() {
+                let Phase::Waiting { ticket, .. } = std::mem::replace(&mut self.phase, Phase::Done)
+                else {
+                    unreachable!()
+                };
+                return Poll::Ready(match inner.give_up(ticket, GiveUp::TimedOut) {
+                    Ok(_) => Ok(()),
+                    Err(r) => Err(r),
+                });
+            }
+        }
+        Poll::Pending
+    }
+
+    fn finish(&mut self, result: Result<(), Rejected>) -> Poll<Result<(), Rejected>> {
+        self.phase = Phase::Done;
+        Poll::Ready(result)
+    }
+
+    /// Called when the future is dropped: leave the queue, or pass on a permit granted at
+    /// the same instant.
+    pub(crate) fn cancel(&mut self, inner: &Inner) {
+        if let Phase::Waiting { ticket, .. } = std::mem::replace(&mut self.phase, Phase::Done) {
+            let _ = inner.give_up(ticket, GiveUp::Cancelled);
+        }
+    }
+}
+
+macro_rules! acquire_options {
+    () => {
+        /// Sets how urgent this call is (default [`Priority::NORMAL`]). Only matters while
+        /// it waits.
+        pub fn priority(mut self, priority: Priority) -> Self {
+            self.wait.priority = priority;
+            self
+        }
+
+        /// Overrides the limiter's queue timeout for this call (`None`: wait as long as it
+        /// takes).
+        pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
+            self.wait.timeout = timeout;
+            self
+        }
+    };
+}
+
+/// Future of [`ConcurrencyLimiter::acquire`](super::ConcurrencyLimiter::acquire).
+///
+/// # Cancel safety
+///
+/// Dropping it leaves the queue at once; a permit granted to it at the same instant passes
+/// on to the next waiter.
+#[must_use = "futures do nothing unless polled"]
+pub struct Acquire<'a> {
+    pub(crate) inner: &'a Inner,
+    pub(crate) wait: Wait,
+}
+
+impl Acquire<'_> {
+    acquire_options!();
+}
+
+impl<'a> Future for Acquire<'a> {
+    type Output = Result<Permit<'a>, Rejected>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let inner = this.inner;
+        this.wait.poll(inner, cx).map_ok(|()| Permit { inner })
+    }
+}
+
+impl Drop for Acquire<'_> {
+    fn drop(&mut self) {
+        self.wait.cancel(self.inner);
+    }
+}
+
+impl fmt::Debug for Acquire<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Acquire").field("wait", &self.wait).finish()
+    }
+}
+
+/// Future of [`ConcurrencyLimiter::acquire_owned`](super::ConcurrencyLimiter::acquire_owned):
+/// `'static`, so it can live in a tower service or a spawned task.
+///
+/// # Cancel safety
+///
+/// As [`Acquire`].
+#[must_use = "futures do nothing unless polled"]
+pub struct AcquireOwned {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) wait: Wait,
+}
+
+impl AcquireOwned {
+    acquire_options!();
+}
+
+impl Future for AcquireOwned {
+    type Output = Result<OwnedPermit, Rejected>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        this.wait.poll(&this.inner, cx).map_ok(|()| OwnedPermit {
+            inner: this.inner.clone(),
+            bypass: false,
+        })
+    }
+}
+
+impl Drop for AcquireOwned {
+    fn drop(&mut self) {
+        self.wait.cancel(&self.inner);
+    }
+}
+
+impl fmt::Debug for AcquireOwned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AcquireOwned")
+            .field("wait", &self.wait)
+            .finish()
+    }
+}
+
+/// Future of [`ConcurrencyLimiter::drain`](super::ConcurrencyLimiter::drain).
+#[must_use = "futures do nothing unless polled"]
+#[derive(Debug)]
+pub struct Drain<'a> {
+    pub(crate) inner: &'a Inner,
+}
+
+impl Future for Drain<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.inner.poll_drain(cx)
+    }
+}

@@ -1,0 +1,261 @@
+//! The limiter handle and its builder.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::core::{Config, Inner};
+use super::error::{ConfigError, Rejected};
+use super::future::{Acquire, AcquireOwned, Drain, Wait};
+use super::permit::{OwnedPermit, Permit};
+use super::queue::QueueOrder;
+use super::snapshot::Snapshot;
+use super::state::MAX_PERMITS;
+use crate::clock::{Clock, TokioClock};
+use crate::sync::Arc;
+
+/// Limits how much work runs at once; callers beyond the limit wait in a bounded queue.
+///
+/// A cheap handle: clones share one limit, so two routes (or three calls fanned out from
+/// one request) that use the same resource share its permits. See the
+/// [module docs](super) for the semantics in full.
+#[derive(Clone, Debug)]
+pub struct ConcurrencyLimiter {
+    inner: Arc<Inner>,
+}
+
+/// Settings for a [`ConcurrencyLimiter`].
+#[must_use = "call build() to get a limiter"]
+pub struct Builder {
+    config: Config,
+    clock: Box<dyn Clock>,
+}
+
+impl std::fmt::Debug for Builder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The queue bound when none is set.
+pub const DEFAULT_MAX_QUEUE: usize = 1024;
+
+impl Builder {
+    /// How many callers may wait when every permit is taken (default
+    /// [`DEFAULT_MAX_QUEUE`]); `0` rejects at once.
+    pub fn max_queue(mut self, max_queue: usize) -> Self {
+        self.config.max_queue = max_queue;
+        self
+    }
+
+    /// How long a caller waits in the queue before giving up with
+    /// [`Rejected::QueueTimeout`] (default: no timeout).
+    pub fn queue_timeout(mut self, timeout: Duration) -> Self {
+        self.config.queue_timeout = Some(timeout);
+        self
+    }
+
+    /// The order waiters are served in within one priority (default FIFO).
+    pub fn order(mut self, order: QueueOrder) -> Self {
+        self.config.order = order;
+        self
+    }
+
+    /// Turn away at once a caller whose expected wait exceeds its timeout
+    /// ([`Rejected::PredictedTimeout`]), instead of letting it time out later. Off by
+    /// default; needs a queue timeout.
+    pub fn predictive(mut self, on: bool) -> Self {
+        self.config.predictive = on;
+        self
+    }
+
+    /// The clock used to measure release intervals for predictive rejection (default
+    /// [`TokioClock`]). Queue timeouts always use tokio's timer.
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    /// Builds the limiter.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] when the settings cannot work: a limit beyond what can be counted, a
+    /// zero queue timeout, predictive rejection without a timeout.
+    pub fn build(self) -> Result<ConcurrencyLimiter, ConfigError> {
+        let config = self.config;
+        check_max(config.max)?;
+        if config.queue_timeout == Some(Duration::ZERO) {
+            return Err(ConfigError::ZeroQueueTimeout);
+        }
+        if config.predictive && config.queue_timeout.is_none() {
+            return Err(ConfigError::PredictiveWithoutTimeout);
+        }
+        Ok(ConcurrencyLimiter {
+            inner: Arc::new(Inner::new(config, self.clock)),
+        })
+    }
+}
+
+fn check_max(max: u64) -> Result<(), ConfigError> {
+    if max > MAX_PERMITS {
+        return Err(ConfigError::MaxTooLarge {
+            requested: usize::try_from(max).unwrap_or(usize::MAX),
+            allowed: MAX_PERMITS as usize,
+        });
+    }
+    Ok(())
+}
+
+impl ConcurrencyLimiter {
+    /// The largest limit a limiter can have.
+    pub const MAX_PERMITS: usize = MAX_PERMITS as usize;
+
+    /// A limiter of `max` permits with the default queue (up to [`DEFAULT_MAX_QUEUE`]
+    /// waiters, no timeout, FIFO).
+    ///
+    /// # Panics
+    ///
+    /// If `max` exceeds [`Self::MAX_PERMITS`]; use [`builder`](Self::builder) to get an
+    /// error instead.
+    pub fn new(max: usize) -> Self {
+        Self::builder(max)
+            .build()
+            .unwrap_or_else(|e| panic!("invalid concurrency limit: {e}"))
+    }
+
+    /// Starts configuring a limiter of `max` permits.
+    pub fn builder(max: usize) -> Builder {
+        Builder {
+            config: Config {
+                max: u64::try_from(max).unwrap_or(u64::MAX),
+                max_queue: DEFAULT_MAX_QUEUE,
+                queue_timeout: None,
+                order: QueueOrder::Fifo,
+                predictive: false,
+            },
+            clock: Box::new(TokioClock),
+        }
+    }
+
+    /// Takes a permit if one is free and nobody waits; never waits.
+    ///
+    /// # Errors
+    ///
+    /// [`Rejected::QueueFull`] when no permit is free (as if `max_queue` were 0),
+    /// [`Rejected::Closed`] when closed.
+    #[inline]
+    pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
+        if self.inner.try_acquire_fast() {
+            return Ok(Permit { inner: &self.inner });
+        }
+        self.inner
+            .try_acquire()
+            .map(|()| Permit { inner: &self.inner })
+    }
+
+    /// Waits for a permit, in the queue if every permit is taken.
+    ///
+    /// The future resolves to the permit, or to why there is none ([`Rejected`]). Use
+    /// `.priority(..)` and `.timeout(..)` on it to change this call's priority and timeout.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future leaves the queue at once; nothing is leaked and no wake-up is lost.
+    pub fn acquire(&self) -> Acquire<'_> {
+        Acquire {
+            inner: &self.inner,
+            wait: Wait::new(self.inner.config.queue_timeout),
+        }
+    }
+
+    /// As [`acquire`](Self::acquire), with a permit that owns a handle to the limiter.
+    pub fn acquire_owned(&self) -> AcquireOwned {
+        AcquireOwned {
+            inner: self.inner.clone(),
+            wait: Wait::new(self.inner.config.queue_timeout),
+        }
+    }
+
+    /// A permit that skips the limit: for work that must never be throttled (a health
+    /// check, the request that turns the kill switch back off). Counted separately; never
+    /// takes a throttled permit and never delays throttled work. Works while closed.
+    pub fn acquire_bypass(&self) -> OwnedPermit {
+        self.inner.bypass_acquire();
+        OwnedPermit {
+            inner: self.inner.clone(),
+            bypass: true,
+        }
+    }
+
+    /// Runs `work` under a permit: acquire, run, release. The "limit the function, not the
+    /// route" helper.
+    ///
+    /// # Errors
+    ///
+    /// The [`Rejected`] outcome if no permit was granted; `work` did not run.
+    pub async fn run<F: Future>(&self, work: F) -> Result<F::Output, Rejected> {
+        let _permit = self.acquire().await?;
+        Ok(work.await)
+    }
+
+    /// Changes the limit at run time. Raising it admits waiters at once; lowering it never
+    /// interrupts running work (new admissions wait until in-flight falls below the new
+    /// limit); `0` pauses: nothing new starts, and queued callers wait until their timeout
+    /// or a raise.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::MaxTooLarge`] beyond [`Self::MAX_PERMITS`]; the limit is unchanged.
+    pub fn set_max(&self, max: usize) -> Result<(), ConfigError> {
+        let max = u64::try_from(max).unwrap_or(u64::MAX);
+        check_max(max)?;
+        self.inner.set_max(max);
+        Ok(())
+    }
+
+    /// The current limit.
+    pub fn max(&self) -> usize {
+        self.inner.max() as usize
+    }
+
+    /// Rejects every waiter and every later acquire with [`Rejected::Closed`]. Permits
+    /// already held stay valid.
+    pub fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Opens a closed limiter again, keeping its current limit.
+    pub fn open(&self) {
+        self.inner.reopen(false);
+    }
+
+    /// Whether the limiter is closed.
+    pub fn is_closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    /// Resolves once no throttled permit is held. Does not stop new ones: close first for
+    /// that (or use [`reset`](Self::reset)).
+    pub fn drain(&self) -> Drain<'_> {
+        Drain { inner: &self.inner }
+    }
+
+    /// Cancels everything that waits, waits for everything that runs, then opens again with
+    /// the configured settings (the limit given at construction).
+    pub async fn reset(&self) {
+        self.close();
+        self.drain().await;
+        self.inner.reopen(true);
+    }
+
+    /// Gauges and counters as of now.
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner.snapshot()
+    }
+
+    pub(crate) fn inner(&self) -> &Inner {
+        &self.inner
+    }
+}

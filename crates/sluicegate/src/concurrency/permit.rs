@@ -1,0 +1,61 @@
+//! Permit guards: holding one is the right to run; dropping it gives the right back.
+
+use std::fmt;
+
+use super::core::Inner;
+use crate::sync::Arc;
+
+/// A permit borrowed from a limiter. Dropping it releases the permit, including on panic and
+/// when the future holding it is cancelled.
+#[must_use = "the permit is released as soon as it is dropped"]
+pub struct Permit<'a> {
+    pub(crate) inner: &'a Inner,
+}
+
+impl Drop for Permit<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.inner.release();
+    }
+}
+
+impl fmt::Debug for Permit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Permit").finish_non_exhaustive()
+    }
+}
+
+/// A permit that owns a handle to its limiter, so it can move into spawned tasks and
+/// response futures. Dropping it releases the permit.
+#[must_use = "the permit is released as soon as it is dropped"]
+pub struct OwnedPermit {
+    pub(crate) inner: Arc<Inner>,
+    pub(crate) bypass: bool,
+}
+
+impl OwnedPermit {
+    /// Whether this permit skipped the limit (see
+    /// [`ConcurrencyLimiter::acquire_bypass`](super::ConcurrencyLimiter::acquire_bypass)).
+    pub fn is_bypass(&self) -> bool {
+        self.bypass
+    }
+}
+
+impl Drop for OwnedPermit {
+    #[inline]
+    fn drop(&mut self) {
+        if self.bypass {
+            self.inner.bypass_release();
+        } else {
+            self.inner.release();
+        }
+    }
+}
+
+impl fmt::Debug for OwnedPermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedPermit")
+            .field("bypass", &self.bypass)
+            .finish_non_exhaustive()
+    }
+}
