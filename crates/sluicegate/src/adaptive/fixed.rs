@@ -18,7 +18,7 @@ pub struct Fixed {
 
 impl Fixed {
     /// The limit the simulator and the gate treat as "no limit" (large enough never to bind).
-    pub const UNLIMITED: usize = 1 << 30;
+    pub const UNLIMITED: usize = crate::concurrency::ConcurrencyLimiter::MAX_PERMITS;
 
     /// A limit of `limit`, forever.
     pub fn new(limit: usize) -> Self {

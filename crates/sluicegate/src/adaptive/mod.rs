@@ -12,13 +12,16 @@
 //! | [`Aimd`] | additive increase, multiplicative decrease on drops (Netflix) | baseline |
 //! | [`Fixed`] | a constant (or no limit at all) | baseline |
 //!
-//! [`Windowed`] aggregates samples into Netflix-style windows before an inner algorithm sees
+//! [`AdaptiveLimiter`] puts an algorithm in charge of a
+//! [`ConcurrencyLimiter`](crate::concurrency::ConcurrencyLimiter)'s limit: the seam the
+//! middleware, the gate and the simulator share. [`Windowed`] aggregates samples into Netflix-style windows before an inner algorithm sees
 //! them. See `docs/adaptive.md` for the reasoning behind each formula.
 
 mod aimd;
 mod algorithm;
 mod fixed;
 mod gradient2;
+mod limiter;
 mod littles;
 mod vegas;
 mod windowed;
@@ -27,6 +30,7 @@ pub use aimd::{Aimd, AimdConfig};
 pub use algorithm::{LimitAlgorithm, Outcome, Sample};
 pub use fixed::Fixed;
 pub use gradient2::{Gradient2, Gradient2Config};
+pub use limiter::{AdaptiveLimiter, AdaptivePermit};
 pub use littles::{LittlesLaw, LittlesLawConfig};
 pub use vegas::{Vegas, VegasConfig};
 pub use windowed::{Windowed, WindowedConfig};
