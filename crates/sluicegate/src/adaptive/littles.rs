@@ -18,19 +18,27 @@ pub struct LittlesLawConfig {
     pub max: usize,
     /// Length of one bucket; the limit is recomputed when a bucket closes (100 ms).
     pub bucket: Duration,
-    /// Buckets over which the max pass rate is taken (10, i.e. 1 s).
+    /// Buckets over which the max pass rate and the window RT are taken (10, i.e. 1 s).
     pub pass_buckets: usize,
-    /// A bucket's mean RT counts only with at least this many successes (10).
+    /// A bucket or probe mean RT counts only with at least this many successes (10).
     pub min_samples: usize,
-    /// Gain `g = clamp(tolerance × min_rt / bucket_rt, 1, 2)`: extra room while RT is near
-    /// its minimum (the resource is not queueing), none once RT is inflated (1.5).
-    pub rtt_tolerance: f64,
-    /// Time between min-RT probes (2 s).
+    /// Limit ÷ BDP while demand stays below the limit (2.0): room for bursts, harmless
+    /// because the limit is not what holds the load back.
+    pub app_limited_gain: f64,
+    /// While saturated, limit ÷ BDP is `clamp(rtt_target × min RT / window RT, 1, max_step)`
+    /// (1.1): the limit grows while RT shows no queue at the resource and settles where the
+    /// resource's own queue adds about 10 % to RT.
+    pub rtt_target: f64,
+    /// Largest growth factor per bucket while saturated (1.25).
+    pub max_step: f64,
+    /// Time between min-RT probes while saturated (5 s).
     pub probe_interval: Duration,
-    /// How long a probe holds the limit down (200 ms).
+    /// An early min-RT probe starts when the window's RT exceeds min RT by this factor (1.5).
+    pub probe_trigger: f64,
+    /// How long a min-RT probe holds the limit down (200 ms).
     pub probe_duration: Duration,
-    /// Factor on the limit while probing (0.75): low enough to drain the resource's own
-    /// queue, so the RT measured is the unqueued one.
+    /// The probe's limit as a fraction of the last bucket's pass rate × min RT (0.75): low
+    /// enough to drain the resource's own queue, so the RT measured is the unqueued one.
     pub probe_gain: f64,
     /// Drops in a bucket, as a fraction of its samples, that trigger a back-off (0.01).
     pub drop_fraction: f64,
@@ -49,8 +57,11 @@ impl Default for LittlesLawConfig {
             bucket: Duration::from_millis(100),
             pass_buckets: 10,
             min_samples: 10,
-            rtt_tolerance: 1.5,
-            probe_interval: Duration::from_secs(2),
+            app_limited_gain: 2.0,
+            rtt_target: 1.1,
+            max_step: 1.25,
+            probe_interval: Duration::from_secs(5),
+            probe_trigger: 1.5,
             probe_duration: Duration::from_millis(200),
             probe_gain: 0.75,
             drop_fraction: 0.01,
@@ -67,6 +78,7 @@ struct Probe {
     start: Nanos,
     end: Nanos,
     done: Nanos,
+    limit: usize,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -74,22 +86,34 @@ struct Bucket {
     passes: u64,
     rt_sum: Duration,
     drops: u64,
+    /// Some request started with every permit taken: demand reached the limit.
+    saturated: bool,
+    /// A min-RT probe was under way: its pass rate understates the resource.
+    probed: bool,
 }
 
-impl Bucket {
-    fn mean_rt(&self, min_samples: usize) -> Option<Duration> {
-        (self.passes >= min_samples as u64 && self.passes > 0)
-            .then(|| self.rt_sum / u32::try_from(self.passes).unwrap_or(u32::MAX))
-    }
+/// Buckets whose mean RT says whether the resource is queueing.
+const RT_BUCKETS: usize = 3;
+
+fn mean(rt_sum: Duration, n: u64, min_samples: usize) -> Option<Duration> {
+    (n >= min_samples.max(1) as u64).then(|| rt_sum / u32::try_from(n).unwrap_or(u32::MAX))
 }
 
-/// Little's law with a window of buckets: `bdp = max pass rate × min RT`,
-/// `limit = ceil(bdp × g + √bdp)` with `g = clamp(tolerance × min_rt / bucket_rt, 1, 2)`.
+/// Little's law with a window of buckets: `bdp = max pass rate × min RT`; the limit is
+/// about `ceil(bdp)` while demand saturates it (see *probe up*), `ceil(app_limited_gain × bdp)`
+/// while it does not.
 ///
-/// - **Warm-up**: `initial` until a bucket has `min_samples` successes.
-/// - **Re-probe**: every `probe_interval` the limit is held at `probe_gain ×` for
-///   `probe_duration`; the mean RT of requests that *started* during the probe replaces min RT,
-///   so min RT follows the resource up as well as down instead of drifting.
+/// - **Warm-up**: `initial` until a bucket has `min_samples` successes; then min RT is the
+///   lowest window mean RT seen, until the first probe.
+/// - **Probe up**: while saturated, the limit is `bdp × clamp(rtt_target × min RT / window RT,
+///   1, max_step)`: it grows while RT shows no queue (capacity is there to find), and settles
+///   where the resource's own queue adds about `rtt_target − 1` to RT.
+/// - **Re-probe min RT**: while saturated, every `probe_interval` — or early, once the
+///   window RT exceeds `probe_trigger × min RT` — the limit is held at
+///   `probe_gain × last pass rate × min RT` for `probe_duration`. That drains the resource's
+///   queue; the mean RT of requests that *started* during the probe replaces min RT, so it
+///   follows the resource up as well as down instead of drifting. A min RT that moved by more
+///   than 25 % marks a new regime: older pass-rate buckets are forgotten.
 /// - **Drops**: a bucket with more than `drop_fraction` drops multiplies the limit by
 ///   `backoff`; for `cool_down` after that the limit may fall but not rise.
 /// - Always within `[min, max]`.
@@ -99,16 +123,19 @@ impl Bucket {
 pub struct LittlesLaw {
     c: LittlesLawConfig,
     limit: usize,
-    /// The limit outside probes (what a probe scales down).
+    /// The limit outside probes.
     base: usize,
     current_idx: Option<u64>,
     current: Bucket,
     closed: VecDeque<Bucket>,
     min_rt: Option<Duration>,
-    last_rt: Option<Duration>,
+    probed: bool,
     next_probe: Nanos,
     probe: Option<Probe>,
     probe_rt: Bucket,
+    /// When the last probe finished measuring.
+    probe_done: Nanos,
+    closed_total: u64,
     cool_until: Nanos,
 }
 
@@ -124,10 +151,12 @@ impl LittlesLaw {
             current: Bucket::default(),
             closed: VecDeque::new(),
             min_rt: None,
-            last_rt: None,
+            probed: false,
             next_probe: Nanos::ZERO + config.probe_interval,
             probe: None,
             probe_rt: Bucket::default(),
+            probe_done: Nanos::ZERO,
+            closed_total: 0,
             cool_until: Nanos::ZERO,
         }
     }
@@ -142,47 +171,117 @@ impl LittlesLaw {
         self.probe.is_some()
     }
 
-    /// Largest successes per second over the closed buckets of the window.
-    fn max_pass_rate(&self) -> f64 {
-        let max = self.closed.iter().map(|b| b.passes).max().unwrap_or(0);
-        max as f64 / self.c.bucket.as_secs_f64()
+    fn per_second(&self, passes: u64) -> f64 {
+        passes as f64 / self.c.bucket.as_secs_f64()
+    }
+
+    /// Pass rate (per second) the limit is built on. Saturated with the resource queueing:
+    /// the mean over saturated buckets outside probes (the resource's capacity; the max of
+    /// noisy buckets would overstate it by ~1.5 σ). Otherwise the max over the window, which
+    /// follows a growing limit without lag.
+    fn pass_rate(&self, saturated: bool) -> f64 {
+        let busy = self.closed.iter().filter(|b| b.saturated && !b.probed);
+        let (sum, n) = busy.fold((0, 0), |(s, n), b| (s + b.passes, n + 1));
+        if saturated && n > 0 {
+            return self.per_second(sum) / n as f64;
+        }
+        self.per_second(self.closed.iter().map(|b| b.passes).max().unwrap_or(0))
+    }
+
+    /// Mean RT over the last `buckets` closed buckets.
+    fn recent_rt(&self, buckets: usize) -> Option<Duration> {
+        let recent = self.closed.iter().rev().take(buckets);
+        let (sum, n) = recent.fold((Duration::ZERO, 0), |(s, n), b| {
+            (s + b.rt_sum, n + b.passes)
+        });
+        mean(sum, n, self.c.min_samples)
     }
 
     fn close_bucket(&mut self, closed_at: Nanos) {
-        let b = std::mem::take(&mut self.current);
+        let mut b = std::mem::take(&mut self.current);
+        b.probed = self.probe.is_some();
+        self.closed_total += 1;
         self.closed.push_back(b);
         while self.closed.len() > self.c.pass_buckets.max(1) {
             self.closed.pop_front();
         }
-        self.last_rt = b.mean_rt(self.c.min_samples);
-        if let Some(rt) = self.last_rt {
-            self.min_rt = Some(self.min_rt.map_or(rt, |m| m.min(rt)));
-        }
         self.limit = self.next_limit(&b, closed_at);
+    }
+
+    fn finish_probe(&mut self, now: Nanos) {
+        if self.probe.is_none_or(|p| now < p.done) {
+            return;
+        }
+        self.probe = None;
+        self.probe_done = now;
+        let Some(rt) = mean(
+            self.probe_rt.rt_sum,
+            self.probe_rt.passes,
+            self.c.min_samples,
+        ) else {
+            return;
+        };
+        let rt = match self.min_rt {
+            Some(old) if self.probed => {
+                let ratio = rt.as_secs_f64() / old.as_secs_f64().max(1e-12);
+                if (0.8..=1.25).contains(&ratio) {
+                    // Same regime: average with the last estimate, halving the noise of one
+                    // probe's few hundred samples.
+                    (old + rt) / 2
+                } else {
+                    // A new regime: pass rates measured under the old one mislead.
+                    let keep = self.closed.len().saturating_sub(1);
+                    self.closed.drain(..keep);
+                    rt
+                }
+            }
+            _ => rt,
+        };
+        self.min_rt = Some(rt);
+        self.probed = true;
     }
 
     fn next_limit(&mut self, b: &Bucket, now: Nanos) -> usize {
         let (min, max) = (self.c.min, self.c.max);
-        if self.probe.is_some_and(|p| now >= p.done) {
-            self.probe = None;
-            if let Some(rt) = self.probe_rt.mean_rt(self.c.min_samples) {
-                self.min_rt = Some(rt);
+        self.finish_probe(now);
+        let window_rt = self.recent_rt(self.c.pass_buckets);
+        // Queueing shows within a few buckets; a whole window would lag the limit's swings.
+        let short_rt = self.recent_rt(RT_BUCKETS);
+        let settled = self.closed_total >= 2 * self.c.pass_buckets as u64;
+        if !b.saturated && settled {
+            // Demand below the limit: RT is unqueued, the window mean estimates min RT. (The
+            // first buckets are skipped: they favour short requests.)
+            if let Some(rt) = window_rt {
+                self.min_rt = Some(self.min_rt.map_or(rt, |m| m.min(rt)));
             }
         }
         let Some(min_rt) = self.min_rt else {
-            return self.limit; // warm-up: no RT yet
+            // Warm-up. Saturated from the start: probe for min RT below the initial limit.
+            let warm = self.closed_total >= self.c.pass_buckets as u64;
+            if b.saturated && warm && self.probe.is_none() {
+                let limit = (self.base as f64 * self.c.probe_gain) as usize;
+                self.start_probe(now, short_rt, limit);
+            }
+            return self.probe_limit(now).unwrap_or(self.limit);
         };
         if b.passes + b.drops == 0 && self.probe.is_none() {
             return self.limit; // idle: no news is no reason to move
         }
-        let bdp = self.max_pass_rate() * min_rt.as_secs_f64();
-        let gain = match self.last_rt {
-            Some(rt) => {
-                (self.c.rtt_tolerance * min_rt.as_secs_f64() / rt.as_secs_f64()).clamp(1.0, 2.0)
-            }
+        let queueing =
+            short_rt.is_some_and(|rt| rt.as_secs_f64() > self.c.rtt_target * min_rt.as_secs_f64());
+        let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
+        let gain = match short_rt {
+            _ if !b.saturated => self.c.app_limited_gain,
+            Some(rt) => (self.c.rtt_target * min_rt.as_secs_f64() / rt.as_secs_f64())
+                .clamp(1.0, self.c.max_step.max(1.0)),
             None => 1.0,
         };
-        let mut next = (bdp * gain + bdp.sqrt()).ceil() as usize;
+        let mut next = (bdp * gain).ceil() as usize;
+        if b.saturated && !queueing {
+            // Demand is at the limit and the resource shows no queue: there may be capacity
+            // to find, whatever a slightly low min RT says. Never shrink; add one.
+            next = next.max(self.base + 1);
+        }
         let samples = b.passes + b.drops;
         if b.drops > 0 && b.drops as f64 >= self.c.drop_fraction * samples as f64 {
             next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
@@ -191,22 +290,36 @@ impl LittlesLaw {
             next = next.min(self.base);
         }
         self.base = clamp(next, min, max);
-        if self.probe.is_none() && now >= self.next_probe {
-            self.next_probe = now + self.c.probe_interval;
-            let end = now + self.c.probe_duration;
-            self.probe = Some(Probe {
-                start: now,
-                end,
-                done: end + self.c.probe_duration,
-            });
-            self.probe_rt = Bucket::default();
+        let inflated = window_rt
+            .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
+        // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
+        let doubt = queueing && now >= self.probe_done + self.c.probe_interval / 2;
+        if self.probe.is_none() && b.saturated && (now >= self.next_probe || inflated || doubt) {
+            let drained = self.per_second(b.passes) * min_rt.as_secs_f64() * self.c.probe_gain;
+            self.start_probe(now, short_rt, (drained as usize).min(self.base));
         }
-        match self.probe {
-            Some(p) if now < p.end => {
-                clamp((self.base as f64 * self.c.probe_gain) as usize, min, max)
-            }
-            _ => self.base,
-        }
+        self.probe_limit(now).unwrap_or(self.base)
+    }
+
+    fn start_probe(&mut self, now: Nanos, short_rt: Option<Duration>, limit: usize) {
+        self.next_probe = now + self.c.probe_interval;
+        // Long enough for a few round trips even when the resource has slowed down.
+        let span = short_rt.map_or(self.c.probe_duration, |rt| {
+            self.c.probe_duration.max(rt * 3)
+        });
+        let end = now + span;
+        self.probe = Some(Probe {
+            start: now,
+            end,
+            done: end + span,
+            limit: clamp(limit, self.c.min, self.c.max),
+        });
+        self.probe_rt = Bucket::default();
+    }
+
+    /// The probe's limit while it holds the limit down.
+    fn probe_limit(&self, now: Nanos) -> Option<usize> {
+        self.probe.filter(|p| now < p.end).map(|p| p.limit)
     }
 }
 
@@ -237,6 +350,7 @@ impl LimitAlgorithm for LittlesLaw {
             self.current_idx = Some(idx);
         }
         let b = &mut self.current;
+        b.saturated |= s.in_flight >= self.limit;
         match s.outcome {
             Outcome::Success => {
                 b.passes += 1;

@@ -3,8 +3,9 @@ use proptest::prelude::*;
 
 const MS: u64 = 1_000_000;
 
-/// Feeds `n` samples ending inside bucket `idx` (100 ms buckets), each with latency `rt_ms`.
-fn feed(l: &mut LittlesLaw, idx: u64, n: u64, rt_ms: u64, outcome: Outcome) -> usize {
+/// Feeds `n` samples ending inside bucket `idx` (100 ms buckets), each with latency `rt_ms`
+/// and `in_flight` permits out at its start.
+fn feed(l: &mut LittlesLaw, idx: u64, n: u64, rt_ms: u64, in_flight: usize, o: Outcome) -> usize {
     let mut limit = l.limit();
     for i in 0..n {
         let end = idx * 100 * MS + (i * 100 * MS) / n.max(1);
@@ -12,81 +13,89 @@ fn feed(l: &mut LittlesLaw, idx: u64, n: u64, rt_ms: u64, outcome: Outcome) -> u
         let s = Sample {
             start,
             latency: Duration::from_nanos(end - start.as_u64()),
-            in_flight: 1,
-            outcome,
+            in_flight,
+            outcome: o,
         };
         limit = l.on_sample(&s);
     }
     limit
 }
 
-fn no_probe() -> LittlesLawConfig {
-    LittlesLawConfig {
-        probe_interval: Duration::from_secs(3600),
-        ..LittlesLawConfig::default()
+const IDLE: usize = 1; // below the limit: application-limited
+const FULL: usize = 10_000; // at the limit: saturated
+
+/// 2 s of application-limited traffic: 1000/s at 20 ms.
+fn warmed() -> LittlesLaw {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    for idx in 1..=21 {
+        feed(&mut l, idx, 100, 20, IDLE, Outcome::Success);
     }
+    l
 }
 
 #[test]
 fn littles_keeps_initial_limit_until_a_bucket_has_enough_samples() {
-    let mut l = LittlesLaw::new(no_probe());
-    feed(&mut l, 1, 5, 20, Outcome::Success);
-    assert_eq!(feed(&mut l, 2, 5, 20, Outcome::Success), 20);
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    feed(&mut l, 1, 5, 20, IDLE, Outcome::Success);
+    assert_eq!(feed(&mut l, 2, 5, 20, IDLE, Outcome::Success), 20);
     assert_eq!(l.min_rt(), None);
 }
 
 #[test]
-fn littles_limit_is_max_pass_rate_times_min_rt_with_gain_and_sqrt_headroom() {
-    let mut l = LittlesLaw::new(no_probe());
-    feed(&mut l, 1, 100, 20, Outcome::Success);
-    // Closing bucket 1: pass rate 1000/s, min RT 20 ms → bdp 20; RT at its minimum → g = 1.5;
-    // ceil(20 × 1.5 + √20) = ceil(34.47) = 35.
-    assert_eq!(feed(&mut l, 2, 100, 60, Outcome::Success), 35);
-    // Closing bucket 2 (RT 60 ms, inflated): g = clamp(1.5 × 20/60, 1, 2) = 1 → ceil(24.47).
-    assert_eq!(feed(&mut l, 3, 1, 60, Outcome::Success), 25);
+fn littles_app_limited_limit_is_twice_max_pass_rate_times_min_rt() {
+    let l = warmed();
+    // max pass 1000/s × min RT 20 ms = 20; application-limited gain 2 → 40.
+    assert_eq!(l.min_rt(), Some(Duration::from_millis(20)));
+    assert_eq!(l.limit(), 40);
 }
 
 #[test]
-fn littles_backs_off_on_drops_and_does_not_rise_during_cool_down() {
-    let mut l = LittlesLaw::new(no_probe());
-    feed(&mut l, 1, 100, 20, Outcome::Success);
-    feed(&mut l, 2, 98, 20, Outcome::Success); // closes 1 → 35
-    feed(&mut l, 2, 2, 20, Outcome::Dropped);
-    // Closing bucket 2: 2 % drops → min(35, floor(35 × 0.9)) = 31.
-    assert_eq!(feed(&mut l, 3, 100, 20, Outcome::Success), 31);
-    // Bucket 3 was clean and the formula says 35, but the cool-down (1 s) holds 31.
-    assert_eq!(feed(&mut l, 4, 100, 20, Outcome::Success), 31);
-    // An idle second moves nothing; after the cool-down the formula rules again.
-    assert_eq!(feed(&mut l, 15, 100, 20, Outcome::Success), 31);
-    assert_eq!(feed(&mut l, 16, 1, 20, Outcome::Success), 35);
+fn littles_saturated_without_queue_grows_by_rtt_gain_or_at_least_one() {
+    let mut l = warmed();
+    // Saturated, RT at its minimum: max(ceil(20 × clamp(1.1 × 20/20, 1, 1.25)), 40 + 1) = 41.
+    assert_eq!(feed(&mut l, 22, 100, 20, FULL, Outcome::Success), 40);
+    assert_eq!(feed(&mut l, 23, 1, 20, FULL, Outcome::Success), 41);
 }
 
 #[test]
-fn littles_probe_lowers_limit_then_replaces_min_rt_with_the_probed_rt() {
-    let mut l = LittlesLaw::new(LittlesLawConfig {
-        probe_interval: Duration::from_millis(1000),
-        ..LittlesLawConfig::default()
-    });
-    for idx in 1..10 {
-        feed(&mut l, idx, 100, 20, Outcome::Success);
-    }
-    assert_eq!(l.limit(), 35);
-    // Bucket 9 closes at t = 1 s: a probe starts, limit = floor(35 × 0.75) = 26.
-    assert_eq!(feed(&mut l, 10, 100, 40, Outcome::Success), 26);
+fn littles_probes_min_rt_when_the_resource_queues_and_adopts_the_probed_rt() {
+    let mut l = warmed();
+    feed(&mut l, 22, 100, 40, FULL, Outcome::Success);
+    // Closing bucket 22: saturated and RT (mean of 3 buckets: 26.7 ms) > 1.1 × 20 ms, the
+    // resource queues → mean pass rate × min RT = 1000/s × 20 ms = 20.
+    assert_eq!(feed(&mut l, 23, 100, 40, FULL, Outcome::Success), 20);
+    assert_eq!(feed(&mut l, 24, 100, 40, FULL, Outcome::Success), 20);
+    // Closing bucket 24 (t = 2.5 s), still queueing half a probe interval after warm-up: a
+    // probe checks min RT at 0.75 × 1000/s × 20 ms = 15.
+    assert_eq!(feed(&mut l, 25, 100, 40, FULL, Outcome::Success), 15);
     assert!(l.probing());
-    // The resource got slower (40 ms). Requests that started in the probe report 40 ms.
-    for idx in 11..16 {
-        feed(&mut l, idx, 100, 40, Outcome::Success);
+    for idx in 26..40 {
+        feed(&mut l, idx, 100, 40, FULL, Outcome::Success);
     }
-    assert!(!l.probing());
+    // Requests that started in the probe took 40 ms: the resource got slower, not queued.
     assert_eq!(l.min_rt(), Some(Duration::from_millis(40)));
 }
 
 #[test]
+fn littles_backs_off_on_drops_and_does_not_rise_during_cool_down() {
+    let mut l = warmed();
+    feed(&mut l, 22, 98, 20, IDLE, Outcome::Success);
+    feed(&mut l, 22, 2, 20, IDLE, Outcome::Dropped);
+    // Closing bucket 22: 2 % drops → min(40, floor(40 × 0.9)) = 36.
+    assert_eq!(feed(&mut l, 23, 100, 20, IDLE, Outcome::Success), 36);
+    // Bucket 23 was clean and the formula says 40, but the cool-down (1 s) holds 36.
+    assert_eq!(feed(&mut l, 24, 100, 20, IDLE, Outcome::Success), 36);
+    // An idle second moves nothing; after the cool-down the formula rules again.
+    assert_eq!(feed(&mut l, 40, 100, 20, IDLE, Outcome::Success), 36);
+    assert_eq!(feed(&mut l, 41, 1, 20, IDLE, Outcome::Success), 40);
+}
+
+#[test]
 fn littles_skips_ignored_samples() {
-    let mut l = LittlesLaw::new(no_probe());
-    feed(&mut l, 1, 100, 20, Outcome::Ignored);
-    feed(&mut l, 2, 100, 20, Outcome::Ignored);
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    for idx in 1..30 {
+        feed(&mut l, idx, 100, 20, IDLE, Outcome::Ignored);
+    }
     assert_eq!(l.min_rt(), None);
     assert_eq!(l.limit(), 20);
 }

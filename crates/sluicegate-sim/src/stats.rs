@@ -1,0 +1,135 @@
+//! The numbers a run is judged by: goodput ÷ capacity, latency percentiles of served requests,
+//! rejection and timeout rates, time to converge after a change.
+
+use crate::engine::{Fate, Record, Run};
+use crate::scenario::Scenario;
+use std::time::Duration;
+
+/// One run, summarised.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Scenario name.
+    pub scenario: &'static str,
+    /// Algorithm name.
+    pub algo: &'static str,
+    /// Requests served within their deadline ÷ what the upstream could have served
+    /// (∫ capacity dt). At most the offered load ÷ capacity (0.5 in `steady_0.5x`).
+    pub goodput: f64,
+    /// Requests served within their deadline ÷ requests that arrived.
+    pub good_of_offered: f64,
+    /// Median latency (arrival to answer) of requests the upstream served.
+    pub p50: Duration,
+    /// 99th percentile of the same.
+    pub p99: Duration,
+    /// 99.9th percentile of the same.
+    pub p999: Duration,
+    /// p99 ÷ the upstream's unloaded p99 at `t = 0`.
+    pub p99_ratio: f64,
+    /// Turned away by the limiter (queue full, predicted timeout) ÷ arrivals.
+    pub rejected: f64,
+    /// Queue timeouts, answers after the deadline and requests unfinished at the end ÷ arrivals.
+    pub timed_out: f64,
+    /// Longest time, over the scenario's upstream changes, from a change until a 1 s window
+    /// first has goodput ≥ 0.95 of min(capacity, offered) and p99 ≤ 2× the unloaded p99.
+    /// `None`: the scenario has no change; `Some(None)`: never converged.
+    pub converge: Option<Option<Duration>>,
+}
+
+/// The `q` quantile (0..=1) of sorted `v`, nearest rank.
+pub fn quantile(v: &[Duration], q: f64) -> Duration {
+    if v.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
+}
+
+/// ∫ capacity dt over `[from, to)`, in requests.
+pub fn capacity_between(s: &Scenario, from: Duration, to: Duration) -> f64 {
+    let mut edges: Vec<Duration> = vec![from];
+    edges.extend(
+        s.change_times()
+            .into_iter()
+            .filter(|t| *t > from && *t < to),
+    );
+    edges.push(to);
+    edges
+        .windows(2)
+        .map(|w| s.upstream.state_at(w[0]).capacity() * (w[1] - w[0]).as_secs_f64())
+        .sum()
+}
+
+/// Summarises `run` of `scenario`.
+pub fn summarise(s: &Scenario, run: &Run) -> Summary {
+    let arrivals = run.arrivals.max(1) as f64;
+    let count = |f: Fate| run.records.iter().filter(|r| r.fate == f).count() as f64;
+    let good = count(Fate::Good);
+    let unfinished = run.arrivals as f64 - run.records.len() as f64;
+    let mut served: Vec<Duration> = run
+        .records
+        .iter()
+        .filter(|r| matches!(r.fate, Fate::Good | Fate::Late))
+        .map(Record::latency)
+        .collect();
+    served.sort_unstable();
+    let unloaded = s.upstream.initial.unloaded_p99();
+    let p99 = quantile(&served, 0.99);
+    let changes = s.change_times();
+    let converge = (!changes.is_empty()).then(|| {
+        changes
+            .iter()
+            .map(|&t| converge_after(s, run, t))
+            .try_fold(Duration::ZERO, |acc, c| c.map(|c| acc.max(c)))
+    });
+    Summary {
+        scenario: run.scenario,
+        algo: run.algo,
+        goodput: good / capacity_between(s, Duration::ZERO, s.duration),
+        good_of_offered: good / arrivals,
+        p50: quantile(&served, 0.5),
+        p99,
+        p999: quantile(&served, 0.999),
+        p99_ratio: p99.as_secs_f64() / unloaded.as_secs_f64(),
+        rejected: count(Fate::Rejected) / arrivals,
+        timed_out: (count(Fate::QueueTimeout) + count(Fate::Late) + unfinished) / arrivals,
+        converge,
+    }
+}
+
+/// Time from `change` until the first 1 s window (stepping 100 ms) that is "good" (see
+/// [`Summary::converge`]), or `None` if none is before the end.
+pub fn converge_after(s: &Scenario, run: &Run, change: Duration) -> Option<Duration> {
+    let step = Duration::from_millis(100);
+    let window = Duration::from_secs(1);
+    let mut start = change;
+    while start + window <= s.duration {
+        let stop = start + window;
+        let state = s.upstream.state_at(start);
+        let arrived = run
+            .records
+            .iter()
+            .filter(|r| r.arrival >= start && r.arrival < stop)
+            .count() as f64;
+        let mut served: Vec<Duration> = Vec::new();
+        let mut good = 0.0;
+        for r in run
+            .records
+            .iter()
+            .filter(|r| r.end >= start && r.end < stop)
+        {
+            if matches!(r.fate, Fate::Good | Fate::Late) {
+                served.push(r.latency());
+            }
+            if r.fate == Fate::Good {
+                good += 1.0;
+            }
+        }
+        served.sort_unstable();
+        let need = 0.95 * capacity_between(s, start, stop).min(arrived);
+        if good >= need && quantile(&served, 0.99) <= state.unloaded_p99() * 2 {
+            return Some(start - change);
+        }
+        start += step;
+    }
+    None
+}
