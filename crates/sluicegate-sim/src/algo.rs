@@ -2,8 +2,12 @@
 
 use sluicegate::adaptive::{
     Aimd, AimdConfig, Fixed, Gradient2, Gradient2Config, LimitAlgorithm, LittlesLaw,
-    LittlesLawConfig, Vegas, VegasConfig,
+    LittlesLawConfig, Vegas, VegasConfig, Windowed, WindowedConfig,
 };
+
+fn windowed(inner: impl LimitAlgorithm + 'static) -> Box<dyn LimitAlgorithm> {
+    Box::new(Windowed::new(inner, WindowedConfig::default()))
+}
 
 /// One contestant of the scorecard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,6 +20,12 @@ pub enum Algo {
     Vegas,
     /// Netflix AIMD with its defaults.
     Aimd,
+    /// Gradient2 fed through Netflix-style 1 s windows ([`Windowed`]).
+    Gradient2Windowed,
+    /// Vegas fed through Netflix-style 1 s windows.
+    VegasWindowed,
+    /// AIMD fed through Netflix-style 1 s windows.
+    AimdWindowed,
     /// A fixed limit equal to the upstream's worker count (the oracle: it knows `c`).
     FixedExact,
     /// A fixed limit twice the worker count.
@@ -28,11 +38,14 @@ pub enum Algo {
 
 impl Algo {
     /// Every contestant, ours first.
-    pub const ALL: [Algo; 8] = [
+    pub const ALL: [Algo; 11] = [
         Algo::Littles,
         Algo::Gradient2,
         Algo::Vegas,
         Algo::Aimd,
+        Algo::Gradient2Windowed,
+        Algo::VegasWindowed,
+        Algo::AimdWindowed,
         Algo::FixedExact,
         Algo::FixedDouble,
         Algo::FixedHalf,
@@ -46,6 +59,9 @@ impl Algo {
             Algo::Gradient2 => "gradient2",
             Algo::Vegas => "vegas",
             Algo::Aimd => "aimd",
+            Algo::Gradient2Windowed => "gradient2_w",
+            Algo::VegasWindowed => "vegas_w",
+            Algo::AimdWindowed => "aimd_w",
             Algo::FixedExact => "fixed_c",
             Algo::FixedDouble => "fixed_2c",
             Algo::FixedHalf => "fixed_c/2",
@@ -65,6 +81,9 @@ impl Algo {
             Algo::Gradient2 => Box::new(Gradient2::new(Gradient2Config::default())),
             Algo::Vegas => Box::new(Vegas::new(VegasConfig::default())),
             Algo::Aimd => Box::new(Aimd::new(AimdConfig::default())),
+            Algo::Gradient2Windowed => windowed(Gradient2::new(Gradient2Config::default())),
+            Algo::VegasWindowed => windowed(Vegas::new(VegasConfig::default())),
+            Algo::AimdWindowed => windowed(Aimd::new(AimdConfig::default())),
             Algo::FixedExact => Box::new(Fixed::new(workers).named(self.name())),
             Algo::FixedDouble => Box::new(Fixed::new(workers * 2).named(self.name())),
             Algo::FixedHalf => Box::new(Fixed::new((workers / 2).max(1)).named(self.name())),

@@ -20,16 +20,18 @@ pub struct LittlesLawConfig {
     pub bucket: Duration,
     /// Buckets over which the max pass rate and the window RT are taken (10, i.e. 1 s).
     pub pass_buckets: usize,
-    /// A bucket or probe mean RT counts only with at least this many successes (10).
+    /// A bucket's mean RT counts only with at least this many successes (10).
     pub min_samples: usize,
+    /// A probe runs until it can expect this many requests, and counts only with them (100):
+    /// min RT drives every later limit, so it must not be a handful of lucky samples.
+    pub probe_samples: usize,
     /// Limit ÷ BDP while demand stays below the limit (2.0): room for bursts, harmless
     /// because the limit is not what holds the load back.
     pub app_limited_gain: f64,
-    /// While saturated, limit ÷ BDP is `clamp(rtt_target × min RT / window RT, 1, max_step)`
-    /// (1.1): the limit grows while RT shows no queue at the resource and settles where the
-    /// resource's own queue adds about 10 % to RT.
+    /// While saturated: RT above `rtt_target × min RT` (1.1) means the resource queues, and
+    /// the limit falls back to the BDP; below the midpoint (1.05) it grows; between, it holds.
     pub rtt_target: f64,
-    /// Largest growth factor per bucket while saturated (1.25).
+    /// Largest growth factor per bucket while saturated and RT shows no queue (1.05).
     pub max_step: f64,
     /// Time between min-RT probes while saturated (5 s).
     pub probe_interval: Duration,
@@ -57,13 +59,14 @@ impl Default for LittlesLawConfig {
             bucket: Duration::from_millis(100),
             pass_buckets: 10,
             min_samples: 10,
+            probe_samples: 100,
             app_limited_gain: 2.0,
             rtt_target: 1.1,
-            max_step: 1.25,
+            max_step: 1.05,
             probe_interval: Duration::from_secs(5),
             probe_trigger: 1.5,
             probe_duration: Duration::from_millis(200),
-            probe_gain: 0.75,
+            probe_gain: 0.85,
             drop_fraction: 0.01,
             backoff: 0.9,
             cool_down: Duration::from_secs(1),
@@ -105,9 +108,10 @@ fn mean(rt_sum: Duration, n: u64, min_samples: usize) -> Option<Duration> {
 ///
 /// - **Warm-up**: `initial` until a bucket has `min_samples` successes; then min RT is the
 ///   lowest window mean RT seen, until the first probe.
-/// - **Probe up**: while saturated, the limit is `bdp × clamp(rtt_target × min RT / window RT,
-///   1, max_step)`: it grows while RT shows no queue (capacity is there to find), and settles
-///   where the resource's own queue adds about `rtt_target − 1` to RT.
+/// - **Probe up**: while saturated, RT (mean of the last 3 buckets) over min RT decides: below
+///   `(1 + rtt_target) / 2` the limit grows (to `rtt_target × bdp`, at least +1, at most
+///   `× max_step` a bucket), above `rtt_target` it falls back to the BDP built on the mean
+///   pass rate, in between it holds. It settles where the resource's own queue adds 5–10 %.
 /// - **Re-probe min RT**: while saturated, every `probe_interval` — or early, once the
 ///   window RT exceeds `probe_trigger × min RT` — the limit is held at
 ///   `probe_gain × last pass rate × min RT` for `probe_duration`. That drains the resource's
@@ -217,7 +221,7 @@ impl LittlesLaw {
         let Some(rt) = mean(
             self.probe_rt.rt_sum,
             self.probe_rt.passes,
-            self.c.min_samples,
+            self.c.probe_samples / 2,
         ) else {
             return;
         };
@@ -270,18 +274,26 @@ impl LittlesLaw {
         let queueing =
             short_rt.is_some_and(|rt| rt.as_secs_f64() > self.c.rtt_target * min_rt.as_secs_f64());
         let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
-        let gain = match short_rt {
-            _ if !b.saturated => self.c.app_limited_gain,
-            Some(rt) => (self.c.rtt_target * min_rt.as_secs_f64() / rt.as_secs_f64())
-                .clamp(1.0, self.c.max_step.max(1.0)),
-            None => 1.0,
+        // RT over min RT: how much of RT is the resource's own queue.
+        let stretch = short_rt.map_or(1.0, |rt| rt.as_secs_f64() / min_rt.as_secs_f64());
+        let mut next = if !b.saturated {
+            (bdp * self.c.app_limited_gain).ceil() as usize
+        } else if queueing {
+            // Past the knee: back to what the resource passes, so its queue drains; at most
+            // `backoff` a bucket, so one bad min RT cannot spiral the limit down before the
+            // probe this triggers corrects it.
+            let floor = (self.base as f64 * self.c.backoff).floor() as usize;
+            (bdp.ceil() as usize).max(floor)
+        } else if stretch > 1.0 + (self.c.rtt_target - 1.0) / 2.0 {
+            // Near the knee: hold.
+            self.base
+        } else {
+            // Demand is at the limit and the resource shows no queue: find the capacity,
+            // whatever a slightly low min RT says, at least +1 and at most `max_step` a bucket.
+            let up = (self.base as f64 * self.c.max_step).ceil() as usize;
+            let target = (bdp * self.c.rtt_target).ceil() as usize;
+            target.clamp(self.base + 1, up.max(self.base + 1))
         };
-        let mut next = (bdp * gain).ceil() as usize;
-        if b.saturated && !queueing {
-            // Demand is at the limit and the resource shows no queue: there may be capacity
-            // to find, whatever a slightly low min RT says. Never shrink; add one.
-            next = next.max(self.base + 1);
-        }
         let samples = b.passes + b.drops;
         if b.drops > 0 && b.drops as f64 >= self.c.drop_fraction * samples as f64 {
             next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
@@ -293,10 +305,11 @@ impl LittlesLaw {
         let inflated = window_rt
             .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
         // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
-        let doubt = queueing && now >= self.probe_done + self.c.probe_interval / 2;
+        let doubt = queueing && now >= self.probe_done + self.c.probe_interval / 5;
         if self.probe.is_none() && b.saturated && (now >= self.next_probe || inflated || doubt) {
             let drained = self.per_second(b.passes) * min_rt.as_secs_f64() * self.c.probe_gain;
-            self.start_probe(now, short_rt, (drained as usize).min(self.base));
+            let limit = (drained as usize).clamp(self.base / 2, self.base);
+            self.start_probe(now, short_rt, limit);
         }
         self.probe_limit(now).unwrap_or(self.base)
     }
@@ -305,7 +318,9 @@ impl LittlesLaw {
         self.next_probe = now + self.c.probe_interval;
         // Long enough for a few round trips even when the resource has slowed down.
         let span = short_rt.map_or(self.c.probe_duration, |rt| {
-            self.c.probe_duration.max(rt * 3)
+            let enough = rt.mul_f64(self.c.probe_samples as f64 / limit.max(1) as f64);
+            let longest = self.c.probe_duration * 5;
+            self.c.probe_duration.max(rt * 3).max(enough.min(longest))
         });
         let end = now + span;
         self.probe = Some(Probe {

@@ -52,7 +52,8 @@ fn littles_app_limited_limit_is_twice_max_pass_rate_times_min_rt() {
 #[test]
 fn littles_saturated_without_queue_grows_by_rtt_gain_or_at_least_one() {
     let mut l = warmed();
-    // Saturated, RT at its minimum: max(ceil(20 × clamp(1.1 × 20/20, 1, 1.25)), 40 + 1) = 41.
+    // Saturated, RT at its minimum: grow to 1.1 × bdp = 22, but at least +1 and at most × 1.05
+    // a bucket → 41.
     assert_eq!(feed(&mut l, 22, 100, 20, FULL, Outcome::Success), 40);
     assert_eq!(feed(&mut l, 23, 1, 20, FULL, Outcome::Success), 41);
 }
@@ -61,15 +62,13 @@ fn littles_saturated_without_queue_grows_by_rtt_gain_or_at_least_one() {
 fn littles_probes_min_rt_when_the_resource_queues_and_adopts_the_probed_rt() {
     let mut l = warmed();
     feed(&mut l, 22, 100, 40, FULL, Outcome::Success);
-    // Closing bucket 22: saturated and RT (mean of 3 buckets: 26.7 ms) > 1.1 × 20 ms, the
-    // resource queues → mean pass rate × min RT = 1000/s × 20 ms = 20.
-    assert_eq!(feed(&mut l, 23, 100, 40, FULL, Outcome::Success), 20);
-    assert_eq!(feed(&mut l, 24, 100, 40, FULL, Outcome::Success), 20);
-    // Closing bucket 24 (t = 2.5 s), still queueing half a probe interval after warm-up: a
-    // probe checks min RT at 0.75 × 1000/s × 20 ms = 15.
-    assert_eq!(feed(&mut l, 25, 100, 40, FULL, Outcome::Success), 15);
+    // Closing bucket 22: saturated and RT (mean of 3 buckets: 26.7 ms) > 1.1 × 20 ms: the
+    // resource queues. The limit falls towards mean pass × min RT = 20, at most × 0.9 a
+    // bucket (36), and a probe checks min RT at once, holding the limit at
+    // 0.85 × 1000/s × 20 ms = 17, raised to half the limit: 18.
+    assert_eq!(feed(&mut l, 23, 100, 40, FULL, Outcome::Success), 18);
     assert!(l.probing());
-    for idx in 26..40 {
+    for idx in 24..40 {
         feed(&mut l, idx, 100, 40, FULL, Outcome::Success);
     }
     // Requests that started in the probe took 40 ms: the resource got slower, not queued.
