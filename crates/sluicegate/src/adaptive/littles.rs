@@ -62,7 +62,7 @@ impl Default for LittlesLawConfig {
             probe_samples: 100,
             app_limited_gain: 2.0,
             rtt_target: 1.1,
-            max_step: 1.05,
+            max_step: 1.1,
             probe_interval: Duration::from_secs(5),
             probe_trigger: 1.5,
             probe_duration: Duration::from_millis(200),
@@ -97,6 +97,12 @@ struct Bucket {
 
 /// Buckets whose mean RT says whether the resource is queueing.
 const RT_BUCKETS: usize = 3;
+
+/// Buckets of data before a saturated warm-up trusts its mean RT.
+const WARM_BUCKETS: u64 = 3;
+
+/// Queue-driven cuts in a row after which RT must have fallen, or min RT is doubted.
+const CUTS_BEFORE_DOUBT: u32 = 5;
 
 fn mean(rt_sum: Duration, n: u64, min_samples: usize) -> Option<Duration> {
     (n >= min_samples.max(1) as u64).then(|| rt_sum / u32::try_from(n).unwrap_or(u32::MAX))
@@ -141,6 +147,8 @@ pub struct LittlesLaw {
     probe_done: Nanos,
     closed_total: u64,
     cool_until: Nanos,
+    /// RT when the current run of queue-driven cuts began, and how many buckets it has lasted.
+    cuts: Option<(Duration, u32)>,
 }
 
 impl LittlesLaw {
@@ -162,6 +170,7 @@ impl LittlesLaw {
             probe_done: Nanos::ZERO,
             closed_total: 0,
             cool_until: Nanos::ZERO,
+            cuts: None,
         }
     }
 
@@ -259,14 +268,15 @@ impl LittlesLaw {
                 self.min_rt = Some(self.min_rt.map_or(rt, |m| m.min(rt)));
             }
         }
+        if self.min_rt.is_none() && b.saturated && self.closed_total > WARM_BUCKETS {
+            // Warm-up, saturated from the start: the mean RT so far (the first bucket left
+            // out, it favours short requests) stands in for min RT until the first probe.
+            let seen = usize::try_from(self.closed_total - 1).unwrap_or(usize::MAX);
+            self.min_rt = self.recent_rt(seen.min(self.c.pass_buckets));
+            self.next_probe = now + self.c.probe_interval / 2;
+        }
         let Some(min_rt) = self.min_rt else {
-            // Warm-up. Saturated from the start: probe for min RT below the initial limit.
-            let warm = self.closed_total >= self.c.pass_buckets as u64;
-            if b.saturated && warm && self.probe.is_none() {
-                let limit = (self.base as f64 * self.c.probe_gain) as usize;
-                self.start_probe(now, short_rt, limit);
-            }
-            return self.probe_limit(now).unwrap_or(self.limit);
+            return self.limit; // warm-up: no RT yet
         };
         if b.passes + b.drops == 0 && self.probe.is_none() {
             return self.limit; // idle: no news is no reason to move
@@ -276,14 +286,30 @@ impl LittlesLaw {
         let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
         // RT over min RT: how much of RT is the resource's own queue.
         let stretch = short_rt.map_or(1.0, |rt| rt.as_secs_f64() / min_rt.as_secs_f64());
+        if !queueing {
+            self.cuts = None;
+        }
         let mut next = if !b.saturated {
             (bdp * self.c.app_limited_gain).ceil() as usize
+        } else if self.probe.is_some() {
+            // Measuring: keep the limit the probe returns to.
+            self.base
         } else if queueing {
             // Past the knee: back to what the resource passes, so its queue drains; at most
-            // `backoff` a bucket, so one bad min RT cannot spiral the limit down before the
-            // probe this triggers corrects it.
-            let floor = (self.base as f64 * self.c.backoff).floor() as usize;
-            (bdp.ceil() as usize).max(floor)
+            // `backoff` a bucket.
+            let rt = short_rt.unwrap_or(min_rt);
+            let (first, n) = self.cuts.unwrap_or((rt, 0));
+            if n >= CUTS_BEFORE_DOUBT && rt.as_secs_f64() > 0.95 * first.as_secs_f64() {
+                // Cutting did not bring RT down: it is not a queue of ours, min RT is stale
+                // (too low). Take the RT we see as the new floor and stop cutting.
+                self.min_rt = Some(rt);
+                self.cuts = None;
+                self.base
+            } else {
+                self.cuts = Some((first, n + 1));
+                let floor = (self.base as f64 * self.c.backoff).floor() as usize;
+                (bdp.ceil() as usize).max(floor)
+            }
         } else if stretch > 1.0 + (self.c.rtt_target - 1.0) / 2.0 {
             // Near the knee: hold.
             self.base
@@ -302,10 +328,11 @@ impl LittlesLaw {
             next = next.min(self.base);
         }
         self.base = clamp(next, min, max);
+        let min_rt = self.min_rt.unwrap_or(min_rt); // a re-based min RT needs no probe
         let inflated = window_rt
             .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
         // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
-        let doubt = queueing && now >= self.probe_done + self.c.probe_interval / 5;
+        let doubt = queueing && now >= self.probe_done + self.c.probe_interval / 2;
         if self.probe.is_none() && b.saturated && (now >= self.next_probe || inflated || doubt) {
             let drained = self.per_second(b.passes) * min_rt.as_secs_f64() * self.c.probe_gain;
             let limit = (drained as usize).clamp(self.base / 2, self.base);

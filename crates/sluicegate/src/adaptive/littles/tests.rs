@@ -26,7 +26,11 @@ const FULL: usize = 10_000; // at the limit: saturated
 
 /// 2 s of application-limited traffic: 1000/s at 20 ms.
 fn warmed() -> LittlesLaw {
-    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    warmed_with(LittlesLawConfig::default())
+}
+
+fn warmed_with(config: LittlesLawConfig) -> LittlesLaw {
+    let mut l = LittlesLaw::new(config);
     for idx in 1..=21 {
         feed(&mut l, idx, 100, 20, IDLE, Outcome::Success);
     }
@@ -64,14 +68,34 @@ fn littles_probes_min_rt_when_the_resource_queues_and_adopts_the_probed_rt() {
     feed(&mut l, 22, 100, 40, FULL, Outcome::Success);
     // Closing bucket 22: saturated and RT (mean of 3 buckets: 26.7 ms) > 1.1 × 20 ms: the
     // resource queues. The limit falls towards mean pass × min RT = 20, at most × 0.9 a
-    // bucket (36), and a probe checks min RT at once, holding the limit at
-    // 0.85 × 1000/s × 20 ms = 17, raised to half the limit: 18.
-    assert_eq!(feed(&mut l, 23, 100, 40, FULL, Outcome::Success), 18);
+    // bucket: 36, then 32.
+    assert_eq!(feed(&mut l, 23, 100, 40, FULL, Outcome::Success), 36);
+    assert_eq!(feed(&mut l, 24, 100, 40, FULL, Outcome::Success), 32);
+    // Closing bucket 24 (t = 2.5 s, half a probe interval in): still queueing, so a probe
+    // checks min RT, holding the limit at 0.85 × 1000/s × 20 ms = 17.
+    assert_eq!(feed(&mut l, 25, 100, 40, FULL, Outcome::Success), 17);
     assert!(l.probing());
     for idx in 24..40 {
         feed(&mut l, idx, 100, 40, FULL, Outcome::Success);
     }
     // Requests that started in the probe took 40 ms: the resource got slower, not queued.
+    assert_eq!(l.min_rt(), Some(Duration::from_millis(40)));
+}
+
+#[test]
+fn littles_rebases_min_rt_when_cutting_does_not_bring_rt_down() {
+    let mut l = warmed_with(LittlesLawConfig {
+        probe_interval: Duration::from_secs(3600),
+        ..LittlesLawConfig::default()
+    });
+    // RT doubles and stays there however far the limit falls: not a queue of ours.
+    let mut limits = Vec::new();
+    for idx in 22..=28 {
+        limits.push(feed(&mut l, idx, 100, 40, FULL, Outcome::Success));
+    }
+    // Five cuts of at most × 0.9 (closing buckets 22..26), then min RT is re-based to the RT
+    // seen and the cutting stops.
+    assert_eq!(limits, vec![40, 36, 32, 28, 25, 22, 22]);
     assert_eq!(l.min_rt(), Some(Duration::from_millis(40)));
 }
 
