@@ -149,6 +149,11 @@ pub struct LittlesLaw {
     cool_until: Nanos,
     /// RT when the current run of queue-driven cuts began, and how many buckets it has lasted.
     cuts: Option<(Duration, u32)>,
+    /// The pass rate last measured while the resource queued: its capacity, remembered
+    /// through quiet spells so a burst finds the limit already there.
+    capacity: f64,
+    /// The limits of the last few buckets.
+    recent_limits: VecDeque<usize>,
 }
 
 impl LittlesLaw {
@@ -171,6 +176,8 @@ impl LittlesLaw {
             closed_total: 0,
             cool_until: Nanos::ZERO,
             cuts: None,
+            capacity: 0.0,
+            recent_limits: VecDeque::new(),
         }
     }
 
@@ -219,6 +226,10 @@ impl LittlesLaw {
             self.closed.pop_front();
         }
         self.limit = self.next_limit(&b, closed_at);
+        self.recent_limits.push_back(self.limit);
+        if self.recent_limits.len() > RT_BUCKETS + 1 {
+            self.recent_limits.pop_front();
+        }
     }
 
     fn finish_probe(&mut self, now: Nanos) {
@@ -289,8 +300,12 @@ impl LittlesLaw {
         if !queueing {
             self.cuts = None;
         }
+        if b.saturated && queueing {
+            self.capacity = self.pass_rate(false);
+        }
         let mut next = if !b.saturated {
-            (bdp * self.c.app_limited_gain).ceil() as usize
+            let known = self.capacity * min_rt.as_secs_f64();
+            (bdp * self.c.app_limited_gain).max(known).ceil() as usize
         } else if self.probe.is_some() {
             // Measuring: keep the limit the probe returns to.
             self.base
@@ -392,7 +407,15 @@ impl LimitAlgorithm for LittlesLaw {
             self.current_idx = Some(idx);
         }
         let b = &mut self.current;
-        b.saturated |= s.in_flight >= self.limit;
+        // Against the lowest recent limit: a request that started before a raise found every
+        // permit of the old limit taken.
+        let threshold = self
+            .recent_limits
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(self.limit);
+        b.saturated |= s.in_flight >= threshold.min(self.limit);
         match s.outcome {
             Outcome::Success => {
                 b.passes += 1;
