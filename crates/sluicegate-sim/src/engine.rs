@@ -80,6 +80,8 @@ pub struct Run {
     pub algo: &'static str,
     /// Requests that arrived.
     pub arrivals: u64,
+    /// When each request arrived, finished or not.
+    pub arrival_times: Vec<Duration>,
     /// Requests that finished (arrivals that did not were still running at the end).
     pub records: Vec<Record>,
     /// The timeline.
@@ -93,7 +95,7 @@ struct Ctx {
     limiter: AdaptiveLimiter,
     deadline: Duration,
     records: RefCell<Vec<Record>>,
-    arrivals: RefCell<u64>,
+    arrivals: RefCell<Vec<Duration>>,
 }
 
 impl Ctx {
@@ -158,7 +160,7 @@ async fn simulate(s: &Scenario, algo: Algo, seed: u64) -> Run {
         limiter: AdaptiveLimiter::with_clock(limiter, algo.build(initial.workers), clock),
         deadline: s.clients.deadline,
         records: RefCell::new(Vec::new()),
-        arrivals: RefCell::new(0),
+        arrivals: RefCell::new(Vec::new()),
     });
     let end = ctx.t0 + s.duration;
     for &(at, state) in &s.upstream.changes {
@@ -184,11 +186,12 @@ async fn simulate(s: &Scenario, algo: Algo, seed: u64) -> Run {
     sleep_until(end + s.clients.deadline).await;
     let timeline = sampler.await.unwrap_or_default();
     let records = ctx.records.take();
-    let arrivals = *ctx.arrivals.borrow();
+    let arrival_times = ctx.arrivals.take();
     Run {
         scenario: s.name,
         algo: algo.name(),
-        arrivals,
+        arrivals: arrival_times.len() as u64,
+        arrival_times,
         records,
         timeline,
     }
@@ -242,7 +245,7 @@ async fn client(ctx: Rc<Ctx>, end: Instant, think: Duration) {
 }
 
 async fn request(ctx: Rc<Ctx>, arrival: Instant) {
-    *ctx.arrivals.borrow_mut() += 1;
+    ctx.arrivals.borrow_mut().push(ctx.since(arrival));
     let fate = match ctx.limiter.acquire().await {
         Err(Rejected::QueueTimeout { .. }) => Fate::QueueTimeout,
         Err(_) => Fate::Rejected,

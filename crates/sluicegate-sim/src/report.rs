@@ -215,8 +215,13 @@ pub fn scorecard(
             let started = std::time::Instant::now();
             let run = engine::run(s, a, seed);
             let summary = stats::summarise(s, &run);
+            let converge: String = summary
+                .converge_each
+                .iter()
+                .map(|(t, c)| format!(" converge@{}s {}", t.as_secs(), converge_text(Some(*c))))
+                .collect();
             eprintln!(
-                "{:<16} {:<10} goodput {:.3} p99 {:>5} ms  ({} requests, {:.1} s)",
+                "{:<16} {:<11} goodput {:.3} p99 {:>5} ms{converge}  ({} requests, {:.1} s)",
                 s.name,
                 a.name(),
                 summary.goodput,

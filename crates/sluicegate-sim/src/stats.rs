@@ -33,6 +33,8 @@ pub struct Summary {
     /// first has goodput ≥ 0.95 of min(capacity, offered) and p99 ≤ 2× the unloaded p99.
     /// `None`: the scenario has no change; `Some(None)`: never converged.
     pub converge: Option<Option<Duration>>,
+    /// `(change time, time to converge)` for each upstream change.
+    pub converge_each: Vec<(Duration, Option<Duration>)>,
 }
 
 /// The `q` quantile (0..=1) of sorted `v`, nearest rank.
@@ -74,11 +76,15 @@ pub fn summarise(s: &Scenario, run: &Run) -> Summary {
     served.sort_unstable();
     let unloaded = s.upstream.initial.unloaded_p99();
     let p99 = quantile(&served, 0.99);
-    let changes = s.change_times();
-    let converge = (!changes.is_empty()).then(|| {
-        changes
+    let converge_each: Vec<(Duration, Option<Duration>)> = s
+        .change_times()
+        .into_iter()
+        .map(|t| (t, converge_after(s, run, t)))
+        .collect();
+    let converge = (!converge_each.is_empty()).then(|| {
+        converge_each
             .iter()
-            .map(|&t| converge_after(s, run, t))
+            .map(|&(_, c)| c)
             .try_fold(Duration::ZERO, |acc, c| c.map(|c| acc.max(c)))
     });
     Summary {
@@ -93,6 +99,7 @@ pub fn summarise(s: &Scenario, run: &Run) -> Summary {
         rejected: count(Fate::Rejected) / arrivals,
         timed_out: (count(Fate::QueueTimeout) + count(Fate::Late) + unfinished) / arrivals,
         converge,
+        converge_each,
     }
 }
 
@@ -106,9 +113,9 @@ pub fn converge_after(s: &Scenario, run: &Run, change: Duration) -> Option<Durat
         let stop = start + window;
         let state = s.upstream.state_at(start);
         let arrived = run
-            .records
+            .arrival_times
             .iter()
-            .filter(|r| r.arrival >= start && r.arrival < stop)
+            .filter(|&&t| t >= start && t < stop)
             .count() as f64;
         let mut served: Vec<Duration> = Vec::new();
         let mut good = 0.0;

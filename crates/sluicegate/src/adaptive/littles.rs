@@ -101,6 +101,9 @@ const RT_BUCKETS: usize = 3;
 /// Buckets of data before a saturated warm-up trusts its mean RT.
 const WARM_BUCKETS: u64 = 3;
 
+/// Largest factor by which one doubt raises min RT.
+const REBASE_STEP: f64 = 1.1;
+
 /// Queue-driven cuts in a row after which RT must have fallen, or min RT is doubted.
 const CUTS_BEFORE_DOUBT: u32 = 5;
 
@@ -315,9 +318,13 @@ impl LittlesLaw {
             let rt = short_rt.unwrap_or(min_rt);
             let (first, n) = self.cuts.unwrap_or((rt, 0));
             if n >= CUTS_BEFORE_DOUBT && rt.as_secs_f64() > 0.95 * first.as_secs_f64() {
-                // Cutting did not bring RT down: it is not a queue of ours, min RT is stale
-                // (too low). Take the RT we see as the new floor and stop cutting.
-                self.min_rt = Some(rt);
+                // Cutting did not bring RT down: min RT may be stale (too low, and we cut
+                // throughput for nothing), or the resource lost capacity and its queue is still
+                // draining. Raise min RT towards the RT seen, by at most `REBASE_STEP`, so the
+                // first case heals in a step or two and the second cannot ratchet it far (the
+                // next probe settles it).
+                let raised = (min_rt.as_secs_f64() * REBASE_STEP).min(rt.as_secs_f64());
+                self.min_rt = Some(Duration::from_secs_f64(raised));
                 self.cuts = None;
                 self.base
             } else {
