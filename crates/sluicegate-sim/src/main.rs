@@ -1,7 +1,7 @@
 //! `sluicegate-sim`: runs the simulator's scenarios and prints the scorecard.
 //!
 //! ```text
-//! sluicegate-sim scorecard [--out DIR] [--seed N] [--scenario NAME] [--algo NAME]
+//! sluicegate-sim scorecard [--out DIR] [--seed N] [--seeds COUNT] [--scenario NAME] [--algo NAME]
 //! ```
 
 use sluicegate_sim::algo::Algo;
@@ -10,8 +10,7 @@ use sluicegate_sim::scenario::Scenario;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str =
-    "usage: sluicegate-sim scorecard [--out DIR] [--seed N] [--scenario NAME] [--algo NAME]";
+const USAGE: &str = "usage: sluicegate-sim scorecard [--out DIR] [--seed N] [--seeds COUNT] [--scenario NAME] [--algo NAME]";
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -21,6 +20,7 @@ fn main() -> ExitCode {
     }
     let mut out = PathBuf::from("target/sim");
     let mut seed = 1u64;
+    let mut seeds = 1u64;
     let mut scenarios = Scenario::all();
     let mut algos = Algo::ALL.to_vec();
     while let Some(flag) = args.next() {
@@ -37,6 +37,13 @@ fn main() -> ExitCode {
                     return ExitCode::from(64);
                 }
             },
+            "--seeds" => match value.parse() {
+                Ok(n) if n > 0 => seeds = n,
+                _ => {
+                    eprintln!("--seeds needs a positive number\n{USAGE}");
+                    return ExitCode::from(64);
+                }
+            },
             "--scenario" => scenarios.retain(|s| s.name == value),
             "--algo" => algos.retain(|a| a.name() == value),
             _ => {
@@ -45,7 +52,7 @@ fn main() -> ExitCode {
             }
         }
     }
-    match report::scorecard(&scenarios, &algos, seed, &out) {
+    match report::scorecard(&scenarios, &algos, seed, seeds, &out) {
         Ok(table) => {
             println!("{table}");
             println!("CSV and SVG charts in {}", out.display());

@@ -195,8 +195,9 @@ pub fn chart(scenario: &Scenario, runs: &[Run], path: &Path) -> Result<(), Strin
     root.present().map_err(|e| e.to_string())
 }
 
-/// Runs every scenario with every algorithm, writes `scorecard.csv`,
-/// `timeline_<scenario>.csv` and `<scenario>.svg` into `out`, and returns the table.
+/// Runs every scenario with every algorithm for seeds `seed..seed + seeds`, writes
+/// `scorecard.csv`, `timeline_<scenario>.csv` and `<scenario>.svg` (from the first seed) into
+/// `out`, and returns the table of mean values (convergence: the worst seed).
 ///
 /// # Errors
 ///
@@ -205,6 +206,7 @@ pub fn scorecard(
     scenarios: &[Scenario],
     algos: &[Algo],
     seed: u64,
+    seeds: u64,
     out: &Path,
 ) -> io::Result<String> {
     std::fs::create_dir_all(out)?;
@@ -212,25 +214,32 @@ pub fn scorecard(
     for s in scenarios {
         let mut runs = Vec::new();
         for &a in algos {
-            let started = std::time::Instant::now();
-            let run = engine::run(s, a, seed);
-            let summary = stats::summarise(s, &run);
-            let converge: String = summary
-                .converge_each
-                .iter()
-                .map(|(t, c)| format!(" converge@{}s {}", t.as_secs(), converge_text(Some(*c))))
-                .collect();
-            eprintln!(
-                "{:<16} {:<11} goodput {:.3} p99 {:>5} ms{converge}  ({} requests, {:.1} s)",
-                s.name,
-                a.name(),
-                summary.goodput,
-                ms(summary.p99),
-                run.arrivals,
-                started.elapsed().as_secs_f64()
-            );
-            summaries.push(summary);
-            runs.push(run);
+            let mut each = Vec::new();
+            for k in 0..seeds.max(1) {
+                let started = std::time::Instant::now();
+                let run = engine::run(s, a, seed + k);
+                let summary = stats::summarise(s, &run);
+                let converge: String = summary
+                    .converge_each
+                    .iter()
+                    .map(|(t, c)| format!(" converge@{}s {}", t.as_secs(), converge_text(Some(*c))))
+                    .collect();
+                eprintln!(
+                    "{:<16} {:<11} seed {:<3} goodput {:.3} p99 {:>5} ms{converge}  ({} requests, {:.1} s)",
+                    s.name,
+                    a.name(),
+                    seed + k,
+                    summary.goodput,
+                    ms(summary.p99),
+                    run.arrivals,
+                    started.elapsed().as_secs_f64()
+                );
+                each.push(summary);
+                if k == 0 {
+                    runs.push(run);
+                }
+            }
+            summaries.push(stats::mean(&each));
         }
         std::fs::write(
             out.join(format!("timeline_{}.csv", s.name)),

@@ -140,3 +140,48 @@ pub fn converge_after(s: &Scenario, run: &Run, change: Duration) -> Option<Durat
     }
     None
 }
+
+/// The mean of several runs of one scenario and algorithm (convergence: the worst run).
+///
+/// # Panics
+///
+/// If `runs` is empty.
+pub fn mean(runs: &[Summary]) -> Summary {
+    let n = runs.len() as f64;
+    let avg = |f: &dyn Fn(&Summary) -> f64| runs.iter().map(f).sum::<f64>() / n;
+    let avg_d = |f: &dyn Fn(&Summary) -> Duration| {
+        Duration::from_secs_f64(runs.iter().map(|s| f(s).as_secs_f64()).sum::<f64>() / n)
+    };
+    let first = &runs[0];
+    let converge = first.converge.map(|_| {
+        runs.iter()
+            .map(|s| s.converge.flatten())
+            .try_fold(Duration::ZERO, |acc, c| c.map(|c| acc.max(c)))
+    });
+    let converge_each = first
+        .converge_each
+        .iter()
+        .enumerate()
+        .map(|(i, &(t, _))| {
+            let worst = runs
+                .iter()
+                .map(|s| s.converge_each.get(i).and_then(|c| c.1))
+                .try_fold(Duration::ZERO, |acc, c| c.map(|c| acc.max(c)));
+            (t, worst)
+        })
+        .collect();
+    Summary {
+        scenario: first.scenario,
+        algo: first.algo,
+        goodput: avg(&|s| s.goodput),
+        good_of_offered: avg(&|s| s.good_of_offered),
+        p50: avg_d(&|s| s.p50),
+        p99: avg_d(&|s| s.p99),
+        p999: avg_d(&|s| s.p999),
+        p99_ratio: avg(&|s| s.p99_ratio),
+        rejected: avg(&|s| s.rejected),
+        timed_out: avg(&|s| s.timed_out),
+        converge,
+        converge_each,
+    }
+}
