@@ -3,76 +3,12 @@
 //! cool-down, and a periodic re-probe of min RT so it cannot drift.
 
 use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
+
+mod config;
 use crate::clock::Nanos;
+pub use config::LittlesLawConfig;
 use std::collections::VecDeque;
 use std::time::Duration;
-
-/// Settings for [`LittlesLaw`]. The defaults suit services with latencies from ~1 ms to ~1 s.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LittlesLawConfig {
-    /// Limit during warm-up, before the first bucket with enough samples (20).
-    pub initial: usize,
-    /// Floor (1).
-    pub min: usize,
-    /// Ceiling (1000).
-    pub max: usize,
-    /// Length of one bucket; the limit is recomputed when a bucket closes (100 ms).
-    pub bucket: Duration,
-    /// Buckets over which the max pass rate and the window RT are taken (10, i.e. 1 s).
-    pub pass_buckets: usize,
-    /// A bucket's mean RT counts only with at least this many successes (10).
-    pub min_samples: usize,
-    /// A probe runs until it can expect this many requests, and counts only with them (100):
-    /// min RT drives every later limit, so it must not be a handful of lucky samples.
-    pub probe_samples: usize,
-    /// Limit ÷ BDP while demand stays below the limit (2.0): room for bursts, harmless
-    /// because the limit is not what holds the load back.
-    pub app_limited_gain: f64,
-    /// While saturated: RT above `rtt_target × min RT` (1.1) means the resource queues, and
-    /// the limit falls back to the BDP; below the midpoint (1.05) it grows; between, it holds.
-    pub rtt_target: f64,
-    /// Largest growth factor per bucket while saturated and RT shows no queue (1.05).
-    pub max_step: f64,
-    /// Time between min-RT probes while saturated (5 s).
-    pub probe_interval: Duration,
-    /// An early min-RT probe starts when the window's RT exceeds min RT by this factor (1.5).
-    pub probe_trigger: f64,
-    /// How long a min-RT probe holds the limit down (200 ms).
-    pub probe_duration: Duration,
-    /// The probe's limit as a fraction of the last bucket's pass rate × min RT (0.75): low
-    /// enough to drain the resource's own queue, so the RT measured is the unqueued one.
-    pub probe_gain: f64,
-    /// Drops in a bucket, as a fraction of its samples, that trigger a back-off (0.01).
-    pub drop_fraction: f64,
-    /// Factor on the limit on a back-off (0.9).
-    pub backoff: f64,
-    /// After a back-off, the limit does not rise for this long (1 s).
-    pub cool_down: Duration,
-}
-
-impl Default for LittlesLawConfig {
-    fn default() -> Self {
-        LittlesLawConfig {
-            initial: 20,
-            min: 1,
-            max: 1000,
-            bucket: Duration::from_millis(100),
-            pass_buckets: 10,
-            min_samples: 10,
-            probe_samples: 100,
-            app_limited_gain: 2.0,
-            rtt_target: 1.1,
-            max_step: 1.1,
-            probe_interval: Duration::from_secs(5),
-            probe_trigger: 1.5,
-            probe_duration: Duration::from_millis(200),
-            probe_gain: 0.85,
-            drop_fraction: 0.01,
-            backoff: 0.9,
-            cool_down: Duration::from_secs(1),
-        }
-    }
-}
 
 /// A min-RT probe: the limit is held down over `[start, end)`; requests that start then are
 /// measured until `done`, so slow ones are not left out of the mean.
@@ -111,27 +47,37 @@ fn mean(rt_sum: Duration, n: u64, min_samples: usize) -> Option<Duration> {
     (n >= min_samples.max(1) as u64).then(|| rt_sum / u32::try_from(n).unwrap_or(u32::MAX))
 }
 
-/// Little's law with a window of buckets: `bdp = max pass rate × min RT`; the limit is
-/// about `ceil(bdp)` while demand saturates it (see *probe up*), `ceil(app_limited_gain × bdp)`
-/// while it does not.
+/// Little's law with a window of buckets: `bdp = pass rate × min RT`, the concurrency at
+/// which the resource is busy all the time and nothing waits.
 ///
-/// - **Warm-up**: `initial` until a bucket has `min_samples` successes; then min RT is the
-///   lowest window mean RT seen, until the first probe.
-/// - **Probe up**: while saturated, RT (mean of the last 3 buckets) over min RT decides: below
-///   `(1 + rtt_target) / 2` the limit grows (to `rtt_target × bdp`, at least +1, at most
-///   `× max_step` a bucket), above `rtt_target` it falls back to the BDP built on the mean
-///   pass rate, in between it holds. It settles where the resource's own queue adds 5–10 %.
-/// - **Re-probe min RT**: while saturated, every `probe_interval` — or early, once the
-///   window RT exceeds `probe_trigger × min RT` — the limit is held at
-///   `probe_gain × last pass rate × min RT` for `probe_duration`. That drains the resource's
-///   queue; the mean RT of requests that *started* during the probe replaces min RT, so it
-///   follows the resource up as well as down instead of drifting. A min RT that moved by more
-///   than 25 % marks a new regime: older pass-rate buckets are forgotten.
+/// Every 100 ms bucket it decides, on what the bucket saw:
+///
+/// - **Application-limited** (no request found every permit taken): `app_limited_gain × bdp`
+///   with the max pass rate of the window, and never below the capacity last seen while the
+///   resource queued × min RT (a burst finds the limit already in place).
+/// - **Saturated**, by RT over min RT (mean of the last 3 buckets): above `rtt_target` the
+///   resource queues: fall back to `mean pass rate × min RT` (its capacity), at most
+///   `× 0.9` a bucket; between `(1 + rtt_target) / 2` and `rtt_target`, hold; below, grow
+///   towards `rtt_target × bdp`, at least +1 and at most `× max_step` a bucket.
+/// - **Doubt**: five cuts in a row that did not bring RT down mean min RT may be too low
+///   (we would be cutting throughput for nothing): min RT rises towards the RT seen by at
+///   most 10 % and the cutting stops until RT says otherwise.
+/// - **Re-probe min RT**: while saturated, every `probe_interval`, early when the window RT
+///   exceeds `probe_trigger × min RT`, or when the resource queues and the last probe is
+///   half an interval old, the limit is held at `probe_gain × last pass rate × min RT` (at
+///   least half the limit) long enough to expect `probe_samples` requests. That
+///   drains the resource's own queue; the mean RT of the requests that *started* during the
+///   probe (followed until they finish) becomes min RT — or the window RT at the full limit,
+///   if that is within one standard error of it (it has ten times the samples). A min RT that
+///   moved by more than 25 % marks a new regime: older pass-rate buckets are forgotten.
+/// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
+///   the first buckets (the very first left out) stands in until the first probe.
 /// - **Drops**: a bucket with more than `drop_fraction` drops multiplies the limit by
 ///   `backoff`; for `cool_down` after that the limit may fall but not rise.
-/// - Always within `[min, max]`.
+/// - Always within `[min, max]`; an idle bucket changes nothing.
 ///
 /// Buckets are indexed by each sample's end time, so the algorithm needs no clock of its own.
+/// See `docs/adaptive.md` for why each rule is there.
 #[derive(Clone, Debug)]
 pub struct LittlesLaw {
     c: LittlesLawConfig,

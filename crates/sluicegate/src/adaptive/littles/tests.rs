@@ -100,6 +100,21 @@ fn littles_raises_min_rt_a_step_when_cutting_does_not_bring_rt_down() {
 }
 
 #[test]
+fn littles_remembers_queued_capacity_through_quiet_spells() {
+    let mut l = warmed();
+    // One saturated bucket in which the resource queues (RT 40 ms): capacity seen, 1000/s.
+    feed(&mut l, 22, 100, 40, FULL, Outcome::Success);
+    // Then a quiet spell at 200/s, RT back at 20 ms, for longer than the window.
+    let mut limit = 0;
+    for idx in 23..40 {
+        limit = feed(&mut l, idx, 20, 20, IDLE, Outcome::Success);
+    }
+    // Application-limited: 2 × 200/s × 20 ms = 8, but the capacity seen while queueing
+    // (1000/s × 20 ms = 20) is kept, so the next burst finds the limit already there.
+    assert_eq!(limit, 20);
+}
+
+#[test]
 fn littles_backs_off_on_drops_and_does_not_rise_during_cool_down() {
     let mut l = warmed();
     feed(&mut l, 22, 98, 20, IDLE, Outcome::Success);
