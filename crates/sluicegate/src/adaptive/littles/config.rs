@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-/// Settings for [`LittlesLaw`]. The defaults suit services with latencies from ~1 ms to ~1 s.
+/// Settings for [`LittlesLaw`](super::LittlesLaw). The defaults suit services with latencies from ~1 ms to ~1 s.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LittlesLawConfig {
     /// Limit during warm-up, before the first bucket with enough samples (20).
