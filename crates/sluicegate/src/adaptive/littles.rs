@@ -62,7 +62,8 @@ fn mean(rt_sum: Duration, n: u64, min_samples: usize) -> Option<Duration> {
 /// - **Doubt**: five cuts in a row that did not bring RT down mean min RT may be too low
 ///   (we would be cutting throughput for nothing): min RT rises towards the RT seen by at
 ///   most 10 % and the cutting stops until RT says otherwise.
-/// - **Re-probe min RT**: while saturated, every `probe_interval`, early when the window RT
+/// - **Re-probe min RT** (no growth until it is done; cuts only once it stops holding the
+///   limit down): while saturated, every `probe_interval`, early when the window RT
 ///   exceeds `probe_trigger × min RT`, or when the resource queues and the last probe is
 ///   half an interval old, the limit is held at `probe_gain × last pass rate × min RT` (at
 ///   least half the limit) long enough to expect `probe_samples` requests. That
@@ -255,8 +256,8 @@ impl LittlesLaw {
         let mut next = if !b.saturated {
             let known = self.capacity * min_rt.as_secs_f64();
             (bdp * self.c.app_limited_gain).max(known).ceil() as usize
-        } else if self.probe.is_some() {
-            // Measuring: keep the limit the probe returns to.
+        } else if self.probe_limit(now).is_some() {
+            // A probe holds the limit down: keep the limit it returns to.
             self.base
         } else if queueing {
             // Past the knee: back to what the resource passes, so its queue drains; at most
@@ -278,8 +279,8 @@ impl LittlesLaw {
                 let floor = (self.base as f64 * self.c.backoff).floor() as usize;
                 (bdp.ceil() as usize).max(floor)
             }
-        } else if stretch > 1.0 + (self.c.rtt_target - 1.0) / 2.0 {
-            // Near the knee: hold.
+        } else if stretch > 1.0 + (self.c.rtt_target - 1.0) / 2.0 || self.probe.is_some() {
+            // Near the knee, or a probe is still measuring (growth would skew it): hold.
             self.base
         } else {
             // Demand is at the limit and the resource shows no queue: find the capacity,
