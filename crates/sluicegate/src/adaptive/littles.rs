@@ -1,6 +1,7 @@
-//! [`LittlesLaw`]: ours. `limit = max pass rate × min RT` (the BBR family of Sentinel, Kratos
-//! and go-zero), made robust: warm-up, floor and ceiling, headroom, a drop response with
-//! cool-down, and a periodic re-probe of min RT so it cannot drift.
+//! [`LittlesLaw`]: ours. `limit = pass rate × min RT` (the BBR family of Sentinel, Kratos and
+//! go-zero), made robust: warm-up, floor and ceiling, a queue estimate from low-quantile RTs
+//! to hold the limit at the knee, a drop response with cool-down, and periodic probes so min
+//! RT cannot drift.
 
 use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
 
@@ -20,8 +21,10 @@ struct Probe {
     limit: usize,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Bucket {
+    /// The smallest RTs seen, ascending (at most `LOWS`).
+    lows: Vec<Duration>,
     passes: u64,
     rt_sum: Duration,
     drops: u64,
@@ -31,48 +34,73 @@ struct Bucket {
     probed: bool,
 }
 
+/// Smallest RTs a bucket keeps.
+const LOWS: usize = 16;
+/// Buckets over which the floor of the low RT is taken (10 s).
+const LOW_WINDOW: usize = 100;
+/// The smallest standing queue aimed for, in requests.
+const MIN_QUEUE_TARGET: f64 = 2.0;
+
+impl Bucket {
+    /// The bucket's 5th-percentile RT (low quantiles move with queueing delay and hardly with
+    /// service-time noise).
+    fn low_rt(&self, min_samples: usize) -> Option<Duration> {
+        if self.passes < min_samples.max(1) as u64 {
+            return None;
+        }
+        let k = usize::try_from(self.passes / 20)
+            .unwrap_or(LOWS)
+            .clamp(1, LOWS);
+        self.lows.get(k - 1).copied()
+    }
+
+    fn add(&mut self, rt: Duration) {
+        self.passes += 1;
+        self.rt_sum += rt;
+        if self.lows.len() < LOWS || rt < self.lows[LOWS - 1] {
+            let at = self.lows.partition_point(|&x| x <= rt);
+            self.lows.insert(at, rt);
+            self.lows.truncate(LOWS);
+        }
+    }
+}
+
 /// Buckets whose mean RT says whether the resource is queueing.
 const RT_BUCKETS: usize = 3;
 
 /// Buckets of data before a saturated warm-up trusts its mean RT.
 const WARM_BUCKETS: u64 = 3;
 
-/// Largest factor by which one doubt raises min RT.
-const REBASE_STEP: f64 = 1.1;
-
-/// Queue-driven cuts in a row after which RT must have fallen, or min RT is doubted.
-const CUTS_BEFORE_DOUBT: u32 = 5;
-
 fn mean(rt_sum: Duration, n: u64, min_samples: usize) -> Option<Duration> {
     (n >= min_samples.max(1) as u64).then(|| rt_sum / u32::try_from(n).unwrap_or(u32::MAX))
 }
 
 /// Little's law with a window of buckets: `bdp = pass rate × min RT`, the concurrency at
-/// which the resource is busy all the time and nothing waits.
+/// which the resource is busy all the time and nothing waits — and Little's law again on the
+/// resource's own queue, to hold the limit just past that point.
 ///
 /// Every 100 ms bucket it decides, on what the bucket saw:
 ///
 /// - **Application-limited** (no request found every permit taken): `app_limited_gain × bdp`
 ///   with the max pass rate of the window, and never below the capacity last seen while the
 ///   resource queued × min RT (a burst finds the limit already in place).
-/// - **Saturated**, by RT over min RT (mean of the last 3 buckets): above `rtt_target` the
-///   resource queues: fall back to `mean pass rate × min RT` (its capacity), at most
-///   `× 0.9` a bucket; between `(1 + rtt_target) / 2` and `rtt_target`, hold; below, grow
-///   towards `rtt_target × bdp`, at least +1 and at most `× max_step` a bucket.
-/// - **Doubt**: five cuts in a row that did not bring RT down mean min RT may be too low
-///   (we would be cutting throughput for nothing): min RT rises towards the RT seen by at
-///   most 10 % and the cutting stops until RT says otherwise.
-/// - **Re-probe min RT** (no growth until it is done; cuts only once it stops holding the
-///   limit down): while saturated, every `probe_interval`, early when the window RT
-///   exceeds `probe_trigger × min RT`, or when the resource queues and the last probe is
-///   half an interval old, the limit is held at `probe_gain × last pass rate × min RT` (at
-///   least half the limit) long enough to expect `probe_samples` requests. That
-///   drains the resource's own queue; the mean RT of the requests that *started* during the
-///   probe (followed until they finish) becomes min RT — or the window RT at the full limit,
-///   if that is within one standard error of it (it has ten times the samples). A min RT that
-///   moved by more than 25 % marks a new regime: older pass-rate buckets are forgotten.
+/// - **Saturated**: estimate the requests standing in the resource's own queue as
+///   `queue = (low RT − its floor) × pass rate`, where *low RT* is the 5th-percentile RT of
+///   the last three buckets and its *floor* the same measured unqueued, during the last probe.
+///   Low quantiles of RT move with queueing delay but hardly with service-time noise, which is
+///   what makes this estimate steady where mean RT is not. Then steer the queue to
+///   `queue_target × limit` (at least 2): grow by `max_step` while there is clearly no queue
+///   (capacity to find), otherwise correct `queue_gain` of the error, at most `× backoff` down
+///   a bucket.
+/// - **Re-probe**: while saturated, every `probe_interval` or early when the window's mean RT
+///   exceeds `probe_trigger × min RT`, the limit is held at `probe_gain × last pass rate ×
+///   min RT` (at least half the limit) long enough to expect `probe_samples` requests. That
+///   drains the resource's queue; the requests that *started* during the probe (followed until
+///   they finish) give the unqueued low-RT floor and min RT, so neither can drift. A min RT that
+///   moved by more than 25 % marks a new regime: older pass-rate buckets are forgotten. No
+///   growth until the probe is done.
 /// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
-///   the first buckets (the very first left out) stands in until the first probe.
+///   the first buckets (the very first left out) stands in for min RT until the first probe.
 /// - **Drops**: a bucket with more than `drop_fraction` drops multiplies the limit by
 ///   `backoff`; for `cool_down` after that the limit may fall but not rise.
 /// - Always within `[min, max]`; an idle bucket changes nothing.
@@ -93,17 +121,17 @@ pub struct LittlesLaw {
     next_probe: Nanos,
     probe: Option<Probe>,
     probe_rt: Bucket,
-    /// When the last probe finished measuring.
-    probe_done: Nanos,
     closed_total: u64,
     cool_until: Nanos,
-    /// RT when the current run of queue-driven cuts began, and how many buckets it has lasted.
-    cuts: Option<(Duration, u32)>,
     /// The pass rate last measured while the resource queued: its capacity, remembered
     /// through quiet spells so a burst finds the limit already there.
     capacity: f64,
     /// The limits of the last few buckets.
     recent_limits: VecDeque<usize>,
+    /// Low RTs of recent buckets, for the floor queueing delay is measured from.
+    lows: VecDeque<Duration>,
+    /// The low RT measured by the last probe (unqueued): the floor, once there is one.
+    low_floor: Option<Duration>,
 }
 
 impl LittlesLaw {
@@ -122,12 +150,12 @@ impl LittlesLaw {
             next_probe: Nanos::ZERO + config.probe_interval,
             probe: None,
             probe_rt: Bucket::default(),
-            probe_done: Nanos::ZERO,
             closed_total: 0,
             cool_until: Nanos::ZERO,
-            cuts: None,
             capacity: 0.0,
             recent_limits: VecDeque::new(),
+            lows: VecDeque::new(),
+            low_floor: None,
         }
     }
 
@@ -158,6 +186,24 @@ impl LittlesLaw {
         self.per_second(self.closed.iter().map(|b| b.passes).max().unwrap_or(0))
     }
 
+    /// Requests standing in the resource's own queue: queueing delay (recent low RT over its
+    /// floor) × pass rate — Little's law applied to the queue.
+    fn queue_estimate(&self) -> Option<f64> {
+        let floor = self.low_floor.or_else(|| self.lows.iter().min().copied())?;
+        let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
+        let lows: Vec<Duration> = recent
+            .iter()
+            .filter_map(|b| b.low_rt(self.c.min_samples))
+            .collect();
+        if lows.len() < RT_BUCKETS {
+            return None;
+        }
+        let low = lows.iter().sum::<Duration>() / lows.len() as u32;
+        let passes: u64 = recent.iter().map(|b| b.passes).sum();
+        let rate = self.per_second(passes) / recent.len() as f64;
+        Some(low.saturating_sub(floor).as_secs_f64() * rate)
+    }
+
     /// Mean RT over the last `buckets` closed buckets.
     fn recent_rt(&self, buckets: usize) -> Option<Duration> {
         let recent = self.closed.iter().rev().take(buckets);
@@ -170,8 +216,14 @@ impl LittlesLaw {
     fn close_bucket(&mut self, closed_at: Nanos) {
         let mut b = std::mem::take(&mut self.current);
         b.probed = self.probe.is_some();
+        if let Some(low) = b.low_rt(self.c.min_samples) {
+            self.lows.push_back(low);
+            while self.lows.len() > LOW_WINDOW {
+                self.lows.pop_front();
+            }
+        }
         self.closed_total += 1;
-        self.closed.push_back(b);
+        self.closed.push_back(b.clone());
         while self.closed.len() > self.c.pass_buckets.max(1) {
             self.closed.pop_front();
         }
@@ -187,7 +239,9 @@ impl LittlesLaw {
             return;
         }
         self.probe = None;
-        self.probe_done = now;
+        if let Some(low) = self.probe_rt.low_rt(self.c.min_samples) {
+            self.low_floor = Some(low);
+        }
         let Some(rt) = mean(
             self.probe_rt.rt_sum,
             self.probe_rt.passes,
@@ -242,14 +296,11 @@ impl LittlesLaw {
         if b.passes + b.drops == 0 && self.probe.is_none() {
             return self.limit; // idle: no news is no reason to move
         }
-        let queueing =
-            short_rt.is_some_and(|rt| rt.as_secs_f64() > self.c.rtt_target * min_rt.as_secs_f64());
+        let base = self.base as f64;
+        let target = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
+        let queue = self.queue_estimate();
+        let queueing = queue.is_some_and(|q| q > target);
         let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
-        // RT over min RT: how much of RT is the resource's own queue.
-        let stretch = short_rt.map_or(1.0, |rt| rt.as_secs_f64() / min_rt.as_secs_f64());
-        if !queueing {
-            self.cuts = None;
-        }
         if b.saturated && queueing {
             self.capacity = self.pass_rate(false);
         }
@@ -259,35 +310,23 @@ impl LittlesLaw {
         } else if self.probe_limit(now).is_some() {
             // A probe holds the limit down: keep the limit it returns to.
             self.base
-        } else if queueing {
-            // Past the knee: back to what the resource passes, so its queue drains; at most
-            // `backoff` a bucket.
-            let rt = short_rt.unwrap_or(min_rt);
-            let (first, n) = self.cuts.unwrap_or((rt, 0));
-            if n >= CUTS_BEFORE_DOUBT && rt.as_secs_f64() > 0.95 * first.as_secs_f64() {
-                // Cutting did not bring RT down: min RT may be stale (too low, and we cut
-                // throughput for nothing), or the resource lost capacity and its queue is still
-                // draining. Raise min RT towards the RT seen, by at most `REBASE_STEP`, so the
-                // first case heals in a step or two and the second cannot ratchet it far (the
-                // next probe settles it).
-                let raised = (min_rt.as_secs_f64() * REBASE_STEP).min(rt.as_secs_f64());
-                self.min_rt = Some(Duration::from_secs_f64(raised));
-                self.cuts = None;
-                self.base
+        } else if let Some(q) = queue {
+            // Steer the resource's own queue to `target`: grow fast while there is clearly
+            // none (capacity to find), otherwise correct part of the error each bucket.
+            let next = if q < target / 4.0 && self.probe.is_none() {
+                (base * self.c.max_step).max(base + 1.0)
             } else {
-                self.cuts = Some((first, n + 1));
-                let floor = (self.base as f64 * self.c.backoff).floor() as usize;
-                (bdp.ceil() as usize).max(floor)
+                base + self.c.queue_gain * (target - q)
+            };
+            let next = next.clamp(base * self.c.backoff, base * self.c.max_step);
+            if self.probe.is_some() {
+                next.min(base)
+            } else {
+                next
             }
-        } else if stretch > 1.0 + (self.c.rtt_target - 1.0) / 2.0 || self.probe.is_some() {
-            // Near the knee, or a probe is still measuring (growth would skew it): hold.
-            self.base
+            .round() as usize
         } else {
-            // Demand is at the limit and the resource shows no queue: find the capacity,
-            // whatever a slightly low min RT says, at least +1 and at most `max_step` a bucket.
-            let up = (self.base as f64 * self.c.max_step).ceil() as usize;
-            let target = (bdp * self.c.rtt_target).ceil() as usize;
-            target.clamp(self.base + 1, up.max(self.base + 1))
+            self.base // not enough data for a queue estimate yet
         };
         let samples = b.passes + b.drops;
         if b.drops > 0 && b.drops as f64 >= self.c.drop_fraction * samples as f64 {
@@ -301,8 +340,7 @@ impl LittlesLaw {
         let inflated = window_rt
             .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
         // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
-        let doubt = queueing && now >= self.probe_done + self.c.probe_interval / 2;
-        if self.probe.is_none() && b.saturated && (now >= self.next_probe || inflated || doubt) {
+        if self.probe.is_none() && b.saturated && (now >= self.next_probe || inflated) {
             let drained = self.per_second(b.passes) * min_rt.as_secs_f64() * self.c.probe_gain;
             let limit = (drained as usize).clamp(self.base / 2, self.base);
             self.start_probe(now, short_rt, limit);
@@ -372,12 +410,10 @@ impl LimitAlgorithm for LittlesLaw {
         b.saturated |= s.in_flight >= threshold.min(self.limit);
         match s.outcome {
             Outcome::Success => {
-                b.passes += 1;
-                b.rt_sum += s.latency;
+                b.add(s.latency);
                 if let Some(p) = self.probe {
                     if s.start >= p.start && s.start < p.end {
-                        self.probe_rt.passes += 1;
-                        self.probe_rt.rt_sum += s.latency;
+                        self.probe_rt.add(s.latency);
                     }
                 }
             }

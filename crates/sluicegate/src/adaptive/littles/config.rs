@@ -23,10 +23,14 @@ pub struct LittlesLawConfig {
     /// Limit ÷ BDP while demand stays below the limit (2.0): room for bursts, harmless
     /// because the limit is not what holds the load back.
     pub app_limited_gain: f64,
-    /// While saturated: RT above `rtt_target × min RT` (1.1) means the resource queues, and
-    /// the limit falls back to the BDP; below the midpoint (1.05) it grows; between, it holds.
-    pub rtt_target: f64,
-    /// Largest growth factor per bucket while saturated and RT shows no queue (1.05).
+    /// While saturated, the standing queue inside the resource the limit aims for, as a
+    /// fraction of the limit (0.04; at least 2 requests): enough that no worker idles, little
+    /// enough that waiting (and any contention) stays small.
+    pub queue_target: f64,
+    /// Share of the queue error corrected each bucket (0.5).
+    pub queue_gain: f64,
+    /// Growth factor per bucket while saturated and the resource shows no queue (1.1); also
+    /// the largest step up.
     pub max_step: f64,
     /// Time between min-RT probes while saturated (5 s).
     pub probe_interval: Duration,
@@ -34,12 +38,13 @@ pub struct LittlesLawConfig {
     pub probe_trigger: f64,
     /// How long a min-RT probe holds the limit down (200 ms).
     pub probe_duration: Duration,
-    /// The probe's limit as a fraction of the last bucket's pass rate × min RT (0.75): low
-    /// enough to drain the resource's own queue, so the RT measured is the unqueued one.
+    /// The probe's limit as a fraction of the last bucket's pass rate × min RT (0.85; at least
+    /// half the limit): low enough to drain the resource's own queue, so the RTs measured are
+    /// unqueued ones.
     pub probe_gain: f64,
     /// Drops in a bucket, as a fraction of its samples, that trigger a back-off (0.01).
     pub drop_fraction: f64,
-    /// Factor on the limit on a back-off (0.9).
+    /// Factor on the limit on a back-off (0.9); also the largest step down a bucket.
     pub backoff: f64,
     /// After a back-off, the limit does not rise for this long (1 s).
     pub cool_down: Duration,
@@ -56,7 +61,8 @@ impl Default for LittlesLawConfig {
             min_samples: 10,
             probe_samples: 100,
             app_limited_gain: 2.0,
-            rtt_target: 1.1,
+            queue_target: 0.04,
+            queue_gain: 0.5,
             max_step: 1.1,
             probe_interval: Duration::from_secs(5),
             probe_trigger: 1.5,

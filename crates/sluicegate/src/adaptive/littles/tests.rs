@@ -54,49 +54,44 @@ fn littles_app_limited_limit_is_twice_max_pass_rate_times_min_rt() {
 }
 
 #[test]
-fn littles_saturated_without_queue_grows_by_rtt_gain_or_at_least_one() {
+fn littles_saturated_without_queue_grows_by_max_step() {
     let mut l = warmed();
-    // Saturated, RT at its minimum: grow to 1.1 × bdp = 22, but at least +1 and at most × 1.05
-    // a bucket → 41.
+    // Saturated, low RT at its floor: no queue in the resource → × 1.1 (at least +1): 44.
     assert_eq!(feed(&mut l, 22, 100, 20, FULL, Outcome::Success), 40);
-    assert_eq!(feed(&mut l, 23, 1, 20, FULL, Outcome::Success), 41);
+    assert_eq!(feed(&mut l, 23, 1, 20, FULL, Outcome::Success), 44);
 }
 
 #[test]
-fn littles_probes_min_rt_when_the_resource_queues_and_adopts_the_probed_rt() {
+fn littles_steers_the_resource_queue_estimated_from_low_rt_to_target() {
     let mut l = warmed();
-    feed(&mut l, 22, 100, 40, FULL, Outcome::Success);
-    // Closing bucket 22: saturated and RT (mean of 3 buckets: 26.7 ms) > 1.1 × 20 ms: the
-    // resource queues. The limit falls towards mean pass × min RT = 20, at most × 0.9 a
-    // bucket: 36, then 32.
-    assert_eq!(feed(&mut l, 23, 100, 40, FULL, Outcome::Success), 36);
-    assert_eq!(feed(&mut l, 24, 100, 40, FULL, Outcome::Success), 32);
-    // Closing bucket 24 (t = 2.5 s, half a probe interval in): still queueing, so a probe
-    // checks min RT, holding the limit at 0.85 × 1000/s × 20 ms = 17.
-    assert_eq!(feed(&mut l, 25, 100, 40, FULL, Outcome::Success), 17);
-    assert!(l.probing());
-    for idx in 24..40 {
-        feed(&mut l, idx, 100, 40, FULL, Outcome::Success);
+    let mut limits = Vec::new();
+    for idx in 22..=25 {
+        limits.push(feed(&mut l, idx, 100, 30, FULL, Outcome::Success));
     }
-    // Requests that started in the probe took 40 ms: the resource got slower, not queued.
-    assert_eq!(l.min_rt(), Some(Duration::from_millis(40)));
+    // Queue = (mean low RT of the last 3 buckets − floor 20 ms) × 1000/s; target 2.
+    // Closing 22: low 23.3 ms → queue 3.3 → 40 + 0.5 × (2 − 3.3) = 39.3 → 39.
+    // Closing 23: low 26.7 ms → queue 6.7 → 39 + 0.5 × (2 − 6.7) = 36.7 → 37.
+    // Closing 24: low 30 ms → queue 10 → 37 − 4 = 33, inside the × 0.9 bound (33.3) → 33.
+    assert_eq!(limits, vec![40, 39, 37, 33]);
 }
 
 #[test]
-fn littles_raises_min_rt_a_step_when_cutting_does_not_bring_rt_down() {
-    let mut l = warmed_with(LittlesLawConfig {
-        probe_interval: Duration::from_secs(3600),
-        ..LittlesLawConfig::default()
-    });
-    // RT doubles and stays there however far the limit falls: not a queue of ours.
+fn littles_probes_when_rt_inflates_and_adopts_the_probed_rt_as_the_new_floor() {
+    let mut l = warmed();
+    // The resource gets twice as slow for good. At first that looks like a queue: cuts.
+    let mut probed = false;
     let mut limits = Vec::new();
-    for idx in 22..=28 {
+    for idx in 22..60 {
         limits.push(feed(&mut l, idx, 100, 40, FULL, Outcome::Success));
+        probed |= l.probing();
     }
-    // Five cuts of at most × 0.9 (closing buckets 22..26); then min RT is doubted: raised by
-    // at most 10 % towards the RT seen (20 → 22 ms), and this bucket holds the limit.
-    assert_eq!(limits, vec![40, 36, 32, 28, 25, 22, 22]);
-    assert_eq!(l.min_rt(), Some(Duration::from_millis(22)));
+    // Once the window's mean RT passed 1.5 × min RT, a probe measured the requests that
+    // started under it: 40 ms is the new min RT and low-RT floor, so there is no queue after
+    // all and the limit grows again.
+    assert!(probed);
+    assert_eq!(l.min_rt(), Some(Duration::from_millis(40)));
+    let lowest = *limits.iter().min().unwrap();
+    assert!(*limits.last().unwrap() > lowest, "{limits:?}");
 }
 
 #[test]
