@@ -38,6 +38,8 @@ struct Bucket {
 const LOWS: usize = 16;
 /// Buckets over which the floor of the low RT is taken (10 s).
 const LOW_WINDOW: usize = 100;
+/// Growth factor per bucket before the resource has first queued.
+const STARTUP_STEP: f64 = 1.5;
 /// The smallest standing queue aimed for, in requests.
 const MIN_QUEUE_TARGET: f64 = 2.0;
 
@@ -99,6 +101,7 @@ fn mean(rt_sum: Duration, n: u64, min_samples: usize) -> Option<Duration> {
 ///   they finish) give the unqueued low-RT floor and min RT, so neither can drift. A min RT that
 ///   moved by more than 25 % marks a new regime: older pass-rate buckets are forgotten. No
 ///   growth until the probe is done.
+/// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start).
 /// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
 /// - **Drops**: a bucket with more than `drop_fraction` drops multiplies the limit by
@@ -132,6 +135,8 @@ pub struct LittlesLaw {
     lows: VecDeque<Duration>,
     /// The low RT measured by the last probe (unqueued): the floor, once there is one.
     low_floor: Option<Duration>,
+    /// The resource has queued at least once (startup is over).
+    knee_found: bool,
 }
 
 impl LittlesLaw {
@@ -156,6 +161,7 @@ impl LittlesLaw {
             recent_limits: VecDeque::new(),
             lows: VecDeque::new(),
             low_floor: None,
+            knee_found: false,
         }
     }
 
@@ -300,6 +306,7 @@ impl LittlesLaw {
         let target = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
         let queue = self.queue_estimate();
         let queueing = queue.is_some_and(|q| q > target);
+        self.knee_found |= queueing;
         let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
         if b.saturated && queueing {
             self.capacity = self.pass_rate(false);
@@ -313,12 +320,18 @@ impl LittlesLaw {
         } else if let Some(q) = queue {
             // Steer the resource's own queue to `target`: grow fast while there is clearly
             // none (capacity to find), otherwise correct part of the error each bucket.
+            // Until the knee is first found, grow like a slow start.
+            let step = if self.knee_found {
+                self.c.max_step
+            } else {
+                STARTUP_STEP
+            };
             let next = if q < target / 4.0 && self.probe.is_none() {
-                (base * self.c.max_step).max(base + 1.0)
+                (base * step).max(base + 1.0)
             } else {
                 base + self.c.queue_gain * (target - q)
             };
-            let next = next.clamp(base * self.c.backoff, base * self.c.max_step);
+            let next = next.clamp(base * self.c.backoff, base * step);
             if self.probe.is_some() {
                 next.min(base)
             } else {

@@ -54,11 +54,20 @@ fn littles_app_limited_limit_is_twice_max_pass_rate_times_min_rt() {
 }
 
 #[test]
-fn littles_saturated_without_queue_grows_by_max_step() {
+fn littles_saturated_without_queue_grows_fast_until_the_knee_then_by_max_step() {
     let mut l = warmed();
-    // Saturated, low RT at its floor: no queue in the resource → × 1.1 (at least +1): 44.
+    // Saturated, low RT at its floor: no queue in the resource. Before the resource has ever
+    // queued (startup): × 1.5 a bucket.
     assert_eq!(feed(&mut l, 22, 100, 20, FULL, Outcome::Success), 40);
-    assert_eq!(feed(&mut l, 23, 1, 20, FULL, Outcome::Success), 44);
+    assert_eq!(feed(&mut l, 23, 100, 30, FULL, Outcome::Success), 60);
+    // Bucket 23 queued (low RT 30 ms over a 20 ms floor): the knee is found. Once the queue
+    // is gone again, growth is × 1.1 a bucket.
+    for idx in 24..28 {
+        feed(&mut l, idx, 100, 20, FULL, Outcome::Success);
+    }
+    let before = feed(&mut l, 28, 100, 20, FULL, Outcome::Success);
+    let after = feed(&mut l, 29, 1, 20, FULL, Outcome::Success);
+    assert_eq!(after, (before as f64 * 1.1).round() as usize);
 }
 
 #[test]
