@@ -3,13 +3,23 @@
 //! to hold the limit at the knee, a drop response with cool-down, and periodic probes so min
 //! RT cannot drift.
 
-use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
-
+mod bucket;
 mod config;
-use crate::clock::Nanos;
+
 pub use config::LittlesLawConfig;
+
+use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
+use crate::clock::Nanos;
+use bucket::{Bucket, mean};
 use std::collections::VecDeque;
 use std::time::Duration;
+
+/// Buckets over which the floor of the low RT is taken (10 s).
+const LOW_WINDOW: usize = 100;
+/// Growth factor per bucket before the resource has first queued.
+const STARTUP_STEP: f64 = 1.5;
+/// The smallest standing queue aimed for, in requests.
+const MIN_QUEUE_TARGET: f64 = 2.0;
 
 /// A min-RT probe: the limit is held down over `[start, end)`; requests that start then are
 /// measured until `done`, so slow ones are not left out of the mean.
@@ -21,61 +31,11 @@ struct Probe {
     limit: usize,
 }
 
-#[derive(Clone, Debug, Default)]
-struct Bucket {
-    /// The smallest RTs seen, ascending (at most `LOWS`).
-    lows: Vec<Duration>,
-    passes: u64,
-    rt_sum: Duration,
-    drops: u64,
-    /// Some request started with every permit taken: demand reached the limit.
-    saturated: bool,
-    /// A min-RT probe was under way: its pass rate understates the resource.
-    probed: bool,
-}
-
-/// Smallest RTs a bucket keeps.
-const LOWS: usize = 16;
-/// Buckets over which the floor of the low RT is taken (10 s).
-const LOW_WINDOW: usize = 100;
-/// Growth factor per bucket before the resource has first queued.
-const STARTUP_STEP: f64 = 1.5;
-/// The smallest standing queue aimed for, in requests.
-const MIN_QUEUE_TARGET: f64 = 2.0;
-
-impl Bucket {
-    /// The bucket's 5th-percentile RT (low quantiles move with queueing delay and hardly with
-    /// service-time noise).
-    fn low_rt(&self, min_samples: usize) -> Option<Duration> {
-        if self.passes < min_samples.max(1) as u64 {
-            return None;
-        }
-        let k = usize::try_from(self.passes / 20)
-            .unwrap_or(LOWS)
-            .clamp(1, LOWS);
-        self.lows.get(k - 1).copied()
-    }
-
-    fn add(&mut self, rt: Duration) {
-        self.passes += 1;
-        self.rt_sum += rt;
-        if self.lows.len() < LOWS || rt < self.lows[LOWS - 1] {
-            let at = self.lows.partition_point(|&x| x <= rt);
-            self.lows.insert(at, rt);
-            self.lows.truncate(LOWS);
-        }
-    }
-}
-
-/// Buckets whose mean RT says whether the resource is queueing.
+/// Buckets the queue estimate (and the recent RT) is taken over.
 const RT_BUCKETS: usize = 3;
 
 /// Buckets of data before a saturated warm-up trusts its mean RT.
 const WARM_BUCKETS: u64 = 3;
-
-fn mean(rt_sum: Duration, n: u64, min_samples: usize) -> Option<Duration> {
-    (n >= min_samples.max(1) as u64).then(|| rt_sum / u32::try_from(n).unwrap_or(u32::MAX))
-}
 
 /// Little's law with a window of buckets: `bdp = pass rate × min RT`, the concurrency at
 /// which the resource is busy all the time and nothing waits — and Little's law again on the
