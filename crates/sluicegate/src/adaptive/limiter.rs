@@ -97,16 +97,31 @@ impl AdaptiveLimiter {
     /// As the limiter's: dropping the future leaves the queue at once.
     pub async fn acquire(&self) -> Result<AdaptivePermit, Rejected> {
         let permit = self.limiter.acquire_owned().await?;
-        Ok(self.started(permit))
+        Ok(self.wrap(permit))
     }
 
-    fn started(&self, permit: OwnedPermit) -> AdaptivePermit {
+    /// Starts timing a permit acquired from [`limiter()`](Self::limiter) directly — for code
+    /// that must poll a nameable future, such as a tower service's `poll_ready` holding an
+    /// [`AcquireOwned`](crate::concurrency::AcquireOwned). Call it as soon as the permit is
+    /// granted: the sample's start time and in-flight count are taken now.
+    ///
+    /// A bypass permit is not throttled work: it is released at once when the returned
+    /// permit finishes and feeds no sample.
+    pub fn wrap(&self, permit: OwnedPermit) -> AdaptivePermit {
+        if permit.is_bypass() {
+            return AdaptivePermit {
+                permit: Some(permit),
+                start: Nanos::ZERO,
+                in_flight: 0,
+                owner: None,
+            };
+        }
         let in_flight = self.shared.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
         AdaptivePermit {
             permit: Some(permit),
             start: self.shared.clock.now(),
             in_flight,
-            owner: self.clone(),
+            owner: Some(self.clone()),
         }
     }
 
@@ -143,7 +158,8 @@ pub struct AdaptivePermit {
     permit: Option<OwnedPermit>,
     start: Nanos,
     in_flight: usize,
-    owner: AdaptiveLimiter,
+    /// `None` for a bypass permit: nothing to learn from it.
+    owner: Option<AdaptiveLimiter>,
 }
 
 impl AdaptivePermit {
@@ -175,7 +191,9 @@ impl AdaptivePermit {
     fn release(&mut self, outcome: Outcome) {
         if let Some(permit) = self.permit.take() {
             drop(permit);
-            self.owner.finish(self.start, self.in_flight, outcome);
+            if let Some(owner) = &self.owner {
+                owner.finish(self.start, self.in_flight, outcome);
+            }
         }
     }
 }
@@ -208,6 +226,23 @@ mod tests {
         assert_eq!(adaptive.limit(), 21);
         permits.pop().unwrap().dropped();
         assert_eq!(adaptive.limit(), 20); // floor(21 × 0.9) = 18, clamped to min 20
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wrapped_permit_from_the_limiter_feeds_samples_and_bypass_does_not() {
+        let limiter = ConcurrencyLimiter::builder(1).build().unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, Aimd::new(AimdConfig::default()));
+        let mut held = Vec::new();
+        for _ in 0..9 {
+            held.push(adaptive.wrap(adaptive.limiter().acquire_owned().await.unwrap()));
+        }
+        let p = adaptive.wrap(adaptive.limiter().acquire_owned().await.unwrap());
+        assert_eq!(p.in_flight_at_start(), 10);
+        p.success();
+        assert_eq!(adaptive.limit(), 21);
+        adaptive.wrap(adaptive.limiter().acquire_bypass()).dropped();
+        assert_eq!(adaptive.limit(), 21, "a bypass permit teaches nothing");
+        drop(held);
     }
 
     #[tokio::test(start_paused = true)]
