@@ -17,7 +17,7 @@ cargo test --workspace
 
 step "loom models (release mode, bounded preemptions)"
 # Our own cfg name, not `loom`: tokio reads `--cfg loom` itself. A target dir of their own: it changes every crate's build.
-RUSTFLAGS="--cfg sluicegate_loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" \
+RUSTFLAGS="--cfg sluicegate_loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
   CARGO_TARGET_DIR=target/loom \
   cargo test -p sluicegate --release --test 'loom_*' -- --test-threads=2
 
