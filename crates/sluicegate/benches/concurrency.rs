@@ -112,6 +112,108 @@ fn hand_off(c: &mut Criterion) {
     group.finish();
 }
 
+/// A line of waiting tasks behind one permit on a current-thread runtime: the timer starts
+/// when the permit is released, and each waiter, once it runs, releases at once, handing the
+/// permit to the next. Time per hand-off (release → waiting task runs), the queue already
+/// formed.
+fn hand_off_chain(c: &mut Criterion) {
+    let mut group = c.benchmark_group("hand_off_chain");
+    group.throughput(Throughput::Elements(1));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    group.bench_function("sluicegate", |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(in_batches(iters, |n| async move {
+                let limiter = ConcurrencyLimiter::builder(1).max_queue(n).build().unwrap();
+                let held = limiter.acquire_owned().await.unwrap();
+                let line = spawn_line(n, move || {
+                    let limiter = limiter.clone();
+                    async move { drop(limiter.acquire().await.unwrap()) }
+                })
+                .await;
+                let start = Instant::now();
+                drop(held);
+                line.await.unwrap();
+                start.elapsed()
+            }))
+        })
+    });
+    group.bench_function("tokio_semaphore", |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(in_batches(iters, |n| async move {
+                let semaphore = Arc::new(Semaphore::new(1));
+                let held = semaphore.clone().acquire_owned().await.unwrap();
+                let line = spawn_line(n, move || {
+                    let semaphore = semaphore.clone();
+                    async move { drop(semaphore.acquire().await.unwrap()) }
+                })
+                .await;
+                let start = Instant::now();
+                drop(held);
+                line.await.unwrap();
+                start.elapsed()
+            }))
+        })
+    });
+    // The floor: the same line of tasks woken one after another by a bare oneshot channel
+    // each (no queue, no permits). No limiter's hand-off on tokio can cost less than this.
+    group.bench_function("floor_oneshot", |b| {
+        b.iter_custom(|iters| {
+            runtime.block_on(in_batches(iters, |n| async move {
+                let (first, mut rx) = tokio::sync::oneshot::channel::<()>();
+                let mut last = None;
+                for _ in 0..n {
+                    let (tx, next_rx) = tokio::sync::oneshot::channel::<()>();
+                    let wait = std::mem::replace(&mut rx, next_rx);
+                    last = Some(tokio::spawn(async move {
+                        wait.await.unwrap();
+                        let _ = tx.send(());
+                    }));
+                }
+                tokio::task::yield_now().await;
+                let start = Instant::now();
+                first.send(()).unwrap();
+                last.unwrap().await.unwrap();
+                start.elapsed()
+            }))
+        })
+    });
+    group.finish();
+}
+
+/// Runs `batch` over `iters` elements in batches of at most 10 000; sums their times.
+async fn in_batches<F, Fut>(iters: u64, batch: F) -> Duration
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = Duration>,
+{
+    let mut total = Duration::ZERO;
+    let mut left = iters;
+    while left > 0 {
+        let n = left.min(10_000);
+        total += batch(n as usize).await;
+        left -= n;
+    }
+    total
+}
+
+/// Spawns `n` tasks that each run `waiter` and lets them all start waiting; returns the
+/// handle of the last in line (the tasks finish in order).
+async fn spawn_line<F, Fut>(n: usize, waiter: F) -> tokio::task::JoinHandle<()>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let mut last = None;
+    for _ in 0..n {
+        last = Some(tokio::spawn(waiter()));
+    }
+    // Every spawned task runs once (and joins the line) before this task runs again.
+    tokio::task::yield_now().await;
+    last.expect("at least one waiter")
+}
+
 /// Two tasks each run `round` until `iters` rounds have run between them.
 async fn ping_pong<F, Fut>(iters: u64, round: F) -> Duration
 where
@@ -141,6 +243,6 @@ criterion_group! {
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = uncontended, contended, hand_off
+    targets = uncontended, contended, hand_off, hand_off_chain
 }
 criterion_main!(benches);

@@ -85,8 +85,9 @@ struct Class {
     waiters: VecDeque<Waiter>,
 }
 
-/// Nodes kept for reuse, so a steady stream of waiters allocates nothing.
-const SPARE_NODES: usize = 16;
+/// Most nodes kept for reuse, so a steady stream of waiters allocates nothing (the pool
+/// grows to the longest line seen, up to this many).
+const SPARE_NODES: usize = 1024;
 
 /// The waiters, the drainers and the service-time estimate.
 ///
@@ -192,17 +193,25 @@ impl Queue {
 
     /// A node for a new waiter: a spare one nobody else holds any more, or a new one.
     fn node(&mut self) -> Arc<Node> {
-        while let Some(node) = self.spare.pop() {
-            // Unique: the future that waited on it has finished with it. (No weak handles
-            // exist, so the strong count alone tells.)
-            if Arc::strong_count(&node) == 1 {
+        // Unique: the future that waited on it has finished with it. (No weak handles exist,
+        // so the strong count alone tells.) Recently granted nodes may still be held by
+        // futures that have not run yet; they stay in the pool for later.
+        let free = self
+            .spare
+            .iter()
+            .rev()
+            .take(4)
+            .position(|n| Arc::strong_count(n) == 1);
+        match free {
+            Some(from_back) => {
+                let node = self.spare.swap_remove(self.spare.len() - 1 - from_back);
                 node.state.store(WAITING, Ordering::Relaxed);
-                return node;
+                node
             }
+            None => Arc::new(Node {
+                state: AtomicU64::new(WAITING),
+            }),
         }
-        Arc::new(Node {
-            state: AtomicU64::new(WAITING),
-        })
     }
 
     fn recycle(&mut self, node: Arc<Node>) {
