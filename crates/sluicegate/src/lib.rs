@@ -6,8 +6,12 @@
 //! | module | what it is |
 //! |---|---|
 //! | [`clock`] | time sources shared by every limiter |
+//! | [`rate`] | rate limiters: sliding window, GCRA |
+//! | [`keyed`] | per-key rate limiters with bounded memory |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod clock;
-#[allow(dead_code)]
+pub mod keyed;
+pub mod rate;
+#[allow(dead_code, unused_imports)]
 pub(crate) mod sync;

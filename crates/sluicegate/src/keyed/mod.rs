@@ -1,0 +1,1 @@
+//! Keyed rate limiters: one limit per client, with bounded memory.

@@ -1,0 +1,112 @@
+//! What a rate limiter answers, and the one way a check can be impossible.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The answer to a check: allowed or denied, with the numbers an HTTP layer needs for
+/// `Retry-After` and the `RateLimit` headers.
+///
+/// A denial is a decision, not an error: the request was possible, just not now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "a rate limit decision should be acted upon"]
+pub struct Decision {
+    allowed: bool,
+    limit: u32,
+    remaining: u32,
+    retry_after: Duration,
+    reset_after: Duration,
+}
+
+impl Decision {
+    pub(crate) fn allowed(limit: u32, remaining: u32, reset_after: Duration) -> Self {
+        Decision {
+            allowed: true,
+            limit,
+            remaining,
+            retry_after: Duration::ZERO,
+            reset_after,
+        }
+    }
+
+    pub(crate) fn denied(
+        limit: u32,
+        remaining: u32,
+        retry_after: Duration,
+        reset_after: Duration,
+    ) -> Self {
+        Decision {
+            allowed: false,
+            limit,
+            remaining,
+            retry_after,
+            reset_after,
+        }
+    }
+
+    /// The decision of a limiter whose limit is 0: denied, and no wait will help.
+    pub(crate) fn never() -> Self {
+        Decision::denied(0, 0, Duration::MAX, Duration::ZERO)
+    }
+
+    /// Whether the request may go ahead.
+    pub fn is_allowed(&self) -> bool {
+        self.allowed
+    }
+
+    /// Whether the request was turned away.
+    pub fn is_denied(&self) -> bool {
+        !self.allowed
+    }
+
+    /// The limit in force: the window's `limit`, or GCRA's `burst`.
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// How many single requests would be allowed right after this decision, were nothing else
+    /// to happen.
+    pub fn remaining(&self) -> u32 {
+        self.remaining
+    }
+
+    /// How long to wait before the same request would be allowed (zero when allowed).
+    ///
+    /// [`Duration::MAX`] means never under the current quota (its limit is 0).
+    pub fn retry_after(&self) -> Duration {
+        self.retry_after
+    }
+
+    /// How long until the limiter is back to its full allowance, were nothing else to happen.
+    pub fn reset_after(&self) -> Duration {
+        self.reset_after
+    }
+}
+
+/// A check that can never succeed under the current quota, whatever the wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CheckError {
+    /// `check_n(n)` asked for more than the limiter ever allows at once.
+    InsufficientCapacity {
+        /// The `n` asked for.
+        requested: u32,
+        /// The most the limiter allows at once (its `burst` or window `limit`).
+        capacity: u32,
+    },
+}
+
+impl fmt::Display for CheckError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckError::InsufficientCapacity {
+                requested,
+                capacity,
+            } => write!(
+                f,
+                "asked for {requested} at once but the limiter allows at most {capacity}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CheckError {}
