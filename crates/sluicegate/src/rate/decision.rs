@@ -12,40 +12,40 @@ use std::time::Duration;
 pub struct Decision {
     allowed: bool,
     limit: u32,
-    remaining: u32,
-    retry_after: Duration,
-    reset_after: Duration,
+    // `remaining` is `room / unit`, divided only when asked for: a division costs more than
+    // the rest of a check.
+    room: u64,
+    unit: u64,
+    retry_ns: u64,
+    reset_ns: u64,
 }
 
 impl Decision {
-    pub(crate) fn allowed(limit: u32, remaining: u32, reset_after: Duration) -> Self {
+    pub(crate) fn allowed(limit: u32, room: u64, unit: u64, reset_ns: u64) -> Self {
         Decision {
             allowed: true,
             limit,
-            remaining,
-            retry_after: Duration::ZERO,
-            reset_after,
+            room,
+            unit,
+            retry_ns: 0,
+            reset_ns,
         }
     }
 
-    pub(crate) fn denied(
-        limit: u32,
-        remaining: u32,
-        retry_after: Duration,
-        reset_after: Duration,
-    ) -> Self {
+    pub(crate) fn denied(limit: u32, room: u64, unit: u64, retry_ns: u64, reset_ns: u64) -> Self {
         Decision {
             allowed: false,
             limit,
-            remaining,
-            retry_after,
-            reset_after,
+            room,
+            unit,
+            retry_ns,
+            reset_ns,
         }
     }
 
     /// The decision of a limiter whose limit is 0: denied, and no wait will help.
     pub(crate) fn never() -> Self {
-        Decision::denied(0, 0, Duration::MAX, Duration::ZERO)
+        Decision::denied(0, 0, 1, u64::MAX, 0)
     }
 
     /// Whether the request may go ahead.
@@ -66,19 +66,24 @@ impl Decision {
     /// How many single requests would be allowed right after this decision, were nothing else
     /// to happen.
     pub fn remaining(&self) -> u32 {
-        self.remaining
+        u32::try_from(self.room / self.unit)
+            .unwrap_or(u32::MAX)
+            .min(self.limit)
     }
 
     /// How long to wait before the same request would be allowed (zero when allowed).
     ///
     /// [`Duration::MAX`] means never under the current quota (its limit is 0).
     pub fn retry_after(&self) -> Duration {
-        self.retry_after
+        match self.retry_ns {
+            u64::MAX => Duration::MAX,
+            ns => Duration::from_nanos(ns),
+        }
     }
 
     /// How long until the limiter is back to its full allowance, were nothing else to happen.
     pub fn reset_after(&self) -> Duration {
-        self.reset_after
+        Duration::from_nanos(self.reset_ns)
     }
 }
 

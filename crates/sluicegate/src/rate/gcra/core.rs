@@ -1,7 +1,5 @@
 //! The pure GCRA step: a decision and the next state from the current state and `now`.
 
-use std::time::Duration;
-
 use crate::rate::{CheckError, Decision, Quota};
 
 /// A quota in the form the algorithm uses: the emission interval `t` (ns between two requests
@@ -75,16 +73,15 @@ pub fn step(
     let next = base.saturating_add(params.t.saturating_mul(u64::from(n)));
     let limit_at = now.saturating_add(params.horizon());
     if next <= limit_at {
-        let remaining = params.remaining(next, now);
-        let decision = Decision::allowed(params.burst, remaining, ns(next - now));
+        let decision = Decision::allowed(params.burst, limit_at - next, params.t, next - now);
         Ok((decision, Some(next)))
     } else {
-        let retry = next - limit_at;
         let decision = Decision::denied(
             params.burst,
-            params.remaining(base, now),
-            ns(retry),
-            ns(base - now),
+            limit_at - base,
+            params.t,
+            next - limit_at,
+            base - now,
         );
         Ok((decision, None))
     }
@@ -104,13 +101,10 @@ pub fn requote(old: GcraParams, new: GcraParams, tat: u64, now: u64) -> u64 {
     now.saturating_add(owed.saturating_mul(new.t))
 }
 
-fn ns(n: u64) -> Duration {
-    Duration::from_nanos(n)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn params(count: u32, burst: u32) -> GcraParams {
         GcraParams::from_quota(

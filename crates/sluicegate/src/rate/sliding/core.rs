@@ -1,7 +1,5 @@
 //! The pure sliding-window decision over the counts of the last `slices + 1` slices.
 
-use std::time::Duration;
-
 use crate::rate::{CheckError, Decision};
 
 /// A window's shape and limit: at most `limit` in any `slices` consecutive slices of
@@ -63,19 +61,16 @@ pub fn evaluate(
     if newest.is_none() && oldest > 0 {
         newest = Some(0);
     }
-    let at =
-        |k: usize| Duration::from_nanos((k as u64 * params.slice_ns).saturating_sub(into_slice));
-    let remaining = |window: u64, edge: u64| {
-        let left = limit.saturating_sub(window).min(cap.saturating_sub(edge));
-        u32::try_from(left).unwrap_or(u32::MAX)
-    };
+    let at = |k: usize| (k as u64 * params.slice_ns).saturating_sub(into_slice);
+    let room = |window: u64, edge: u64| limit.saturating_sub(window).min(cap.saturating_sub(edge));
     if in_window + n <= limit && in_window + oldest + n <= cap {
         let (window, edge) = (in_window + n, in_window + oldest + n);
         let newest = if n > 0 { Some(slices) } else { newest };
-        let reset = newest.map_or(Duration::ZERO, |i| at(i + 1));
+        let reset = newest.map_or(0, |i| at(i + 1));
         return Ok(Decision::allowed(
             params.limit,
-            remaining(window, edge),
+            room(window, edge),
+            1,
             reset,
         ));
     }
@@ -91,18 +86,15 @@ pub fn evaluate(
             break;
         }
     }
-    let reset = newest.map_or(Duration::ZERO, |i| at(i + 1));
-    Ok(Decision::denied(
-        params.limit,
-        remaining(in_window, in_window + oldest),
-        at(retry),
-        reset,
-    ))
+    let reset = newest.map_or(0, |i| at(i + 1));
+    let room = room(in_window, in_window + oldest);
+    Ok(Decision::denied(params.limit, room, 1, at(retry), reset))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     const P: WindowParams = WindowParams {
         limit: 10,

@@ -197,12 +197,20 @@ impl<C: Clock> SlidingWindow<C> {
             slice_ns: self.slice_ns,
         };
         let slices = self.slices as usize;
+        let ring = slices + 1;
+        // The ring slot of the oldest slice counted; later slices follow it round the ring
+        // (one division here instead of one per slot).
+        let first_slot = self.slot_of(slice + 1);
         let count = |j: usize| {
             if j == slices {
                 return current;
             }
             match (slice + j as u64).checked_sub(slices as u64) {
-                Some(s) => count_in(self.slots[self.slot_of(s)].load(Ordering::Acquire), s),
+                Some(s) => {
+                    let slot = first_slot + j;
+                    let slot = if slot >= ring { slot - ring } else { slot };
+                    count_in(self.slots[slot].load(Ordering::Acquire), s)
+                }
                 None => 0,
             }
         };
