@@ -15,6 +15,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test (unit, integration, property, stress and doc tests)"
 cargo test --workspace
 
+step "keyed memory bound: 10M distinct keys (release: too slow in debug)"
+cargo test -p sluicegate --release --test keyed_memory -- --include-ignored
+
 step "loom models (release mode, bounded preemptions)"
 # Our own cfg name, not `loom`: tokio reads `--cfg loom` itself. A target dir of their own: it changes every crate's build.
 RUSTFLAGS="--cfg sluicegate_loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \

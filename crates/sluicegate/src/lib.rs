@@ -7,6 +7,8 @@
 //! |---|---|
 //! | [`concurrency`] | how much work runs at once, with a bounded wait queue |
 //! | [`clock`] | time sources shared by every limiter |
+//! | [`rate`] | rate limiters: sliding window, GCRA |
+//! | [`keyed`] | per-key rate limiters with bounded memory |
 //!
 //! # Quick example
 //!
@@ -25,4 +27,6 @@
 
 pub mod clock;
 pub mod concurrency;
+pub mod keyed;
+pub mod rate;
 pub(crate) mod sync;
