@@ -30,3 +30,8 @@ pub mod concurrency;
 pub mod keyed;
 pub mod rate;
 pub(crate) mod sync;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;
