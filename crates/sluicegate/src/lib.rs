@@ -8,6 +8,8 @@
 //! | [`concurrency`] | how much work runs at once, with a bounded wait queue |
 //! | [`clock`] | time sources shared by every limiter |
 //! | [`adaptive`] | adaptive limit algorithms (Little's law, Gradient2, Vegas, AIMD, fixed) |
+//! | [`rate`] | rate limiters: sliding window, GCRA |
+//! | [`keyed`] | per-key rate limiters with bounded memory |
 //!
 //! # Quick example
 //!
@@ -27,4 +29,11 @@
 pub mod adaptive;
 pub mod clock;
 pub mod concurrency;
+pub mod keyed;
+pub mod rate;
 pub(crate) mod sync;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;

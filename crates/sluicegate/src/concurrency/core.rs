@@ -148,6 +148,7 @@ impl Inner {
         } else {
             0
         };
+        let key = queue.next_key(priority);
         let mut current = self.state.load(Ordering::Acquire);
         loop {
             if current & CLOSED != 0 {
@@ -176,29 +177,34 @@ impl Inner {
                     retry_after: self.retry_after(&queue),
                 });
             }
-            break;
+            if let Some(estimate) = self.predicted_wait(&queue, key, timeout) {
+                bump(&self.counters.rejected_predicted);
+                return Start::Rejected(Rejected::PredictedTimeout {
+                    retry_after: estimate,
+                });
+            }
+            if current & WAITERS != 0 {
+                break;
+            }
+            // The first waiter raises the flag, but only if no permit came back since the
+            // check above: from then on no fast-path acquire passes it and every release
+            // looks at the queue.
+            match self.state.compare_exchange(
+                current,
+                current | WAITERS,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if self.config.predictive {
+                        queue.estimate().on_queue_start(self.clock.now());
+                    }
+                    break;
+                }
+                Err(actual) => current = actual,
+            }
         }
         let waker = waker.expect("max_queue is 0 without a waker");
-        let key = queue.next_key(priority);
-        if let Some(estimate) = self.predicted_wait(&queue, key, timeout) {
-            bump(&self.counters.rejected_predicted);
-            return Start::Rejected(Rejected::PredictedTimeout {
-                retry_after: estimate,
-            });
-        }
-        if queue.is_empty() {
-            // From here on every release must look at the queue, and no fast-path acquire
-            // may pass the waiter. Any release that happened before this point already shows
-            // in `current`, which the loop above read after taking the lock.
-            self.state.fetch_or(WAITERS, Ordering::AcqRel);
-            if self.config.predictive {
-                queue.estimate().on_queue_start(self.clock.now());
-            }
-            // A release may have slipped in between the check above and the flag.
-            if self.grant_locked(&mut queue, Some(key)) {
-                return Start::Admitted;
-            }
-        }
         Start::Queued(queue.push(key, waker.clone()))
     }
 
@@ -218,26 +224,6 @@ impl Inner {
         let position = u32::try_from(queue.position(key)).unwrap_or(u32::MAX);
         let estimate = interval.saturating_mul(position);
         (estimate > timeout).then_some(estimate)
-    }
-
-    /// With the queue empty and the flag just set, takes a permit for the caller itself if
-    /// one became free; clears the flag again when it does.
-    fn grant_locked(&self, queue: &mut Queue, _key: Option<queue::Key>) -> bool {
-        debug_assert!(queue.is_empty());
-        let mut current = self.state.load(Ordering::Acquire);
-        loop {
-            if state::in_flight(current) >= self.max.load(Ordering::Relaxed) {
-                return false;
-            }
-            let next = (current + 1) & !WAITERS;
-            match self
-                .state
-                .compare_exchange(current, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return true,
-                Err(actual) => current = actual,
-            }
-        }
     }
 
     /// Polls a queued waiter.
@@ -329,14 +315,17 @@ impl Inner {
     fn after_release_locked(&self, queue: &mut Queue, mut current: u64) -> Wakers {
         let mut wakers = Wakers::default();
         while !queue.is_empty() && state::in_flight(current) < self.max.load(Ordering::Relaxed) {
-            match self.state.compare_exchange(
-                current,
-                current + 1,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            // Granting the last waiter lowers the flag in the same step.
+            let mut next = current + 1;
+            if queue.len() == 1 {
+                next &= !WAITERS;
+            }
+            match self
+                .state
+                .compare_exchange(current, next, Ordering::AcqRel, Ordering::Acquire)
+            {
                 Ok(_) => {
-                    current += 1;
+                    current = next;
                     wakers.push(queue.grant_next().expect("queue is not empty"));
                 }
                 Err(actual) => current = actual,

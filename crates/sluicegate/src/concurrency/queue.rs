@@ -2,7 +2,7 @@
 //!
 //! Lives behind the limiter's mutex; nothing here is touched on the permit fast path.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::task::Waker;
 use std::time::Duration;
 
@@ -34,12 +34,11 @@ impl Priority {
     pub const HIGH: Priority = Priority(192);
 }
 
-/// Position in the queue: the smallest key is served next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// A waiter's place: its priority class and its arrival number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Key {
-    /// `u8::MAX - priority`, so higher priorities sort first.
+    /// `u8::MAX - priority`, so more urgent classes sort first.
     class: u8,
-    /// Arrival sequence (FIFO) or its complement (LIFO).
     seq: u64,
 }
 
@@ -74,16 +73,36 @@ pub(crate) struct Ticket {
 
 #[derive(Debug)]
 struct Waiter {
+    seq: u64,
     node: Arc<Node>,
     waker: Waker,
 }
 
+/// The waiters of one priority, oldest first.
+#[derive(Debug)]
+struct Class {
+    class: u8,
+    waiters: VecDeque<Waiter>,
+}
+
+/// Most nodes kept for reuse, so a steady stream of waiters allocates nothing (the pool
+/// grows to the longest line seen, up to this many).
+const SPARE_NODES: usize = 1024;
+
 /// The waiters, the drainers and the service-time estimate.
+///
+/// Waiters sit in one deque per priority class, in arrival order; FIFO serves the front,
+/// LIFO the back. A departure (cancel, timeout) is found by binary search on the arrival
+/// number. Deques keep their buffers, and served nodes are recycled once their future lets
+/// go, so the queue stops allocating once it has seen its working size.
 #[derive(Debug)]
 pub(crate) struct Queue {
     order: QueueOrder,
-    waiters: BTreeMap<Key, Waiter>,
+    /// Sorted by class, most urgent first; classes stay once created (at most 256).
+    classes: Vec<Class>,
+    len: usize,
     next_seq: u64,
+    spare: Vec<Arc<Node>>,
     drainers: Vec<Waker>,
     estimate: ReleaseInterval,
 }
@@ -92,89 +111,164 @@ impl Queue {
     pub(crate) fn new(order: QueueOrder) -> Self {
         Queue {
             order,
-            waiters: BTreeMap::new(),
+            classes: Vec::new(),
+            len: 0,
             next_seq: 0,
+            spare: Vec::new(),
             drainers: Vec::new(),
             estimate: ReleaseInterval::default(),
         }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.waiters.len()
+        self.len
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.waiters.is_empty()
+        self.len == 0
     }
 
     /// The key a new waiter of `priority` would get (not yet inserted).
     pub(crate) fn next_key(&self, priority: Priority) -> Key {
-        let seq = match self.order {
-            QueueOrder::Fifo => self.next_seq,
-            QueueOrder::Lifo => u64::MAX - self.next_seq,
-        };
         Key {
             class: u8::MAX - priority.0,
-            seq,
+            seq: self.next_seq,
         }
     }
 
-    /// How many waiters would be served before (and including) a waiter with `key`.
+    /// How many waiters would be served before a new waiter with `key`, plus one.
     pub(crate) fn position(&self, key: Key) -> usize {
-        if self
-            .waiters
-            .last_key_value()
-            .is_none_or(|(last, _)| *last < key)
-        {
-            self.waiters.len() + 1
-        } else {
-            self.waiters.range(..key).count() + 1
-        }
+        let ahead: usize = self
+            .classes
+            .iter()
+            .take_while(|c| c.class < key.class)
+            .map(|c| c.waiters.len())
+            .sum();
+        let own = match self.order {
+            QueueOrder::Fifo => self.class(key.class).map_or(0, |c| c.waiters.len()),
+            QueueOrder::Lifo => 0,
+        };
+        ahead + own + 1
+    }
+
+    fn class(&self, class: u8) -> Option<&Class> {
+        let i = self
+            .classes
+            .binary_search_by_key(&class, |c| c.class)
+            .ok()?;
+        Some(&self.classes[i])
+    }
+
+    fn class_mut(&mut self, class: u8) -> Option<&mut Class> {
+        let i = self
+            .classes
+            .binary_search_by_key(&class, |c| c.class)
+            .ok()?;
+        Some(&mut self.classes[i])
     }
 
     pub(crate) fn push(&mut self, key: Key, waker: Waker) -> Ticket {
+        debug_assert_eq!(key.seq, self.next_seq);
         self.next_seq += 1;
-        let node = Arc::new(Node {
-            state: AtomicU64::new(WAITING),
-        });
-        let waiter = Waiter {
+        let node = self.node();
+        let i = match self.classes.binary_search_by_key(&key.class, |c| c.class) {
+            Ok(i) => i,
+            Err(i) => {
+                let class = Class {
+                    class: key.class,
+                    waiters: VecDeque::new(),
+                };
+                self.classes.insert(i, class);
+                i
+            }
+        };
+        self.classes[i].waiters.push_back(Waiter {
+            seq: key.seq,
             node: node.clone(),
             waker,
-        };
-        self.waiters.insert(key, waiter);
+        });
+        self.len += 1;
         Ticket { key, node }
+    }
+
+    /// A node for a new waiter: a spare one nobody else holds any more, or a new one.
+    fn node(&mut self) -> Arc<Node> {
+        // Unique: the future that waited on it has finished with it. (No weak handles exist,
+        // so the strong count alone tells.) Recently granted nodes may still be held by
+        // futures that have not run yet; they stay in the pool for later.
+        let free = self
+            .spare
+            .iter()
+            .rev()
+            .take(4)
+            .position(|n| Arc::strong_count(n) == 1);
+        match free {
+            Some(from_back) => {
+                let node = self.spare.swap_remove(self.spare.len() - 1 - from_back);
+                node.state.store(WAITING, Ordering::Relaxed);
+                node
+            }
+            None => Arc::new(Node {
+                state: AtomicU64::new(WAITING),
+            }),
+        }
+    }
+
+    fn recycle(&mut self, node: Arc<Node>) {
+        if self.spare.len() < SPARE_NODES {
+            self.spare.push(node);
+        }
     }
 
     /// Grants a permit to the next waiter and returns its waker.
     pub(crate) fn grant_next(&mut self) -> Option<Waker> {
-        let (_, waiter) = self.waiters.pop_first()?;
+        let order = self.order;
+        let class = self.classes.iter_mut().find(|c| !c.waiters.is_empty())?;
+        let waiter = match order {
+            QueueOrder::Fifo => class.waiters.pop_front(),
+            QueueOrder::Lifo => class.waiters.pop_back(),
+        }?;
+        self.len -= 1;
         waiter.node.finish(GRANTED);
+        self.recycle(waiter.node);
         Some(waiter.waker)
     }
 
     /// Removes a waiter that gave up; `false` if it was no longer queued.
     pub(crate) fn remove(&mut self, key: Key) -> bool {
-        self.waiters.remove(&key).is_some()
+        let Some(class) = self.class_mut(key.class) else {
+            return false;
+        };
+        let Ok(i) = class.waiters.binary_search_by_key(&key.seq, |w| w.seq) else {
+            return false;
+        };
+        let waiter = class.waiters.remove(i).expect("index from binary search");
+        self.len -= 1;
+        self.recycle(waiter.node);
+        true
     }
 
     /// Replaces a waiter's waker if the task polling it changed.
     pub(crate) fn update_waker(&mut self, key: Key, waker: &Waker) {
-        if let Some(waiter) = self.waiters.get_mut(&key) {
-            if !waiter.waker.will_wake(waker) {
-                waiter.waker = waker.clone();
-            }
+        let Some(class) = self.class_mut(key.class) else {
+            return;
+        };
+        if let Ok(i) = class.waiters.binary_search_by_key(&key.seq, |w| w.seq) {
+            class.waiters[i].waker.clone_from(waker);
         }
     }
 
-    /// Tells every waiter the limiter closed; returns their wakers and how many there were.
+    /// Tells every waiter the limiter closed; returns their wakers.
     pub(crate) fn close_all(&mut self) -> Vec<Waker> {
-        std::mem::take(&mut self.waiters)
-            .into_values()
-            .map(|waiter| {
+        self.len = 0;
+        let mut wakers = Vec::new();
+        for class in &mut self.classes {
+            for waiter in class.waiters.drain(..) {
                 waiter.node.finish(CLOSED);
-                waiter.waker
-            })
-            .collect()
+                wakers.push(waiter.waker);
+            }
+        }
+        wakers
     }
 
     pub(crate) fn add_drainer(&mut self, waker: &Waker) {
