@@ -1,5 +1,5 @@
-//! The simulator's own promises: deterministic for a seed, and its queueing model agrees with
-//! M/M/c theory.
+//! The simulator's own promises — deterministic for a seed, its queueing model agrees with
+//! M/M/c theory — and a guard on the headline result: ours at 3× overload.
 
 use sluicegate_sim::algo::Algo;
 use sluicegate_sim::engine::{self, Fate};
@@ -97,4 +97,25 @@ fn upstream_matches_mm_c_utilisation_and_mean_wait() {
         (utilisation - 0.8).abs() < 0.02,
         "utilisation {utilisation:.3}"
     );
+}
+
+#[test]
+fn littles_holds_goodput_at_3x_overload_and_beats_fixed_limits_off_by_2x() {
+    let s = Scenario::by_name("overload_3x").unwrap();
+    let s = Scenario {
+        duration: Duration::from_secs(30),
+        ..s
+    };
+    let goodput = |a: Algo| stats::summarise(&s, &engine::run(&s, a, 1));
+    let ours = goodput(Algo::Littles);
+    assert!(ours.goodput >= 0.93, "goodput {:.3}", ours.goodput);
+    assert!(ours.p99_ratio <= 2.0, "p99 {:.2}× unloaded", ours.p99_ratio);
+    for other in [Algo::FixedDouble, Algo::FixedHalf, Algo::None, Algo::Aimd] {
+        let theirs = goodput(other);
+        assert!(
+            ours.goodput > theirs.goodput,
+            "{other:?}: {:.3}",
+            theirs.goodput
+        );
+    }
 }
