@@ -21,6 +21,7 @@ pub struct Decision {
 }
 
 impl Decision {
+    #[inline]
     pub(crate) fn allowed(limit: u32, room: u64, unit: u64, reset_ns: u64) -> Self {
         Decision {
             allowed: true,
@@ -32,6 +33,7 @@ impl Decision {
         }
     }
 
+    #[inline]
     pub(crate) fn denied(limit: u32, room: u64, unit: u64, retry_ns: u64, reset_ns: u64) -> Self {
         Decision {
             allowed: false,
@@ -44,27 +46,32 @@ impl Decision {
     }
 
     /// The decision of a limiter whose limit is 0: denied, and no wait will help.
+    #[inline]
     pub(crate) fn never() -> Self {
         Decision::denied(0, 0, 1, u64::MAX, 0)
     }
 
     /// Whether the request may go ahead.
+    #[inline]
     pub fn is_allowed(&self) -> bool {
         self.allowed
     }
 
     /// Whether the request was turned away.
+    #[inline]
     pub fn is_denied(&self) -> bool {
         !self.allowed
     }
 
     /// The limit in force: the window's `limit`, or GCRA's `burst`.
+    #[inline]
     pub fn limit(&self) -> u32 {
         self.limit
     }
 
     /// How many single requests would be allowed right after this decision, were nothing else
     /// to happen.
+    #[inline]
     pub fn remaining(&self) -> u32 {
         u32::try_from(self.room / self.unit)
             .unwrap_or(u32::MAX)
@@ -74,6 +81,7 @@ impl Decision {
     /// How long to wait before the same request would be allowed (zero when allowed).
     ///
     /// [`Duration::MAX`] means never under the current quota (its limit is 0).
+    #[inline]
     pub fn retry_after(&self) -> Duration {
         match self.retry_ns {
             u64::MAX => Duration::MAX,
@@ -82,6 +90,7 @@ impl Decision {
     }
 
     /// How long until the limiter is back to its full allowance, were nothing else to happen.
+    #[inline]
     pub fn reset_after(&self) -> Duration {
         Duration::from_nanos(self.reset_ns)
     }

@@ -19,3 +19,17 @@ pub use decision::{CheckError, Decision};
 pub use gcra::Gcra;
 pub use quota::{Quota, QuotaError};
 pub use sliding::SlidingWindow;
+
+/// A value on a 128-byte line pair of its own (adjacent-line prefetchers fetch pairs), so a
+/// word that threads write all the time does not drag read-mostly neighbours along with it.
+#[repr(align(128))]
+#[derive(Debug, Default)]
+pub(crate) struct CacheLine<T>(pub(crate) T);
+
+impl<T> std::ops::Deref for CacheLine<T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}

@@ -25,6 +25,7 @@ impl ParamsCell {
     }
 
     /// The sequence number to pass to [`ParamsCell::unchanged_since`], and the parameters.
+    #[inline]
     pub(crate) fn read(&self) -> (u64, GcraParams) {
         loop {
             let seq = self.seq.load(Ordering::Acquire);
@@ -41,6 +42,7 @@ impl ParamsCell {
     }
 
     /// Whether no write started since `read` returned `seq`.
+    #[inline]
     pub(crate) fn unchanged_since(&self, seq: u64) -> bool {
         self.seq.load(Ordering::SeqCst) == seq
     }
