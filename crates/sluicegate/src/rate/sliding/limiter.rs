@@ -144,8 +144,14 @@ impl<C: Clock> SlidingWindow<C> {
                 let limit = self.limit();
                 let slot = &self.slots[(slice & self.mask) as usize];
                 let mut raw = slot.load(Ordering::Acquire);
-                while !is_newer(raw, slice) {
-                    let current = count_in(raw, slice);
+                loop {
+                    let current = if raw >> 32 == slice & 0xFFFF_FFFF {
+                        raw & 0xFFFF_FFFF
+                    } else if is_newer(raw, slice) {
+                        break;
+                    } else {
+                        0 // left from an earlier turn of the ring: reset by this CAS
+                    };
                     let wanted = current + u64::from(n);
                     if wanted > allowance {
                         break;
