@@ -120,7 +120,13 @@ impl<C: Clock> SlidingWindow<C> {
     /// Checks for, and on success records, one request.
     #[inline]
     pub fn check(&self) -> Decision {
-        self.check_n(1).unwrap_or_else(|_| Decision::never())
+        let now = self.clock.now().as_u64();
+        match self.check_fast(now, 1) {
+            Some(decision) => decision,
+            None => self
+                .check_slow(now, 1, true)
+                .unwrap_or_else(|_| Decision::never()),
+        }
     }
 
     /// Checks for, and on success records, `n` requests at once (all or nothing).
@@ -131,6 +137,15 @@ impl<C: Clock> SlidingWindow<C> {
     #[inline]
     pub fn check_n(&self, n: u32) -> Result<Decision, CheckError> {
         let now = self.clock.now().as_u64();
+        match self.check_fast(now, n) {
+            Some(decision) => Ok(decision),
+            None => self.check_slow(now, n, true),
+        }
+    }
+
+    /// The admission of `n > 0` at `now` in the common case, or `None` for the slow path.
+    #[inline(always)]
+    fn check_fast(&self, now: u64, n: u32) -> Option<Decision> {
         // Fast path: `now` falls in the slice the cache was made for, so the completed slices
         // are summed up already and only the current slot is read and swapped. Everything
         // else (a new slice, a denial, `n == 0`) takes the exact slow path.
@@ -142,6 +157,9 @@ impl<C: Clock> SlidingWindow<C> {
             if cache >> 32 == slice & 0xFFFF_FFFF {
                 let allowance = cache & 0xFFFF_FFFF;
                 let limit = self.limit();
+                // Everything the decision needs is read before the CAS: a locked instruction
+                // holds back every load after it until it completes.
+                let reset = self.ring_ns.saturating_sub(into);
                 let slot = &self.slots[(slice & self.mask) as usize];
                 let mut raw = slot.load(Ordering::Acquire);
                 loop {
@@ -163,15 +181,14 @@ impl<C: Clock> SlidingWindow<C> {
                         Ordering::Acquire,
                     ) {
                         Ok(_) => {
-                            let reset = self.ring_ns.saturating_sub(into);
-                            return Ok(Decision::allowed(limit, allowance - wanted, 1, reset));
+                            return Some(Decision::allowed(limit, allowance - wanted, 1, reset));
                         }
                         Err(seen) => raw = seen,
                     }
                 }
             }
         }
-        self.check_slow(now, n, true)
+        None
     }
 
     /// The decision [`check`](Self::check) would make now, without recording anything.
