@@ -7,11 +7,14 @@ use std::time::Duration;
 /// `Retry-After` and the `RateLimit` headers.
 ///
 /// A denial is a decision, not an error: the request was possible, just not now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 #[must_use = "a rate limit decision should be acted upon"]
 pub struct Decision {
-    allowed: bool,
-    limit: u32,
+    // The limit (low 32 bits) and `ALLOWED`, in one word: a `bool` and a `u32` as two fields
+    // are written with two narrow stores, and a copy of the decision reads them back with one
+    // wide load, which the CPU cannot forward from the store buffer (a ~15-cycle stall,
+    // measured as a third of a whole check in a loop that returns decisions).
+    limit_allowed: u64,
     // `remaining` is `room / unit`, divided only when asked for: a division costs more than
     // the rest of a check.
     room: u64,
@@ -20,12 +23,25 @@ pub struct Decision {
     reset_ns: u64,
 }
 
+const ALLOWED: u64 = 1 << 32;
+
+impl fmt::Debug for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decision")
+            .field("allowed", &self.is_allowed())
+            .field("limit", &self.limit())
+            .field("remaining", &self.remaining())
+            .field("retry_after", &self.retry_after())
+            .field("reset_after", &self.reset_after())
+            .finish()
+    }
+}
+
 impl Decision {
     #[inline]
     pub(crate) fn allowed(limit: u32, room: u64, unit: u64, reset_ns: u64) -> Self {
         Decision {
-            allowed: true,
-            limit,
+            limit_allowed: u64::from(limit) | ALLOWED,
             room,
             unit,
             retry_ns: 0,
@@ -36,8 +52,7 @@ impl Decision {
     #[inline]
     pub(crate) fn denied(limit: u32, room: u64, unit: u64, retry_ns: u64, reset_ns: u64) -> Self {
         Decision {
-            allowed: false,
-            limit,
+            limit_allowed: u64::from(limit),
             room,
             unit,
             retry_ns,
@@ -54,19 +69,19 @@ impl Decision {
     /// Whether the request may go ahead.
     #[inline]
     pub fn is_allowed(&self) -> bool {
-        self.allowed
+        self.limit_allowed & ALLOWED != 0
     }
 
     /// Whether the request was turned away.
     #[inline]
     pub fn is_denied(&self) -> bool {
-        !self.allowed
+        !self.is_allowed()
     }
 
     /// The limit in force: the window's `limit`, or GCRA's `burst`.
     #[inline]
     pub fn limit(&self) -> u32 {
-        self.limit
+        self.limit_allowed as u32
     }
 
     /// How many single requests would be allowed right after this decision, were nothing else
@@ -75,7 +90,7 @@ impl Decision {
     pub fn remaining(&self) -> u32 {
         u32::try_from(self.room / self.unit)
             .unwrap_or(u32::MAX)
-            .min(self.limit)
+            .min(self.limit())
     }
 
     /// How long to wait before the same request would be allowed (zero when allowed).

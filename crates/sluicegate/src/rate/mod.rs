@@ -2,7 +2,7 @@
 //!
 //! | limiter | promise | state |
 //! |---|---|---|
-//! | [`SlidingWindow`] | at most `limit` in any aligned window, `limit · (1 + 1/slices)` in any interval of that length | `slices + 1` atomic counters |
+//! | [`SlidingWindow`] | at most `limit` in any aligned window, `limit · (1 + 1/slices)` in any interval of that length | `slices + 1` atomic counters (rounded up to a power of two) and a cached allowance |
 //! | [`Gcra`] | a steady rate with bursts of up to `burst` | one atomic word |
 //!
 //! Both answer with a [`Decision`] (a denial is a value, not an error) and take their time

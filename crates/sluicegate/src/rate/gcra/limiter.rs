@@ -75,7 +75,8 @@ impl<C: Clock> Gcra<C> {
     pub fn check_n(&self, n: u32) -> Result<Decision, CheckError> {
         let now = self.clock.now().as_u64();
         loop {
-            let (seq, params) = self.params.read();
+            // One sequence check covers both the quota and the state read under it.
+            let (seq, params) = self.params.read_unvalidated();
             let tat = self.tat.load(Ordering::Acquire);
             if !self.params.unchanged_since(seq) {
                 continue;

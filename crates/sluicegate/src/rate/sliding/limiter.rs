@@ -1,4 +1,5 @@
-//! The in-memory sliding window: `slices + 1` atomic words, each a slice number and a count.
+//! The in-memory sliding window: a ring of atomic words, each a slice number and a count, and
+//! a per-slice cached allowance that makes the common check one read and one CAS.
 
 use std::time::Duration;
 
@@ -11,9 +12,14 @@ use super::{WindowParams, evaluate};
 /// A sliding-window rate limiter: at most `limit` in any window (at slice resolution), and at
 /// most `limit · (1 + 1/slices)` in any interval as long as the window.
 ///
-/// Memory is fixed: `slices + 1` atomic words, each holding a slice number and its count. A
-/// slot left over from an older turn of the ring counts as empty and is reset by the same
-/// compare-and-swap that records the next admission, so no lock is ever taken.
+/// Memory is fixed: `slices + 1` atomic words (rounded up to a power of two), each holding a
+/// slice number and its count, plus three words of cache. A slot left over from an older turn
+/// of the ring counts as empty and is reset by the same compare-and-swap that records the next
+/// admission, so no lock is ever taken.
+///
+/// The first check in a slice sums the completed slices once and caches how many the current
+/// slice may still take; later checks in that slice read the cache and the current slot and
+/// swap the slot. Denials and peeks read every slot, to compute an exact `retry_after`.
 ///
 /// Under concurrent use, threads that straddle a slice boundary may each see the other's
 /// slice before it is written, so the bound can be exceeded by at most one admission per
