@@ -232,8 +232,7 @@ fn interleaved_ratios() {
     let gov_coarse = RateLimiter::direct_with_clock(gov_quota(), gov_coarse());
     let counter = AtomicU64::new(0);
     // Longer runs with two threads, so spawning them stays under 1 % of the time.
-    let two =
-        |op: &(dyn Fn() + Sync)| two_threads(5 * ITERS, op).as_nanos() as f64 / (5 * ITERS) as f64;
+    let per_op = |d: Duration| d.as_nanos() as f64 / (5 * ITERS) as f64;
     let subjects: [(&str, &dyn Fn() -> f64); 11] = [
         ("gcra/monotonic", &|| {
             one_thread(ITERS, || {
@@ -271,24 +270,24 @@ fn interleaved_ratios() {
             })
         }),
         ("2 threads gcra/coarse", &|| {
-            two(&|| {
+            per_op(two_threads(5 * ITERS, || {
                 let _ = black_box(gcra_coarse.check());
-            })
+            }))
         }),
         ("2 threads sliding/coarse", &|| {
-            two(&|| {
+            per_op(two_threads(5 * ITERS, || {
                 let _ = black_box(sliding_coarse.check());
-            })
+            }))
         }),
         ("2 threads governor/coarse", &|| {
-            two(&|| {
+            per_op(two_threads(5 * ITERS, || {
                 let _ = black_box(gov_coarse.check());
-            })
+            }))
         }),
         ("2 threads fetch_add", &|| {
-            two(&|| {
+            per_op(two_threads(5 * ITERS, || {
                 let _ = black_box(counter.fetch_add(1, Ordering::AcqRel));
-            })
+            }))
         }),
     ];
     let mut best = [f64::MAX; 11];

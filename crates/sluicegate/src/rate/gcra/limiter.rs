@@ -74,23 +74,27 @@ impl<C: Clock> Gcra<C> {
     #[inline]
     pub fn check_n(&self, n: u32) -> Result<Decision, CheckError> {
         let now = self.clock.now().as_u64();
+        let (mut seq, mut params) = self.params.read_unvalidated();
+        let mut tat = self.tat.load(Ordering::Acquire);
         loop {
             // One sequence check covers both the quota and the state read under it.
-            let (seq, params) = self.params.read_unvalidated();
-            let tat = self.tat.load(Ordering::Acquire);
             if !self.params.unchanged_since(seq) {
+                (seq, params) = self.params.read_unvalidated();
+                tat = self.tat.load(Ordering::Acquire);
                 continue;
             }
             let (decision, next) = step(params, tat, now, n)?;
             let Some(next) = next else {
                 return Ok(decision);
             };
-            if self
+            // On failure, carry on from the value the CAS saw: loading it again would fetch
+            // the contended line once more, shared, before the next CAS takes it exclusive.
+            match self
                 .tat
-                .compare_exchange_weak(tat, next, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
+                .compare_exchange_weak(tat, next, Ordering::AcqRel, Ordering::Acquire)
             {
-                return Ok(decision);
+                Ok(_) => return Ok(decision),
+                Err(seen) => tat = seen,
             }
         }
     }
