@@ -238,3 +238,33 @@ fn stale_slices_count_as_empty_after_the_ring_comes_round() {
     assert_eq!(window.peek().remaining(), 3);
     assert!(window.check_n(4).unwrap().is_allowed());
 }
+
+proptest! {
+    #[test]
+    fn sliding_check_decides_exactly_as_a_peek_just_before_it(
+        limit in 1u32..40,
+        slices in 1u32..16,
+        slice_ns in 1u64..1_000,
+        workload in ops(400, 5),
+        changes in prop::collection::vec((0usize..300, 0u32..40), 0..4),
+    ) {
+        // `peek_n` always reads every slot; `check_n` mostly takes the cached fast path. The
+        // two must agree on every decision, across slice changes and limit changes.
+        let clock = FakeClock::new();
+        let window = slice_ns * u64::from(slices);
+        let limiter =
+            SlidingWindow::with_clock(limit, Duration::from_nanos(window), slices, clock.clone())
+                .unwrap();
+        for (i, (advance, n)) in workload.into_iter().enumerate() {
+            for &(at, new) in &changes {
+                if at == i {
+                    limiter.set_limit(new);
+                }
+            }
+            clock.advance(Duration::from_nanos(advance));
+            let n = n.min(limiter.limit()).max(1);
+            let peeked = limiter.peek_n(n);
+            prop_assert_eq!(peeked, limiter.check_n(n));
+        }
+    }
+}

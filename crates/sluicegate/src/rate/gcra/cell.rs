@@ -25,6 +25,7 @@ impl ParamsCell {
     }
 
     /// The sequence number to pass to [`ParamsCell::unchanged_since`], and the parameters.
+    #[inline]
     pub(crate) fn read(&self) -> (u64, GcraParams) {
         loop {
             let seq = self.seq.load(Ordering::Acquire);
@@ -40,7 +41,24 @@ impl ParamsCell {
         }
     }
 
+    /// The parameters and the sequence number to validate them with: unlike
+    /// [`read`](Self::read) this does not check the sequence again itself, so a caller that
+    /// reads more state under the same sequence checks once, with
+    /// [`unchanged_since`](Self::unchanged_since), after all of its reads.
+    #[inline]
+    pub(crate) fn read_unvalidated(&self) -> (u64, GcraParams) {
+        let mut seq = self.seq.load(Ordering::Acquire);
+        while seq & 1 == 1 {
+            std::hint::spin_loop();
+            seq = self.seq.load(Ordering::Acquire);
+        }
+        let t = self.t.load(Ordering::Acquire);
+        let burst = self.burst.load(Ordering::Acquire) as u32;
+        (seq, GcraParams { t, burst })
+    }
+
     /// Whether no write started since `read` returned `seq`.
+    #[inline]
     pub(crate) fn unchanged_since(&self, seq: u64) -> bool {
         self.seq.load(Ordering::SeqCst) == seq
     }

@@ -23,11 +23,13 @@ impl GcraParams {
     }
 
     /// Whether the quota denies everything.
+    #[inline]
     pub fn denies_all(&self) -> bool {
         self.t == 0
     }
 
     /// How far ahead of `now` the state may run: `burst × t`.
+    #[inline]
     fn horizon(&self) -> u64 {
         self.t.saturating_mul(u64::from(self.burst))
     }
@@ -54,6 +56,7 @@ impl GcraParams {
 ///
 /// [`CheckError::InsufficientCapacity`] when `n` exceeds the burst (and the quota does not
 /// deny everything): no wait would ever let it through.
+#[inline]
 pub fn step(
     params: GcraParams,
     tat: u64,

@@ -4,6 +4,8 @@ use crate::clock::{Clock, MonotonicClock};
 use crate::rate::{CheckError, Decision, Quota};
 use crate::sync::{AtomicU64, Mutex, Ordering, lock};
 
+use crate::rate::CacheLine;
+
 use super::{GcraParams, ParamsCell, requote, step};
 
 /// A GCRA rate limiter (a token bucket): `count` per `period` with bursts of up to `burst`,
@@ -28,7 +30,9 @@ use super::{GcraParams, ParamsCell, requote, step};
 /// ```
 #[derive(Debug)]
 pub struct Gcra<C: Clock = MonotonicClock> {
-    tat: AtomicU64,
+    // On a line pair of its own: under contention this line moves between cores on every
+    // check, and the quota (read on every check, written almost never) should not move with it.
+    tat: CacheLine<AtomicU64>,
     params: ParamsCell,
     quota: Mutex<Quota>,
     clock: C,
@@ -45,7 +49,7 @@ impl<C: Clock> Gcra<C> {
     /// A limiter for `quota` reading time from `clock`.
     pub fn with_clock(quota: Quota, clock: C) -> Self {
         Gcra {
-            tat: AtomicU64::new(0),
+            tat: CacheLine(AtomicU64::new(0)),
             params: ParamsCell::new(GcraParams::from_quota(&quota)),
             quota: Mutex::new(quota),
             clock,
@@ -53,6 +57,7 @@ impl<C: Clock> Gcra<C> {
     }
 
     /// Checks for, and on success consumes, one request.
+    #[inline]
     pub fn check(&self) -> Decision {
         match self.check_n(1) {
             Ok(decision) => decision,
@@ -66,29 +71,36 @@ impl<C: Clock> Gcra<C> {
     /// # Errors
     ///
     /// [`CheckError::InsufficientCapacity`] when `n` exceeds the burst.
+    #[inline]
     pub fn check_n(&self, n: u32) -> Result<Decision, CheckError> {
         let now = self.clock.now().as_u64();
+        let (mut seq, mut params) = self.params.read_unvalidated();
+        let mut tat = self.tat.load(Ordering::Acquire);
         loop {
-            let (seq, params) = self.params.read();
-            let tat = self.tat.load(Ordering::Acquire);
+            // One sequence check covers both the quota and the state read under it.
             if !self.params.unchanged_since(seq) {
+                (seq, params) = self.params.read_unvalidated();
+                tat = self.tat.load(Ordering::Acquire);
                 continue;
             }
             let (decision, next) = step(params, tat, now, n)?;
             let Some(next) = next else {
                 return Ok(decision);
             };
-            if self
+            // On failure, carry on from the value the CAS saw: loading it again would fetch
+            // the contended line once more, shared, before the next CAS takes it exclusive.
+            match self
                 .tat
-                .compare_exchange_weak(tat, next, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
+                .compare_exchange_weak(tat, next, Ordering::AcqRel, Ordering::Acquire)
             {
-                return Ok(decision);
+                Ok(_) => return Ok(decision),
+                Err(seen) => tat = seen,
             }
         }
     }
 
     /// The decision [`check`](Self::check) would make now, without consuming anything.
+    #[inline]
     pub fn peek(&self) -> Decision {
         self.peek_n(1).unwrap_or_else(|_| Decision::never())
     }
@@ -101,6 +113,7 @@ impl<C: Clock> Gcra<C> {
     ///
     /// `peek_n(0)` is allowed and its [`remaining`](Decision::remaining) is what is available
     /// now (`peek()` reports what would remain after one more).
+    #[inline]
     pub fn peek_n(&self, n: u32) -> Result<Decision, CheckError> {
         let now = self.clock.now().as_u64();
         let (_, params) = self.params.read();
