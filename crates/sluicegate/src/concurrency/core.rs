@@ -5,7 +5,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use super::error::Rejected;
-use super::queue::{self, Priority, Queue, QueueOrder, Ticket};
+use super::queue::{self, Outcome, Priority, Queue, QueueOrder, Ticket};
 use super::snapshot::Snapshot;
 use super::state::{
     self, CLOSED, COMPLETED_ONE, Completed, DRAINERS, RELEASE_COMPLETED, SLOW_ACQUIRE,
@@ -232,17 +232,11 @@ impl Inner {
         ticket: &Ticket,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), Rejected>> {
-        match ticket.node.state() {
-            queue::GRANTED => return Poll::Ready(Ok(())),
-            queue::CLOSED => return Poll::Ready(Err(self.closed())),
-            _ => {}
-        }
         let mut queue = lock(&self.queue);
-        // Re-check under the lock: a grant or close may have happened since.
-        match ticket.node.state() {
-            queue::GRANTED => Poll::Ready(Ok(())),
-            queue::CLOSED => Poll::Ready(Err(self.closed())),
-            _ => {
+        match queue.take_outcome(ticket) {
+            Outcome::Granted => Poll::Ready(Ok(())),
+            Outcome::Closed => Poll::Ready(Err(self.closed())),
+            Outcome::Waiting => {
                 queue.update_waker(ticket.key, cx.waker());
                 Poll::Pending
             }
@@ -271,9 +265,9 @@ impl Inner {
                 retry_after: self.retry_after(&queue),
             });
         }
-        match (ticket.node.state(), why) {
-            (queue::GRANTED, GiveUp::TimedOut) => Ok(true),
-            (queue::GRANTED, GiveUp::Cancelled) => {
+        match (queue.take_outcome(&ticket), why) {
+            (Outcome::Granted, GiveUp::TimedOut) => Ok(true),
+            (Outcome::Granted, GiveUp::Cancelled) => {
                 // Handed a permit by a release racing the drop: pass it on without counting
                 // it as completed work.
                 bump(&self.counters.cancelled);

@@ -7,7 +7,6 @@ use std::task::Waker;
 use std::time::Duration;
 
 use crate::clock::Nanos;
-use crate::sync::{Arc, AtomicU64, Ordering};
 
 /// The order in which waiters are served within one priority class.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,39 +41,25 @@ pub(crate) struct Key {
     seq: u64,
 }
 
-/// What happened to one waiter; written under the queue lock, read by its future without it.
-#[derive(Debug)]
-pub(crate) struct Node {
-    state: AtomicU64,
+/// What happened to a waiter, as its future learns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Waiting,
+    Granted,
+    Closed,
 }
 
-pub(crate) const WAITING: u64 = 0;
-pub(crate) const GRANTED: u64 = 1;
-pub(crate) const CLOSED: u64 = 2;
-
-impl Node {
-    pub(crate) fn state(&self) -> u64 {
-        // Acquire pairs with the Release in `finish`: a granted waiter sees everything the
-        // previous permit holder did.
-        self.state.load(Ordering::Acquire)
-    }
-
-    fn finish(&self, outcome: u64) {
-        self.state.store(outcome, Ordering::Release);
-    }
-}
-
-/// A waiter's claim on its place in line.
+/// A waiter's claim on its place in line: its key, and the slot its outcome is written to.
 #[derive(Debug)]
 pub(crate) struct Ticket {
     pub(crate) key: Key,
-    pub(crate) node: Arc<Node>,
+    slot: u32,
 }
 
 #[derive(Debug)]
 struct Waiter {
     seq: u64,
-    node: Arc<Node>,
+    slot: u32,
     waker: Waker,
 }
 
@@ -85,16 +70,14 @@ struct Class {
     waiters: VecDeque<Waiter>,
 }
 
-/// Most nodes kept for reuse, so a steady stream of waiters allocates nothing (the pool
-/// grows to the longest line seen, up to this many).
-const SPARE_NODES: usize = 1024;
-
 /// The waiters, the drainers and the service-time estimate.
 ///
 /// Waiters sit in one deque per priority class, in arrival order; FIFO serves the front,
 /// LIFO the back. A departure (cancel, timeout) is found by binary search on the arrival
-/// number. Deques keep their buffers, and served nodes are recycled once their future lets
-/// go, so the queue stops allocating once it has seen its working size.
+/// number. Each waiter's outcome is written to a slot of a compact table that its future
+/// reads (under the lock) and frees once it has seen the outcome. Deques, table and free list
+/// keep their buffers, so the queue stops allocating once it has seen its working size, and a
+/// hand-off touches no memory of its own beyond them (no node per waiter to miss in cache).
 #[derive(Debug)]
 pub(crate) struct Queue {
     order: QueueOrder,
@@ -102,7 +85,8 @@ pub(crate) struct Queue {
     classes: Vec<Class>,
     len: usize,
     next_seq: u64,
-    spare: Vec<Arc<Node>>,
+    outcomes: Vec<Outcome>,
+    free_slots: Vec<u32>,
     drainers: Vec<Waker>,
     estimate: ReleaseInterval,
 }
@@ -114,7 +98,8 @@ impl Queue {
             classes: Vec::new(),
             len: 0,
             next_seq: 0,
-            spare: Vec::new(),
+            outcomes: Vec::new(),
+            free_slots: Vec::new(),
             drainers: Vec::new(),
             estimate: ReleaseInterval::default(),
         }
@@ -170,7 +155,16 @@ impl Queue {
     pub(crate) fn push(&mut self, key: Key, waker: Waker) -> Ticket {
         debug_assert_eq!(key.seq, self.next_seq);
         self.next_seq += 1;
-        let node = self.node();
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.outcomes[slot as usize] = Outcome::Waiting;
+                slot
+            }
+            None => {
+                self.outcomes.push(Outcome::Waiting);
+                u32::try_from(self.outcomes.len() - 1).expect("fewer than 2^32 waiters")
+            }
+        };
         let i = match self.classes.binary_search_by_key(&key.class, |c| c.class) {
             Ok(i) => i,
             Err(i) => {
@@ -184,40 +178,21 @@ impl Queue {
         };
         self.classes[i].waiters.push_back(Waiter {
             seq: key.seq,
-            node: node.clone(),
+            slot,
             waker,
         });
         self.len += 1;
-        Ticket { key, node }
+        Ticket { key, slot }
     }
 
-    /// A node for a new waiter: a spare one nobody else holds any more, or a new one.
-    fn node(&mut self) -> Arc<Node> {
-        // Unique: the future that waited on it has finished with it. (No weak handles exist,
-        // so the strong count alone tells.) Recently granted nodes may still be held by
-        // futures that have not run yet; they stay in the pool for later.
-        let free = self
-            .spare
-            .iter()
-            .rev()
-            .take(4)
-            .position(|n| Arc::strong_count(n) == 1);
-        match free {
-            Some(from_back) => {
-                let node = self.spare.swap_remove(self.spare.len() - 1 - from_back);
-                node.state.store(WAITING, Ordering::Relaxed);
-                node
-            }
-            None => Arc::new(Node {
-                state: AtomicU64::new(WAITING),
-            }),
+    /// What happened to the waiter of `ticket`. Once it is no longer waiting, the slot is
+    /// freed: call this at most once after it returns `Granted` or `Closed`.
+    pub(crate) fn take_outcome(&mut self, ticket: &Ticket) -> Outcome {
+        let outcome = self.outcomes[ticket.slot as usize];
+        if outcome != Outcome::Waiting {
+            self.free_slots.push(ticket.slot);
         }
-    }
-
-    fn recycle(&mut self, node: Arc<Node>) {
-        if self.spare.len() < SPARE_NODES {
-            self.spare.push(node);
-        }
+        outcome
     }
 
     /// Grants a permit to the next waiter and returns its waker.
@@ -229,8 +204,7 @@ impl Queue {
             QueueOrder::Lifo => class.waiters.pop_back(),
         }?;
         self.len -= 1;
-        waiter.node.finish(GRANTED);
-        self.recycle(waiter.node);
+        self.outcomes[waiter.slot as usize] = Outcome::Granted;
         Some(waiter.waker)
     }
 
@@ -244,7 +218,7 @@ impl Queue {
         };
         let waiter = class.waiters.remove(i).expect("index from binary search");
         self.len -= 1;
-        self.recycle(waiter.node);
+        self.free_slots.push(waiter.slot);
         true
     }
 
@@ -264,7 +238,7 @@ impl Queue {
         let mut wakers = Vec::new();
         for class in &mut self.classes {
             for waiter in class.waiters.drain(..) {
-                waiter.node.finish(CLOSED);
+                self.outcomes[waiter.slot as usize] = Outcome::Closed;
                 wakers.push(waiter.waker);
             }
         }
