@@ -66,8 +66,10 @@ impl Completed {
     /// Called with the state word as it was before a completed release.
     #[inline]
     pub(crate) fn on_release(&self, previous_state: u64) {
-        let before = completed_field(previous_state);
-        if before == HALF - 1 || before == FIELD - 1 {
+        // The field was HALF - 1 or FIELD - 1 exactly when its low bits are all ones: one
+        // mask test on the hot path.
+        const LOW_ONES: u64 = (HALF - 1) << COMPLETED_SHIFT;
+        if previous_state & LOW_ONES == LOW_ONES {
             self.half_epochs.fetch_add(1, Ordering::Release);
         }
     }
