@@ -162,3 +162,57 @@ fn drain_wakes_when_the_last_permit_returns() {
         settled(&limiter);
     });
 }
+
+#[test]
+fn optimistic_increments_never_admit_past_the_limit() {
+    loom::model(|| {
+        let limiter = ConcurrencyLimiter::new(1);
+        let holders = Arc::new(AtomicUsize::new(0));
+        let tryers: Vec<_> = (0..2)
+            .map(|_| {
+                let (limiter, holders) = (limiter.clone(), holders.clone());
+                thread::spawn(move || {
+                    if let Ok(permit) = limiter.try_acquire() {
+                        assert_eq!(holders.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+                        holders.fetch_sub(1, Ordering::SeqCst);
+                        drop(permit);
+                        true
+                    } else {
+                        false
+                    }
+                })
+            })
+            .collect();
+        let permit = block_on(limiter.acquire()).unwrap();
+        assert_eq!(holders.fetch_add(1, Ordering::SeqCst), 0, "two holders");
+        holders.fetch_sub(1, Ordering::SeqCst);
+        drop(permit);
+        let admitted = tryers
+            .into_iter()
+            .map(|t| u64::from(t.join().unwrap()))
+            .sum::<u64>();
+        let s = settled(&limiter);
+        assert_eq!(s.completed, admitted + 1);
+        assert_eq!(s.rejected_queue_full, 2 - admitted);
+    });
+}
+
+#[test]
+fn undone_increment_does_not_strand_a_waiter() {
+    loom::model(|| {
+        let limiter = ConcurrencyLimiter::new(1);
+        let held = block_on(limiter.acquire_owned()).unwrap();
+        let waiter = thread::spawn({
+            let limiter = limiter.clone();
+            move || drop(block_on(limiter.acquire()).unwrap())
+        });
+        let tryer = thread::spawn({
+            let limiter = limiter.clone();
+            move || limiter.try_acquire().map(drop).is_ok()
+        });
+        drop(held);
+        waiter.join().unwrap();
+        let tried = u64::from(tryer.join().unwrap());
+        assert_eq!(settled(&limiter).completed, 2 + tried);
+    });
+}

@@ -8,8 +8,7 @@ use super::error::Rejected;
 use super::queue::{self, Outcome, Priority, Queue, QueueOrder, Ticket};
 use super::snapshot::Snapshot;
 use super::state::{
-    self, CLOSED, COMPLETED_ONE, Completed, DRAINERS, RELEASE_COMPLETED, SLOW_ACQUIRE,
-    SLOW_RELEASE, WAITERS,
+    self, CLOSED, Completed, DRAINERS, RELEASE_COMPLETED, SLOW_ACQUIRE, SLOW_RELEASE, WAITERS,
 };
 use crate::clock::Clock;
 use crate::sync::{AtomicU64, Mutex, Ordering, lock};
@@ -93,27 +92,42 @@ impl Inner {
         }
     }
 
-    /// Takes a permit if one is free and nobody waits. One CAS; no lock, no clock.
+    /// Takes a permit if one is free and nobody waits. One `fetch_add`; no lock, no clock.
+    ///
+    /// The increment is optimistic: if the word it returns shows the limiter full, closed or
+    /// with waiters, the increment is taken back ([`Self::undo_fast`]). Until then other
+    /// threads see one permit more in flight than is really held, which can only make them
+    /// take the slow path, where everything is re-checked under the lock; and the undo runs
+    /// the release hand-off whenever someone waits, so no waiter misses a freed permit. A
+    /// `fetch_add` never fails, so two threads contending cost one cache-line transfer each
+    /// per acquire, where a CAS loop may retry.
     #[inline]
     pub(crate) fn try_acquire_fast(&self) -> bool {
-        let mut current = self.state.load(Ordering::Relaxed);
-        loop {
-            if current & SLOW_ACQUIRE != 0
-                || state::in_flight(current) >= self.max.load(Ordering::Relaxed)
-            {
-                return false;
-            }
-            // Acquire: the new holder sees what the previous holder did before releasing.
-            match self.state.compare_exchange_weak(
-                current,
-                current + 1,
-                Ordering::Acquire,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return true,
-                Err(actual) => current = actual,
-            }
+        // Acquire: the new holder sees what the previous holder did before releasing.
+        let previous = self.state.fetch_add(1, Ordering::Acquire);
+        if previous & SLOW_ACQUIRE == 0
+            && state::in_flight(previous) < self.max.load(Ordering::Relaxed)
+        {
+            return true;
         }
+        self.undo_fast();
+        false
+    }
+
+    /// Takes back an optimistic increment that did not get a permit.
+    #[cold]
+    fn undo_fast(&self) {
+        let previous = self.state.fetch_sub(1, Ordering::AcqRel);
+        if previous & SLOW_RELEASE != 0 {
+            self.release_slow(false);
+        }
+    }
+
+    /// Whether the fast path can succeed, from a plain load: lets callers about to wait skip
+    /// an optimistic increment that would only be taken back.
+    fn looks_free(&self) -> bool {
+        let current = self.state.load(Ordering::Relaxed);
+        current & SLOW_ACQUIRE == 0 && state::in_flight(current) < self.max.load(Ordering::Relaxed)
     }
 
     /// `try_acquire`: the fast path, or a rejection without waiting.
@@ -139,7 +153,7 @@ impl Inner {
         timeout: Option<Duration>,
         waker: Option<&Waker>,
     ) -> Start {
-        if self.try_acquire_fast() {
+        if self.looks_free() && self.try_acquire_fast() {
             return Start::Admitted;
         }
         let mut queue = lock(&self.queue);
@@ -288,14 +302,16 @@ impl Inner {
         let previous = self.state.fetch_add(RELEASE_COMPLETED, Ordering::AcqRel);
         self.completed.on_release(previous);
         if previous & SLOW_RELEASE != 0 {
-            self.release_slow();
+            self.release_slow(true);
         }
     }
 
+    /// A permit went back (`completed`: after use, rather than an undone optimistic
+    /// increment) while someone waits for one or for the limiter to drain.
     #[cold]
-    fn release_slow(&self) {
+    fn release_slow(&self, completed: bool) {
         let mut queue = lock(&self.queue);
-        if self.config.predictive && !queue.is_empty() {
+        if completed && self.config.predictive && !queue.is_empty() {
             let now = self.clock.now();
             queue.estimate().on_release(now);
         }
@@ -438,8 +454,6 @@ impl Inner {
         }
     }
 }
-
-const _: () = assert!(COMPLETED_ONE > state::MAX_PERMITS);
 
 /// Wakers collected under the lock and woken after it is released, so a woken task on
 /// another thread does not run straight into the lock we still hold.

@@ -14,8 +14,11 @@
 
 use crate::sync::{AtomicU64, Ordering};
 
-/// Largest number of permits a limiter can hand out (22 bits).
-pub(crate) const MAX_PERMITS: u64 = (1 << 22) - 1;
+/// Largest number of permits a limiter can hand out: half of what the 22-bit field holds,
+/// leaving the other half for optimistic increments that are about to be taken back (one per
+/// thread at most) so they can never carry into the flags.
+pub(crate) const MAX_PERMITS: u64 = (1 << 21) - 1;
+const IN_FLIGHT_MASK: u64 = (1 << 22) - 1;
 /// Set while the wait queue is not empty: fast-path acquires must not barge past waiters and
 /// releases must look at the queue.
 pub(crate) const WAITERS: u64 = 1 << 22;
@@ -38,7 +41,7 @@ const HALF: u64 = 1 << (COMPLETED_BITS - 1);
 const FIELD: u64 = 1 << COMPLETED_BITS;
 
 pub(crate) const fn in_flight(state: u64) -> u64 {
-    state & MAX_PERMITS
+    state & IN_FLIGHT_MASK
 }
 
 pub(crate) const fn completed_field(state: u64) -> u64 {
