@@ -56,7 +56,7 @@
 //!
 //! # Cost
 //!
-//! With no waiters, acquire is one compare-and-swap and release one `fetch_add`: no lock,
+//! With no waiters, acquire and release are one `fetch_add` each: no lock,
 //! no clock read, no allocation. The queue (only used when callers must wait) is behind a
 //! mutex. See `docs/concurrency-state-machine.md` for the state machine.
 
