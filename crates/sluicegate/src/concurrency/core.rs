@@ -58,8 +58,10 @@ fn bump(counter: &AtomicU64) {
 const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
 
 pub(crate) struct Inner {
-    /// The packed word of `state.rs`; the only thing the fast path writes.
-    state: AtomicU64,
+    /// The packed word of `state.rs`; the only thing the fast path writes. On a cache line
+    /// of its own: `max`, read right after each `fetch_add`, must not sit on the line that
+    /// contending threads take from each other, or every such read fetches it back.
+    state: CacheLine<AtomicU64>,
     /// The current limit. Written under the queue lock; the fast path reads it.
     max: AtomicU64,
     completed: Completed,
@@ -67,6 +69,18 @@ pub(crate) struct Inner {
     queue: Mutex<Queue>,
     pub(crate) config: Config,
     clock: Box<dyn Clock>,
+}
+
+/// A value alone on its cache line (128 bytes: adjacent-line prefetchers fetch pairs).
+#[derive(Debug)]
+#[repr(align(128))]
+struct CacheLine<T>(T);
+
+impl<T> std::ops::Deref for CacheLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 impl std::fmt::Debug for Inner {
@@ -82,7 +96,7 @@ impl std::fmt::Debug for Inner {
 impl Inner {
     pub(crate) fn new(config: Config, clock: Box<dyn Clock>) -> Self {
         Inner {
-            state: AtomicU64::new(0),
+            state: CacheLine(AtomicU64::new(0)),
             max: AtomicU64::new(config.max),
             completed: Completed::new(),
             counters: Counters::default(),
