@@ -7,6 +7,8 @@
 //! |---|---|
 //! | [`concurrency`] | how much work runs at once, with a bounded wait queue |
 //! | [`clock`] | time sources shared by every limiter |
+//! | `middleware` (feature `tower`) | tower layers: server concurrency / rate limits, a client limit |
+//! | `http` (feature `tower`) | the HTTP mapping: `429` / `503`, `Retry-After`, `RateLimit` headers |
 //!
 //! # Quick example
 //!
@@ -25,4 +27,8 @@
 
 pub mod clock;
 pub mod concurrency;
+#[cfg(feature = "tower")]
+pub mod http;
+#[cfg(feature = "tower")]
+pub mod middleware;
 pub(crate) mod sync;

@@ -1,0 +1,79 @@
+//! The response future: the inner call holding its permit, or a ready rejection.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use bytes::Bytes;
+use http::Response;
+use pin_project_lite::pin_project;
+
+use crate::concurrency::OwnedPermit;
+use crate::middleware::body::LimitBody;
+
+pin_project! {
+    /// Future of [`HttpConcurrencyLimit`](super::HttpConcurrencyLimit): the inner call
+    /// holding its permit, or the answer to a rejected request.
+    ///
+    /// Dropping it before the response is ready releases the permit.
+    #[derive(Debug)]
+    pub struct ResponseFuture<F> {
+        #[pin]
+        kind: Kind<F>,
+    }
+}
+
+pin_project! {
+    #[project = KindProj]
+    #[derive(Debug)]
+    enum Kind<F> {
+        Called { #[pin] future: F, permit: Option<OwnedPermit>, hold_through_body: bool },
+        Answered { response: Option<Response<Bytes>> },
+    }
+}
+
+impl<F> ResponseFuture<F> {
+    pub(crate) fn called(future: F, permit: OwnedPermit, hold_through_body: bool) -> Self {
+        ResponseFuture {
+            kind: Kind::Called {
+                future,
+                permit: Some(permit),
+                hold_through_body,
+            },
+        }
+    }
+
+    pub(crate) fn answered(response: Response<Bytes>) -> Self {
+        ResponseFuture {
+            kind: Kind::Answered {
+                response: Some(response),
+            },
+        }
+    }
+}
+
+impl<F, B, E> Future for ResponseFuture<F>
+where
+    F: Future<Output = Result<Response<B>, E>>,
+{
+    type Output = Result<Response<LimitBody<B>>, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().kind.project() {
+            KindProj::Called {
+                future,
+                permit,
+                hold_through_body,
+            } => {
+                let output = ready!(future.poll(cx));
+                // On an error, or when the body does not matter, the permit goes back now.
+                let permit = permit.take().filter(|_| *hold_through_body);
+                Poll::Ready(output.map(|response| response.map(|b| LimitBody::inner(b, permit))))
+            }
+            KindProj::Answered { response } => {
+                let response = response.take().expect("polled after completion");
+                Poll::Ready(Ok(response.map(LimitBody::message)))
+            }
+        }
+    }
+}
