@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use crate::concurrency::OwnedPermit;
+use super::permit::HeldPermit;
 
 pin_project! {
     /// A response body from a sluicegate HTTP layer.
@@ -25,14 +25,14 @@ pin_project! {
 pin_project! {
     #[project = KindProj]
     enum Kind<B> {
-        Inner { #[pin] body: B, permit: Option<OwnedPermit> },
+        Inner { #[pin] body: B, permit: Option<HeldPermit> },
         Message { message: Option<Bytes> },
     }
 }
 
 impl<B> LimitBody<B> {
     /// The inner service's body, holding `permit` (if any) until the body is done.
-    pub fn inner(body: B, permit: Option<OwnedPermit>) -> Self {
+    pub(crate) fn inner(body: B, permit: Option<HeldPermit>) -> Self {
         LimitBody {
             kind: Kind::Inner { body, permit },
         }

@@ -18,6 +18,7 @@ mod body;
 pub mod client;
 pub mod concurrency;
 pub mod http_concurrency;
+mod permit;
 pub mod rate;
 mod reserve;
 

@@ -7,8 +7,9 @@ use std::task::{Context, Poll, ready};
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
-use crate::concurrency::{AcquireOwned, OwnedPermit};
+use crate::concurrency::AcquireOwned;
 use crate::middleware::BoxError;
+use crate::middleware::permit::HeldPermit;
 
 pin_project! {
     /// Future of [`ClientLimit`](super::ClientLimit): waits for a permit, then sends.
@@ -30,7 +31,7 @@ pin_project! {
     #[project = KindProj]
     enum Kind<S, F, Req> {
         Waiting { acquire: AcquireOwned, inner: Option<S>, req: Option<Req> },
-        Running { #[pin] future: F, permit: Option<OwnedPermit> },
+        Running { #[pin] future: F, permit: Option<HeldPermit> },
     }
 }
 
@@ -45,7 +46,7 @@ impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
         }
     }
 
-    pub(crate) fn running(future: S::Future, permit: OwnedPermit) -> Self {
+    pub(crate) fn running(future: S::Future, permit: HeldPermit) -> Self {
         ResponseFuture {
             kind: Kind::Running {
                 future,
@@ -79,7 +80,7 @@ where
                     let future = inner.call(req);
                     kind.set(Kind::Running {
                         future,
-                        permit: Some(permit),
+                        permit: Some(HeldPermit::owned(permit)),
                     });
                 }
                 KindProj::Running { future, permit } => {

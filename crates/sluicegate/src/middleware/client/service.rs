@@ -9,6 +9,7 @@ use tower_service::Service;
 use super::future::ResponseFuture;
 use crate::concurrency::{ConcurrencyLimiter, Priority};
 use crate::middleware::BoxError;
+use crate::middleware::permit::HeldPermit;
 
 /// A request extension: send this request without waiting for a permit (a health check, the
 /// call that lifts a kill switch). Counted as bypassed by the limiter.
@@ -65,7 +66,11 @@ where
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
         if req.extensions().get::<Bypass>().is_some() {
-            let permit = self.limiter.acquire_bypass();
+            let permit = HeldPermit::owned(self.limiter.acquire_bypass());
+            return ResponseFuture::running(self.inner.call(req), permit);
+        }
+        if let Some(permit) = HeldPermit::try_fast(&self.limiter) {
+            // A permit is free and nobody waits: send now, no hand-over of the service.
             return ResponseFuture::running(self.inner.call(req), permit);
         }
         let priority = req

@@ -6,8 +6,9 @@ use std::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
 
-use crate::concurrency::{OwnedPermit, Rejected};
+use crate::concurrency::Rejected;
 use crate::middleware::BoxError;
+use crate::middleware::permit::HeldPermit;
 
 pin_project! {
     /// Future of [`ConcurrencyLimit`](super::ConcurrencyLimit): the inner call holding its
@@ -23,13 +24,13 @@ pin_project! {
     #[project = KindProj]
     #[derive(Debug)]
     enum Kind<F> {
-        Called { #[pin] future: F, permit: Option<OwnedPermit> },
+        Called { #[pin] future: F, permit: Option<HeldPermit> },
         Rejected { rejected: Option<Rejected> },
     }
 }
 
 impl<F> ResponseFuture<F> {
-    pub(crate) fn called(future: F, permit: OwnedPermit) -> Self {
+    pub(crate) fn called(future: F, permit: HeldPermit) -> Self {
         ResponseFuture {
             kind: Kind::Called {
                 future,

@@ -33,7 +33,7 @@ impl<S> ConcurrencyLimit<S> {
         ConcurrencyLimit {
             inner,
             limiter,
-            reservation: Reservation::Idle,
+            reservation: Reservation::default(),
         }
     }
 

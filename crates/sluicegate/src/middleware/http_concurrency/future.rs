@@ -8,8 +8,8 @@ use bytes::Bytes;
 use http::Response;
 use pin_project_lite::pin_project;
 
-use crate::concurrency::OwnedPermit;
 use crate::middleware::body::LimitBody;
+use crate::middleware::permit::HeldPermit;
 
 pin_project! {
     /// Future of [`HttpConcurrencyLimit`](super::HttpConcurrencyLimit): the inner call
@@ -27,13 +27,13 @@ pin_project! {
     #[project = KindProj]
     #[derive(Debug)]
     enum Kind<F> {
-        Called { #[pin] future: F, permit: Option<OwnedPermit>, hold_through_body: bool },
+        Called { #[pin] future: F, permit: Option<HeldPermit>, hold_through_body: bool },
         Answered { response: Option<Response<Bytes>> },
     }
 }
 
 impl<F> ResponseFuture<F> {
-    pub(crate) fn called(future: F, permit: OwnedPermit, hold_through_body: bool) -> Self {
+    pub(crate) fn called(future: F, permit: HeldPermit, hold_through_body: bool) -> Self {
         ResponseFuture {
             kind: Kind::Called {
                 future,

@@ -51,7 +51,7 @@ impl<S> HttpConcurrencyLimit<S> {
             inner,
             limiter,
             settings,
-            reservation: Reservation::Idle,
+            reservation: Reservation::default(),
         }
     }
 
