@@ -1,0 +1,108 @@
+//! An axum server whose two routes share one concurrency limit in front of a slow function:
+//! limit the resource, not the route.
+//!
+//! `cargo run --example axum_shared_limit` starts the server on a free loopback port, sends
+//! it a burst of 60 requests split over both routes, prints what came back, and exits.
+//! Add `-- --serve` to keep it running and try it with curl.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use sluicegate::concurrency::ConcurrencyLimiter;
+use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
+
+/// The slow resource both routes use: a report generator that can take four at a time.
+#[derive(Clone, Default)]
+struct Reports {
+    running: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+}
+
+impl Reports {
+    async fn generate(&self, what: &str) -> String {
+        let now = self.running.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        format!("{what} report\n")
+    }
+}
+
+async fn daily(State(reports): State<Reports>) -> String {
+    reports.generate("daily").await
+}
+
+async fn monthly(State(reports): State<Reports>) -> String {
+    reports.generate("monthly").await
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    // One limiter for the resource: 4 at once, 20 more may wait up to 2 s, the rest get 503.
+    let generator = ConcurrencyLimiter::builder(4)
+        .max_queue(20)
+        .queue_timeout(Duration::from_secs(2))
+        .build()?;
+    let reports = Reports::default();
+    let app = Router::new()
+        .route("/reports/daily", get(daily))
+        .route("/reports/monthly", get(monthly))
+        // `route_layer`: only the routes above are limited; a 404 costs no permit.
+        .route_layer(HttpConcurrencyLimitLayer::new(generator.clone()))
+        .route("/health", get(|| async { "ok\n" }))
+        .with_state(reports.clone());
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    println!("listening on http://{addr}");
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    if std::env::args().any(|a| a == "--serve") {
+        server.await??;
+        return Ok(());
+    }
+
+    let statuses = burst(addr, 60).await?;
+    let ok = statuses.iter().filter(|s| **s == 200).count();
+    println!(
+        "60 requests over two routes: {ok} served, {} answered 503; the generator never ran more \
+         than {} at once",
+        statuses.len() - ok,
+        reports.most.load(Ordering::SeqCst)
+    );
+    println!("limiter: {:?}", generator.snapshot());
+    Ok(())
+}
+
+async fn burst(
+    addr: SocketAddr,
+    n: usize,
+) -> Result<Vec<u16>, Box<dyn std::error::Error + Send + Sync>> {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..n {
+        let client = client.clone();
+        let route = if i % 2 == 0 { "daily" } else { "monthly" };
+        let uri = format!("http://{addr}/reports/{route}").parse()?;
+        calls.spawn(async move {
+            let response = client.get(uri).await?;
+            let status = response.status().as_u16();
+            response.into_body().collect().await?;
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(status)
+        });
+    }
+    let mut statuses = Vec::with_capacity(n);
+    for result in calls.join_all().await {
+        statuses.push(result?);
+    }
+    Ok(statuses)
+}
