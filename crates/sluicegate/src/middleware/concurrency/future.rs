@@ -15,35 +15,28 @@ pin_project! {
     /// permit (released when the call completes or this future is dropped), or a rejection.
     #[derive(Debug)]
     pub struct ResponseFuture<F> {
+        // `None` when rejected.
         #[pin]
-        kind: Kind<F>,
-    }
-}
-
-pin_project! {
-    #[project = KindProj]
-    #[derive(Debug)]
-    enum Kind<F> {
-        Called { #[pin] future: F, permit: Option<HeldPermit> },
-        Rejected { rejected: Option<Rejected> },
+        future: Option<F>,
+        permit: Option<HeldPermit>,
+        rejected: Option<Rejected>,
     }
 }
 
 impl<F> ResponseFuture<F> {
     pub(crate) fn called(future: F, permit: HeldPermit) -> Self {
         ResponseFuture {
-            kind: Kind::Called {
-                future,
-                permit: Some(permit),
-            },
+            future: Some(future),
+            permit: Some(permit),
+            rejected: None,
         }
     }
 
     pub(crate) fn rejected(rejected: Rejected) -> Self {
         ResponseFuture {
-            kind: Kind::Rejected {
-                rejected: Some(rejected),
-            },
+            future: None,
+            permit: None,
+            rejected: Some(rejected),
         }
     }
 }
@@ -55,15 +48,17 @@ where
 {
     type Output = Result<T, BoxError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().kind.project() {
-            KindProj::Called { future, permit } => {
+        let this = self.project();
+        match this.future.as_pin_mut() {
+            Some(future) => {
                 let output = ready!(future.poll(cx));
-                permit.take();
+                this.permit.take();
                 Poll::Ready(output.map_err(Into::into))
             }
-            KindProj::Rejected { rejected } => {
-                let rejected = rejected.take().expect("polled after completion");
+            None => {
+                let rejected = this.rejected.take().expect("polled after completion");
                 Poll::Ready(Err(Box::new(rejected)))
             }
         }
