@@ -88,6 +88,10 @@ fn reused(c: &mut Criterion) {
     });
     let mut theirs = tower_limit(Noop);
     group.bench_function("tower", |b| b.iter(|| one(&mut theirs, 1u32, &mut cx)));
+    let mut theirs_http = tower_limit(HttpNoop);
+    group.bench_function("tower_http", |b| {
+        b.iter(|| one(&mut theirs_http, http::Request::new(()), &mut cx))
+    });
     group.finish();
 }
 
@@ -108,6 +112,10 @@ fn clone_per_request(c: &mut Criterion) {
     let theirs = tower_limit(Noop);
     group.bench_function("tower", |b| {
         b.iter(|| one(&mut theirs.clone(), 1u32, &mut cx))
+    });
+    let theirs_http = tower_limit(HttpNoop);
+    group.bench_function("tower_http", |b| {
+        b.iter(|| one(&mut theirs_http.clone(), http::Request::new(()), &mut cx))
     });
     group.finish();
 }
