@@ -55,6 +55,10 @@ impl Service<http::Request<()>> for HttpNoop {
 }
 
 /// One request through `service`, polled by hand with a no-op waker (no runtime in the loop).
+///
+/// Never inlined, for every contender alike: how much of the layer the compiler folds into
+/// criterion's loop otherwise decides the result more than the layer does.
+#[inline(never)]
 fn one<S: Service<R>, R>(service: &mut S, req: R, cx: &mut Context<'_>) {
     assert!(service.poll_ready(cx).is_ready());
     let future = pin!(service.call(req));
