@@ -32,6 +32,7 @@ pin_project! {
 
 impl<B> LimitBody<B> {
     /// The inner service's body, holding `permit` (if any) until the body is done.
+    #[inline]
     pub(crate) fn inner(body: B, permit: Option<HeldPermit>) -> Self {
         LimitBody {
             kind: Kind::Inner { body, permit },
@@ -66,6 +67,7 @@ where
     type Data = B::Data;
     type Error = B::Error;
 
+    #[inline]
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,

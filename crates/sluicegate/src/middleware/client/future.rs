@@ -36,6 +36,7 @@ pin_project! {
 }
 
 impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
+    #[inline]
     pub(crate) fn waiting(acquire: AcquireOwned, inner: S, req: Req) -> Self {
         ResponseFuture {
             kind: Kind::Waiting {
@@ -46,6 +47,7 @@ impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
         }
     }
 
+    #[inline]
     pub(crate) fn running(future: S::Future, permit: HeldPermit) -> Self {
         ResponseFuture {
             kind: Kind::Running {
@@ -63,6 +65,7 @@ where
 {
     type Output = Result<S::Response, BoxError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut kind = self.project().kind;
         loop {

@@ -60,10 +60,12 @@ where
     type Error = BoxError;
     type Future = ResponseFuture<S, Request<B>>;
 
+    #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
+    #[inline]
     fn call(&mut self, req: Request<B>) -> Self::Future {
         if req.extensions().get::<Bypass>().is_some() {
             let permit = HeldPermit::owned(self.limiter.acquire_bypass());

@@ -24,6 +24,7 @@ pin_project! {
 }
 
 impl<F> ResponseFuture<F> {
+    #[inline]
     pub(crate) fn called(future: F, permit: HeldPermit) -> Self {
         ResponseFuture {
             future: Some(future),
@@ -32,6 +33,7 @@ impl<F> ResponseFuture<F> {
         }
     }
 
+    #[inline]
     pub(crate) fn rejected(rejected: Rejected) -> Self {
         ResponseFuture {
             future: None,

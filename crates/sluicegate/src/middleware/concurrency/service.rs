@@ -64,6 +64,7 @@ where
     type Error = BoxError;
     type Future = ResponseFuture<S::Future>;
 
+    #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         ready!(self.reservation.poll_reserve(&self.limiter, cx));
         if self.reservation.is_reserved() {
@@ -74,6 +75,7 @@ where
         }
     }
 
+    #[inline]
     fn call(&mut self, req: Req) -> Self::Future {
         match self.reservation.take() {
             Ok(permit) => ResponseFuture::called(self.inner.call(req), permit),

@@ -33,6 +33,7 @@ pin_project! {
 }
 
 impl<F> ResponseFuture<F> {
+    #[inline]
     pub(crate) fn called(future: F, permit: HeldPermit, hold_through_body: bool) -> Self {
         ResponseFuture {
             kind: Kind::Called {
@@ -43,6 +44,7 @@ impl<F> ResponseFuture<F> {
         }
     }
 
+    #[inline]
     pub(crate) fn answered(response: Response<Bytes>) -> Self {
         ResponseFuture {
             kind: Kind::Answered {
@@ -58,6 +60,7 @@ where
 {
     type Output = Result<Response<LimitBody<B>>, E>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().kind.project() {
             KindProj::Called {

@@ -86,6 +86,7 @@ where
     type Error = S::Error;
     type Future = ResponseFuture<S::Future>;
 
+    #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         ready!(self.reservation.poll_reserve(&self.limiter, cx));
         if self.reservation.is_reserved() {
@@ -96,6 +97,7 @@ where
         }
     }
 
+    #[inline]
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
         match self.reservation.take() {
             Ok(permit) => ResponseFuture::called(

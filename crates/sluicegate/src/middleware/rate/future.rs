@@ -34,12 +34,14 @@ pin_project! {
 }
 
 impl<F> ResponseFuture<F> {
+    #[inline]
     pub(crate) fn called(future: F, headers: Option<(Arc<Settings>, RateDecision)>) -> Self {
         ResponseFuture {
             kind: Kind::Called { future, headers },
         }
     }
 
+    #[inline]
     pub(crate) fn answered(response: Response<Bytes>) -> Self {
         ResponseFuture {
             kind: Kind::Answered {
@@ -55,6 +57,7 @@ where
 {
     type Output = Result<Response<LimitBody<B>>, E>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().kind.project() {
             KindProj::Called { future, headers } => {

@@ -59,10 +59,12 @@ where
     type Error = S::Error;
     type Future = ResponseFuture<S::Future>;
 
+    #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
     }
 
+    #[inline]
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
         let settings = &self.settings;
         let mapping: &RejectionMapping = &settings.mapping;
