@@ -28,7 +28,9 @@ pin_project! {
     #[derive(Debug)]
     enum Kind<F> {
         Called { #[pin] future: F, permit: Option<HeldPermit>, hold_through_body: bool },
-        Answered { response: Option<Response<Bytes>> },
+        // Boxed: rejections are rare, and a whole response inline would make every
+        // request's future (moved on each call) several times larger.
+        Answered { response: Option<Box<Response<Bytes>>> },
     }
 }
 
@@ -48,7 +50,7 @@ impl<F> ResponseFuture<F> {
     pub(crate) fn answered(response: Response<Bytes>) -> Self {
         ResponseFuture {
             kind: Kind::Answered {
-                response: Some(response),
+                response: Some(Box::new(response)),
             },
         }
     }
@@ -75,7 +77,7 @@ where
             }
             KindProj::Answered { response } => {
                 let response = response.take().expect("polled after completion");
-                Poll::Ready(Ok(response.map(LimitBody::message)))
+                Poll::Ready(Ok((*response).map(LimitBody::message)))
             }
         }
     }

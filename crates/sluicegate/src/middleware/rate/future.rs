@@ -29,7 +29,8 @@ pin_project! {
     #[derive(Debug)]
     enum Kind<F> {
         Called { #[pin] future: F, headers: Option<(Arc<Settings>, RateDecision)> },
-        Answered { response: Option<Response<Bytes>> },
+        // Boxed, as in the concurrency layer: keeps the common future small.
+        Answered { response: Option<Box<Response<Bytes>>> },
     }
 }
 
@@ -45,7 +46,7 @@ impl<F> ResponseFuture<F> {
     pub(crate) fn answered(response: Response<Bytes>) -> Self {
         ResponseFuture {
             kind: Kind::Answered {
-                response: Some(response),
+                response: Some(Box::new(response)),
             },
         }
     }
@@ -69,7 +70,7 @@ where
             }
             KindProj::Answered { response } => {
                 let response = response.take().expect("polled after completion");
-                Poll::Ready(Ok(response.map(LimitBody::message)))
+                Poll::Ready(Ok((*response).map(LimitBody::message)))
             }
         }
     }
