@@ -346,3 +346,42 @@ async fn header_and_closure_keys_count_separately() {
         StatusCode::TOO_MANY_REQUESTS
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn http_layer_releases_a_reserved_permit_when_the_service_is_dropped() {
+    let lim = ConcurrencyLimiter::new(1);
+    let (mut service, mut handle) =
+        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim.clone()));
+    handle.allow(1);
+    assert_ready_ok!(service.poll_ready());
+    let clone = service.get_ref().clone();
+    assert_eq!(lim.snapshot().in_flight, 1, "the clone holds nothing");
+    drop(clone);
+    assert_eq!(lim.snapshot().in_flight, 1);
+    drop(service);
+    assert_eq!(lim.snapshot().in_flight, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn http_waiter_is_served_after_the_body_of_the_running_request_ends() {
+    let lim = ConcurrencyLimiter::builder(1).max_queue(1).build().unwrap();
+    let (mut first, mut handle) =
+        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim.clone()));
+    handle.allow(2);
+    let mut second = mock::Spawn::new(first.get_ref().clone());
+    assert_ready_ok!(first.poll_ready());
+    let mut response = task::spawn(first.call(Request::new(())));
+    assert_pending!(response.poll());
+    handle
+        .next_request()
+        .await
+        .unwrap()
+        .1
+        .send_response(ok("body"));
+    let response = assert_ready_ok!(response.poll());
+
+    assert_pending!(second.poll_ready(), "the body still holds the only permit");
+    assert_eq!(text(response.into_body()).await, "body");
+    assert!(second.is_woken());
+    assert_ready_ok!(second.poll_ready());
+}
