@@ -4,7 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 step() { printf '\n==> %s\n' "$*"; }
+# Runs a test command, keeping its output for the closing count.
+tests() { "$@" 2>&1 | tee -a "$log"; }
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -12,13 +16,21 @@ cargo fmt --all -- --check
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "cargo doc (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+
 step "cargo test (unit, integration, property, stress and doc tests)"
-cargo test --workspace
+tests cargo test --workspace
+
+step "keyed memory bound: 10M distinct keys (release: too slow in debug)"
+tests cargo test -p sluicegate --release --test keyed_memory -- --include-ignored
 
 step "loom models (release mode, bounded preemptions)"
-# Our own cfg name, not `loom`: tokio reads `--cfg loom` itself. A target dir of their own: it changes every crate's build.
-RUSTFLAGS="--cfg sluicegate_loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" \
+# Our own cfg name, not `loom`: tokio reads `--cfg loom` itself. A target dir of their own,
+# since the cfg changes every crate's build.
+tests env RUSTFLAGS="--cfg sluicegate_loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
   CARGO_TARGET_DIR=target/loom \
   cargo test -p sluicegate --release --test 'loom_*' -- --test-threads=2
 
-step "all passed"
+step "summary"
+awk '/^test result:/ { p += $4; f += $6 } END { printf "sluicegate: %d passed, %d failed\n", p, f }' "$log"

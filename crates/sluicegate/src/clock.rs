@@ -25,16 +25,19 @@ impl Nanos {
     pub const ZERO: Nanos = Nanos(0);
 
     /// A point `nanos` nanoseconds after the epoch.
+    #[inline]
     pub const fn new(nanos: u64) -> Self {
         Nanos(nanos)
     }
 
     /// Nanoseconds since the epoch.
+    #[inline]
     pub const fn as_u64(self) -> u64 {
         self.0
     }
 
     /// Time from `earlier` to `self`, or zero if `earlier` is later.
+    #[inline]
     pub fn saturating_since(self, earlier: Nanos) -> Duration {
         Duration::from_nanos(self.0.saturating_sub(earlier.0))
     }
@@ -47,6 +50,7 @@ impl fmt::Debug for Nanos {
 }
 
 impl From<Duration> for Nanos {
+    #[inline]
     fn from(d: Duration) -> Self {
         Nanos(saturating_nanos(d))
     }
@@ -54,6 +58,7 @@ impl From<Duration> for Nanos {
 
 impl Add<Duration> for Nanos {
     type Output = Nanos;
+    #[inline]
     fn add(self, d: Duration) -> Nanos {
         Nanos(self.0.saturating_add(saturating_nanos(d)))
     }
@@ -61,14 +66,21 @@ impl Add<Duration> for Nanos {
 
 impl Sub<Nanos> for Nanos {
     type Output = Duration;
+    #[inline]
     fn sub(self, earlier: Nanos) -> Duration {
         self.saturating_since(earlier)
     }
 }
 
 /// `d` in nanoseconds, saturating at `u64::MAX` (about 584 years).
+#[inline]
 pub(crate) fn saturating_nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    // Seconds and sub-second parts rather than `as_nanos()`: no 128-bit arithmetic on the
+    // clock read path.
+    d.as_secs()
+        .checked_mul(1_000_000_000)
+        .and_then(|ns| ns.checked_add(u64::from(d.subsec_nanos())))
+        .unwrap_or(u64::MAX)
 }
 
 /// A monotonic time source.
@@ -78,11 +90,13 @@ pub trait Clock: Send + Sync + 'static {
 }
 
 impl<C: Clock + ?Sized> Clock for Arc<C> {
+    #[inline]
     fn now(&self) -> Nanos {
         (**self).now()
     }
 }
 
+#[inline]
 fn std_epoch() -> std::time::Instant {
     static EPOCH: OnceLock<std::time::Instant> = OnceLock::new();
     *EPOCH.get_or_init(std::time::Instant::now)
@@ -93,6 +107,7 @@ fn std_epoch() -> std::time::Instant {
 pub struct MonotonicClock;
 
 impl Clock for MonotonicClock {
+    #[inline]
     fn now(&self) -> Nanos {
         Nanos::from(std_epoch().elapsed())
     }
@@ -104,6 +119,7 @@ impl Clock for MonotonicClock {
 pub struct TokioClock;
 
 impl Clock for TokioClock {
+    #[inline]
     fn now(&self) -> Nanos {
         let epoch = tokio::time::Instant::from_std(std_epoch());
         Nanos::from(tokio::time::Instant::now().saturating_duration_since(epoch))
@@ -146,6 +162,7 @@ impl FakeClock {
 }
 
 impl Clock for FakeClock {
+    #[inline]
     fn now(&self) -> Nanos {
         Nanos(self.nanos.load(Ordering::SeqCst))
     }
@@ -193,6 +210,7 @@ impl Default for CoarseClock {
 }
 
 impl Clock for CoarseClock {
+    #[inline]
     fn now(&self) -> Nanos {
         Nanos(self.nanos.load(Ordering::Relaxed))
     }

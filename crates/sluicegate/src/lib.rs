@@ -7,6 +7,9 @@
 //! |---|---|
 //! | [`concurrency`] | how much work runs at once, with a bounded wait queue |
 //! | [`clock`] | time sources shared by every limiter |
+//! | [`adaptive`] | adaptive limit algorithms (Little's law, Gradient2, Vegas, AIMD, fixed) |
+//! | [`rate`] | rate limiters: sliding window, GCRA |
+//! | [`keyed`] | per-key rate limiters with bounded memory |
 //! | `middleware` (feature `tower`) | tower layers: server concurrency / rate limits, a client limit |
 //! | `http` (feature `tower`) | the HTTP mapping: `429` / `503`, `Retry-After`, `RateLimit` headers |
 //!
@@ -25,10 +28,18 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod adaptive;
 pub mod clock;
 pub mod concurrency;
 #[cfg(feature = "tower")]
 pub mod http;
+pub mod keyed;
 #[cfg(feature = "tower")]
 pub mod middleware;
+pub mod rate;
 pub(crate) mod sync;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;

@@ -5,7 +5,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use super::error::Rejected;
-use super::queue::{self, Priority, Queue, QueueOrder, Ticket};
+use super::queue::{self, Outcome, Priority, Queue, QueueOrder, Ticket};
 use super::snapshot::Snapshot;
 use super::state::{
     self, CLOSED, COMPLETED_ONE, Completed, DRAINERS, RELEASE_COMPLETED, SLOW_ACQUIRE,
@@ -148,6 +148,7 @@ impl Inner {
         } else {
             0
         };
+        let key = queue.next_key(priority);
         let mut current = self.state.load(Ordering::Acquire);
         loop {
             if current & CLOSED != 0 {
@@ -176,29 +177,34 @@ impl Inner {
                     retry_after: self.retry_after(&queue),
                 });
             }
-            break;
+            if let Some(estimate) = self.predicted_wait(&queue, key, timeout) {
+                bump(&self.counters.rejected_predicted);
+                return Start::Rejected(Rejected::PredictedTimeout {
+                    retry_after: estimate,
+                });
+            }
+            if current & WAITERS != 0 {
+                break;
+            }
+            // The first waiter raises the flag, but only if no permit came back since the
+            // check above: from then on no fast-path acquire passes it and every release
+            // looks at the queue.
+            match self.state.compare_exchange(
+                current,
+                current | WAITERS,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    if self.config.predictive {
+                        queue.estimate().on_queue_start(self.clock.now());
+                    }
+                    break;
+                }
+                Err(actual) => current = actual,
+            }
         }
         let waker = waker.expect("max_queue is 0 without a waker");
-        let key = queue.next_key(priority);
-        if let Some(estimate) = self.predicted_wait(&queue, key, timeout) {
-            bump(&self.counters.rejected_predicted);
-            return Start::Rejected(Rejected::PredictedTimeout {
-                retry_after: estimate,
-            });
-        }
-        if queue.is_empty() {
-            // From here on every release must look at the queue, and no fast-path acquire
-            // may pass the waiter. Any release that happened before this point already shows
-            // in `current`, which the loop above read after taking the lock.
-            self.state.fetch_or(WAITERS, Ordering::AcqRel);
-            if self.config.predictive {
-                queue.estimate().on_queue_start(self.clock.now());
-            }
-            // A release may have slipped in between the check above and the flag.
-            if self.grant_locked(&mut queue, Some(key)) {
-                return Start::Admitted;
-            }
-        }
         Start::Queued(queue.push(key, waker.clone()))
     }
 
@@ -220,43 +226,17 @@ impl Inner {
         (estimate > timeout).then_some(estimate)
     }
 
-    /// With the queue empty and the flag just set, takes a permit for the caller itself if
-    /// one became free; clears the flag again when it does.
-    fn grant_locked(&self, queue: &mut Queue, _key: Option<queue::Key>) -> bool {
-        debug_assert!(queue.is_empty());
-        let mut current = self.state.load(Ordering::Acquire);
-        loop {
-            if state::in_flight(current) >= self.max.load(Ordering::Relaxed) {
-                return false;
-            }
-            let next = (current + 1) & !WAITERS;
-            match self
-                .state
-                .compare_exchange(current, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return true,
-                Err(actual) => current = actual,
-            }
-        }
-    }
-
     /// Polls a queued waiter.
     pub(crate) fn poll_ticket(
         &self,
         ticket: &Ticket,
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), Rejected>> {
-        match ticket.node.state() {
-            queue::GRANTED => return Poll::Ready(Ok(())),
-            queue::CLOSED => return Poll::Ready(Err(self.closed())),
-            _ => {}
-        }
         let mut queue = lock(&self.queue);
-        // Re-check under the lock: a grant or close may have happened since.
-        match ticket.node.state() {
-            queue::GRANTED => Poll::Ready(Ok(())),
-            queue::CLOSED => Poll::Ready(Err(self.closed())),
-            _ => {
+        match queue.take_outcome(ticket) {
+            Outcome::Granted => Poll::Ready(Ok(())),
+            Outcome::Closed => Poll::Ready(Err(self.closed())),
+            Outcome::Waiting => {
                 queue.update_waker(ticket.key, cx.waker());
                 Poll::Pending
             }
@@ -285,9 +265,9 @@ impl Inner {
                 retry_after: self.retry_after(&queue),
             });
         }
-        match (ticket.node.state(), why) {
-            (queue::GRANTED, GiveUp::TimedOut) => Ok(true),
-            (queue::GRANTED, GiveUp::Cancelled) => {
+        match (queue.take_outcome(&ticket), why) {
+            (Outcome::Granted, GiveUp::TimedOut) => Ok(true),
+            (Outcome::Granted, GiveUp::Cancelled) => {
                 // Handed a permit by a release racing the drop: pass it on without counting
                 // it as completed work.
                 bump(&self.counters.cancelled);
@@ -329,14 +309,17 @@ impl Inner {
     fn after_release_locked(&self, queue: &mut Queue, mut current: u64) -> Wakers {
         let mut wakers = Wakers::default();
         while !queue.is_empty() && state::in_flight(current) < self.max.load(Ordering::Relaxed) {
-            match self.state.compare_exchange(
-                current,
-                current + 1,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            // Granting the last waiter lowers the flag in the same step.
+            let mut next = current + 1;
+            if queue.len() == 1 {
+                next &= !WAITERS;
+            }
+            match self
+                .state
+                .compare_exchange(current, next, Ordering::AcqRel, Ordering::Acquire)
+            {
                 Ok(_) => {
-                    current += 1;
+                    current = next;
                     wakers.push(queue.grant_next().expect("queue is not empty"));
                 }
                 Err(actual) => current = actual,

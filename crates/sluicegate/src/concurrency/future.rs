@@ -54,16 +54,26 @@ impl Wait {
                     // the fast path.
                     let timer = self.timeout.map(|t| Box::pin(tokio::time::sleep(t)));
                     self.phase = Phase::Waiting { ticket, timer };
+                    // Just queued with this waker: only the timer needs registering.
+                    return self.poll_timer(inner, cx);
                 }
             }
         }
-        let Phase::Waiting { ticket, timer } = &mut self.phase else {
+        let Phase::Waiting { ticket, .. } = &mut self.phase else {
             panic!("acquire future polled after it completed");
         };
         if let Poll::Ready(result) = inner.poll_ticket(ticket, cx) {
             return self.finish(result);
         }
-        if let Some(timer) = timer {
+        self.poll_timer(inner, cx)
+    }
+
+    /// Gives up if the queue timeout has passed.
+    fn poll_timer(&mut self, inner: &Inner, cx: &mut Context<'_>) -> Poll<Result<(), Rejected>> {
+        if let Phase::Waiting {
+            timer: Some(timer), ..
+        } = &mut self.phase
+        {
             if timer.as_mut().poll(cx).is_ready() {
                 let Phase::Waiting { ticket, .. } = std::mem::replace(&mut self.phase, Phase::Done)
                 else {

@@ -2,12 +2,11 @@
 //!
 //! Lives behind the limiter's mutex; nothing here is touched on the permit fast path.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::task::Waker;
 use std::time::Duration;
 
 use crate::clock::Nanos;
-use crate::sync::{Arc, AtomicU64, Ordering};
 
 /// The order in which waiters are served within one priority class.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,56 +33,60 @@ impl Priority {
     pub const HIGH: Priority = Priority(192);
 }
 
-/// Position in the queue: the smallest key is served next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// A waiter's place: its priority class and its arrival number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Key {
-    /// `u8::MAX - priority`, so higher priorities sort first.
+    /// `u8::MAX - priority`, so more urgent classes sort first.
     class: u8,
-    /// Arrival sequence (FIFO) or its complement (LIFO).
     seq: u64,
 }
 
-/// What happened to one waiter; written under the queue lock, read by its future without it.
-#[derive(Debug)]
-pub(crate) struct Node {
-    state: AtomicU64,
+/// What happened to a waiter, as its future learns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Waiting,
+    Granted,
+    Closed,
 }
 
-pub(crate) const WAITING: u64 = 0;
-pub(crate) const GRANTED: u64 = 1;
-pub(crate) const CLOSED: u64 = 2;
-
-impl Node {
-    pub(crate) fn state(&self) -> u64 {
-        // Acquire pairs with the Release in `finish`: a granted waiter sees everything the
-        // previous permit holder did.
-        self.state.load(Ordering::Acquire)
-    }
-
-    fn finish(&self, outcome: u64) {
-        self.state.store(outcome, Ordering::Release);
-    }
-}
-
-/// A waiter's claim on its place in line.
+/// A waiter's claim on its place in line: its key, and the slot its outcome is written to.
 #[derive(Debug)]
 pub(crate) struct Ticket {
     pub(crate) key: Key,
-    pub(crate) node: Arc<Node>,
+    slot: u32,
 }
 
 #[derive(Debug)]
 struct Waiter {
-    node: Arc<Node>,
+    seq: u64,
+    slot: u32,
     waker: Waker,
 }
 
+/// The waiters of one priority, oldest first.
+#[derive(Debug)]
+struct Class {
+    class: u8,
+    waiters: VecDeque<Waiter>,
+}
+
 /// The waiters, the drainers and the service-time estimate.
+///
+/// Waiters sit in one deque per priority class, in arrival order; FIFO serves the front,
+/// LIFO the back. A departure (cancel, timeout) is found by binary search on the arrival
+/// number. Each waiter's outcome is written to a slot of a compact table that its future
+/// reads (under the lock) and frees once it has seen the outcome. Deques, table and free list
+/// keep their buffers, so the queue stops allocating once it has seen its working size, and a
+/// hand-off touches no memory of its own beyond them (no node per waiter to miss in cache).
 #[derive(Debug)]
 pub(crate) struct Queue {
     order: QueueOrder,
-    waiters: BTreeMap<Key, Waiter>,
+    /// Sorted by class, most urgent first; classes stay once created (at most 256).
+    classes: Vec<Class>,
+    len: usize,
     next_seq: u64,
+    outcomes: Vec<Outcome>,
+    free_slots: Vec<u32>,
     drainers: Vec<Waker>,
     estimate: ReleaseInterval,
 }
@@ -92,89 +95,154 @@ impl Queue {
     pub(crate) fn new(order: QueueOrder) -> Self {
         Queue {
             order,
-            waiters: BTreeMap::new(),
+            classes: Vec::new(),
+            len: 0,
             next_seq: 0,
+            outcomes: Vec::new(),
+            free_slots: Vec::new(),
             drainers: Vec::new(),
             estimate: ReleaseInterval::default(),
         }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.waiters.len()
+        self.len
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.waiters.is_empty()
+        self.len == 0
     }
 
     /// The key a new waiter of `priority` would get (not yet inserted).
     pub(crate) fn next_key(&self, priority: Priority) -> Key {
-        let seq = match self.order {
-            QueueOrder::Fifo => self.next_seq,
-            QueueOrder::Lifo => u64::MAX - self.next_seq,
-        };
         Key {
             class: u8::MAX - priority.0,
-            seq,
+            seq: self.next_seq,
         }
     }
 
-    /// How many waiters would be served before (and including) a waiter with `key`.
+    /// How many waiters would be served before a new waiter with `key`, plus one.
     pub(crate) fn position(&self, key: Key) -> usize {
-        if self
-            .waiters
-            .last_key_value()
-            .is_none_or(|(last, _)| *last < key)
-        {
-            self.waiters.len() + 1
-        } else {
-            self.waiters.range(..key).count() + 1
-        }
+        let ahead: usize = self
+            .classes
+            .iter()
+            .take_while(|c| c.class < key.class)
+            .map(|c| c.waiters.len())
+            .sum();
+        let own = match self.order {
+            QueueOrder::Fifo => self.class(key.class).map_or(0, |c| c.waiters.len()),
+            QueueOrder::Lifo => 0,
+        };
+        ahead + own + 1
+    }
+
+    fn class(&self, class: u8) -> Option<&Class> {
+        let i = self
+            .classes
+            .binary_search_by_key(&class, |c| c.class)
+            .ok()?;
+        Some(&self.classes[i])
+    }
+
+    fn class_mut(&mut self, class: u8) -> Option<&mut Class> {
+        let i = self
+            .classes
+            .binary_search_by_key(&class, |c| c.class)
+            .ok()?;
+        Some(&mut self.classes[i])
     }
 
     pub(crate) fn push(&mut self, key: Key, waker: Waker) -> Ticket {
+        debug_assert_eq!(key.seq, self.next_seq);
         self.next_seq += 1;
-        let node = Arc::new(Node {
-            state: AtomicU64::new(WAITING),
-        });
-        let waiter = Waiter {
-            node: node.clone(),
-            waker,
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.outcomes[slot as usize] = Outcome::Waiting;
+                slot
+            }
+            None => {
+                self.outcomes.push(Outcome::Waiting);
+                u32::try_from(self.outcomes.len() - 1).expect("fewer than 2^32 waiters")
+            }
         };
-        self.waiters.insert(key, waiter);
-        Ticket { key, node }
+        let i = match self.classes.binary_search_by_key(&key.class, |c| c.class) {
+            Ok(i) => i,
+            Err(i) => {
+                let class = Class {
+                    class: key.class,
+                    waiters: VecDeque::new(),
+                };
+                self.classes.insert(i, class);
+                i
+            }
+        };
+        self.classes[i].waiters.push_back(Waiter {
+            seq: key.seq,
+            slot,
+            waker,
+        });
+        self.len += 1;
+        Ticket { key, slot }
+    }
+
+    /// What happened to the waiter of `ticket`. Once it is no longer waiting, the slot is
+    /// freed: call this at most once after it returns `Granted` or `Closed`.
+    pub(crate) fn take_outcome(&mut self, ticket: &Ticket) -> Outcome {
+        let outcome = self.outcomes[ticket.slot as usize];
+        if outcome != Outcome::Waiting {
+            self.free_slots.push(ticket.slot);
+        }
+        outcome
     }
 
     /// Grants a permit to the next waiter and returns its waker.
     pub(crate) fn grant_next(&mut self) -> Option<Waker> {
-        let (_, waiter) = self.waiters.pop_first()?;
-        waiter.node.finish(GRANTED);
+        let order = self.order;
+        let class = self.classes.iter_mut().find(|c| !c.waiters.is_empty())?;
+        let waiter = match order {
+            QueueOrder::Fifo => class.waiters.pop_front(),
+            QueueOrder::Lifo => class.waiters.pop_back(),
+        }?;
+        self.len -= 1;
+        self.outcomes[waiter.slot as usize] = Outcome::Granted;
         Some(waiter.waker)
     }
 
     /// Removes a waiter that gave up; `false` if it was no longer queued.
     pub(crate) fn remove(&mut self, key: Key) -> bool {
-        self.waiters.remove(&key).is_some()
+        let Some(class) = self.class_mut(key.class) else {
+            return false;
+        };
+        let Ok(i) = class.waiters.binary_search_by_key(&key.seq, |w| w.seq) else {
+            return false;
+        };
+        let waiter = class.waiters.remove(i).expect("index from binary search");
+        self.len -= 1;
+        self.free_slots.push(waiter.slot);
+        true
     }
 
     /// Replaces a waiter's waker if the task polling it changed.
     pub(crate) fn update_waker(&mut self, key: Key, waker: &Waker) {
-        if let Some(waiter) = self.waiters.get_mut(&key) {
-            if !waiter.waker.will_wake(waker) {
-                waiter.waker = waker.clone();
-            }
+        let Some(class) = self.class_mut(key.class) else {
+            return;
+        };
+        if let Ok(i) = class.waiters.binary_search_by_key(&key.seq, |w| w.seq) {
+            class.waiters[i].waker.clone_from(waker);
         }
     }
 
-    /// Tells every waiter the limiter closed; returns their wakers and how many there were.
+    /// Tells every waiter the limiter closed; returns their wakers.
     pub(crate) fn close_all(&mut self) -> Vec<Waker> {
-        std::mem::take(&mut self.waiters)
-            .into_values()
-            .map(|waiter| {
-                waiter.node.finish(CLOSED);
-                waiter.waker
-            })
-            .collect()
+        self.len = 0;
+        let mut wakers = Vec::new();
+        for class in &mut self.classes {
+            for waiter in class.waiters.drain(..) {
+                self.outcomes[waiter.slot as usize] = Outcome::Closed;
+                wakers.push(waiter.waker);
+            }
+        }
+        wakers
     }
 
     pub(crate) fn add_drainer(&mut self, waker: &Waker) {

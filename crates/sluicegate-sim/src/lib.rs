@@ -1,0 +1,26 @@
+//! A deterministic overload simulator for sluicegate's limit algorithms.
+//!
+//! Time is virtual: every run happens on a single-threaded tokio runtime with paused time,
+//! which jumps straight to the next timer whenever all tasks are idle. That makes tokio a
+//! discrete-event engine in which the *real* [`ConcurrencyLimiter`], its queue and timeouts,
+//! and the real algorithms run unchanged; with a seeded RNG a run is reproducible.
+//!
+//! | module | what it is |
+//! |---|---|
+//! | [`upstream`] | the resource: `c` workers, service times, contention, capacity changes, failures |
+//! | [`load`] | arrivals: open-loop Poisson and bursty, closed-loop clients, client deadlines |
+//! | [`scenario`] | the named scenarios of the scorecard |
+//! | [`algo`] | the algorithms under test, by name |
+//! | [`engine`] | runs one scenario with one algorithm and records what happened |
+//! | [`stats`] | the numbers a run is judged by |
+//! | [`report`] | scorecard table, CSV and SVG charts |
+//!
+//! [`ConcurrencyLimiter`]: sluicegate::concurrency::ConcurrencyLimiter
+
+pub mod algo;
+pub mod engine;
+pub mod load;
+pub mod report;
+pub mod scenario;
+pub mod stats;
+pub mod upstream;

@@ -1,0 +1,94 @@
+//! The [`LimitAlgorithm`] trait and the [`Sample`] it is fed.
+
+use crate::clock::Nanos;
+use std::fmt;
+use std::time::Duration;
+
+/// How a request that held a permit ended, as far as the limit is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// It completed: its latency says something about the resource.
+    Success,
+    /// It was dropped by overload: timed out, or the resource said it was overloaded.
+    Dropped,
+    /// It ended in a way that says nothing about load (a client error, a cancellation).
+    Ignored,
+}
+
+/// One finished request, as an algorithm sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sample {
+    /// When the request got its permit, on the limiter's clock.
+    pub start: Nanos,
+    /// How long it held the permit.
+    pub latency: Duration,
+    /// Permits out when it started, itself included.
+    pub in_flight: usize,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+impl Sample {
+    /// A successful sample.
+    pub fn success(start: Nanos, latency: Duration, in_flight: usize) -> Self {
+        Sample {
+            start,
+            latency,
+            in_flight,
+            outcome: Outcome::Success,
+        }
+    }
+
+    /// A dropped sample (timeout or overload answer).
+    pub fn dropped(start: Nanos, latency: Duration, in_flight: usize) -> Self {
+        Sample {
+            outcome: Outcome::Dropped,
+            ..Sample::success(start, latency, in_flight)
+        }
+    }
+
+    /// When the request finished: `start + latency`.
+    pub fn end(&self) -> Nanos {
+        self.start + self.latency
+    }
+}
+
+/// An algorithm that turns samples into a concurrency limit.
+///
+/// Implementations are pure state machines: no clock reads, no I/O, no randomness beyond a
+/// seeded generator of their own. The limit they return always lies within the bounds they
+/// were configured with.
+pub trait LimitAlgorithm: Send + fmt::Debug {
+    /// A short name for tables and charts, e.g. `"littles"`.
+    fn name(&self) -> &'static str;
+
+    /// The current limit.
+    fn limit(&self) -> usize;
+
+    /// Feeds one finished request and returns the (possibly new) limit.
+    fn on_sample(&mut self, sample: &Sample) -> usize;
+}
+
+impl<A: LimitAlgorithm + ?Sized> LimitAlgorithm for Box<A> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+
+    fn limit(&self) -> usize {
+        (**self).limit()
+    }
+
+    fn on_sample(&mut self, sample: &Sample) -> usize {
+        (**self).on_sample(sample)
+    }
+}
+
+/// Clamps `value` to `[min, max]`, where `max < min` counts as `max = min`.
+pub(crate) fn clamp(value: usize, min: usize, max: usize) -> usize {
+    value.max(min).min(max.max(min))
+}
+
+/// `floor(max(1, log10(x)))`, the step size Vegas uses (`L10` in ALGORITHMS.md).
+pub(crate) fn log10_step(x: f64) -> f64 {
+    x.log10().floor().max(1.0)
+}

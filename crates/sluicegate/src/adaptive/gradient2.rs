@@ -1,0 +1,163 @@
+//! [`Gradient2`]: Netflix concurrency-limits' recommended gradient algorithm, as a baseline.
+
+use super::algorithm::{LimitAlgorithm, Outcome, Sample};
+use std::time::Duration;
+
+/// Settings for [`Gradient2`]; the defaults are Netflix's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gradient2Config {
+    /// Limit before any sample (20).
+    pub initial: usize,
+    /// Floor (20).
+    pub min: usize,
+    /// Ceiling (200).
+    pub max: usize,
+    /// Weight of the new estimate in each update (0.2).
+    pub smoothing: f64,
+    /// Headroom added to every estimate (4).
+    pub queue_size: f64,
+    /// Samples in the long RTT's exponential average (600).
+    pub long_window: usize,
+    /// How much slower the short RTT may be before the limit shrinks (1.5).
+    pub rtt_tolerance: f64,
+}
+
+impl Default for Gradient2Config {
+    fn default() -> Self {
+        Gradient2Config {
+            initial: 20,
+            min: 20,
+            max: 200,
+            smoothing: 0.2,
+            queue_size: 4.0,
+            long_window: 600,
+            rtt_tolerance: 1.5,
+        }
+    }
+}
+
+/// Gradient2: `gradient = clamp(tolerance × long_rtt / short_rtt, 0.5, 1)`,
+/// `limit ← limit × (1 − smoothing) + (limit × gradient + queue_size) × smoothing`.
+///
+/// Like Netflix's, it ignores drops (a known weakness the simulator shows).
+#[derive(Clone, Debug)]
+pub struct Gradient2 {
+    config: Gradient2Config,
+    estimate: f64,
+    long_rtt: f64,
+    long_count: usize,
+}
+
+/// Samples averaged plainly before the long RTT switches to an exponential average.
+const WARMUP: usize = 10;
+
+impl Gradient2 {
+    /// A Gradient2 limit starting at `config.initial`.
+    pub fn new(config: Gradient2Config) -> Self {
+        let estimate = (config.initial as f64).clamp(config.min as f64, config.max as f64);
+        Gradient2 {
+            config,
+            estimate,
+            long_rtt: 0.0,
+            long_count: 0,
+        }
+    }
+
+    /// The long-term RTT estimate, in seconds (0 before the first sample).
+    pub fn long_rtt(&self) -> Duration {
+        Duration::from_secs_f64(self.long_rtt)
+    }
+
+    fn add_long(&mut self, rtt: f64) {
+        if self.long_count < WARMUP {
+            self.long_count += 1;
+            self.long_rtt += (rtt - self.long_rtt) / self.long_count as f64;
+        } else {
+            let factor = 2.0 / (self.config.long_window as f64 + 1.0);
+            self.long_rtt = self.long_rtt * (1.0 - factor) + rtt * factor;
+        }
+    }
+}
+
+impl LimitAlgorithm for Gradient2 {
+    fn name(&self) -> &'static str {
+        "gradient2"
+    }
+
+    fn limit(&self) -> usize {
+        self.estimate as usize
+    }
+
+    fn on_sample(&mut self, s: &Sample) -> usize {
+        if s.outcome == Outcome::Ignored {
+            return self.limit();
+        }
+        let c = self.config;
+        let short = s.latency.as_secs_f64().max(1e-9);
+        self.add_long(short);
+        if self.long_rtt / short > 2.0 {
+            // The long RTT lags a recovery: let it catch up faster.
+            self.long_rtt *= 0.95;
+        }
+        if (s.in_flight as f64) < self.estimate / 2.0 {
+            return self.limit();
+        }
+        let gradient = (c.rtt_tolerance * self.long_rtt / short).clamp(0.5, 1.0);
+        let new = self.estimate * gradient + c.queue_size;
+        let new = self.estimate * (1.0 - c.smoothing) + new * c.smoothing;
+        self.estimate = new.clamp(c.min as f64, c.max as f64);
+        self.limit()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Nanos;
+
+    fn sample(rtt_ms: u64, in_flight: usize) -> Sample {
+        Sample::success(Nanos::ZERO, Duration::from_millis(rtt_ms), in_flight)
+    }
+
+    #[test]
+    fn gradient2_grows_by_smoothed_queue_size_when_rtt_is_steady() {
+        let cfg = Gradient2Config {
+            initial: 50,
+            ..Gradient2Config::default()
+        };
+        let mut g = Gradient2::new(cfg);
+        // gradient = clamp(1.5 × 1, 0.5, 1) = 1; new = 50 + 4; 50 × 0.8 + 54 × 0.2 = 50.8.
+        assert_eq!(g.on_sample(&sample(10, 40)), 50);
+        assert!((g.estimate - 50.8).abs() < 1e-9);
+    }
+
+    #[test]
+    fn gradient2_shrinks_when_short_rtt_exceeds_long_by_more_than_tolerance() {
+        let cfg = Gradient2Config {
+            initial: 100,
+            ..Gradient2Config::default()
+        };
+        let mut g = Gradient2::new(cfg);
+        for _ in 0..10 {
+            g.on_sample(&sample(10, 0)); // app-limited: only trains long_rtt
+        }
+        assert_eq!(g.limit(), 100);
+        // long ≈ (10×10 + 40)/11 ms = 12.73; gradient = max(0.5, 1.5 × 12.73/40) = 0.5;
+        // new = 100 × 0.5 + 4 = 54; 100 × 0.8 + 54 × 0.2 = 90.8.
+        assert_eq!(g.on_sample(&sample(40, 100)), 90);
+    }
+
+    #[test]
+    fn gradient2_ignores_drops_and_stays_within_bounds() {
+        let mut g = Gradient2::new(Gradient2Config::default());
+        for i in 0..2000 {
+            let rtt = if i % 2 == 0 { 1 } else { 500 };
+            let mut s = sample(rtt, 1000);
+            if i % 3 == 0 {
+                s.outcome = Outcome::Dropped;
+            }
+            let l = g.on_sample(&s);
+            assert!((20..=200).contains(&l), "limit {l}");
+        }
+    }
+}

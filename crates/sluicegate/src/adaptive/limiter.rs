@@ -1,0 +1,257 @@
+//! [`AdaptiveLimiter`]: a [`ConcurrencyLimiter`] whose limit a [`LimitAlgorithm`] moves.
+
+use super::algorithm::{LimitAlgorithm, Outcome, Sample};
+use crate::clock::{Clock, Nanos, TokioClock};
+use crate::concurrency::{ConcurrencyLimiter, OwnedPermit, Rejected};
+use crate::sync::{Arc, Mutex, lock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A concurrency limiter driven by a limit algorithm: the seam the tower middleware, the
+/// gate and the simulator use.
+///
+/// Each [`AdaptivePermit`] remembers when it started and how many permits were out; when it
+/// is finished with an [`Outcome`], that sample goes to the algorithm (behind a mutex) and the
+/// limiter's limit follows through [`ConcurrencyLimiter::set_max`]. Queueing, timeouts and
+/// fairness are the wrapped limiter's.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate::adaptive::{AdaptiveLimiter, Aimd, AimdConfig};
+/// use sluicegate::concurrency::ConcurrencyLimiter;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let limiter = ConcurrencyLimiter::builder(1).max_queue(100).build().unwrap();
+/// let adaptive = AdaptiveLimiter::new(limiter, Aimd::new(AimdConfig::default()));
+/// assert_eq!(adaptive.limit(), 20); // the algorithm's initial limit
+///
+/// let permit = adaptive.acquire().await.unwrap();
+/// // ... call the resource ...
+/// permit.success();
+/// # });
+/// ```
+#[derive(Clone, Debug)]
+pub struct AdaptiveLimiter {
+    limiter: ConcurrencyLimiter,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    algorithm: Mutex<Box<dyn LimitAlgorithm>>,
+    clock: Box<dyn ClockDebug>,
+    in_flight: AtomicUsize,
+}
+
+/// A clock that can be printed (every clock in [`crate::clock`] can).
+trait ClockDebug: Clock + std::fmt::Debug {}
+impl<C: Clock + std::fmt::Debug> ClockDebug for C {}
+
+impl AdaptiveLimiter {
+    /// Wraps `limiter` and sets its limit to `algorithm`'s current one. Samples are timed
+    /// with [`TokioClock`] (virtual under a paused runtime).
+    pub fn new(limiter: ConcurrencyLimiter, algorithm: impl LimitAlgorithm + 'static) -> Self {
+        Self::with_clock(limiter, algorithm, TokioClock)
+    }
+
+    /// As [`new`](Self::new), timing samples with `clock`.
+    pub fn with_clock(
+        limiter: ConcurrencyLimiter,
+        algorithm: impl LimitAlgorithm + 'static,
+        clock: impl Clock + std::fmt::Debug,
+    ) -> Self {
+        apply(&limiter, algorithm.limit());
+        AdaptiveLimiter {
+            limiter,
+            shared: Arc::new(Shared {
+                algorithm: Mutex::new(Box::new(algorithm)),
+                clock: Box::new(clock),
+                in_flight: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// The wrapped limiter (for snapshots, close, drain).
+    pub fn limiter(&self) -> &ConcurrencyLimiter {
+        &self.limiter
+    }
+
+    /// The current limit.
+    pub fn limit(&self) -> usize {
+        self.limiter.max()
+    }
+
+    /// The algorithm's name.
+    pub fn algorithm_name(&self) -> &'static str {
+        lock(&self.shared.algorithm).name()
+    }
+
+    /// Waits for a permit as [`ConcurrencyLimiter::acquire`] does.
+    ///
+    /// # Errors
+    ///
+    /// The limiter's [`Rejected`] outcome.
+    ///
+    /// # Cancel safety
+    ///
+    /// As the limiter's: dropping the future leaves the queue at once.
+    pub async fn acquire(&self) -> Result<AdaptivePermit, Rejected> {
+        let permit = self.limiter.acquire_owned().await?;
+        Ok(self.wrap(permit))
+    }
+
+    /// Starts timing a permit acquired from [`limiter()`](Self::limiter) directly — for code
+    /// that must poll a nameable future, such as a tower service's `poll_ready` holding an
+    /// [`AcquireOwned`](crate::concurrency::AcquireOwned). Call it as soon as the permit is
+    /// granted: the sample's start time and in-flight count are taken now.
+    ///
+    /// A bypass permit is not throttled work: it is released at once when the returned
+    /// permit finishes and feeds no sample.
+    pub fn wrap(&self, permit: OwnedPermit) -> AdaptivePermit {
+        if permit.is_bypass() {
+            return AdaptivePermit {
+                permit: Some(permit),
+                start: Nanos::ZERO,
+                in_flight: 0,
+                owner: None,
+            };
+        }
+        let in_flight = self.shared.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        AdaptivePermit {
+            permit: Some(permit),
+            start: self.shared.clock.now(),
+            in_flight,
+            owner: Some(self.clone()),
+        }
+    }
+
+    fn finish(&self, start: Nanos, in_flight: usize, outcome: Outcome) {
+        self.shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        let sample = Sample {
+            start,
+            latency: self.shared.clock.now() - start,
+            in_flight,
+            outcome,
+        };
+        let limit = lock(&self.shared.algorithm).on_sample(&sample);
+        if limit != self.limiter.max() {
+            apply(&self.limiter, limit);
+        }
+    }
+}
+
+fn apply(limiter: &ConcurrencyLimiter, limit: usize) {
+    // Clamped, so set_max cannot fail.
+    let _ = limiter.set_max(limit.min(ConcurrencyLimiter::MAX_PERMITS));
+}
+
+/// A permit from an [`AdaptiveLimiter`]. Say how the work ended with [`success`],
+/// [`dropped`] or [`ignore`]; dropping it unfinished counts as [`Outcome::Ignored`] (a
+/// cancellation says nothing about the resource).
+///
+/// [`success`]: AdaptivePermit::success
+/// [`dropped`]: AdaptivePermit::dropped
+/// [`ignore`]: AdaptivePermit::ignore
+#[must_use = "dropping the permit releases it at once"]
+#[derive(Debug)]
+pub struct AdaptivePermit {
+    permit: Option<OwnedPermit>,
+    start: Nanos,
+    in_flight: usize,
+    /// `None` for a bypass permit: nothing to learn from it.
+    owner: Option<AdaptiveLimiter>,
+}
+
+impl AdaptivePermit {
+    /// Releases the permit and feeds the algorithm a sample with `outcome`.
+    pub fn finish(mut self, outcome: Outcome) {
+        self.release(outcome);
+    }
+
+    /// The work succeeded: its latency counts.
+    pub fn success(self) {
+        self.finish(Outcome::Success);
+    }
+
+    /// The work was dropped by overload (a timeout, an overload answer).
+    pub fn dropped(self) {
+        self.finish(Outcome::Dropped);
+    }
+
+    /// The work ended in a way that says nothing about load.
+    pub fn ignore(self) {
+        self.finish(Outcome::Ignored);
+    }
+
+    /// Permits out when this one started, itself included.
+    pub fn in_flight_at_start(&self) -> usize {
+        self.in_flight
+    }
+
+    fn release(&mut self, outcome: Outcome) {
+        if let Some(permit) = self.permit.take() {
+            drop(permit);
+            if let Some(owner) = &self.owner {
+                owner.finish(self.start, self.in_flight, outcome);
+            }
+        }
+    }
+}
+
+impl Drop for AdaptivePermit {
+    fn drop(&mut self) {
+        self.release(Outcome::Ignored);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adaptive::{Aimd, AimdConfig, Fixed};
+    use std::time::Duration;
+
+    #[tokio::test(start_paused = true)]
+    async fn adaptive_limiter_sets_limit_from_algorithm_on_each_sample() {
+        let limiter = ConcurrencyLimiter::builder(1).build().unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, Aimd::new(AimdConfig::default()));
+        assert_eq!(adaptive.limiter().max(), 20);
+        let mut permits = Vec::new();
+        for _ in 0..10 {
+            permits.push(adaptive.acquire().await.unwrap());
+        }
+        assert_eq!(permits[9].in_flight_at_start(), 10);
+        tokio::time::advance(Duration::from_millis(5)).await;
+        // in_flight 10 × 2 ≥ 20 → +1.
+        permits.pop().unwrap().success();
+        assert_eq!(adaptive.limit(), 21);
+        permits.pop().unwrap().dropped();
+        assert_eq!(adaptive.limit(), 20); // floor(21 × 0.9) = 18, clamped to min 20
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wrapped_permit_from_the_limiter_feeds_samples_and_bypass_does_not() {
+        let limiter = ConcurrencyLimiter::builder(1).build().unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, Aimd::new(AimdConfig::default()));
+        let mut held = Vec::new();
+        for _ in 0..9 {
+            held.push(adaptive.wrap(adaptive.limiter().acquire_owned().await.unwrap()));
+        }
+        let p = adaptive.wrap(adaptive.limiter().acquire_owned().await.unwrap());
+        assert_eq!(p.in_flight_at_start(), 10);
+        p.success();
+        assert_eq!(adaptive.limit(), 21);
+        adaptive.wrap(adaptive.limiter().acquire_bypass()).dropped();
+        assert_eq!(adaptive.limit(), 21, "a bypass permit teaches nothing");
+        drop(held);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn adaptive_permit_dropped_unfinished_counts_as_ignored_and_releases() {
+        let limiter = ConcurrencyLimiter::builder(1).build().unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, Fixed::new(3));
+        let p = adaptive.acquire().await.unwrap();
+        drop(p);
+        let snap = adaptive.limiter().snapshot();
+        assert_eq!((snap.in_flight, snap.completed, snap.limit), (0, 1, 3));
+    }
+}

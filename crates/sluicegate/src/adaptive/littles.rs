@@ -1,0 +1,401 @@
+//! [`LittlesLaw`]: ours. `limit = pass rate × min RT` (the BBR family of Sentinel, Kratos and
+//! go-zero), made robust: warm-up, floor and ceiling, a queue estimate from low-quantile RTs
+//! to hold the limit at the knee, a drop response with cool-down, and periodic probes so min
+//! RT cannot drift.
+
+mod bucket;
+mod config;
+
+pub use config::LittlesLawConfig;
+
+use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
+use crate::clock::Nanos;
+use bucket::{Bucket, mean};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Buckets over which the floor of the low RT is taken (10 s).
+const LOW_WINDOW: usize = 100;
+/// Growth factor per bucket before the resource has first queued.
+const STARTUP_STEP: f64 = 1.5;
+/// The smallest standing queue aimed for, in requests.
+const MIN_QUEUE_TARGET: f64 = 2.0;
+
+/// A min-RT probe: the limit is held down over `[start, end)`; requests that start then are
+/// measured until `done`, so slow ones are not left out of the mean.
+#[derive(Clone, Copy, Debug)]
+struct Probe {
+    start: Nanos,
+    end: Nanos,
+    done: Nanos,
+    limit: usize,
+}
+
+/// Buckets the queue estimate (and the recent RT) is taken over.
+const RT_BUCKETS: usize = 3;
+
+/// Buckets of data before a saturated warm-up trusts its mean RT.
+const WARM_BUCKETS: u64 = 3;
+
+/// Little's law with a window of buckets: `bdp = pass rate × min RT`, the concurrency at
+/// which the resource is busy all the time and nothing waits — and Little's law again on the
+/// resource's own queue, to hold the limit just past that point.
+///
+/// Every 100 ms bucket it decides, on what the bucket saw:
+///
+/// - **Application-limited** (no request found every permit taken): `app_limited_gain × bdp`
+///   with the max pass rate of the window, and never below the capacity last seen while the
+///   resource queued × min RT (a burst finds the limit already in place).
+/// - **Saturated**: estimate the requests standing in the resource's own queue as
+///   `queue = (low RT − its floor) × pass rate`, where *low RT* is the 5th-percentile RT of
+///   the last three buckets and its *floor* the same measured unqueued, during the last probe.
+///   Low quantiles of RT move with queueing delay but hardly with service-time noise, which is
+///   what makes this estimate steady where mean RT is not. Then steer the queue to
+///   `queue_target × limit` (at least 2): grow by `max_step` while there is clearly no queue
+///   (capacity to find), otherwise correct `queue_gain` of the error, at most `× backoff` down
+///   a bucket.
+/// - **Re-probe**: while saturated, every `probe_interval` or early when the window's mean RT
+///   exceeds `probe_trigger × min RT`, the limit is held at `probe_gain × last pass rate ×
+///   min RT` (at least half the limit) long enough to expect `probe_samples` requests. That
+///   drains the resource's queue; the requests that *started* during the probe (followed until
+///   they finish) give the unqueued low-RT floor and min RT, so neither can drift. A min RT that
+///   moved by more than 25 % marks a new regime: older pass-rate buckets are forgotten. No
+///   growth until the probe is done.
+/// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start).
+/// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
+///   the first buckets (the very first left out) stands in for min RT until the first probe.
+/// - **Drops**: a bucket with more than `drop_fraction` drops multiplies the limit by
+///   `backoff`; for `cool_down` after that the limit may fall but not rise.
+/// - Always within `[min, max]`; an idle bucket changes nothing.
+///
+/// Buckets are indexed by each sample's end time, so the algorithm needs no clock of its own.
+/// See `docs/adaptive.md` for why each rule is there.
+#[derive(Clone, Debug)]
+pub struct LittlesLaw {
+    c: LittlesLawConfig,
+    limit: usize,
+    /// The limit outside probes.
+    base: usize,
+    current_idx: Option<u64>,
+    current: Bucket,
+    closed: VecDeque<Bucket>,
+    min_rt: Option<Duration>,
+    probed: bool,
+    next_probe: Nanos,
+    probe: Option<Probe>,
+    probe_rt: Bucket,
+    closed_total: u64,
+    cool_until: Nanos,
+    /// The pass rate last measured while the resource queued: its capacity, remembered
+    /// through quiet spells so a burst finds the limit already there.
+    capacity: f64,
+    /// The limits of the last few buckets.
+    recent_limits: VecDeque<usize>,
+    /// Low RTs of recent buckets, for the floor queueing delay is measured from.
+    lows: VecDeque<Duration>,
+    /// The low RT measured by the last probe (unqueued): the floor, once there is one.
+    low_floor: Option<Duration>,
+    /// The resource has queued at least once (startup is over).
+    knee_found: bool,
+}
+
+impl LittlesLaw {
+    /// A Little's-law limit starting at `config.initial` (clamped to `[min, max]`).
+    pub fn new(config: LittlesLawConfig) -> Self {
+        let limit = clamp(config.initial, config.min, config.max);
+        LittlesLaw {
+            c: config,
+            limit,
+            base: limit,
+            current_idx: None,
+            current: Bucket::default(),
+            closed: VecDeque::new(),
+            min_rt: None,
+            probed: false,
+            next_probe: Nanos::ZERO + config.probe_interval,
+            probe: None,
+            probe_rt: Bucket::default(),
+            closed_total: 0,
+            cool_until: Nanos::ZERO,
+            capacity: 0.0,
+            recent_limits: VecDeque::new(),
+            lows: VecDeque::new(),
+            low_floor: None,
+            knee_found: false,
+        }
+    }
+
+    /// The min RT in use, once measured.
+    pub fn min_rt(&self) -> Option<Duration> {
+        self.min_rt
+    }
+
+    /// Whether a min-RT probe is in progress (holding the limit down or measuring).
+    pub fn probing(&self) -> bool {
+        self.probe.is_some()
+    }
+
+    fn per_second(&self, passes: u64) -> f64 {
+        passes as f64 / self.c.bucket.as_secs_f64()
+    }
+
+    /// Pass rate (per second) the limit is built on. Saturated with the resource queueing:
+    /// the mean over saturated buckets outside probes (the resource's capacity; the max of
+    /// noisy buckets would overstate it by ~1.5 σ). Otherwise the max over the window, which
+    /// follows a growing limit without lag.
+    fn pass_rate(&self, saturated: bool) -> f64 {
+        let busy = self.closed.iter().filter(|b| b.saturated && !b.probed);
+        let (sum, n) = busy.fold((0, 0), |(s, n), b| (s + b.passes, n + 1));
+        if saturated && n > 0 {
+            return self.per_second(sum) / n as f64;
+        }
+        self.per_second(self.closed.iter().map(|b| b.passes).max().unwrap_or(0))
+    }
+
+    /// Requests standing in the resource's own queue: queueing delay (recent low RT over its
+    /// floor) × pass rate — Little's law applied to the queue.
+    fn queue_estimate(&self) -> Option<f64> {
+        let floor = self.low_floor.or_else(|| self.lows.iter().min().copied())?;
+        let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
+        let lows: Vec<Duration> = recent
+            .iter()
+            .filter_map(|b| b.low_rt(self.c.min_samples))
+            .collect();
+        if lows.len() < RT_BUCKETS {
+            return None;
+        }
+        let low = lows.iter().sum::<Duration>() / lows.len() as u32;
+        let passes: u64 = recent.iter().map(|b| b.passes).sum();
+        let rate = self.per_second(passes) / recent.len() as f64;
+        Some(low.saturating_sub(floor).as_secs_f64() * rate)
+    }
+
+    /// Mean RT over the last `buckets` closed buckets.
+    fn recent_rt(&self, buckets: usize) -> Option<Duration> {
+        let recent = self.closed.iter().rev().take(buckets);
+        let (sum, n) = recent.fold((Duration::ZERO, 0), |(s, n), b| {
+            (s + b.rt_sum, n + b.passes)
+        });
+        mean(sum, n, self.c.min_samples)
+    }
+
+    fn close_bucket(&mut self, closed_at: Nanos) {
+        let mut b = std::mem::take(&mut self.current);
+        b.probed = self.probe.is_some();
+        if let Some(low) = b.low_rt(self.c.min_samples) {
+            self.lows.push_back(low);
+            while self.lows.len() > LOW_WINDOW {
+                self.lows.pop_front();
+            }
+        }
+        self.closed_total += 1;
+        self.closed.push_back(b.clone());
+        while self.closed.len() > self.c.pass_buckets.max(1) {
+            self.closed.pop_front();
+        }
+        self.limit = self.next_limit(&b, closed_at);
+        self.recent_limits.push_back(self.limit);
+        if self.recent_limits.len() > RT_BUCKETS + 1 {
+            self.recent_limits.pop_front();
+        }
+    }
+
+    fn finish_probe(&mut self, now: Nanos) {
+        if self.probe.is_none_or(|p| now < p.done) {
+            return;
+        }
+        self.probe = None;
+        if let Some(low) = self.probe_rt.low_rt(self.c.min_samples) {
+            self.low_floor = Some(low);
+        }
+        let Some(rt) = mean(
+            self.probe_rt.rt_sum,
+            self.probe_rt.passes,
+            self.c.probe_samples / 2,
+        ) else {
+            return;
+        };
+        let rt = match self.min_rt {
+            Some(old) if self.probed => {
+                let ratio = rt.as_secs_f64() / old.as_secs_f64().max(1e-12);
+                if (0.8..=1.25).contains(&ratio) {
+                    // Same regime: average with the last estimate, halving the noise of one
+                    // probe's few hundred samples.
+                    (old + rt) / 2
+                } else {
+                    // A new regime: pass rates measured under the old one mislead.
+                    let keep = self.closed.len().saturating_sub(1);
+                    self.closed.drain(..keep);
+                    rt
+                }
+            }
+            _ => rt,
+        };
+        self.min_rt = Some(rt);
+        self.probed = true;
+    }
+
+    fn next_limit(&mut self, b: &Bucket, now: Nanos) -> usize {
+        let (min, max) = (self.c.min, self.c.max);
+        self.finish_probe(now);
+        let window_rt = self.recent_rt(self.c.pass_buckets);
+        // Queueing shows within a few buckets; a whole window would lag the limit's swings.
+        let short_rt = self.recent_rt(RT_BUCKETS);
+        let settled = self.closed_total >= 2 * self.c.pass_buckets as u64;
+        if !b.saturated && settled {
+            // Demand below the limit: RT is unqueued, the window mean estimates min RT. (The
+            // first buckets are skipped: they favour short requests.)
+            if let Some(rt) = window_rt {
+                self.min_rt = Some(self.min_rt.map_or(rt, |m| m.min(rt)));
+            }
+        }
+        if self.min_rt.is_none() && b.saturated && self.closed_total > WARM_BUCKETS {
+            // Warm-up, saturated from the start: the mean RT so far (the first bucket left
+            // out, it favours short requests) stands in for min RT until the first probe.
+            let seen = usize::try_from(self.closed_total - 1).unwrap_or(usize::MAX);
+            self.min_rt = self.recent_rt(seen.min(self.c.pass_buckets));
+            self.next_probe = now + self.c.probe_interval / 2;
+        }
+        let Some(min_rt) = self.min_rt else {
+            return self.limit; // warm-up: no RT yet
+        };
+        if b.passes + b.drops == 0 && self.probe.is_none() {
+            return self.limit; // idle: no news is no reason to move
+        }
+        let base = self.base as f64;
+        let target = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
+        let queue = self.queue_estimate();
+        let queueing = queue.is_some_and(|q| q > target);
+        self.knee_found |= queueing;
+        let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
+        if b.saturated && queueing {
+            self.capacity = self.pass_rate(false);
+        }
+        let mut next = if !b.saturated {
+            let known = self.capacity * min_rt.as_secs_f64();
+            (bdp * self.c.app_limited_gain).max(known).ceil() as usize
+        } else if self.probe_limit(now).is_some() {
+            // A probe holds the limit down: keep the limit it returns to.
+            self.base
+        } else if let Some(q) = queue {
+            // Steer the resource's own queue to `target`: grow fast while there is clearly
+            // none (capacity to find), otherwise correct part of the error each bucket.
+            // Until the knee is first found, grow like a slow start.
+            let step = if self.knee_found {
+                self.c.max_step
+            } else {
+                STARTUP_STEP
+            };
+            let next = if q < target / 4.0 && self.probe.is_none() {
+                (base * step).max(base + 1.0)
+            } else {
+                base + self.c.queue_gain * (target - q)
+            };
+            let next = next.clamp(base * self.c.backoff, base * step);
+            if self.probe.is_some() {
+                next.min(base)
+            } else {
+                next
+            }
+            .round() as usize
+        } else {
+            self.base // not enough data for a queue estimate yet
+        };
+        let samples = b.passes + b.drops;
+        if b.drops > 0 && b.drops as f64 >= self.c.drop_fraction * samples as f64 {
+            next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
+            self.cool_until = now + self.c.cool_down;
+        } else if now < self.cool_until {
+            next = next.min(self.base);
+        }
+        self.base = clamp(next, min, max);
+        let min_rt = self.min_rt.unwrap_or(min_rt); // a re-based min RT needs no probe
+        let inflated = window_rt
+            .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
+        // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
+        if self.probe.is_none() && b.saturated && (now >= self.next_probe || inflated) {
+            let drained = self.per_second(b.passes) * min_rt.as_secs_f64() * self.c.probe_gain;
+            let limit = (drained as usize).clamp(self.base / 2, self.base);
+            self.start_probe(now, short_rt, limit);
+        }
+        self.probe_limit(now).unwrap_or(self.base)
+    }
+
+    fn start_probe(&mut self, now: Nanos, short_rt: Option<Duration>, limit: usize) {
+        self.next_probe = now + self.c.probe_interval;
+        // Long enough for a few round trips even when the resource has slowed down.
+        let span = short_rt.map_or(self.c.probe_duration, |rt| {
+            let enough = rt.mul_f64(self.c.probe_samples as f64 / limit.max(1) as f64);
+            let longest = self.c.probe_duration * 5;
+            self.c.probe_duration.max(rt * 3).max(enough.min(longest))
+        });
+        let end = now + span;
+        self.probe = Some(Probe {
+            start: now,
+            end,
+            done: end + span,
+            limit: clamp(limit, self.c.min, self.c.max),
+        });
+        self.probe_rt = Bucket::default();
+    }
+
+    /// The probe's limit while it holds the limit down.
+    fn probe_limit(&self, now: Nanos) -> Option<usize> {
+        self.probe.filter(|p| now < p.end).map(|p| p.limit)
+    }
+}
+
+impl LimitAlgorithm for LittlesLaw {
+    fn name(&self) -> &'static str {
+        "littles"
+    }
+
+    fn limit(&self) -> usize {
+        self.limit
+    }
+
+    fn on_sample(&mut self, s: &Sample) -> usize {
+        if s.outcome == Outcome::Ignored {
+            return self.limit;
+        }
+        let end = s.end();
+        let bucket_ns = self.c.bucket.as_nanos().max(1) as u64;
+        let idx = end.as_u64() / bucket_ns;
+        let current = *self.current_idx.get_or_insert(idx);
+        if idx > current {
+            // Close the current bucket, then any empty ones a silence skipped (bounded).
+            let gaps = (idx - current).min(self.c.pass_buckets as u64 + 1);
+            for k in 0..gaps {
+                let closed_at = Nanos::new((idx - gaps + k + 1) * bucket_ns);
+                self.close_bucket(closed_at);
+            }
+            self.current_idx = Some(idx);
+        }
+        let b = &mut self.current;
+        // Against the lowest recent limit: a request that started before a raise found every
+        // permit of the old limit taken.
+        let threshold = self
+            .recent_limits
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(self.limit);
+        b.saturated |= s.in_flight >= threshold.min(self.limit);
+        match s.outcome {
+            Outcome::Success => {
+                b.add(s.latency);
+                if let Some(p) = self.probe {
+                    if s.start >= p.start && s.start < p.end {
+                        self.probe_rt.add(s.latency);
+                    }
+                }
+            }
+            Outcome::Dropped => b.drops += 1,
+            Outcome::Ignored => {}
+        }
+        self.limit
+    }
+}
+
+#[cfg(test)]
+mod tests;

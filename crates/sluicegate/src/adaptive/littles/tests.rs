@@ -1,0 +1,168 @@
+use super::*;
+use proptest::prelude::*;
+
+const MS: u64 = 1_000_000;
+
+/// Feeds `n` samples ending inside bucket `idx` (100 ms buckets), each with latency `rt_ms`
+/// and `in_flight` permits out at its start.
+fn feed(l: &mut LittlesLaw, idx: u64, n: u64, rt_ms: u64, in_flight: usize, o: Outcome) -> usize {
+    let mut limit = l.limit();
+    for i in 0..n {
+        let end = idx * 100 * MS + (i * 100 * MS) / n.max(1);
+        let start = Nanos::new(end.saturating_sub(rt_ms * MS));
+        let s = Sample {
+            start,
+            latency: Duration::from_nanos(end - start.as_u64()),
+            in_flight,
+            outcome: o,
+        };
+        limit = l.on_sample(&s);
+    }
+    limit
+}
+
+const IDLE: usize = 1; // below the limit: application-limited
+const FULL: usize = 10_000; // at the limit: saturated
+
+/// 2 s of application-limited traffic: 1000/s at 20 ms.
+fn warmed() -> LittlesLaw {
+    warmed_with(LittlesLawConfig::default())
+}
+
+fn warmed_with(config: LittlesLawConfig) -> LittlesLaw {
+    let mut l = LittlesLaw::new(config);
+    for idx in 1..=21 {
+        feed(&mut l, idx, 100, 20, IDLE, Outcome::Success);
+    }
+    l
+}
+
+#[test]
+fn littles_keeps_initial_limit_until_a_bucket_has_enough_samples() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    feed(&mut l, 1, 5, 20, IDLE, Outcome::Success);
+    assert_eq!(feed(&mut l, 2, 5, 20, IDLE, Outcome::Success), 20);
+    assert_eq!(l.min_rt(), None);
+}
+
+#[test]
+fn littles_app_limited_limit_is_twice_max_pass_rate_times_min_rt() {
+    let l = warmed();
+    // max pass 1000/s × min RT 20 ms = 20; application-limited gain 2 → 40.
+    assert_eq!(l.min_rt(), Some(Duration::from_millis(20)));
+    assert_eq!(l.limit(), 40);
+}
+
+#[test]
+fn littles_saturated_without_queue_grows_fast_until_the_knee_then_by_max_step() {
+    let mut l = warmed();
+    // Saturated, low RT at its floor: no queue in the resource. Before the resource has ever
+    // queued (startup): × 1.5 a bucket.
+    assert_eq!(feed(&mut l, 22, 100, 20, FULL, Outcome::Success), 40);
+    assert_eq!(feed(&mut l, 23, 100, 30, FULL, Outcome::Success), 60);
+    // Bucket 23 queued (low RT 30 ms over a 20 ms floor): the knee is found. Once the queue
+    // is gone again, growth is × 1.1 a bucket.
+    for idx in 24..28 {
+        feed(&mut l, idx, 100, 20, FULL, Outcome::Success);
+    }
+    let before = feed(&mut l, 28, 100, 20, FULL, Outcome::Success);
+    let after = feed(&mut l, 29, 1, 20, FULL, Outcome::Success);
+    assert_eq!(after, (before as f64 * 1.1).round() as usize);
+}
+
+#[test]
+fn littles_steers_the_resource_queue_estimated_from_low_rt_to_target() {
+    let mut l = warmed();
+    let mut limits = Vec::new();
+    for idx in 22..=25 {
+        limits.push(feed(&mut l, idx, 100, 30, FULL, Outcome::Success));
+    }
+    // Queue = (mean low RT of the last 3 buckets − floor 20 ms) × 1000/s; target 2.
+    // Closing 22: low 23.3 ms → queue 3.3 → 40 + 0.5 × (2 − 3.3) = 39.3 → 39.
+    // Closing 23: low 26.7 ms → queue 6.7 → 39 + 0.5 × (2 − 6.7) = 36.7 → 37.
+    // Closing 24: low 30 ms → queue 10 → 37 − 4 = 33, inside the × 0.9 bound (33.3) → 33.
+    assert_eq!(limits, vec![40, 39, 37, 33]);
+}
+
+#[test]
+fn littles_probes_when_rt_inflates_and_adopts_the_probed_rt_as_the_new_floor() {
+    let mut l = warmed();
+    // The resource gets twice as slow for good. At first that looks like a queue: cuts.
+    let mut probed = false;
+    let mut limits = Vec::new();
+    for idx in 22..60 {
+        limits.push(feed(&mut l, idx, 100, 40, FULL, Outcome::Success));
+        probed |= l.probing();
+    }
+    // Once the window's mean RT passed 1.5 × min RT, a probe measured the requests that
+    // started under it: 40 ms is the new min RT and low-RT floor, so there is no queue after
+    // all and the limit grows again.
+    assert!(probed);
+    assert_eq!(l.min_rt(), Some(Duration::from_millis(40)));
+    let lowest = *limits.iter().min().unwrap();
+    assert!(*limits.last().unwrap() > lowest, "{limits:?}");
+}
+
+#[test]
+fn littles_remembers_queued_capacity_through_quiet_spells() {
+    let mut l = warmed();
+    // One saturated bucket in which the resource queues (RT 40 ms): capacity seen, 1000/s.
+    feed(&mut l, 22, 100, 40, FULL, Outcome::Success);
+    // Then a quiet spell at 200/s, RT back at 20 ms, for longer than the window.
+    let mut limit = 0;
+    for idx in 23..40 {
+        limit = feed(&mut l, idx, 20, 20, IDLE, Outcome::Success);
+    }
+    // Application-limited: 2 × 200/s × 20 ms = 8, but the capacity seen while queueing
+    // (1000/s × 20 ms = 20) is kept, so the next burst finds the limit already there.
+    assert_eq!(limit, 20);
+}
+
+#[test]
+fn littles_backs_off_on_drops_and_does_not_rise_during_cool_down() {
+    let mut l = warmed();
+    feed(&mut l, 22, 98, 20, IDLE, Outcome::Success);
+    feed(&mut l, 22, 2, 20, IDLE, Outcome::Dropped);
+    // Closing bucket 22: 2 % drops → min(40, floor(40 × 0.9)) = 36.
+    assert_eq!(feed(&mut l, 23, 100, 20, IDLE, Outcome::Success), 36);
+    // Bucket 23 was clean and the formula says 40, but the cool-down (1 s) holds 36.
+    assert_eq!(feed(&mut l, 24, 100, 20, IDLE, Outcome::Success), 36);
+    // An idle second moves nothing; after the cool-down the formula rules again.
+    assert_eq!(feed(&mut l, 40, 100, 20, IDLE, Outcome::Success), 36);
+    assert_eq!(feed(&mut l, 41, 1, 20, IDLE, Outcome::Success), 40);
+}
+
+#[test]
+fn littles_skips_ignored_samples() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    for idx in 1..30 {
+        feed(&mut l, idx, 100, 20, IDLE, Outcome::Ignored);
+    }
+    assert_eq!(l.min_rt(), None);
+    assert_eq!(l.limit(), 20);
+}
+
+proptest! {
+    #[test]
+    fn littles_limit_stays_within_min_and_max(
+        samples in prop::collection::vec((0u64..5_000, 1u64..2_000, 0u8..3), 1..400),
+        min in 1usize..10,
+        span in 0usize..100,
+    ) {
+        let max = min + span;
+        let mut l = LittlesLaw::new(LittlesLawConfig { min, max, ..LittlesLawConfig::default() });
+        let mut t = 0u64;
+        for (gap_us, rt_us, o) in samples {
+            t += gap_us * 1000;
+            let outcome = [Outcome::Success, Outcome::Dropped, Outcome::Ignored][o as usize];
+            let s = Sample {
+                start: Nanos::new(t),
+                latency: Duration::from_micros(rt_us * 100),
+                in_flight: 3,
+                outcome,
+            };
+            let limit = l.on_sample(&s);
+            prop_assert!((min..=max).contains(&limit), "limit {} not in [{}, {}]", limit, min, max);
+        }
+    }
+}
