@@ -12,7 +12,7 @@ use sluicegate::concurrency::ConcurrencyLimiter;
 use sluicegate::http::RejectionMapping;
 use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
 use sluicegate::middleware::rate::{
-    HeaderKey, PeerIp, Quota, RateCheck, RateDecision, RateLimitLayer, key_fn,
+    HeaderKey, PeerIp, Policy, RateCheck, RateDecision, RateLimitLayer, key_fn,
 };
 use tokio_test::{assert_pending, assert_ready_ok, task};
 use tower_test::mock;
@@ -148,13 +148,13 @@ impl<K: std::fmt::Debug> RateCheck<K> for Counting {
         let mut seen = self.seen.lock().unwrap();
         let key = format!("{key:?}");
         let used = seen.iter().filter(|k| **k == key).count() as u64;
-        let quota = Quota::new(self.limit, Duration::from_secs(60));
+        let policy = Policy::new(self.limit, Duration::from_secs(60));
         let reset = Duration::from_millis(16_500);
         if used < self.limit {
             seen.push(key);
-            RateDecision::allow(self.limit - used - 1, reset).with_quota(quota)
+            RateDecision::allow(self.limit - used - 1, reset).with_policy(policy)
         } else {
-            RateDecision::deny(Duration::from_millis(2_100), reset).with_quota(quota)
+            RateDecision::deny(Duration::from_millis(2_100), reset).with_policy(policy)
         }
     }
 }
@@ -384,4 +384,53 @@ async fn http_waiter_is_served_after_the_body_of_the_running_request_ends() {
     assert_eq!(text(response.into_body()).await, "body");
     assert!(second.is_woken());
     assert_ready_ok!(second.poll_ready());
+}
+
+#[tokio::test(start_paused = true)]
+async fn crate_gcra_plugs_into_the_rate_layer_with_its_quota_in_the_headers() {
+    use sluicegate::clock::FakeClock;
+    use sluicegate::rate::{Gcra, Quota as RateQuota};
+
+    let clock = FakeClock::new();
+    let gcra = std::sync::Arc::new(Gcra::with_clock(RateQuota::per_minute(2), clock.clone()));
+    let layer = RateLimitLayer::new(gcra).policy_name("gcra");
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(layer);
+
+    let mut statuses = Vec::new();
+    let mut last = None;
+    for _ in 0..3 {
+        h.allow(1);
+        assert_ready_ok!(s.poll_ready());
+        let mut response = task::spawn(s.call(Request::new(())));
+        let response = match response.poll() {
+            std::task::Poll::Ready(r) => r.unwrap(),
+            std::task::Poll::Pending => {
+                h.next_request().await.unwrap().1.send_response(ok(""));
+                response.await.unwrap()
+            }
+        };
+        statuses.push(response.status());
+        last = Some(response);
+    }
+    assert_eq!(
+        statuses,
+        [
+            StatusCode::OK,
+            StatusCode::OK,
+            StatusCode::TOO_MANY_REQUESTS
+        ]
+    );
+    let denied = last.unwrap();
+    assert_eq!(denied.headers()["ratelimit-policy"], r#""gcra";q=2;w=60"#);
+    assert_eq!(
+        denied.headers()["retry-after"],
+        "30",
+        "one emission interval"
+    );
+
+    clock.advance(Duration::from_secs(30));
+    h.allow(1);
+    assert_ready_ok!(s.poll_ready());
+    let mut response = task::spawn(s.call(Request::new(())));
+    assert_pending!(response.poll(), "allowed again after retry_after");
 }

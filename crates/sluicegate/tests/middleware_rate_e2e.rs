@@ -16,7 +16,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use sluicegate::concurrency::ConcurrencyLimiter;
 use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
-use sluicegate::middleware::rate::{PeerIp, Quota, RateCheck, RateDecision, RateLimitLayer};
+use sluicegate::middleware::rate::{PeerIp, Policy, RateCheck, RateDecision, RateLimitLayer};
 use tower::ServiceBuilder;
 
 /// `limit` requests per key, never reset: enough to see the layer's answers.
@@ -29,13 +29,13 @@ impl RateCheck<IpAddr> for PerKey {
     fn check(&self, key: &IpAddr) -> RateDecision {
         let mut used = self.used.lock().unwrap();
         let n = used.entry(*key).or_default();
-        let quota = Quota::new(self.limit, Duration::from_secs(60));
+        let policy = Policy::new(self.limit, Duration::from_secs(60));
         if *n < self.limit {
             *n += 1;
-            RateDecision::allow(self.limit - *n, Duration::from_secs(60)).with_quota(quota)
+            RateDecision::allow(self.limit - *n, Duration::from_secs(60)).with_policy(policy)
         } else {
             RateDecision::deny(Duration::from_millis(30_500), Duration::from_secs(60))
-                .with_quota(quota)
+                .with_policy(policy)
         }
     }
 }

@@ -19,11 +19,11 @@ pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
 /// ```
 /// use std::time::Duration;
 /// use sluicegate::http::set_ratelimit_headers;
-/// use sluicegate::middleware::rate::{Quota, RateDecision};
+/// use sluicegate::middleware::rate::{Policy, RateDecision};
 ///
 /// let mut headers = http::HeaderMap::new();
 /// let decision = RateDecision::allow(42, Duration::from_millis(16_200))
-///     .with_quota(Quota::new(100, Duration::from_secs(60)));
+///     .with_policy(Policy::new(100, Duration::from_secs(60)));
 /// set_ratelimit_headers(&mut headers, "api", &decision);
 /// assert_eq!(headers["ratelimit-policy"], r#""api";q=100;w=60"#);
 /// assert_eq!(headers["ratelimit"], r#""api";r=42;t=17"#);
@@ -33,7 +33,7 @@ pub fn set_ratelimit_headers(headers: &mut HeaderMap, policy: &str, decision: &R
         .chars()
         .filter(|c| c.is_ascii_graphic() && *c != '"' && *c != '\\' || *c == ' ')
         .collect();
-    if let Some(quota) = decision.quota {
+    if let Some(quota) = decision.policy {
         let value = format!(
             "\"{name}\";q={};w={}",
             quota.limit,

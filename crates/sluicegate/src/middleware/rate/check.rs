@@ -13,7 +13,7 @@ use std::time::Duration;
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};
 /// use std::time::Duration;
-/// use sluicegate::middleware::rate::{Quota, RateCheck, RateDecision};
+/// use sluicegate::middleware::rate::{Policy, RateCheck, RateDecision};
 ///
 /// /// Allows the first `limit` requests, ever.
 /// struct FirstN { limit: u64, seen: AtomicU64 }
@@ -21,11 +21,11 @@ use std::time::Duration;
 /// impl RateCheck<()> for FirstN {
 ///     fn check(&self, _: &()) -> RateDecision {
 ///         let n = self.seen.fetch_add(1, Ordering::Relaxed);
-///         let quota = Quota::new(self.limit, Duration::from_secs(60));
+///         let policy = Policy::new(self.limit, Duration::from_secs(60));
 ///         if n < self.limit {
-///             RateDecision::allow(self.limit - n - 1, Duration::from_secs(60)).with_quota(quota)
+///             RateDecision::allow(self.limit - n - 1, Duration::from_secs(60)).with_policy(policy)
 ///         } else {
-///             RateDecision::deny(Duration::from_secs(60), Duration::from_secs(60)).with_quota(quota)
+///             RateDecision::deny(Duration::from_secs(60), Duration::from_secs(60)).with_policy(policy)
 ///         }
 ///     }
 /// }
@@ -44,20 +44,20 @@ impl<K: ?Sized, C: RateCheck<K> + ?Sized> RateCheck<K> for Arc<C> {
     }
 }
 
-/// The quota a decision was made against, for the `RateLimit-Policy` header: `limit`
+/// The policy a decision was made against, for the `RateLimit-Policy` header: `limit`
 /// requests per `window`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Quota {
+pub struct Policy {
     /// Requests allowed per window.
     pub limit: u64,
     /// The window.
     pub window: Duration,
 }
 
-impl Quota {
+impl Policy {
     /// `limit` requests per `window`.
     pub fn new(limit: u64, window: Duration) -> Self {
-        Quota { limit, window }
+        Policy { limit, window }
     }
 }
 
@@ -73,7 +73,7 @@ pub struct RateDecision {
     /// When the quota is whole again.
     pub reset_after: Duration,
     /// The quota, when the limiter knows it as "`limit` per `window`".
-    pub quota: Option<Quota>,
+    pub policy: Option<Policy>,
 }
 
 impl RateDecision {
@@ -85,7 +85,7 @@ impl RateDecision {
             remaining,
             retry_after: Duration::ZERO,
             reset_after,
-            quota: None,
+            policy: None,
         }
     }
 
@@ -97,13 +97,13 @@ impl RateDecision {
             remaining: 0,
             retry_after,
             reset_after,
-            quota: None,
+            policy: None,
         }
     }
 
     /// The same decision, naming its quota (for `RateLimit-Policy`).
-    pub fn with_quota(mut self, quota: Quota) -> Self {
-        self.quota = Some(quota);
+    pub fn with_policy(mut self, policy: Policy) -> Self {
+        self.policy = Some(policy);
         self
     }
 }

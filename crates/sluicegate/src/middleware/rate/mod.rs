@@ -5,8 +5,9 @@ mod future;
 mod key;
 mod layer;
 mod service;
+mod wire;
 
-pub use check::{Quota, RateCheck, RateDecision};
+pub use check::{Policy, RateCheck, RateDecision};
 pub use future::ResponseFuture;
 pub use key::{Global, HeaderKey, KeyExtractor, KeyFn, PeerIp, group_ip, key_fn};
 pub use layer::RateLimitLayer;
