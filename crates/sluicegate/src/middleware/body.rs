@@ -78,7 +78,9 @@ where
                 let done = !matches!(frame, Some(Ok(_))) || body.is_end_stream();
                 if done {
                     // The work behind this response is over: let the next request start.
-                    permit.take();
+                    if let Some(permit) = permit.take() {
+                        permit.complete();
+                    }
                 }
                 Poll::Ready(frame)
             }

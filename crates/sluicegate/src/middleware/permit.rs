@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::adaptive::{AdaptiveLimiter, AdaptivePermit, Outcome};
 use crate::concurrency::{ConcurrencyLimiter, OwnedPermit};
 
 /// A throttled (or bypass) permit owned by a response future or body; dropping it releases
@@ -18,6 +19,16 @@ use crate::concurrency::{ConcurrencyLimiter, OwnedPermit};
 pub(crate) enum HeldPermit {
     Fast(FastPermit),
     Owned(OwnedPermit),
+    /// Timed for an adaptive limit: finishing it feeds the algorithm a sample.
+    Timed(Timed),
+}
+
+/// An adaptive permit and how its work went, as far as known yet. Dropped without
+/// [`HeldPermit::complete`] (a cancelled request, a client that hung up), it counts as
+/// [`Outcome::Ignored`]: a cancellation says nothing about the resource.
+pub(crate) struct Timed {
+    permit: AdaptivePermit,
+    outcome: Outcome,
 }
 
 /// A permit taken with `try_acquire_fast`, released in `Drop` exactly as `Permit` does.
@@ -47,6 +58,33 @@ impl HeldPermit {
     pub(crate) fn owned(permit: OwnedPermit) -> Self {
         HeldPermit::Owned(permit)
     }
+
+    /// Starts timing this permit for `adaptive` (if any). Only a permit from the queue path
+    /// can be timed, which is why adaptive services skip the fast path.
+    pub(crate) fn adapt(self, adaptive: Option<&AdaptiveLimiter>) -> Self {
+        match (adaptive, self) {
+            (Some(adaptive), HeldPermit::Owned(permit)) => HeldPermit::Timed(Timed {
+                permit: adaptive.wrap(permit),
+                outcome: Outcome::Ignored,
+            }),
+            (_, permit) => permit,
+        }
+    }
+
+    /// Records how the work went, for an adaptive limit (nothing otherwise).
+    pub(crate) fn set_outcome(&mut self, outcome: Outcome) {
+        if let HeldPermit::Timed(timed) = self {
+            timed.outcome = outcome;
+        }
+    }
+
+    /// The work is over: release the permit and, for an adaptive limit, feed its sample.
+    #[inline]
+    pub(crate) fn complete(self) {
+        if let HeldPermit::Timed(timed) = self {
+            timed.permit.finish(timed.outcome);
+        }
+    }
 }
 
 impl fmt::Debug for HeldPermit {
@@ -54,6 +92,7 @@ impl fmt::Debug for HeldPermit {
         f.write_str(match self {
             HeldPermit::Fast(_) => "HeldPermit::Fast",
             HeldPermit::Owned(_) => "HeldPermit::Owned",
+            HeldPermit::Timed(_) => "HeldPermit::Timed",
         })
     }
 }

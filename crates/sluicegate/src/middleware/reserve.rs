@@ -26,17 +26,19 @@ enum Slow {
 }
 
 impl Reservation {
-    /// Drives the acquire until there is a permit or a rejection.
+    /// Drives the acquire until there is a permit or a rejection. `fast: false` skips the
+    /// lock-free path (adaptive limits time only permits from `acquire_owned`).
     #[inline]
     pub(crate) fn poll_reserve(
         &mut self,
         limiter: &ConcurrencyLimiter,
+        fast: bool,
         cx: &mut Context<'_>,
     ) -> Poll<()> {
         if self.permit.is_some() {
             return Poll::Ready(());
         }
-        if self.slow.is_none() {
+        if fast && self.slow.is_none() {
             if let Some(permit) = HeldPermit::try_fast(limiter) {
                 self.permit = Some(permit);
                 return Poll::Ready(());

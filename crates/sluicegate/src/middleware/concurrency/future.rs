@@ -6,6 +6,7 @@ use std::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
 
+use crate::adaptive::Outcome;
 use crate::concurrency::Rejected;
 use crate::middleware::BoxError;
 use crate::middleware::permit::HeldPermit;
@@ -56,7 +57,15 @@ where
         match this.future.as_pin_mut() {
             Some(future) => {
                 let output = ready!(future.poll(cx));
-                this.permit.take();
+                if let Some(mut permit) = this.permit.take() {
+                    // For an adaptive limit: an error (a timeout below, an overload answer)
+                    // is the resource saying "too much".
+                    permit.set_outcome(match output {
+                        Ok(_) => Outcome::Success,
+                        Err(_) => Outcome::Dropped,
+                    });
+                    permit.complete();
+                }
                 Poll::Ready(output.map_err(Into::into))
             }
             None => {

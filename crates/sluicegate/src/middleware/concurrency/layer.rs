@@ -3,6 +3,7 @@
 use tower_layer::Layer;
 
 use super::service::ConcurrencyLimit;
+use crate::adaptive::AdaptiveLimiter;
 use crate::concurrency::ConcurrencyLimiter;
 
 /// Wraps services in a [`ConcurrencyLimit`] sharing one [`ConcurrencyLimiter`].
@@ -21,13 +22,26 @@ use crate::concurrency::ConcurrencyLimiter;
 #[derive(Clone, Debug)]
 pub struct ConcurrencyLimitLayer {
     limiter: ConcurrencyLimiter,
+    adaptive: Option<AdaptiveLimiter>,
 }
 
 impl ConcurrencyLimitLayer {
     /// A layer whose services all draw permits from `limiter` (and from any other layer or
     /// code holding a clone of it).
     pub fn new(limiter: ConcurrencyLimiter) -> Self {
-        ConcurrencyLimitLayer { limiter }
+        ConcurrencyLimitLayer {
+            limiter,
+            adaptive: None,
+        }
+    }
+
+    /// A layer under an adaptive limit: each call is timed and its outcome (success, or
+    /// dropped on an error) fed to `adaptive`'s algorithm, which moves the limit.
+    pub fn adaptive(adaptive: AdaptiveLimiter) -> Self {
+        ConcurrencyLimitLayer {
+            limiter: adaptive.limiter().clone(),
+            adaptive: Some(adaptive),
+        }
     }
 }
 
@@ -35,6 +49,6 @@ impl<S> Layer<S> for ConcurrencyLimitLayer {
     type Service = ConcurrencyLimit<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        ConcurrencyLimit::new(inner, self.limiter.clone())
+        ConcurrencyLimit::new(inner, self.limiter.clone()).with_adaptive(self.adaptive.clone())
     }
 }

@@ -5,6 +5,7 @@ use std::task::{Context, Poll, ready};
 use tower_service::Service;
 
 use super::future::ResponseFuture;
+use crate::adaptive::AdaptiveLimiter;
 use crate::concurrency::ConcurrencyLimiter;
 use crate::middleware::BoxError;
 use crate::middleware::reserve::Reservation;
@@ -24,6 +25,7 @@ use crate::middleware::reserve::Reservation;
 pub struct ConcurrencyLimit<S> {
     inner: S,
     limiter: ConcurrencyLimiter,
+    adaptive: Option<AdaptiveLimiter>,
     reservation: Reservation,
 }
 
@@ -33,8 +35,14 @@ impl<S> ConcurrencyLimit<S> {
         ConcurrencyLimit {
             inner,
             limiter,
+            adaptive: None,
             reservation: Reservation::default(),
         }
+    }
+
+    pub(super) fn with_adaptive(mut self, adaptive: Option<AdaptiveLimiter>) -> Self {
+        self.adaptive = adaptive;
+        self
     }
 
     /// The shared limiter.
@@ -51,7 +59,10 @@ impl<S> ConcurrencyLimit<S> {
 impl<S: Clone> Clone for ConcurrencyLimit<S> {
     /// A clone shares the limiter but not the reservation: it starts with none.
     fn clone(&self) -> Self {
-        ConcurrencyLimit::new(self.inner.clone(), self.limiter.clone())
+        ConcurrencyLimit {
+            adaptive: self.adaptive.clone(),
+            ..ConcurrencyLimit::new(self.inner.clone(), self.limiter.clone())
+        }
     }
 }
 
@@ -66,7 +77,8 @@ where
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        ready!(self.reservation.poll_reserve(&self.limiter, cx));
+        let fast = self.adaptive.is_none();
+        ready!(self.reservation.poll_reserve(&self.limiter, fast, cx));
         if self.reservation.is_reserved() {
             self.inner.poll_ready(cx).map_err(Into::into)
         } else {
@@ -78,7 +90,10 @@ where
     #[inline]
     fn call(&mut self, req: Req) -> Self::Future {
         match self.reservation.take() {
-            Ok(permit) => ResponseFuture::called(self.inner.call(req), permit),
+            Ok(permit) => {
+                let permit = permit.adapt(self.adaptive.as_ref());
+                ResponseFuture::called(self.inner.call(req), permit)
+            }
             Err(rejected) => ResponseFuture::rejected(rejected),
         }
     }

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use http::Response;
 use pin_project_lite::pin_project;
 
+use crate::adaptive::Outcome;
 use crate::middleware::body::LimitBody;
 use crate::middleware::permit::HeldPermit;
 
@@ -71,8 +72,16 @@ where
                 hold_through_body,
             } => {
                 let output = ready!(future.poll(cx));
-                // On an error, or when the body does not matter, the permit goes back now.
-                let permit = permit.take().filter(|_| *hold_through_body);
+                let mut permit = permit.take();
+                if let Some(permit) = &mut permit {
+                    permit.set_outcome(outcome_of(&output));
+                }
+                // On an error, or when the body does not matter, the work is over now.
+                if !*hold_through_body || output.is_err() {
+                    if let Some(permit) = permit.take() {
+                        permit.complete();
+                    }
+                }
                 Poll::Ready(output.map(|response| response.map(|b| LimitBody::inner(b, permit))))
             }
             KindProj::Answered { response } => {
@@ -80,5 +89,19 @@ where
                 Poll::Ready(Ok((*response).map(LimitBody::message)))
             }
         }
+    }
+}
+
+/// How a response speaks of load, for an adaptive limit: `503` and `504` are the resource
+/// (or something below it) giving up under load; other server errors say nothing about load
+/// (a bug is not congestion); everything else is a success whose latency counts.
+fn outcome_of<B, E>(output: &Result<Response<B>, E>) -> Outcome {
+    match output {
+        Ok(response) => match response.status().as_u16() {
+            503 | 504 => Outcome::Dropped,
+            500..=599 => Outcome::Ignored,
+            _ => Outcome::Success,
+        },
+        Err(_) => Outcome::Ignored,
     }
 }

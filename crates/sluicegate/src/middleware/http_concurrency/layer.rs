@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tower_layer::Layer;
 
 use super::service::{HttpConcurrencyLimit, Settings};
+use crate::adaptive::AdaptiveLimiter;
 use crate::concurrency::ConcurrencyLimiter;
 use crate::http::RejectionMapping;
 
@@ -40,8 +41,20 @@ impl HttpConcurrencyLimitLayer {
             settings: Arc::new(Settings {
                 mapping: RejectionMapping::default(),
                 hold_through_body: true,
+                adaptive: None,
             }),
         }
+    }
+
+    /// A layer under an adaptive limit: each request is timed from `call` to the end of its
+    /// response (body included, unless [`hold_through_body(false)`](Self::hold_through_body))
+    /// and fed to `adaptive`'s algorithm, which moves the limit. `503` / `504` answers count
+    /// as dropped, other `5xx` are ignored (a bug is not congestion), the rest as successes;
+    /// a request cancelled or a body dropped early is ignored.
+    pub fn adaptive(adaptive: AdaptiveLimiter) -> Self {
+        let mut layer = Self::new(adaptive.limiter().clone());
+        Arc::make_mut(&mut layer.settings).adaptive = Some(adaptive);
+        layer
     }
 
     /// How rejections are answered (statuses, body).

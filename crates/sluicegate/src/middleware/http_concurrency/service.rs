@@ -7,6 +7,7 @@ use http::{Request, Response};
 use tower_service::Service;
 
 use super::future::ResponseFuture;
+use crate::adaptive::AdaptiveLimiter;
 use crate::concurrency::ConcurrencyLimiter;
 use crate::http::RejectionMapping;
 use crate::middleware::body::LimitBody;
@@ -16,6 +17,7 @@ use crate::middleware::reserve::Reservation;
 pub(crate) struct Settings {
     pub(crate) mapping: RejectionMapping,
     pub(crate) hold_through_body: bool,
+    pub(crate) adaptive: Option<AdaptiveLimiter>,
 }
 
 /// Runs at most the limiter's `max` requests of the inner HTTP service at once; more wait
@@ -88,7 +90,8 @@ where
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        ready!(self.reservation.poll_reserve(&self.limiter, cx));
+        let fast = self.settings.adaptive.is_none();
+        ready!(self.reservation.poll_reserve(&self.limiter, fast, cx));
         if self.reservation.is_reserved() {
             self.inner.poll_ready(cx)
         } else {
@@ -102,7 +105,7 @@ where
         match self.reservation.take() {
             Ok(permit) => ResponseFuture::called(
                 self.inner.call(req),
-                permit,
+                permit.adapt(self.settings.adaptive.as_ref()),
                 self.settings.hold_through_body,
             ),
             Err(rejected) => ResponseFuture::answered(self.settings.mapping.overloaded(&rejected)),
