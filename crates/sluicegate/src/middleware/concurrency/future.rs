@@ -57,14 +57,13 @@ where
         match this.future.as_pin_mut() {
             Some(future) => {
                 let output = ready!(future.poll(cx));
-                if let Some(mut permit) = this.permit.take() {
+                if let Some(permit) = this.permit.take() {
                     // For an adaptive limit: an error (a timeout below, an overload answer)
                     // is the resource saying "too much".
-                    permit.set_outcome(match output {
+                    permit.finish(|| match output {
                         Ok(_) => Outcome::Success,
                         Err(_) => Outcome::Dropped,
                     });
-                    permit.complete();
                 }
                 Poll::Ready(output.map_err(Into::into))
             }
