@@ -10,6 +10,8 @@
 //! | [`adaptive`] | adaptive limit algorithms (Little's law, Gradient2, Vegas, AIMD, fixed) |
 //! | [`rate`] | rate limiters: sliding window, GCRA |
 //! | [`keyed`] | per-key rate limiters with bounded memory |
+//! | `middleware` (feature `tower`) | tower layers: server concurrency / rate limits, a client limit |
+//! | `http` (feature `tower`) | the HTTP mapping: `429` / `503`, `Retry-After`, `RateLimit` headers |
 //!
 //! # Quick example
 //!
@@ -29,7 +31,11 @@
 pub mod adaptive;
 pub mod clock;
 pub mod concurrency;
+#[cfg(feature = "tower")]
+pub mod http;
 pub mod keyed;
+#[cfg(feature = "tower")]
+pub mod middleware;
 pub mod rate;
 pub(crate) mod sync;
 

@@ -1,0 +1,103 @@
+//! The response future: wait for a permit, then send and hold it until the response.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use pin_project_lite::pin_project;
+use tower_service::Service;
+
+use crate::concurrency::AcquireOwned;
+use crate::middleware::BoxError;
+use crate::middleware::permit::HeldPermit;
+
+pin_project! {
+    /// Future of [`ClientLimit`](super::ClientLimit): waits for a permit, then sends.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping it while it waits leaves the queue; dropping it while the request is in
+    /// flight releases the permit.
+    pub struct ResponseFuture<S, Req>
+    where
+        S: Service<Req>,
+    {
+        #[pin]
+        kind: Kind<S, S::Future, Req>,
+    }
+}
+
+pin_project! {
+    #[project = KindProj]
+    enum Kind<S, F, Req> {
+        Waiting { acquire: AcquireOwned, inner: Option<S>, req: Option<Req> },
+        Running { #[pin] future: F, permit: Option<HeldPermit> },
+    }
+}
+
+impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
+    #[inline]
+    pub(crate) fn waiting(acquire: AcquireOwned, inner: S, req: Req) -> Self {
+        ResponseFuture {
+            kind: Kind::Waiting {
+                acquire,
+                inner: Some(inner),
+                req: Some(req),
+            },
+        }
+    }
+
+    #[inline]
+    pub(crate) fn running(future: S::Future, permit: HeldPermit) -> Self {
+        ResponseFuture {
+            kind: Kind::Running {
+                future,
+                permit: Some(permit),
+            },
+        }
+    }
+}
+
+impl<S, Req> Future for ResponseFuture<S, Req>
+where
+    S: Service<Req>,
+    S::Error: Into<BoxError>,
+{
+    type Output = Result<S::Response, BoxError>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut kind = self.project().kind;
+        loop {
+            match kind.as_mut().project() {
+                KindProj::Waiting {
+                    acquire,
+                    inner,
+                    req,
+                } => {
+                    let permit = ready!(Pin::new(acquire).poll(cx))?;
+                    let (mut inner, req) = inner
+                        .take()
+                        .zip(req.take())
+                        .expect("polled after completion");
+                    let future = inner.call(req);
+                    kind.set(Kind::Running {
+                        future,
+                        permit: Some(HeldPermit::owned(permit)),
+                    });
+                }
+                KindProj::Running { future, permit } => {
+                    let output = ready!(future.poll(cx));
+                    permit.take();
+                    return Poll::Ready(output.map_err(Into::into));
+                }
+            }
+        }
+    }
+}
+
+impl<S: Service<Req>, Req> std::fmt::Debug for ResponseFuture<S, Req> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseFuture").finish_non_exhaustive()
+    }
+}

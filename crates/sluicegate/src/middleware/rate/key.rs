@@ -1,0 +1,187 @@
+//! Key extractors: what in a request names the client a keyed rate limit counts.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+
+use http::header::{HeaderName, HeaderValue};
+use http::{Extensions, Request};
+
+/// Finds the rate limit key of a request. `None` means the request has no key, which the
+/// rate layer answers with the mapping's missing-key status (a misconfiguration, such as a
+/// server that does not record peer addresses).
+pub trait KeyExtractor<B> {
+    /// The key: `()` for a global limit, an address, a header value, ...
+    type Key;
+
+    /// The key of `req`, if it has one.
+    fn extract(&self, req: &Request<B>) -> Option<Self::Key>;
+}
+
+/// One limit for every request.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Global;
+
+impl<B> KeyExtractor<B> for Global {
+    type Key = ();
+
+    fn extract(&self, _: &Request<B>) -> Option<()> {
+        Some(())
+    }
+}
+
+/// Finds the peer address among a request's extensions.
+type Lookup = Arc<dyn Fn(&Extensions) -> Option<IpAddr> + Send + Sync>;
+
+/// The client's IP address, IPv6 grouped by /64 (one customer usually holds a whole /64,
+/// so per-address IPv6 limits are trivially dodged).
+///
+/// The address comes from the connection, as a request extension: by default a
+/// [`SocketAddr`] or [`IpAddr`] extension; with axum, read its `ConnectInfo`:
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use axum::extract::ConnectInfo;
+/// use sluicegate::middleware::rate::PeerIp;
+///
+/// let by_ip = PeerIp::from_extension(|c: &ConnectInfo<SocketAddr>| c.0.ip());
+/// # let _ = by_ip;
+/// ```
+///
+/// `X-Forwarded-For` is ignored unless [`trust_x_forwarded_for`](Self::trust_x_forwarded_for)
+/// is set: any client can write it.
+#[derive(Clone)]
+pub struct PeerIp {
+    lookup: Lookup,
+    trust_forwarded: bool,
+}
+
+impl PeerIp {
+    /// Reads a [`SocketAddr`] or [`IpAddr`] request extension.
+    pub fn new() -> Self {
+        PeerIp {
+            lookup: Arc::new(|ext: &Extensions| {
+                ext.get::<SocketAddr>()
+                    .map(SocketAddr::ip)
+                    .or_else(|| ext.get::<IpAddr>().copied())
+            }),
+            trust_forwarded: false,
+        }
+    }
+
+    /// Reads the address from a request extension of type `T` (axum's
+    /// `ConnectInfo<SocketAddr>`, a proxy's own connection type, ...).
+    pub fn from_extension<T, F>(get: F) -> Self
+    where
+        T: Send + Sync + 'static,
+        F: Fn(&T) -> IpAddr + Send + Sync + 'static,
+    {
+        PeerIp {
+            lookup: Arc::new(move |ext: &Extensions| ext.get::<T>().map(&get)),
+            trust_forwarded: false,
+        }
+    }
+
+    /// Uses the last (rightmost) address of `X-Forwarded-For`, the one your own proxy
+    /// appended, when the header is present. Only for servers that are reachable through
+    /// that proxy alone.
+    pub fn trust_x_forwarded_for(mut self, on: bool) -> Self {
+        self.trust_forwarded = on;
+        self
+    }
+}
+
+impl Default for PeerIp {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for PeerIp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PeerIp")
+            .field("trust_x_forwarded_for", &self.trust_forwarded)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B> KeyExtractor<B> for PeerIp {
+    type Key = IpAddr;
+
+    fn extract(&self, req: &Request<B>) -> Option<IpAddr> {
+        let forwarded = self
+            .trust_forwarded
+            .then(|| last_forwarded(req.headers().get_all("x-forwarded-for").iter()))
+            .flatten();
+        forwarded
+            .or_else(|| (self.lookup)(req.extensions()))
+            .map(group_ip)
+    }
+}
+
+fn last_forwarded<'a>(values: impl DoubleEndedIterator<Item = &'a HeaderValue>) -> Option<IpAddr> {
+    let last = values.last()?.to_str().ok()?;
+    last.rsplit(',').next()?.trim().parse().ok()
+}
+
+/// The rate limit key of an address: IPv4 as is (also when written as IPv4-mapped IPv6),
+/// IPv6 cut to its /64 prefix.
+///
+/// ```
+/// use std::net::IpAddr;
+/// use sluicegate::middleware::rate::group_ip;
+///
+/// let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+/// let b: IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
+/// assert_eq!(group_ip(a), group_ip(b));
+/// assert_eq!(group_ip("::ffff:10.0.0.1".parse().unwrap()), "10.0.0.1".parse::<IpAddr>().unwrap());
+/// ```
+pub fn group_ip(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+        },
+    }
+}
+
+/// The value of one header (an API key, a tenant id).
+#[derive(Clone, Debug)]
+pub struct HeaderKey(pub HeaderName);
+
+impl<B> KeyExtractor<B> for HeaderKey {
+    type Key = HeaderValue;
+
+    fn extract(&self, req: &Request<B>) -> Option<HeaderValue> {
+        req.headers().get(&self.0).cloned()
+    }
+}
+
+/// A key computed by a closure; made by [`key_fn`].
+#[derive(Clone, Copy, Debug)]
+pub struct KeyFn<F>(F);
+
+/// A key extractor from a closure over the request.
+///
+/// ```
+/// use sluicegate::middleware::rate::key_fn;
+///
+/// // One limit per path.
+/// let by_path = key_fn(|req: &http::Request<()>| Some(req.uri().path().to_owned()));
+/// # let _ = by_path;
+/// ```
+pub fn key_fn<F>(f: F) -> KeyFn<F> {
+    KeyFn(f)
+}
+
+impl<B, K, F> KeyExtractor<B> for KeyFn<F>
+where
+    F: Fn(&Request<B>) -> Option<K>,
+{
+    type Key = K;
+
+    fn extract(&self, req: &Request<B>) -> Option<K> {
+        (self.0)(req)
+    }
+}

@@ -1,0 +1,110 @@
+//! The concurrency layers under an adaptive limit: each request is a sample, and the
+//! algorithm's answer becomes the limit.
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use sluicegate::adaptive::{AdaptiveLimiter, Aimd, AimdConfig};
+use sluicegate::concurrency::ConcurrencyLimiter;
+use sluicegate::middleware::concurrency::ConcurrencyLimitLayer;
+use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
+use tokio_test::{assert_pending, assert_ready_ok, task};
+use tower_test::mock;
+
+type Req = Request<()>;
+type Res = Response<Full<Bytes>>;
+
+fn aimd(initial: usize) -> AdaptiveLimiter {
+    let limiter = ConcurrencyLimiter::builder(initial).build().unwrap();
+    let config = AimdConfig {
+        initial,
+        min: 1,
+        max: 100,
+        ..AimdConfig::default()
+    };
+    AdaptiveLimiter::new(limiter, Aimd::new(config))
+}
+
+fn status(code: u16) -> Res {
+    let mut r = Response::new(Full::new(Bytes::from_static(b"x")));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap();
+    r
+}
+
+/// One request through an HTTP service answering `code`; returns the response, body unread.
+async fn through<S>(
+    service: &mut mock::Spawn<S>,
+    handle: &mut mock::Handle<Req, Res>,
+    code: u16,
+) -> S::Response
+where
+    S: tower::Service<Req>,
+    S::Response: std::fmt::Debug,
+    S::Error: std::fmt::Debug,
+{
+    handle.allow(1);
+    assert_ready_ok!(service.poll_ready());
+    let mut response = task::spawn(service.call(Request::new(())));
+    assert_pending!(response.poll());
+    handle
+        .next_request()
+        .await
+        .unwrap()
+        .1
+        .send_response(status(code));
+    assert_ready_ok!(response.poll())
+}
+
+#[tokio::test(start_paused = true)]
+async fn http_503_backs_the_limit_off_and_a_success_grows_it() {
+    let adaptive = aimd(10);
+    let layer = HttpConcurrencyLimitLayer::adaptive(adaptive.clone());
+    let (mut service, mut handle) = mock::spawn_layer::<Req, Res, _>(layer);
+
+    let response = through(&mut service, &mut handle, 503).await;
+    assert_eq!(
+        adaptive.limit(),
+        10,
+        "the sample is taken when the body ends"
+    );
+    response.into_body().collect().await.unwrap();
+    assert_eq!(adaptive.limit(), 9, "a 503 is a drop: 10 × 0.9");
+
+    let response = through(&mut service, &mut handle, 500).await;
+    response.into_body().collect().await.unwrap();
+    assert_eq!(adaptive.limit(), 9, "a 500 says nothing about load");
+
+    // A success with enough in flight grows the limit by one.
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(through(&mut service, &mut handle, 200).await);
+    }
+    let last = through(&mut service, &mut handle, 200).await;
+    last.into_body().collect().await.unwrap();
+    assert_eq!(adaptive.limit(), 10);
+
+    // A body dropped before its end (a client that hung up) teaches nothing.
+    drop(held);
+    assert_eq!(adaptive.limit(), 10);
+    assert_eq!(adaptive.limiter().snapshot().in_flight, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn generic_layer_counts_an_error_as_a_drop() {
+    let adaptive = aimd(10);
+    let layer = ConcurrencyLimitLayer::adaptive(adaptive.clone());
+    let (mut service, mut handle) = mock::spawn_layer::<u32, u32, _>(layer);
+    handle.allow(1);
+    assert_ready_ok!(service.poll_ready());
+    let mut response = task::spawn(service.call(1));
+    assert_pending!(response.poll());
+    handle
+        .next_request()
+        .await
+        .unwrap()
+        .1
+        .send_error("timed out");
+    assert!(response.poll().is_ready());
+    assert_eq!(adaptive.limit(), 9);
+    assert_eq!(adaptive.limiter().snapshot().in_flight, 0);
+}

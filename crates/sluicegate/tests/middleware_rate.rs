@@ -1,0 +1,398 @@
+//! The rate layer at the poll level: `429` with `Retry-After` and the `RateLimit` headers,
+//! key extractors (peer IP by /64, forwarded-for trust, header, closure), and the crate's own
+//! rate limiters plugged in.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use sluicegate::concurrency::ConcurrencyLimiter;
+use sluicegate::http::RejectionMapping;
+use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
+use sluicegate::middleware::rate::{
+    HeaderKey, PeerIp, Policy, RateCheck, RateDecision, RateLimitLayer, key_fn,
+};
+use tokio_test::{assert_pending, assert_ready_ok, task};
+use tower_test::mock;
+
+type Req = Request<()>;
+type Res = Response<Full<Bytes>>;
+
+fn ok(text: &'static str) -> Res {
+    Response::new(Full::new(Bytes::from_static(text.as_bytes())))
+}
+
+async fn text<B: http_body::Body>(body: B) -> String
+where
+    B::Error: std::fmt::Debug,
+{
+    String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn overloaded_request_gets_503_with_retry_after_and_a_short_body() {
+    let lim = ConcurrencyLimiter::builder(1).max_queue(0).build().unwrap();
+    let (mut first, mut handle) =
+        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim.clone()));
+    handle.allow(1);
+    let mut second = mock::Spawn::new(first.get_ref().clone());
+    assert_ready_ok!(first.poll_ready());
+    assert_ready_ok!(second.poll_ready());
+
+    let response = second.call(Request::new(())).await.unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(response.headers()["retry-after"], "1");
+    assert_eq!(text(response.into_body()).await, "overloaded: queue_full\n");
+}
+
+#[tokio::test(start_paused = true)]
+async fn closed_limiter_answers_503_and_status_is_configurable() {
+    let lim = ConcurrencyLimiter::new(4);
+    lim.close();
+    let layer = HttpConcurrencyLimitLayer::new(lim)
+        .mapping(RejectionMapping::default().overloaded_status(StatusCode::TOO_MANY_REQUESTS));
+    let (mut service, _handle) = mock::spawn_layer::<Req, Res, _>(layer);
+    assert_ready_ok!(service.poll_ready());
+    let response = service.call(Request::new(())).await.unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(response.headers().contains_key("retry-after"));
+    assert_eq!(text(response.into_body()).await, "overloaded: closed\n");
+}
+
+#[tokio::test(start_paused = true)]
+async fn permit_is_held_until_the_response_body_is_read() {
+    let lim = ConcurrencyLimiter::new(1);
+    let (mut service, mut handle) =
+        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim.clone()));
+    handle.allow(1);
+    assert_ready_ok!(service.poll_ready());
+    let mut response = task::spawn(service.call(Request::new(())));
+    assert_pending!(response.poll());
+    let (_, send) = handle.next_request().await.unwrap();
+    send.send_response(ok("streamed"));
+    let response = assert_ready_ok!(response.poll());
+    assert_eq!(
+        lim.snapshot().in_flight,
+        1,
+        "the body still holds the permit"
+    );
+    assert!(response.body().holds_permit());
+    assert_eq!(text(response.into_body()).await, "streamed");
+    assert_eq!(lim.snapshot().in_flight, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn permit_is_released_when_an_unread_body_is_dropped() {
+    let lim = ConcurrencyLimiter::new(1);
+    let (mut service, mut handle) =
+        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim.clone()));
+    handle.allow(1);
+    assert_ready_ok!(service.poll_ready());
+    let mut response = task::spawn(service.call(Request::new(())));
+    assert_pending!(response.poll());
+    handle
+        .next_request()
+        .await
+        .unwrap()
+        .1
+        .send_response(ok("x"));
+    let response = assert_ready_ok!(response.poll());
+    drop(response);
+    assert_eq!(lim.snapshot().in_flight, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn permit_is_released_with_the_response_head_when_configured() {
+    let lim = ConcurrencyLimiter::new(1);
+    let layer = HttpConcurrencyLimitLayer::new(lim.clone()).hold_through_body(false);
+    let (mut service, mut handle) = mock::spawn_layer::<Req, Res, _>(layer);
+    handle.allow(1);
+    assert_ready_ok!(service.poll_ready());
+    let mut response = task::spawn(service.call(Request::new(())));
+    assert_pending!(response.poll());
+    handle
+        .next_request()
+        .await
+        .unwrap()
+        .1
+        .send_response(ok("x"));
+    let response = assert_ready_ok!(response.poll());
+    assert_eq!(lim.snapshot().in_flight, 0);
+    drop(response);
+}
+
+#[tokio::test(start_paused = true)]
+async fn permit_is_released_when_the_handler_fails() {
+    let lim = ConcurrencyLimiter::new(1);
+    let (mut service, mut handle) =
+        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim.clone()));
+    handle.allow(1);
+    assert_ready_ok!(service.poll_ready());
+    let mut response = task::spawn(service.call(Request::new(())));
+    assert_pending!(response.poll());
+    handle.next_request().await.unwrap().1.send_error("boom");
+    assert!(response.poll().is_ready());
+    assert_eq!(lim.snapshot().in_flight, 0);
+}
+
+/// A fixed window of `limit` per minute, per key, that never resets (enough for the layer).
+struct Counting {
+    limit: u64,
+    seen: Mutex<Vec<String>>,
+}
+
+impl<K: std::fmt::Debug> RateCheck<K> for Counting {
+    fn check(&self, key: &K) -> RateDecision {
+        let mut seen = self.seen.lock().unwrap();
+        let key = format!("{key:?}");
+        let used = seen.iter().filter(|k| **k == key).count() as u64;
+        let policy = Policy::new(self.limit, Duration::from_secs(60));
+        let reset = Duration::from_millis(16_500);
+        if used < self.limit {
+            seen.push(key);
+            RateDecision::allow(self.limit - used - 1, reset).with_policy(policy)
+        } else {
+            RateDecision::deny(Duration::from_millis(2_100), reset).with_policy(policy)
+        }
+    }
+}
+
+fn counting(limit: u64) -> std::sync::Arc<Counting> {
+    std::sync::Arc::new(Counting {
+        limit,
+        seen: Mutex::new(Vec::new()),
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn over_the_rate_gets_429_with_retry_after_and_ratelimit_headers() {
+    let layer = RateLimitLayer::new(counting(1)).policy_name("api");
+    let (mut service, mut handle) = mock::spawn_layer::<Req, Res, _>(layer);
+    handle.allow(1);
+
+    assert_ready_ok!(service.poll_ready());
+    let mut first = task::spawn(service.call(Request::new(())));
+    assert_pending!(first.poll());
+    handle
+        .next_request()
+        .await
+        .unwrap()
+        .1
+        .send_response(ok("fine"));
+    let first = assert_ready_ok!(first.poll());
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(first.headers()["ratelimit"], r#""api";r=0;t=17"#);
+    assert_eq!(first.headers()["ratelimit-policy"], r#""api";q=1;w=60"#);
+
+    handle.allow(1);
+    assert_ready_ok!(service.poll_ready());
+    let second = service.call(Request::new(())).await.unwrap();
+    assert_eq!(second.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(second.headers()["retry-after"], "3", "2.1 s rounds up");
+    assert_eq!(second.headers()["ratelimit"], r#""api";r=0;t=17"#);
+    assert_eq!(second.headers()["ratelimit-policy"], r#""api";q=1;w=60"#);
+    assert_eq!(
+        text(second.into_body()).await,
+        "rate limited: retry after 3 s\n"
+    );
+}
+
+fn from(ip: &str) -> Req {
+    let mut req = Request::new(());
+    let addr = SocketAddr::new(ip.parse().unwrap(), 40_000);
+    req.extensions_mut().insert(addr);
+    req
+}
+
+async fn status_of<S>(
+    service: &mut mock::Spawn<S>,
+    handle: &mut mock::Handle<Req, Res>,
+    req: Req,
+) -> StatusCode
+where
+    S: tower::Service<Req, Response = Response<sluicegate::middleware::LimitBody<Full<Bytes>>>>,
+    S::Error: std::fmt::Debug,
+{
+    handle.allow(1);
+    assert_ready_ok!(service.poll_ready());
+    let mut response = task::spawn(service.call(req));
+    let status = match response.poll() {
+        std::task::Poll::Ready(r) => r.unwrap().status(),
+        std::task::Poll::Pending => {
+            handle.next_request().await.unwrap().1.send_response(ok(""));
+            response.await.unwrap().status()
+        }
+    };
+    handle.allow(0);
+    status
+}
+
+#[tokio::test(start_paused = true)]
+async fn peer_ip_key_groups_ipv6_by_64_and_keeps_ipv4_apart() {
+    let layer = RateLimitLayer::new(counting(1)).keyed_by(PeerIp::new());
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(layer);
+    assert_eq!(
+        status_of(&mut s, &mut h, from("2001:db8:0:1::1")).await,
+        StatusCode::OK
+    );
+    assert_eq!(
+        status_of(&mut s, &mut h, from("2001:db8:0:1:ffff::2")).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "same /64"
+    );
+    assert_eq!(
+        status_of(&mut s, &mut h, from("2001:db8:0:2::1")).await,
+        StatusCode::OK
+    );
+    assert_eq!(
+        status_of(&mut s, &mut h, from("10.0.0.1")).await,
+        StatusCode::OK
+    );
+    assert_eq!(
+        status_of(&mut s, &mut h, from("10.0.0.2")).await,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn x_forwarded_for_is_ignored_unless_trusted() {
+    let forwarded = |ip: &str| {
+        let mut req = from("192.0.2.1");
+        req.headers_mut()
+            .insert("x-forwarded-for", format!("1.1.1.1, {ip}").parse().unwrap());
+        req
+    };
+    let untrusted = RateLimitLayer::new(counting(1)).keyed_by(PeerIp::new());
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(untrusted);
+    assert_eq!(
+        status_of(&mut s, &mut h, forwarded("10.0.0.1")).await,
+        StatusCode::OK
+    );
+    assert_eq!(
+        status_of(&mut s, &mut h, forwarded("10.0.0.2")).await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "a client cannot dodge the limit by writing the header"
+    );
+
+    let trusted =
+        RateLimitLayer::new(counting(1)).keyed_by(PeerIp::new().trust_x_forwarded_for(true));
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(trusted);
+    assert_eq!(
+        status_of(&mut s, &mut h, forwarded("10.0.0.1")).await,
+        StatusCode::OK
+    );
+    assert_eq!(
+        status_of(&mut s, &mut h, forwarded("10.0.0.2")).await,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn peer_ip_reads_a_custom_extension() {
+    #[derive(Clone)]
+    struct Conn(IpAddr);
+    let layer = RateLimitLayer::new(counting(1)).keyed_by(PeerIp::from_extension(|c: &Conn| c.0));
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(layer);
+    let with_conn = || {
+        let mut req = Request::new(());
+        req.extensions_mut()
+            .insert(Conn("10.1.1.1".parse().unwrap()));
+        req
+    };
+    assert_eq!(status_of(&mut s, &mut h, with_conn()).await, StatusCode::OK);
+    assert_eq!(
+        status_of(&mut s, &mut h, with_conn()).await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn request_without_a_key_gets_the_missing_key_status() {
+    let layer = RateLimitLayer::new(counting(1)).keyed_by(PeerIp::new());
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(layer);
+    assert_eq!(
+        status_of(&mut s, &mut h, Request::new(())).await,
+        StatusCode::INTERNAL_SERVER_ERROR
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn header_and_closure_keys_count_separately() {
+    let by_header =
+        RateLimitLayer::new(counting(1)).keyed_by(HeaderKey("x-api-key".parse().unwrap()));
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(by_header);
+    let keyed = |k: &str| {
+        let mut req = Request::new(());
+        req.headers_mut().insert("x-api-key", k.parse().unwrap());
+        req
+    };
+    assert_eq!(status_of(&mut s, &mut h, keyed("a")).await, StatusCode::OK);
+    assert_eq!(status_of(&mut s, &mut h, keyed("b")).await, StatusCode::OK);
+    assert_eq!(
+        status_of(&mut s, &mut h, keyed("a")).await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+
+    let by_path = RateLimitLayer::new(counting(1))
+        .keyed_by(key_fn(|req: &Req| Some(req.uri().path().to_owned())));
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(by_path);
+    let path = |p: &str| Request::get(p).body(()).unwrap();
+    assert_eq!(status_of(&mut s, &mut h, path("/a")).await, StatusCode::OK);
+    assert_eq!(status_of(&mut s, &mut h, path("/b")).await, StatusCode::OK);
+    assert_eq!(
+        status_of(&mut s, &mut h, path("/a")).await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn crate_gcra_plugs_into_the_rate_layer_with_its_quota_in_the_headers() {
+    use sluicegate::clock::FakeClock;
+    use sluicegate::rate::{Gcra, Quota as RateQuota};
+
+    let clock = FakeClock::new();
+    let gcra = std::sync::Arc::new(Gcra::with_clock(RateQuota::per_minute(2), clock.clone()));
+    let layer = RateLimitLayer::new(gcra).policy_name("gcra");
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(layer);
+
+    let mut statuses = Vec::new();
+    let mut last = None;
+    for _ in 0..3 {
+        h.allow(1);
+        assert_ready_ok!(s.poll_ready());
+        let mut response = task::spawn(s.call(Request::new(())));
+        let response = match response.poll() {
+            std::task::Poll::Ready(r) => r.unwrap(),
+            std::task::Poll::Pending => {
+                h.next_request().await.unwrap().1.send_response(ok(""));
+                response.await.unwrap()
+            }
+        };
+        statuses.push(response.status());
+        last = Some(response);
+    }
+    assert_eq!(
+        statuses,
+        [
+            StatusCode::OK,
+            StatusCode::OK,
+            StatusCode::TOO_MANY_REQUESTS
+        ]
+    );
+    let denied = last.unwrap();
+    assert_eq!(denied.headers()["ratelimit-policy"], r#""gcra";q=2;w=60"#);
+    assert_eq!(
+        denied.headers()["retry-after"],
+        "30",
+        "one emission interval"
+    );
+
+    clock.advance(Duration::from_secs(30));
+    h.allow(1);
+    assert_ready_ok!(s.poll_ready());
+    let mut response = task::spawn(s.call(Request::new(())));
+    assert_pending!(response.poll(), "allowed again after retry_after");
+}
