@@ -333,3 +333,20 @@ fn impossible_settings_are_refused_at_construction() {
     assert!(limiter.set_max(too_many).is_err());
     assert_eq!(limiter.max(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn owned_permits_outlive_the_borrow_and_release_on_drop() {
+    let limiter = ConcurrencyLimiter::new(1);
+    let permit = limiter.try_acquire_owned().unwrap();
+    let task = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        drop(permit);
+    });
+    assert!(matches!(limiter.try_acquire_owned(), Err(Rejected::QueueFull { .. })));
+    let waited = limiter.acquire_owned().await.unwrap();
+    task.await.unwrap();
+    assert!(!waited.is_bypass());
+    drop(waited);
+    let s = limiter.snapshot();
+    assert_eq!((s.admitted, s.completed, s.rejected_queue_full), (2, 2, 1));
+}

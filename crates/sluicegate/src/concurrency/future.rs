@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use super::core::{GiveUp, Inner, Start};
@@ -166,7 +166,8 @@ impl fmt::Debug for Acquire<'_> {
 /// As [`Acquire`].
 #[must_use = "futures do nothing unless polled"]
 pub struct AcquireOwned {
-    pub(crate) inner: Arc<Inner>,
+    /// Handed on to the permit when one is granted.
+    pub(crate) inner: Option<Arc<Inner>>,
     pub(crate) wait: Wait,
 }
 
@@ -179,16 +180,24 @@ impl Future for AcquireOwned {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        this.wait.poll(&this.inner, cx).map_ok(|()| OwnedPermit {
-            inner: this.inner.clone(),
+        let inner = this
+            .inner
+            .as_ref()
+            .expect("acquire future polled after it completed");
+        let result = ready!(this.wait.poll(inner, cx));
+        let inner = this.inner.take().expect("checked above");
+        Poll::Ready(result.map(|()| OwnedPermit {
+            inner,
             bypass: false,
-        })
+        }))
     }
 }
 
 impl Drop for AcquireOwned {
     fn drop(&mut self) {
-        self.wait.cancel(&self.inner);
+        if let Some(inner) = &self.inner {
+            self.wait.cancel(inner);
+        }
     }
 }
 

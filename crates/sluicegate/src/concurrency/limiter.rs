@@ -155,6 +155,33 @@ impl ConcurrencyLimiter {
             .map(|()| Permit { inner: &self.inner })
     }
 
+    /// As [`try_acquire`](Self::try_acquire), with a permit that owns a handle to the
+    /// limiter (for response futures, bodies and spawned tasks).
+    ///
+    /// # Errors
+    ///
+    /// As [`try_acquire`](Self::try_acquire).
+    #[inline]
+    pub fn try_acquire_owned(&self) -> Result<OwnedPermit, Rejected> {
+        if !self.inner.try_acquire_fast() {
+            self.inner.try_acquire()?;
+        }
+        Ok(OwnedPermit {
+            inner: self.inner.clone(),
+            bypass: false,
+        })
+    }
+
+    /// The lock-free path alone: a permit if one is free and nobody waits, else `None`
+    /// with nothing counted (for callers that go on to wait in the queue).
+    #[inline]
+    pub(crate) fn try_acquire_owned_fast(&self) -> Option<OwnedPermit> {
+        self.inner.try_acquire_fast().then(|| OwnedPermit {
+            inner: self.inner.clone(),
+            bypass: false,
+        })
+    }
+
     /// Waits for a permit, in the queue if every permit is taken.
     ///
     /// The future resolves to the permit, or to why there is none ([`Rejected`]). Use
@@ -173,7 +200,7 @@ impl ConcurrencyLimiter {
     /// As [`acquire`](Self::acquire), with a permit that owns a handle to the limiter.
     pub fn acquire_owned(&self) -> AcquireOwned {
         AcquireOwned {
-            inner: self.inner.clone(),
+            inner: Some(self.inner.clone()),
             wait: Wait::new(self.inner.config.queue_timeout),
         }
     }

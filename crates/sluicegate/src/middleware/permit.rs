@@ -8,16 +8,9 @@ use crate::concurrency::{ConcurrencyLimiter, OwnedPermit};
 
 /// A throttled (or bypass) permit owned by a response future or body; dropping it releases
 /// it.
-///
-/// `Fast` is what a public `ConcurrencyLimiter::try_acquire_owned()` would return: one CAS
-/// to take, one `fetch_add` to give back, plus the handle clone a `'static` future needs.
-/// Going through `acquire_owned()` when a permit is free costs two more reference-count
-/// round trips (the future's handle and the permit's). Replace `Fast` with the core's own
-/// owned fast path when it has one.
 // The variants' contents are never read: they are held only to be dropped (the release).
 #[allow(dead_code)]
 pub(crate) enum HeldPermit {
-    Fast(FastPermit),
     Owned(OwnedPermit),
     /// Timed for an adaptive limit: finishing it feeds the algorithm a sample. Boxed: inline
     /// it would triple the size of every held permit and slow the fast path (measured).
@@ -32,27 +25,11 @@ pub(crate) struct Timed {
     outcome: Outcome,
 }
 
-/// A permit taken with `try_acquire_fast`, released in `Drop` exactly as `Permit` does.
-///
-/// The release lives here, not in a `Drop` of [`HeldPermit`]: a `Drop` on the enum made
-/// the compiler keep the drop glue out of line, which measured ~6 ns a request.
-pub(crate) struct FastPermit(ConcurrencyLimiter);
-
-impl Drop for FastPermit {
-    #[inline]
-    fn drop(&mut self) {
-        self.0.inner().release();
-    }
-}
-
 impl HeldPermit {
     /// A permit if one is free and nobody waits: no lock, no clock, no queue.
     #[inline]
     pub(crate) fn try_fast(limiter: &ConcurrencyLimiter) -> Option<Self> {
-        limiter
-            .inner()
-            .try_acquire_fast()
-            .then(|| HeldPermit::Fast(FastPermit(limiter.clone())))
+        limiter.try_acquire_owned_fast().map(HeldPermit::Owned)
     }
 
     /// A permit from `acquire_owned()` or `acquire_bypass()`.
@@ -105,7 +82,6 @@ impl HeldPermit {
         // One arm per variant, so the fast one inlines its release instead of calling the
         // whole enum's drop glue.
         match self {
-            HeldPermit::Fast(fast) => drop(fast),
             HeldPermit::Owned(owned) => drop(owned),
             HeldPermit::Timed(timed) => {
                 let Timed { permit, outcome } = *timed;
@@ -118,7 +94,6 @@ impl HeldPermit {
 impl fmt::Debug for HeldPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            HeldPermit::Fast(_) => "HeldPermit::Fast",
             HeldPermit::Owned(_) => "HeldPermit::Owned",
             HeldPermit::Timed(_) => "HeldPermit::Timed",
         })
