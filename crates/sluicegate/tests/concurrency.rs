@@ -342,7 +342,10 @@ async fn owned_permits_outlive_the_borrow_and_release_on_drop() {
         tokio::time::sleep(Duration::from_secs(1)).await;
         drop(permit);
     });
-    assert!(matches!(limiter.try_acquire_owned(), Err(Rejected::QueueFull { .. })));
+    assert!(matches!(
+        limiter.try_acquire_owned(),
+        Err(Rejected::QueueFull { .. })
+    ));
     let waited = limiter.acquire_owned().await.unwrap();
     task.await.unwrap();
     assert!(!waited.is_bypass());

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::core::{GiveUp, Inner, Start};
 use super::error::Rejected;
-use super::permit::{OwnedPermit, Permit};
+use super::permit::{OwnedPermit, Permit, PermitKind};
 use super::queue::{Priority, Ticket};
 use crate::sync::Arc;
 
@@ -188,7 +188,7 @@ impl Future for AcquireOwned {
         let inner = this.inner.take().expect("checked above");
         Poll::Ready(result.map(|()| OwnedPermit {
             inner,
-            bypass: false,
+            kind: PermitKind::Throttled,
         }))
     }
 }

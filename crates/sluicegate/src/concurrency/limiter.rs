@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::core::{Config, Inner};
 use super::error::{ConfigError, Rejected};
 use super::future::{Acquire, AcquireOwned, Drain, Wait};
-use super::permit::{OwnedPermit, Permit};
+use super::permit::{OwnedPermit, Permit, PermitKind};
 use super::queue::QueueOrder;
 use super::snapshot::Snapshot;
 use super::state::MAX_PERMITS;
@@ -168,17 +168,18 @@ impl ConcurrencyLimiter {
         }
         Ok(OwnedPermit {
             inner: self.inner.clone(),
-            bypass: false,
+            kind: PermitKind::Throttled,
         })
     }
 
     /// The lock-free path alone: a permit if one is free and nobody waits, else `None`
     /// with nothing counted (for callers that go on to wait in the queue).
+    #[cfg(feature = "tower")]
     #[inline]
     pub(crate) fn try_acquire_owned_fast(&self) -> Option<OwnedPermit> {
         self.inner.try_acquire_fast().then(|| OwnedPermit {
             inner: self.inner.clone(),
-            bypass: false,
+            kind: PermitKind::Throttled,
         })
     }
 
@@ -212,7 +213,7 @@ impl ConcurrencyLimiter {
         self.inner.bypass_acquire();
         OwnedPermit {
             inner: self.inner.clone(),
-            bypass: true,
+            kind: PermitKind::Bypass,
         }
     }
 
