@@ -82,32 +82,11 @@ fn hand_off(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-
     group.bench_function("sluicegate", |b| {
-        b.iter_custom(|iters| {
-            let limiter = ConcurrencyLimiter::new(1);
-            runtime.block_on(ping_pong(iters, move || {
-                let limiter = limiter.clone();
-                async move {
-                    let permit = limiter.acquire().await.unwrap();
-                    tokio::task::yield_now().await;
-                    drop(permit);
-                }
-            }))
-        })
+        b.iter_custom(|iters| runtime.block_on(ping_pong_sluicegate(iters)))
     });
     group.bench_function("tokio_semaphore", |b| {
-        b.iter_custom(|iters| {
-            let semaphore = Arc::new(Semaphore::new(1));
-            runtime.block_on(ping_pong(iters, move || {
-                let semaphore = semaphore.clone();
-                async move {
-                    let permit = semaphore.acquire().await.unwrap();
-                    tokio::task::yield_now().await;
-                    drop(permit);
-                }
-            }))
-        })
+        b.iter_custom(|iters| runtime.block_on(ping_pong_tokio(iters)))
     });
     group.finish();
 }
@@ -123,44 +102,74 @@ fn hand_off_chain(c: &mut Criterion) {
         .build()
         .unwrap();
     group.bench_function("sluicegate", |b| {
-        b.iter_custom(|iters| {
-            runtime.block_on(in_batches(iters, |n| async move {
-                let limiter = ConcurrencyLimiter::builder(1).max_queue(n).build().unwrap();
-                let held = limiter.acquire_owned().await.unwrap();
-                let line = spawn_line(n, move || {
-                    let limiter = limiter.clone();
-                    async move { drop(limiter.acquire().await.unwrap()) }
-                })
-                .await;
-                let start = Instant::now();
-                drop(held);
-                line.await.unwrap();
-                start.elapsed()
-            }))
-        })
+        b.iter_custom(|iters| runtime.block_on(in_batches(iters, line_sluicegate)))
     });
     group.bench_function("tokio_semaphore", |b| {
-        b.iter_custom(|iters| {
-            runtime.block_on(in_batches(iters, |n| async move {
-                let semaphore = Arc::new(Semaphore::new(1));
-                let held = semaphore.clone().acquire_owned().await.unwrap();
-                let line = spawn_line(n, move || {
-                    let semaphore = semaphore.clone();
-                    async move { drop(semaphore.acquire().await.unwrap()) }
-                })
-                .await;
-                let start = Instant::now();
-                drop(held);
-                line.await.unwrap();
-                start.elapsed()
-            }))
-        })
+        b.iter_custom(|iters| runtime.block_on(in_batches(iters, line_tokio)))
     });
     // The floor (see `oneshot_line`).
     group.bench_function("floor_oneshot", |b| {
         b.iter_custom(|iters| runtime.block_on(in_batches(iters, oneshot_line)))
     });
     group.finish();
+}
+
+/// One line of `n` waiters behind our limiter; the time from the release to the last waiter.
+async fn line_sluicegate(n: usize) -> Duration {
+    let limiter = ConcurrencyLimiter::builder(1).max_queue(n).build().unwrap();
+    let held = limiter.acquire_owned().await.unwrap();
+    let line = spawn_line(n, move || {
+        let limiter = limiter.clone();
+        async move { drop(limiter.acquire().await.unwrap()) }
+    })
+    .await;
+    let start = Instant::now();
+    drop(held);
+    line.await.unwrap();
+    start.elapsed()
+}
+
+/// The same line behind tokio's `Semaphore`.
+async fn line_tokio(n: usize) -> Duration {
+    let semaphore = Arc::new(Semaphore::new(1));
+    let held = semaphore.clone().acquire_owned().await.unwrap();
+    let line = spawn_line(n, move || {
+        let semaphore = semaphore.clone();
+        async move { drop(semaphore.acquire().await.unwrap()) }
+    })
+    .await;
+    let start = Instant::now();
+    drop(held);
+    line.await.unwrap();
+    start.elapsed()
+}
+
+/// `iters` rounds of two tasks ping-ponging one permit of our limiter.
+async fn ping_pong_sluicegate(iters: u64) -> Duration {
+    let limiter = ConcurrencyLimiter::new(1);
+    ping_pong(iters, move || {
+        let limiter = limiter.clone();
+        async move {
+            let permit = limiter.acquire().await.unwrap();
+            tokio::task::yield_now().await;
+            drop(permit);
+        }
+    })
+    .await
+}
+
+/// The same with tokio's `Semaphore`.
+async fn ping_pong_tokio(iters: u64) -> Duration {
+    let semaphore = Arc::new(Semaphore::new(1));
+    ping_pong(iters, move || {
+        let semaphore = semaphore.clone();
+        async move {
+            let permit = semaphore.acquire().await.unwrap();
+            tokio::task::yield_now().await;
+            drop(permit);
+        }
+    })
+    .await
 }
 
 /// The floor: the same line of tasks woken one after another by a bare oneshot channel each
@@ -258,72 +267,13 @@ fn interleaved_ratios() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let chain = |subject: &'static str| {
-        let runtime = &runtime;
-        move || {
-            per_element(20_000, |iters| match subject {
-                "sluicegate" => runtime.block_on(in_batches(iters, |n| async move {
-                    let limiter = ConcurrencyLimiter::builder(1).max_queue(n).build().unwrap();
-                    let held = limiter.acquire_owned().await.unwrap();
-                    let line = spawn_line(n, move || {
-                        let limiter = limiter.clone();
-                        async move { drop(limiter.acquire().await.unwrap()) }
-                    })
-                    .await;
-                    let start = Instant::now();
-                    drop(held);
-                    line.await.unwrap();
-                    start.elapsed()
-                })),
-                _ => runtime.block_on(in_batches(iters, |n| async move {
-                    let semaphore = Arc::new(Semaphore::new(1));
-                    let held = semaphore.clone().acquire_owned().await.unwrap();
-                    let line = spawn_line(n, move || {
-                        let semaphore = semaphore.clone();
-                        async move { drop(semaphore.acquire().await.unwrap()) }
-                    })
-                    .await;
-                    let start = Instant::now();
-                    drop(held);
-                    line.await.unwrap();
-                    start.elapsed()
-                })),
-            })
-        }
-    };
-    let ping_pong_ours = || {
-        per_element(20_000, |iters| {
-            let limiter = ConcurrencyLimiter::new(1);
-            runtime.block_on(ping_pong(iters, move || {
-                let limiter = limiter.clone();
-                async move {
-                    let permit = limiter.acquire().await.unwrap();
-                    tokio::task::yield_now().await;
-                    drop(permit);
-                }
-            }))
-        })
-    };
-    let ping_pong_tokio = || {
-        per_element(20_000, |iters| {
-            let semaphore = Arc::new(Semaphore::new(1));
-            runtime.block_on(ping_pong(iters, move || {
-                let semaphore = semaphore.clone();
-                async move {
-                    let permit = semaphore.acquire().await.unwrap();
-                    tokio::task::yield_now().await;
-                    drop(permit);
-                }
-            }))
-        })
-    };
-    let floor = || {
-        per_element(20_000, |iters| {
-            runtime.block_on(in_batches(iters, |n| async move { oneshot_line(n).await }))
-        })
-    };
-    let chain_ours = chain("sluicegate");
-    let chain_tokio = chain("tokio");
+    // Hand-off rows: 20 000 hand-offs a round, on one current-thread runtime.
+    let rt = &runtime;
+    let chain_ours = || per_element(20_000, |n| rt.block_on(in_batches(n, line_sluicegate)));
+    let chain_tokio = || per_element(20_000, |n| rt.block_on(in_batches(n, line_tokio)));
+    let floor = || per_element(20_000, |n| rt.block_on(in_batches(n, oneshot_line)));
+    let pp_ours = || per_element(20_000, |n| rt.block_on(ping_pong_sluicegate(n)));
+    let pp_tokio = || per_element(20_000, |n| rt.block_on(ping_pong_tokio(n)));
     let subjects: [(&str, &dyn Fn() -> f64); 11] = [
         ("fetch_add", &|| {
             per_element(ITERS, |iters| {
@@ -372,8 +322,8 @@ fn interleaved_ratios() {
         ("hand-off chain sluicegate", &chain_ours),
         ("hand-off chain tokio", &chain_tokio),
         ("hand-off chain floor", &floor),
-        ("ping-pong sluicegate", &ping_pong_ours),
-        ("ping-pong tokio", &ping_pong_tokio),
+        ("ping-pong sluicegate", &pp_ours),
+        ("ping-pong tokio", &pp_tokio),
     ];
     let mut rounds = vec![Vec::with_capacity(ROUNDS); subjects.len()];
     for _ in 0..ROUNDS {

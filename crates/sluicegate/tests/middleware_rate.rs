@@ -9,9 +9,6 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
-use sluicegate::concurrency::ConcurrencyLimiter;
-use sluicegate::http::RejectionMapping;
-use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
 use sluicegate::middleware::rate::{
     HeaderKey, PeerIp, Policy, RateCheck, RateDecision, RateLimitLayer, key_fn,
 };
@@ -30,112 +27,6 @@ where
     B::Error: std::fmt::Debug,
 {
     String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap()
-}
-
-#[tokio::test(start_paused = true)]
-async fn overloaded_request_gets_503_with_retry_after_and_a_short_body() {
-    let lim = ConcurrencyLimiter::builder(1).max_queue(0).build().unwrap();
-    let (mut first, mut handle) =
-        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim.clone()));
-    handle.allow(1);
-    let mut second = mock::Spawn::new(first.get_ref().clone());
-    assert_ready_ok!(first.poll_ready());
-    assert_ready_ok!(second.poll_ready());
-
-    let response = second.call(Request::new(())).await.unwrap();
-    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(response.headers()["retry-after"], "1");
-    assert_eq!(text(response.into_body()).await, "overloaded: queue_full\n");
-}
-
-#[tokio::test(start_paused = true)]
-async fn closed_limiter_answers_503_and_status_is_configurable() {
-    let lim = ConcurrencyLimiter::new(4);
-    lim.close();
-    let layer = HttpConcurrencyLimitLayer::new(lim)
-        .mapping(RejectionMapping::default().overloaded_status(StatusCode::TOO_MANY_REQUESTS));
-    let (mut service, _handle) = mock::spawn_layer::<Req, Res, _>(layer);
-    assert_ready_ok!(service.poll_ready());
-    let response = service.call(Request::new(())).await.unwrap();
-    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
-    assert!(response.headers().contains_key("retry-after"));
-    assert_eq!(text(response.into_body()).await, "overloaded: closed\n");
-}
-
-#[tokio::test(start_paused = true)]
-async fn permit_is_held_until_the_response_body_is_read() {
-    let lim = ConcurrencyLimiter::new(1);
-    let (mut service, mut handle) =
-        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim.clone()));
-    handle.allow(1);
-    assert_ready_ok!(service.poll_ready());
-    let mut response = task::spawn(service.call(Request::new(())));
-    assert_pending!(response.poll());
-    let (_, send) = handle.next_request().await.unwrap();
-    send.send_response(ok("streamed"));
-    let response = assert_ready_ok!(response.poll());
-    assert_eq!(
-        lim.snapshot().in_flight,
-        1,
-        "the body still holds the permit"
-    );
-    assert!(response.body().holds_permit());
-    assert_eq!(text(response.into_body()).await, "streamed");
-    assert_eq!(lim.snapshot().in_flight, 0);
-}
-
-#[tokio::test(start_paused = true)]
-async fn permit_is_released_when_an_unread_body_is_dropped() {
-    let lim = ConcurrencyLimiter::new(1);
-    let (mut service, mut handle) =
-        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim.clone()));
-    handle.allow(1);
-    assert_ready_ok!(service.poll_ready());
-    let mut response = task::spawn(service.call(Request::new(())));
-    assert_pending!(response.poll());
-    handle
-        .next_request()
-        .await
-        .unwrap()
-        .1
-        .send_response(ok("x"));
-    let response = assert_ready_ok!(response.poll());
-    drop(response);
-    assert_eq!(lim.snapshot().in_flight, 0);
-}
-
-#[tokio::test(start_paused = true)]
-async fn permit_is_released_with_the_response_head_when_configured() {
-    let lim = ConcurrencyLimiter::new(1);
-    let layer = HttpConcurrencyLimitLayer::new(lim.clone()).hold_through_body(false);
-    let (mut service, mut handle) = mock::spawn_layer::<Req, Res, _>(layer);
-    handle.allow(1);
-    assert_ready_ok!(service.poll_ready());
-    let mut response = task::spawn(service.call(Request::new(())));
-    assert_pending!(response.poll());
-    handle
-        .next_request()
-        .await
-        .unwrap()
-        .1
-        .send_response(ok("x"));
-    let response = assert_ready_ok!(response.poll());
-    assert_eq!(lim.snapshot().in_flight, 0);
-    drop(response);
-}
-
-#[tokio::test(start_paused = true)]
-async fn permit_is_released_when_the_handler_fails() {
-    let lim = ConcurrencyLimiter::new(1);
-    let (mut service, mut handle) =
-        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim.clone()));
-    handle.allow(1);
-    assert_ready_ok!(service.poll_ready());
-    let mut response = task::spawn(service.call(Request::new(())));
-    assert_pending!(response.poll());
-    handle.next_request().await.unwrap().1.send_error("boom");
-    assert!(response.poll().is_ready());
-    assert_eq!(lim.snapshot().in_flight, 0);
 }
 
 /// A fixed window of `limit` per minute, per key, that never resets (enough for the layer).
