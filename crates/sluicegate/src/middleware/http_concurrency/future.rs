@@ -28,11 +28,20 @@ pin_project! {
     #[project = KindProj]
     #[derive(Debug)]
     enum Kind<F> {
-        Called { #[pin] future: F, permit: Option<HeldPermit>, hold_through_body: bool },
+        Called { #[pin] future: F, permit: Option<HeldPermit>, hold_through_body: Hold },
         // Boxed: rejections are rare, and a whole response inline would make every
         // request's future (moved on each call) several times larger.
         Answered { response: Option<Box<Response<Bytes>>> },
     }
+}
+
+/// How long a called request keeps its permit. Word-sized on purpose: a `bool` beside the
+/// permit turned every move of this future into byte-sized partial copies (measured).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u64)]
+enum Hold {
+    ToHead,
+    ToBodyEnd,
 }
 
 impl<F> ResponseFuture<F> {
@@ -42,7 +51,11 @@ impl<F> ResponseFuture<F> {
             kind: Kind::Called {
                 future,
                 permit: Some(permit),
-                hold_through_body,
+                hold_through_body: if hold_through_body {
+                    Hold::ToBodyEnd
+                } else {
+                    Hold::ToHead
+                },
             },
         }
     }
@@ -77,7 +90,7 @@ where
                     permit.set_outcome(outcome_of(&output));
                 }
                 // On an error, or when the body does not matter, the work is over now.
-                if !*hold_through_body || output.is_err() {
+                if *hold_through_body == Hold::ToHead || output.is_err() {
                     if let Some(permit) = permit.take() {
                         permit.complete();
                     }

@@ -28,7 +28,6 @@ use crate::http::RejectionMapping;
 /// ```
 #[derive(Clone, Debug)]
 pub struct HttpConcurrencyLimitLayer {
-    limiter: ConcurrencyLimiter,
     settings: Arc<Settings>,
 }
 
@@ -37,8 +36,8 @@ impl HttpConcurrencyLimitLayer {
     /// [`RejectionMapping`] and holding each permit until the response body is done.
     pub fn new(limiter: ConcurrencyLimiter) -> Self {
         HttpConcurrencyLimitLayer {
-            limiter,
             settings: Arc::new(Settings {
+                limiter,
                 mapping: RejectionMapping::default(),
                 hold_through_body: true,
                 adaptive: None,
@@ -76,6 +75,6 @@ impl<S> Layer<S> for HttpConcurrencyLimitLayer {
     type Service = HttpConcurrencyLimit<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        HttpConcurrencyLimit::with_settings(inner, self.limiter.clone(), self.settings.clone())
+        HttpConcurrencyLimit::with_settings(inner, self.settings.clone())
     }
 }

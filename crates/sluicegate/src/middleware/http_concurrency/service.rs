@@ -15,6 +15,7 @@ use crate::middleware::reserve::Reservation;
 
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
+    pub(crate) limiter: ConcurrencyLimiter,
     pub(crate) mapping: RejectionMapping,
     pub(crate) hold_through_body: bool,
     pub(crate) adaptive: Option<AdaptiveLimiter>,
@@ -32,7 +33,8 @@ pub(crate) struct Settings {
 #[derive(Debug)]
 pub struct HttpConcurrencyLimit<S> {
     inner: S,
-    limiter: ConcurrencyLimiter,
+    /// The limiter and the layer's settings behind one handle: a clone per request (as axum
+    /// and hyper make) costs one reference count, as tower's layer does.
     settings: Arc<Settings>,
     reservation: Reservation,
 }
@@ -44,14 +46,9 @@ impl<S> HttpConcurrencyLimit<S> {
         super::HttpConcurrencyLimitLayer::new(limiter).into_service(inner)
     }
 
-    pub(crate) fn with_settings(
-        inner: S,
-        limiter: ConcurrencyLimiter,
-        settings: Arc<Settings>,
-    ) -> Self {
+    pub(crate) fn with_settings(inner: S, settings: Arc<Settings>) -> Self {
         HttpConcurrencyLimit {
             inner,
-            limiter,
             settings,
             reservation: Reservation::default(),
         }
@@ -59,7 +56,7 @@ impl<S> HttpConcurrencyLimit<S> {
 
     /// The shared limiter.
     pub fn limiter(&self) -> &ConcurrencyLimiter {
-        &self.limiter
+        &self.settings.limiter
     }
 }
 
@@ -72,11 +69,7 @@ impl super::HttpConcurrencyLimitLayer {
 impl<S: Clone> Clone for HttpConcurrencyLimit<S> {
     /// A clone shares the limiter and settings but not the reservation: it starts with none.
     fn clone(&self) -> Self {
-        HttpConcurrencyLimit::with_settings(
-            self.inner.clone(),
-            self.limiter.clone(),
-            self.settings.clone(),
-        )
+        HttpConcurrencyLimit::with_settings(self.inner.clone(), self.settings.clone())
     }
 }
 
@@ -91,7 +84,10 @@ where
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         let fast = self.settings.adaptive.is_none();
-        ready!(self.reservation.poll_reserve(&self.limiter, fast, cx));
+        ready!(
+            self.reservation
+                .poll_reserve(&self.settings.limiter, fast, cx)
+        );
         if self.reservation.is_reserved() {
             self.inner.poll_ready(cx)
         } else {
