@@ -15,6 +15,9 @@ cargo fmt --all -- --check
 
 step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets -- -D warnings
+# The library alone, without and with its feature (tests turn `tower` on for everything).
+cargo clippy -p sluicegate --lib --no-default-features -- -D warnings
+cargo clippy -p sluicegate --lib --features tower -- -D warnings
 
 step "cargo doc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
