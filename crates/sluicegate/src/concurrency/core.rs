@@ -369,7 +369,10 @@ impl Inner {
     pub(crate) fn set_max(&self, max: u64) {
         let mut queue = lock(&self.queue);
         self.max.store(max, Ordering::Relaxed);
-        let current = self.state.load(Ordering::Acquire);
+        // Publish the new limit through the permit word: every fast-path `fetch_add` later in
+        // the word's order synchronises with this one and so reads the new `max`. After
+        // `set_max` returns, nothing is admitted under the old limit.
+        let current = self.state.fetch_add(0, Ordering::AcqRel);
         let wakers = self.after_release_locked(&mut queue, current);
         drop(queue);
         wakers.wake();
