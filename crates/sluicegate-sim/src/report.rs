@@ -168,6 +168,7 @@ pub fn chart(scenario: &Scenario, runs: &[Run], path: &Path) -> Result<(), Strin
         let mut chart = ChartBuilder::on(panel)
             .caption(caption, ("sans-serif", 18))
             .margin(8)
+            .margin_right(24)
             .x_label_area_size(28)
             .y_label_area_size(48)
             .build_cartesian_2d(0.0..secs, 0.0..*ymax)
