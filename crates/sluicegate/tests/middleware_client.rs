@@ -163,3 +163,64 @@ async fn dropping_a_waiting_request_leaves_the_queue_and_a_sent_one_releases() {
     drop(sent);
     assert_eq!(lim.snapshot().in_flight, 0);
 }
+
+type HttpRes = http::Response<http_body_util::Full<bytes::Bytes>>;
+
+#[tokio::test(start_paused = true)]
+async fn permit_is_held_until_the_response_body_is_read_when_asked() {
+    use http_body_util::BodyExt;
+
+    let lim = ConcurrencyLimiter::new(1);
+    let layer = ClientLimitLayer::new(lim.clone()).hold_through_body();
+    let (mut client, mut handle) = mock::spawn_layer::<Req, HttpRes, _>(layer);
+    handle.allow(2);
+    assert_ready_ok!(client.poll_ready());
+    let mut response = task::spawn(client.call(request(1)));
+    assert_pending!(response.poll());
+    let (_, send) = handle.next_request().await.unwrap();
+    send.send_response(http::Response::new(http_body_util::Full::new(
+        bytes::Bytes::from_static(b"streamed"),
+    )));
+    let response = assert_ready_ok!(response.poll());
+    assert_eq!(
+        lim.snapshot().in_flight,
+        1,
+        "the body still holds the permit"
+    );
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(&body[..], b"streamed");
+    assert_eq!(lim.snapshot().in_flight, 0);
+
+    // A body dropped unread gives the permit back too.
+    assert_ready_ok!(client.poll_ready());
+    let mut response = task::spawn(client.call(request(2)));
+    assert_pending!(response.poll());
+    let (_, send) = handle.next_request().await.unwrap();
+    send.send_response(http::Response::new(http_body_util::Full::new(
+        bytes::Bytes::from_static(b"unread"),
+    )));
+    let response = assert_ready_ok!(response.poll());
+    assert_eq!(lim.snapshot().in_flight, 1);
+    drop(response);
+    let s = lim.snapshot();
+    assert_eq!((s.in_flight, s.completed), (0, 2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn failed_call_releases_its_permit_even_when_holding_through_the_body() {
+    let lim = ConcurrencyLimiter::new(1);
+    let layer = ClientLimitLayer::new(lim.clone()).hold_through_body();
+    let (mut client, mut handle) = mock::spawn_layer::<Req, HttpRes, _>(layer);
+    handle.allow(1);
+    assert_ready_ok!(client.poll_ready());
+    let mut response = task::spawn(client.call(request(1)));
+    assert_pending!(response.poll());
+    handle
+        .next_request()
+        .await
+        .unwrap()
+        .1
+        .send_error("connection reset");
+    assert!(matches!(response.poll(), Poll::Ready(Err(_))));
+    assert_eq!(lim.snapshot().in_flight, 0);
+}

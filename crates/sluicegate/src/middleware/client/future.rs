@@ -1,12 +1,14 @@
 //! The response future: wait for a permit, then send and hold it until the response.
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
+use super::hold::{AtHead, CallPermit, Hold};
 use crate::concurrency::AcquireOwned;
 use crate::middleware::BoxError;
 use crate::middleware::permit::HeldPermit;
@@ -18,12 +20,13 @@ pin_project! {
     ///
     /// Dropping it while it waits leaves the queue; dropping it while the request is in
     /// flight releases the permit.
-    pub struct ResponseFuture<S, Req>
+    pub struct ResponseFuture<S, Req, H = AtHead>
     where
         S: Service<Req>,
     {
         #[pin]
         kind: Kind<S, S::Future, Req>,
+        hold: PhantomData<fn() -> H>,
     }
 }
 
@@ -35,7 +38,7 @@ pin_project! {
     }
 }
 
-impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
+impl<S: Service<Req>, Req, H> ResponseFuture<S, Req, H> {
     #[inline]
     pub(crate) fn waiting(acquire: AcquireOwned, inner: S, req: Req) -> Self {
         ResponseFuture {
@@ -44,6 +47,7 @@ impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
                 inner: Some(inner),
                 req: Some(req),
             },
+            hold: PhantomData,
         }
     }
 
@@ -54,16 +58,18 @@ impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
                 future,
                 permit: Some(permit),
             },
+            hold: PhantomData,
         }
     }
 }
 
-impl<S, Req> Future for ResponseFuture<S, Req>
+impl<S, Req, H> Future for ResponseFuture<S, Req, H>
 where
     S: Service<Req>,
     S::Error: Into<BoxError>,
+    H: Hold<S::Response>,
 {
-    type Output = Result<S::Response, BoxError>;
+    type Output = Result<H::Output, BoxError>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -88,15 +94,21 @@ where
                 }
                 KindProj::Running { future, permit } => {
                     let output = ready!(future.poll(cx));
-                    permit.take();
-                    return Poll::Ready(output.map_err(Into::into));
+                    let permit = permit.take().expect("polled after completion");
+                    return Poll::Ready(match output {
+                        Ok(response) => Ok(H::finish(response, CallPermit(permit))),
+                        Err(e) => {
+                            permit.complete();
+                            Err(e.into())
+                        }
+                    });
                 }
             }
         }
     }
 }
 
-impl<S: Service<Req>, Req> std::fmt::Debug for ResponseFuture<S, Req> {
+impl<S: Service<Req>, Req, H> std::fmt::Debug for ResponseFuture<S, Req, H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResponseFuture").finish_non_exhaustive()
     }

@@ -1,7 +1,10 @@
 //! The layer that wraps a client in a [`ClientLimit`].
 
+use std::marker::PhantomData;
+
 use tower_layer::Layer;
 
+use super::hold::{AtHead, ThroughBody};
 use super::service::ClientLimit;
 use crate::concurrency::ConcurrencyLimiter;
 
@@ -17,22 +20,47 @@ use crate::concurrency::ConcurrencyLimiter;
 /// let layer = ClientLimitLayer::new(partner_api.clone());
 /// # let _ = layer;
 /// ```
-#[derive(Clone, Debug)]
-pub struct ClientLimitLayer {
+#[derive(Debug)]
+pub struct ClientLimitLayer<H = AtHead> {
     limiter: ConcurrencyLimiter,
+    hold: PhantomData<fn() -> H>,
 }
 
-impl ClientLimitLayer {
-    /// A layer whose clients draw permits from `limiter`.
-    pub fn new(limiter: ConcurrencyLimiter) -> Self {
-        ClientLimitLayer { limiter }
+impl<H> Clone for ClientLimitLayer<H> {
+    fn clone(&self) -> Self {
+        ClientLimitLayer {
+            limiter: self.limiter.clone(),
+            hold: PhantomData,
+        }
     }
 }
 
-impl<S> Layer<S> for ClientLimitLayer {
-    type Service = ClientLimit<S>;
+impl ClientLimitLayer {
+    /// A layer whose clients draw permits from `limiter` and give them back when the
+    /// response head arrives.
+    pub fn new(limiter: ConcurrencyLimiter) -> Self {
+        ClientLimitLayer {
+            limiter,
+            hold: PhantomData,
+        }
+    }
+
+    /// Keep each permit until the response body has been read to its end (or dropped), for
+    /// clients that answer `http::Response` (hyper-util): a call counts as in flight for as
+    /// long as the remote is still sending. The response body becomes a
+    /// [`LimitBody`](crate::middleware::LimitBody).
+    pub fn hold_through_body(self) -> ClientLimitLayer<ThroughBody> {
+        ClientLimitLayer {
+            limiter: self.limiter,
+            hold: PhantomData,
+        }
+    }
+}
+
+impl<S, H> Layer<S> for ClientLimitLayer<H> {
+    type Service = ClientLimit<S, H>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        ClientLimit::new(inner, self.limiter.clone())
+        ClientLimit::with_hold(inner, self.limiter.clone())
     }
 }

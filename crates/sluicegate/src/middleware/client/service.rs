@@ -1,12 +1,14 @@
 //! The service: wait for a permit in the response future, where the request's extensions
 //! (bypass, priority) are known.
 
+use std::marker::PhantomData;
 use std::task::{Context, Poll};
 
 use http::Request;
 use tower_service::Service;
 
 use super::future::ResponseFuture;
+use super::hold::{AtHead, Hold};
 use crate::concurrency::{ConcurrencyLimiter, Priority};
 use crate::middleware::BoxError;
 use crate::middleware::permit::HeldPermit;
@@ -33,16 +35,38 @@ pub struct Bypass;
 ///
 /// A rejection ([`Rejected`](crate::concurrency::Rejected), e.g. `Closed` or
 /// `QueueTimeout`) is the call's error, boxed in a [`BoxError`]; the request is not sent.
-#[derive(Clone, Debug)]
-pub struct ClientLimit<S> {
+///
+/// `H` says when the permit goes back: [`AtHead`] (default) or
+/// [`ThroughBody`](super::ThroughBody) (see
+/// [`ClientLimitLayer::hold_through_body`](super::ClientLimitLayer::hold_through_body)).
+#[derive(Debug)]
+pub struct ClientLimit<S, H = AtHead> {
     inner: S,
     limiter: ConcurrencyLimiter,
+    hold: PhantomData<fn() -> H>,
+}
+
+impl<S: Clone, H> Clone for ClientLimit<S, H> {
+    fn clone(&self) -> Self {
+        ClientLimit::with_hold(self.inner.clone(), self.limiter.clone())
+    }
 }
 
 impl<S> ClientLimit<S> {
-    /// Wraps `inner` so its requests draw permits from `limiter`.
+    /// Wraps `inner` so its requests draw permits from `limiter`, given back when the
+    /// response head arrives.
     pub fn new(inner: S, limiter: ConcurrencyLimiter) -> Self {
-        ClientLimit { inner, limiter }
+        ClientLimit::with_hold(inner, limiter)
+    }
+}
+
+impl<S, H> ClientLimit<S, H> {
+    pub(crate) fn with_hold(inner: S, limiter: ConcurrencyLimiter) -> Self {
+        ClientLimit {
+            inner,
+            limiter,
+            hold: PhantomData,
+        }
     }
 
     /// The shared limiter.
@@ -51,14 +75,15 @@ impl<S> ClientLimit<S> {
     }
 }
 
-impl<S, B> Service<Request<B>> for ClientLimit<S>
+impl<S, B, H> Service<Request<B>> for ClientLimit<S, H>
 where
     S: Service<Request<B>> + Clone,
     S::Error: Into<BoxError>,
+    H: Hold<S::Response>,
 {
-    type Response = S::Response;
+    type Response = H::Output;
     type Error = BoxError;
-    type Future = ResponseFuture<S, Request<B>>;
+    type Future = ResponseFuture<S, Request<B>, H>;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
