@@ -353,3 +353,42 @@ async fn owned_permits_outlive_the_borrow_and_release_on_drop() {
     let s = limiter.snapshot();
     assert_eq!((s.admitted, s.completed, s.rejected_queue_full), (2, 2, 1));
 }
+
+#[test]
+fn blocking_acquire_with_an_enormous_timeout_waits_instead_of_panicking() {
+    let limiter = ConcurrencyLimiter::builder(1)
+        .queue_timeout(Duration::MAX)
+        .build()
+        .unwrap();
+    let held = limiter.try_acquire_owned().unwrap();
+    let releaser = std::thread::spawn({
+        let limiter = limiter.clone();
+        move || {
+            // Release only once the main thread is parked in the queue.
+            while limiter.snapshot().queued == 0 {
+                std::thread::yield_now();
+            }
+            drop(held);
+        }
+    });
+    let value = limiter.run_blocking(|| "ran").unwrap();
+    releaser.join().unwrap();
+    assert_eq!(value, "ran");
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_acquire_with_an_enormous_timeout_waits_for_a_release() {
+    let limiter = ConcurrencyLimiter::builder(1)
+        .queue_timeout(Duration::MAX)
+        .build()
+        .unwrap();
+    let held = limiter.try_acquire_owned().unwrap();
+    let waiter = tokio::spawn({
+        let limiter = limiter.clone();
+        async move { limiter.acquire_owned().await.map(drop) }
+    });
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert!(!waiter.is_finished());
+    drop(held);
+    waiter.await.unwrap().unwrap();
+}

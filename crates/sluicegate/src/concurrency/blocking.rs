@@ -38,7 +38,8 @@ impl ConcurrencyLimiter {
             Start::Rejected(r) => return Err(r),
             Start::Queued(ticket) => ticket,
         };
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // A timeout too long to represent as an instant means: wait as long as it takes.
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut cx = Context::from_waker(&waker);
         loop {
             if let Poll::Ready(result) = inner.poll_ticket(&ticket, &mut cx) {
