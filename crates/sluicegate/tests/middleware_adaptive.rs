@@ -1,6 +1,8 @@
 //! The concurrency layers under an adaptive limit: each request is a sample, and the
 //! algorithm's answer becomes the limit.
 
+mod support;
+
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
@@ -11,8 +13,7 @@ use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
 use tokio_test::{assert_pending, assert_ready_ok, task};
 use tower_test::mock;
 
-type Req = Request<()>;
-type Res = Response<Full<Bytes>>;
+use support::{Req, Res};
 
 fn aimd(initial: usize) -> AdaptiveLimiter {
     let limiter = ConcurrencyLimiter::builder(initial).build().unwrap();

@@ -1,28 +1,16 @@
 //! The HTTP concurrency layer at the poll level: `503` answers, their headers and body,
 //! and the permit held through the response body.
 
-use bytes::Bytes;
-use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
+mod support;
+
+use http::{Request, StatusCode};
 use sluicegate::concurrency::ConcurrencyLimiter;
 use sluicegate::http::RejectionMapping;
 use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
 use tokio_test::{assert_pending, assert_ready_ok, task};
 use tower_test::mock;
 
-type Req = Request<()>;
-type Res = Response<Full<Bytes>>;
-
-fn ok(text: &'static str) -> Res {
-    Response::new(Full::new(Bytes::from_static(text.as_bytes())))
-}
-
-async fn text<B: http_body::Body>(body: B) -> String
-where
-    B::Error: std::fmt::Debug,
-{
-    String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap()
-}
+use support::{Req, Res, ok, text};
 
 #[tokio::test(start_paused = true)]
 async fn overloaded_request_gets_503_with_retry_after_and_a_short_body() {

@@ -2,32 +2,22 @@
 //! key extractors (peer IP by /64, forwarded-for trust, header, closure), and the crate's own
 //! rate limiters plugged in.
 
+mod support;
+
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use sluicegate::middleware::rate::{
     HeaderKey, PeerIp, Policy, RateCheck, RateDecision, RateLimitLayer, key_fn,
 };
 use tokio_test::{assert_pending, assert_ready_ok, task};
 use tower_test::mock;
 
-type Req = Request<()>;
-type Res = Response<Full<Bytes>>;
-
-fn ok(text: &'static str) -> Res {
-    Response::new(Full::new(Bytes::from_static(text.as_bytes())))
-}
-
-async fn text<B: http_body::Body>(body: B) -> String
-where
-    B::Error: std::fmt::Debug,
-{
-    String::from_utf8(body.collect().await.unwrap().to_bytes().to_vec()).unwrap()
-}
+use support::{Req, Res, ok, text};
 
 /// A fixed window of `limit` per minute, per key, that never resets (enough for the layer).
 struct Counting {
