@@ -119,3 +119,20 @@ impl<B> std::fmt::Debug for LimitBody<B> {
             .finish()
     }
 }
+
+/// A response the layer made itself (a rejection), waiting to be handed out by a response
+/// future. Boxed: it is rare, and inline it would make every response future larger.
+#[derive(Debug)]
+pub(crate) struct Answer(Option<Box<http::Response<Bytes>>>);
+
+impl Answer {
+    pub(crate) fn new(response: http::Response<Bytes>) -> Self {
+        Answer(Some(Box::new(response)))
+    }
+
+    /// The response, with its body as a [`LimitBody`]; once only.
+    pub(crate) fn take<B>(&mut self) -> http::Response<LimitBody<B>> {
+        let response = self.0.take().expect("polled after completion");
+        (*response).map(LimitBody::message)
+    }
+}

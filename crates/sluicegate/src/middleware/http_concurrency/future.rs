@@ -9,7 +9,7 @@ use http::Response;
 use pin_project_lite::pin_project;
 
 use crate::adaptive::Outcome;
-use crate::middleware::body::LimitBody;
+use crate::middleware::body::{Answer, LimitBody};
 use crate::middleware::permit::HeldPermit;
 
 pin_project! {
@@ -31,7 +31,7 @@ pin_project! {
         Called { #[pin] future: F, permit: Option<HeldPermit>, hold_through_body: Hold },
         // Boxed: rejections are rare, and a whole response inline would make every
         // request's future (moved on each call) several times larger.
-        Answered { response: Option<Box<Response<Bytes>>> },
+        Answered { answer: Answer },
     }
 }
 
@@ -64,7 +64,7 @@ impl<F> ResponseFuture<F> {
     pub(crate) fn answered(response: Response<Bytes>) -> Self {
         ResponseFuture {
             kind: Kind::Answered {
-                response: Some(Box::new(response)),
+                answer: Answer::new(response),
             },
         }
     }
@@ -97,10 +97,7 @@ where
                 }
                 Poll::Ready(output.map(|response| response.map(|b| LimitBody::inner(b, permit))))
             }
-            KindProj::Answered { response } => {
-                let response = response.take().expect("polled after completion");
-                Poll::Ready(Ok((*response).map(LimitBody::message)))
-            }
+            KindProj::Answered { answer } => Poll::Ready(Ok(answer.take())),
         }
     }
 }

@@ -13,7 +13,7 @@ use pin_project_lite::pin_project;
 use super::check::RateDecision;
 use super::service::Settings;
 use crate::http::set_ratelimit_headers;
-use crate::middleware::body::LimitBody;
+use crate::middleware::body::{Answer, LimitBody};
 
 pin_project! {
     /// Future of [`RateLimit`](super::RateLimit).
@@ -29,8 +29,7 @@ pin_project! {
     #[derive(Debug)]
     enum Kind<F> {
         Called { #[pin] future: F, headers: Option<(Arc<Settings>, RateDecision)> },
-        // Boxed, as in the concurrency layer: keeps the common future small.
-        Answered { response: Option<Box<Response<Bytes>>> },
+        Answered { answer: Answer },
     }
 }
 
@@ -46,7 +45,7 @@ impl<F> ResponseFuture<F> {
     pub(crate) fn answered(response: Response<Bytes>) -> Self {
         ResponseFuture {
             kind: Kind::Answered {
-                response: Some(Box::new(response)),
+                answer: Answer::new(response),
             },
         }
     }
@@ -68,10 +67,7 @@ where
                 }
                 Poll::Ready(Ok(response.map(|b| LimitBody::inner(b, None))))
             }
-            KindProj::Answered { response } => {
-                let response = response.take().expect("polled after completion");
-                Poll::Ready(Ok((*response).map(LimitBody::message)))
-            }
+            KindProj::Answered { answer } => Poll::Ready(Ok(answer.take())),
         }
     }
 }
