@@ -8,8 +8,6 @@ use crate::concurrency::{ConcurrencyLimiter, OwnedPermit};
 
 /// A throttled (or bypass) permit owned by a response future or body; dropping it releases
 /// it.
-// The variants' contents are never read: they are held only to be dropped (the release).
-#[allow(dead_code)]
 pub(crate) enum HeldPermit {
     Owned(OwnedPermit),
     /// Timed for an adaptive limit: finishing it feeds the algorithm a sample. Boxed: inline
