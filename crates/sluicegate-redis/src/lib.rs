@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | [`GlobalGcra`] | a steady rate with bursts, as [`sluicegate::rate::Gcra`] | one script call |
 //! | [`GlobalWindow`] | at most X in any window, as [`sluicegate::rate::SlidingWindow`] | one script call |
-
+//! | [`HybridGcra`] | GCRA from leased batches; overshoot at most rate × lease time | one call per batch |
 //!
 //! Every limit answers with the same [`Decision`](sluicegate::rate::Decision) as the local
 //! limiters. A decision never waits on Redis longer than the store's budget (20 ms by
@@ -42,5 +42,5 @@ mod store;
 
 pub use error::Error;
 pub use policy::{FailurePolicy, Source};
-pub use rate::{GlobalGcra, GlobalWindow, Verdict};
+pub use rate::{GlobalGcra, GlobalWindow, HybridGcra, Verdict};
 pub use store::{HealthSnapshot, RedisStore, StoreBuilder};

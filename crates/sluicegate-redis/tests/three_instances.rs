@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sluicegate::rate::Quota;
-use sluicegate_redis::{GlobalGcra, GlobalWindow, Source, Verdict};
+use sluicegate_redis::{GlobalGcra, GlobalWindow, HybridGcra, Source, Verdict};
 use support::RedisServer;
 
 const INSTANCES: usize = 3;
@@ -17,7 +17,7 @@ const RUN: Duration = Duration::from_millis(1500);
 
 /// Runs `decide` from two tasks per instance for `RUN`; returns the Redis times (ns since the
 /// epoch) of every admission, sorted.
-async fn admissions<L, F, Fut>(limits: Vec<Arc<L>>, decide: F) -> Vec<u64>
+async fn admissions<L, F, Fut>(limits: Vec<Arc<L>>, decide: F, from: &[Source]) -> Vec<u64>
 where
     L: Send + Sync + 'static,
     F: Fn(Arc<L>) -> Fut + Clone + Send + 'static,
@@ -26,16 +26,19 @@ where
     let mut tasks = Vec::new();
     for limit in limits {
         for _ in 0..2 {
-            let (limit, decide) = (limit.clone(), decide.clone());
+            let (limit, decide, from) = (limit.clone(), decide.clone(), from.to_vec());
             tasks.push(tokio::spawn(async move {
                 let mut times = Vec::new();
                 let end = Instant::now() + RUN;
                 while Instant::now() < end {
                     let v = decide(limit.clone()).await;
-                    assert_eq!(v.source, Source::Redis, "every decision by Redis");
+                    assert!(from.contains(&v.source), "decided by {:?}", v.source);
                     if v.decision.is_allowed() {
                         times.push(v.server_time.unwrap().as_nanos() as u64);
                     }
+                    // A decision from a lease never waits: let the connection's own task
+                    // (and the other callers) run, as a server's requests would.
+                    tokio::task::yield_now().await;
                 }
                 times
             }));
@@ -64,31 +67,81 @@ async fn three_instances_never_exceed_a_global_gcra_and_reach_it() {
                 .unwrap(),
         ));
     }
-    let times = admissions(limits, |l: Arc<GlobalGcra>| async move {
-        l.decide(1).await.unwrap()
-    })
+    let times = admissions(
+        limits,
+        |l: Arc<GlobalGcra>| async move { l.decide(1).await.unwrap() },
+        &[Source::Redis],
+    )
     .await;
 
-    // GCRA's promise: in any interval [a, b], at most burst + (b - a) / t admissions, i.e.
-    // (j - i + 1)·t <= burst·t + (s_j - s_i) for every pair i <= j. Checked in one pass:
-    // max over j of (j·t - s_j) - min over i <= j of (i·t - s_i) + t <= burst·t.
-    let t = 1_000_000_000 / u64::from(rate);
-    let mut lowest = i128::MAX;
+    assert_gcra_bound(&times, rate, burst, Duration::ZERO, 95);
+}
+
+/// GCRA's promise, loosened by `slack`: in any interval [a, b], at most
+/// burst + (b - a + slack) / t admissions, i.e. (j - i + 1)·t <= burst·t + (s_j - s_i) + slack
+/// for every pair i <= j. Checked in one pass: max over j of (j·t - s_j) - min over i <= j of
+/// (i·t - s_i) + t <= burst·t + slack. Also checks `reach` percent of the rate was used.
+fn assert_gcra_bound(times: &[u64], rate: u32, burst: u32, slack: Duration, reach: i128) {
+    let t = 1_000_000_000 / i128::from(rate);
+    let bound = i128::from(burst) * t + slack.as_nanos() as i128;
+    let (mut lowest, mut worst) = (i128::MAX, i128::MIN);
     for (j, &s) in times.iter().enumerate() {
-        let x = j as i128 * t as i128 - s as i128;
+        let x = j as i128 * t - i128::from(s);
         lowest = lowest.min(x);
-        assert!(
-            x - lowest + i128::from(t) <= i128::from(burst) * t as i128,
-            "more than burst + rate × interval ending at admission {j}"
-        );
+        worst = worst.max(x - lowest + t);
     }
-    // Reached: the span of admissions was used at (nearly) the full rate.
-    let span = times.last().unwrap() - times.first().unwrap();
-    let expected = span / t + u64::from(burst);
     assert!(
-        times.len() as u64 * 100 >= expected * 95,
+        worst <= bound,
+        "{} admissions over the bound in some interval (the bound allows {})",
+        (worst - i128::from(burst) * t) / t,
+        slack.as_nanos() as i128 / t
+    );
+    let span = (times[times.len() - 1] - times[0]) as i128;
+    let expected = span / t + i128::from(burst);
+    assert!(
+        times.len() as i128 * 100 >= expected * reach,
         "{} admitted, the rate allows {expected}",
         times.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_hybrid_instances_stay_within_the_documented_overshoot_and_reach_the_rate() {
+    let redis = RedisServer::start();
+    let (rate, burst) = (5000_u32, 500_u32);
+    let quota = Quota::per_second(rate).with_burst(NonZeroU32::new(burst).unwrap());
+    let mut limits = Vec::new();
+    for _ in 0..INSTANCES {
+        let store = support::store(&redis).await;
+        let hybrid = GlobalGcra::builder(&store, "shared", quota)
+            .build_hybrid()
+            .unwrap();
+        limits.push(Arc::new(hybrid));
+    }
+    let lease = limits[0].lease_time();
+    assert_eq!(
+        lease,
+        Duration::from_millis(20),
+        "default: 1/50 of the period"
+    );
+    let times = admissions(
+        limits.clone(),
+        |l: Arc<HybridGcra>| async move { l.decide(1).await.unwrap() },
+        &[Source::Redis, Source::Lease],
+    )
+    .await;
+    // The documented bound: the strict one plus rate × lease time.
+    let (decisions, calls) = limits.iter().fold((0, 0), |(d, c), l| {
+        (d + l.stats().decisions, c + l.stats().redis_calls)
+    });
+    // Reach: tokens an instance leased but could not spend within the lease time (its tasks
+    // starved of CPU: a debug build, three tests and three redis-servers on two loaded
+    // cores) are lost to it until they are given back; runs here have reached 60-100 %. The
+    // release-mode measurement is in BENCHMARKS.md (scripts/bench-redis).
+    assert_gcra_bound(&times, rate, burst, lease, 50);
+    assert!(
+        calls * 5 <= decisions,
+        "{decisions} decisions took {calls} Redis calls"
     );
 }
 
@@ -105,9 +158,11 @@ async fn three_instances_never_exceed_a_global_sliding_window_and_reach_it() {
             .unwrap();
         limits.push(Arc::new(w));
     }
-    let times = admissions(limits, |l: Arc<GlobalWindow>| async move {
-        l.decide(1).await.unwrap()
-    })
+    let times = admissions(
+        limits,
+        |l: Arc<GlobalWindow>| async move { l.decide(1).await.unwrap() },
+        &[Source::Redis],
+    )
     .await;
 
     let w = window.as_nanos() as u64;

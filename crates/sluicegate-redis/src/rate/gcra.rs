@@ -1,18 +1,21 @@
 //! Global GCRA: the theoretical arrival time lives in Redis, one script call per decision.
 
+use std::num::NonZeroU32;
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use redis::Script;
 use sluicegate::rate::gcra::{GcraParams, step};
 use sluicegate::rate::{CheckError, Decision, Gcra, Quota};
 
-use super::{Verdict, share};
+use super::{HybridGcra, Verdict, share};
 use crate::store::key;
 use crate::{Error, FailurePolicy, RedisStore, Source};
 
-static SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("gcra.lua")));
+static SCRIPT: LazyLock<Script> =
+    LazyLock::new(|| Script::new(concat!(include_str!("time.lua"), include_str!("gcra.lua"))));
 
-/// The largest `burst × interval` the script keeps exact (2^52 ns, about 52 days).
+/// The largest `burst × interval` the scripts keep exact (2^52 ns, about 52 days).
 const MAX_HORIZON_NS: u64 = 1 << 52;
 
 /// A GCRA rate limit shared by every instance that uses the same store and name.
@@ -35,16 +38,22 @@ const MAX_HORIZON_NS: u64 = 1 << 52;
 /// ```
 #[derive(Debug)]
 pub struct GlobalGcra {
-    store: RedisStore,
-    key: String,
-    params: GcraParams,
-    t_ns: u64,
-    burst: u32,
+    spec: Spec,
+}
+
+/// What strict and hybrid GCRA share: the key, the quota in script units, the fallback.
+#[derive(Debug)]
+pub(super) struct Spec {
+    pub(super) store: RedisStore,
+    pub(super) key: String,
+    pub(super) params: GcraParams,
+    pub(super) t_ns: u64,
+    pub(super) burst: u32,
     policy: FailurePolicy,
     local: Gcra,
 }
 
-/// Settings for a [`GlobalGcra`].
+/// Settings for a [`GlobalGcra`] or a [`HybridGcra`].
 #[derive(Debug)]
 #[must_use]
 pub struct GcraBuilder<'a> {
@@ -53,10 +62,13 @@ pub struct GcraBuilder<'a> {
     quota: Quota,
     policy: FailurePolicy,
     instances: u32,
+    lease: Option<Duration>,
 }
 
 impl GlobalGcra {
     /// A limit named `name` (unique per store prefix) with `quota`, shared through `store`.
+    /// Strict ([`build`](GcraBuilder::build)) and hybrid
+    /// ([`build_hybrid`](GcraBuilder::build_hybrid)) limits of one name share one bucket.
     pub fn builder<'a>(store: &'a RedisStore, name: &str, quota: Quota) -> GcraBuilder<'a> {
         GcraBuilder {
             store,
@@ -64,6 +76,7 @@ impl GlobalGcra {
             quota,
             policy: FailurePolicy::default(),
             instances: 1,
+            lease: None,
         }
     }
 
@@ -74,11 +87,8 @@ impl GlobalGcra {
     /// Dropping the future before it completes may or may not have counted the request in
     /// Redis (the script may already have run); it never counts it twice.
     pub async fn check(&self) -> Decision {
-        match self.check_n(1).await {
-            Ok(d) => d,
-            // Unreachable: a quota that allows anything allows one at a time.
-            Err(_) => step(self.params, 0, 0, 0).map_or_else(|_| unreachable!(), |(d, _)| d),
-        }
+        let verdict = self.decide(1).await;
+        verdict.map_or_else(|_| self.spec.fresh(0), |v| v.decision)
     }
 
     /// Checks `n` requests at once: all are allowed or none.
@@ -96,34 +106,57 @@ impl GlobalGcra {
     ///
     /// As [`check_n`](Self::check_n).
     pub async fn decide(&self, n: u32) -> Result<Verdict, CheckError> {
+        let spec = &self.spec;
         // Impossible requests are refused here, without a round trip.
-        let (fresh, _) = step(self.params, 0, 0, n)?;
-        if self.params.denies_all() {
+        let (fresh, _) = step(spec.params, 0, 0, n)?;
+        if spec.params.denies_all() {
             return Ok(Verdict::new(fresh, Source::Redis));
         }
-        let mut conn = self.store.connection();
-        let mut call = SCRIPT.key(&self.key);
-        call.arg(self.t_ns).arg(self.burst).arg(n);
-        let reply: Option<Vec<i64>> = self.store.call(call.invoke_async(&mut conn)).await;
+        let mut conn = spec.store.connection();
+        let mut call = SCRIPT.key(&spec.key);
+        call.arg(spec.t_ns).arg(spec.burst).arg(n);
+        let reply: Option<Vec<i64>> = spec.store.call(call.invoke_async(&mut conn)).await;
         match reply.as_deref() {
             Some(&[allowed, tat, now, sec, usec]) => {
-                let now = u64::try_from(now).unwrap_or(0);
-                // A state beyond this instance's horizon (another instance wrote it with a
-                // longer burst or period) reads as a full bucket here.
-                let horizon = self.t_ns * u64::from(self.burst);
-                let tat = u64::try_from(tat).unwrap_or(0).min(now + horizon);
-                let (decision, _) = step(self.params, tat, now, n)?;
+                let decision = spec.step(tat, now, n)?;
                 debug_assert_eq!(decision.is_allowed(), allowed == 1, "script and step agree");
                 Ok(Verdict::from_redis(decision, sec, usec))
             }
-            _ => self.fall_back(n),
+            _ => spec.fall_back(n),
         }
     }
+}
 
-    fn fall_back(&self, n: u32) -> Result<Verdict, CheckError> {
+impl Spec {
+    /// The step the script took, from the state it read: the same decision.
+    pub(super) fn step(&self, tat: i64, now: i64, n: u32) -> Result<Decision, CheckError> {
+        let now = u64::try_from(now).unwrap_or(0);
+        let tat = u64::try_from(tat).unwrap_or(0);
+        let horizon = self.t_ns * u64::from(self.burst);
+        if tat > now + horizon {
+            // Beyond this instance's horizon: another instance wrote it with a longer burst
+            // or period. Denied until it is back within reach.
+            let wait = tat + self.t_ns * u64::from(n) - now - horizon;
+            let reset = Duration::from_nanos(tat - now);
+            return Ok(Decision::deny(
+                self.burst,
+                0,
+                Duration::from_nanos(wait),
+                reset,
+            ));
+        }
+        Ok(step(self.params, tat, now, n)?.0)
+    }
+
+    /// A fresh bucket's answer to `n` (nothing consumed): allowed, or denied on a 0 quota.
+    pub(super) fn fresh(&self, n: u32) -> Decision {
+        step(self.params, 0, 0, n).map_or_else(|_| self.fresh(0), |(d, _)| d)
+    }
+
+    pub(super) fn fall_back(&self, n: u32) -> Result<Verdict, CheckError> {
         let decision = match self.policy {
             FailurePolicy::Local => self.local.check_n(n)?,
-            FailurePolicy::Allow => step(self.params, 0, 0, 0)?.0,
+            FailurePolicy::Allow => self.fresh(0),
             FailurePolicy::Deny => {
                 let full = self.t_ns * u64::from(self.burst);
                 step(self.params, full, 0, n.max(1))?.0
@@ -147,13 +180,37 @@ impl GcraBuilder<'_> {
         self
     }
 
-    /// Builds the limit.
+    /// Hybrid mode only: how long leased tokens may be spent (default: 1/50 of the quota's
+    /// period, so the overshoot bound is 2 % of the quota; see [`HybridGcra`]).
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = Some(lease);
+        self
+    }
+
+    /// Builds a strict limit: one Redis call per decision.
     ///
     /// # Errors
     ///
     /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Range`] when
     /// `burst × interval` exceeds about 52 days.
     pub fn build(self) -> Result<GlobalGcra, Error> {
+        Ok(GlobalGcra { spec: self.spec()? })
+    }
+
+    /// Builds a hybrid limit: tokens leased from Redis in batches and spent locally.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build); [`Error::Range`] for a zero lease time.
+    pub fn build_hybrid(self) -> Result<HybridGcra, Error> {
+        let lease = self.lease.unwrap_or(self.quota.period() / 50);
+        if lease.is_zero() {
+            return Err(Error::Range("the lease time must be longer than zero"));
+        }
+        Ok(HybridGcra::new(self.spec()?, lease))
+    }
+
+    fn spec(self) -> Result<Spec, Error> {
         let key = key(self.store.prefix(), &self.name, "gcra")?;
         let q = self.quota;
         let t_ns = q.emission_interval().map_or(0, |t| {
@@ -167,12 +224,12 @@ impl GcraBuilder<'_> {
         let local = match q.count() {
             0 => Quota::deny_all(),
             count => {
-                let burst = std::num::NonZeroU32::new(share(q.burst(), self.instances))
-                    .unwrap_or(std::num::NonZeroU32::MIN);
+                let burst =
+                    NonZeroU32::new(share(q.burst(), self.instances)).unwrap_or(NonZeroU32::MIN);
                 Quota::new(share(count, self.instances), q.period())?.with_burst(burst)
             }
         };
-        Ok(GlobalGcra {
+        Ok(Spec {
             store: self.store.clone(),
             key,
             params: GcraParams::from_quota(&q),

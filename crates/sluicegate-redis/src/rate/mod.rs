@@ -1,12 +1,14 @@
 //! Global rate limits: GCRA and the sliding window, each one Lua script per decision.
 
 mod gcra;
+mod hybrid;
 
 mod sliding;
 mod verdict;
 
 pub use gcra::{GcraBuilder, GlobalGcra};
 
+pub use hybrid::{HybridGcra, HybridStats};
 pub use sliding::{GlobalWindow, WindowBuilder};
 pub use verdict::Verdict;
 
