@@ -18,6 +18,9 @@ pub enum Error {
     /// The quota or window itself is invalid.
     #[error("bad quota: {0}")]
     Quota(#[from] QuotaError),
+    /// A limit that runs tasks (global concurrency) was built outside a tokio runtime.
+    #[error("a global concurrency limit must be built inside a tokio runtime")]
+    Runtime,
     /// A quota the Redis scripts cannot represent exactly.
     #[error("quota out of range for a global limit: {0}")]
     Range(&'static str),

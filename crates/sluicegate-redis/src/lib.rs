@@ -8,6 +8,7 @@
 //! | [`GlobalGcra`] | a steady rate with bursts, as [`sluicegate::rate::Gcra`] | one script call |
 //! | [`GlobalWindow`] | at most X in any window, as [`sluicegate::rate::SlidingWindow`] | one script call |
 //! | [`HybridGcra`] | GCRA from leased batches; overshoot at most rate × lease time | one call per batch |
+//! | [`GlobalConcurrency`] | at most N permits at once; leases with a TTL, FIFO wait queue | one call per permit, one to release |
 //!
 //! Every limit answers with the same [`Decision`](sluicegate::rate::Decision) as the local
 //! limiters. A decision never waits on Redis longer than the store's budget (20 ms by
@@ -35,11 +36,13 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod concurrency;
 mod error;
 mod policy;
 pub mod rate;
 mod store;
 
+pub use concurrency::{GlobalConcurrency, GlobalPermit};
 pub use error::Error;
 pub use policy::{FailurePolicy, Source};
 pub use rate::{GlobalGcra, GlobalWindow, HybridGcra, Verdict};

@@ -51,7 +51,6 @@ pub struct RedisStore {
 #[derive(Debug)]
 struct Inner {
     conn: ConnectionManager,
-    #[allow(dead_code)]
     client: redis::Client,
     health: Health,
     budget: Duration,
@@ -115,7 +114,6 @@ impl RedisStore {
     }
 
     /// A new dedicated connection (for pub/sub), outside the shared one.
-    #[allow(dead_code)] // the global concurrency limit's subscriber is coming
     pub(crate) fn client(&self) -> &redis::Client {
         &self.inner.client
     }
