@@ -32,6 +32,29 @@ pub enum Source {
     Fallback(FailurePolicy),
 }
 
+/// The two builder settings every global limit has: its failure policy and how many
+/// instances share it (for the `Local` fallback's share). Expects fields `policy` and
+/// `instances`.
+macro_rules! failure_settings {
+    () => {
+        /// What to decide while Redis cannot answer within the store's budget (default
+        /// [`FailurePolicy::Local`](crate::FailurePolicy::Local)).
+        pub fn on_failure(mut self, policy: crate::FailurePolicy) -> Self {
+            self.policy = policy;
+            self
+        }
+
+        /// How many instances share the limit: the
+        /// [`Local`](crate::FailurePolicy::Local) fallback allows `1 / instances` of it
+        /// (default 1).
+        pub fn instances(mut self, instances: u32) -> Self {
+            self.instances = instances.max(1);
+            self
+        }
+    };
+}
+pub(crate) use failure_settings;
+
 #[cfg(test)]
 mod tests {
     use super::*;

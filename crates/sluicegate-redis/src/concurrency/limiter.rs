@@ -233,18 +233,7 @@ impl ConcurrencyBuilder<'_> {
         self
     }
 
-    /// What to do while Redis cannot answer (default [`FailurePolicy::Local`]: permits from
-    /// this instance's share, `max / instances`).
-    pub fn on_failure(mut self, policy: FailurePolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// How many instances share the limit, for the [`Local`](FailurePolicy::Local) fallback.
-    pub fn instances(mut self, instances: u32) -> Self {
-        self.instances = instances.max(1);
-        self
-    }
+    crate::policy::failure_settings!();
 
     /// Builds the limit and starts its pub/sub listener on the current tokio runtime.
     ///

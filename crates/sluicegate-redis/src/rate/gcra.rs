@@ -167,18 +167,7 @@ impl Spec {
 }
 
 impl GcraBuilder<'_> {
-    /// What to decide while Redis cannot answer (default [`FailurePolicy::Local`]).
-    pub fn on_failure(mut self, policy: FailurePolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// How many instances share the limit: the [`Local`](FailurePolicy::Local) fallback
-    /// allows `1 / instances` of the quota (default 1).
-    pub fn instances(mut self, instances: u32) -> Self {
-        self.instances = instances.max(1);
-        self
-    }
+    crate::policy::failure_settings!();
 
     /// Hybrid mode only: how long leased tokens may be spent (default: 1/50 of the quota's
     /// period, so the overshoot bound is 2 % of the quota; see [`HybridGcra`]).

@@ -158,18 +158,7 @@ impl WindowBuilder<'_> {
         self
     }
 
-    /// What to decide while Redis cannot answer (default [`FailurePolicy::Local`]).
-    pub fn on_failure(mut self, policy: FailurePolicy) -> Self {
-        self.policy = policy;
-        self
-    }
-
-    /// How many instances share the limit: the [`Local`](FailurePolicy::Local) fallback
-    /// allows `limit / instances` (default 1).
-    pub fn instances(mut self, instances: u32) -> Self {
-        self.instances = instances.max(1);
-        self
-    }
+    crate::policy::failure_settings!();
 
     /// Builds the limit.
     ///
