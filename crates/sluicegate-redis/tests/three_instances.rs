@@ -74,7 +74,7 @@ async fn three_instances_never_exceed_a_global_gcra_and_reach_it() {
     )
     .await;
 
-    assert_gcra_bound(&times, rate, burst, Duration::ZERO, 95);
+    assert_gcra_bound(&times, rate, burst, Duration::ZERO, 90);
 }
 
 /// GCRA's promise, loosened by `slack`: in any interval [a, b], at most
@@ -113,17 +113,22 @@ async fn three_hybrid_instances_stay_within_the_documented_overshoot_and_reach_t
     let mut limits = Vec::new();
     for _ in 0..INSTANCES {
         let store = support::store(&redis).await;
+        let default = GlobalGcra::builder(&store, "other", quota).build_hybrid();
+        assert_eq!(
+            default.unwrap().lease_time(),
+            Duration::from_millis(20),
+            "1/50 s"
+        );
+        // A longer lease than the default: tokens an instance leased but could not spend in
+        // time (its tasks starved of CPU on a loaded test machine) expire unused, and this
+        // test also checks that the rate is reached.
         let hybrid = GlobalGcra::builder(&store, "shared", quota)
+            .lease(Duration::from_millis(100))
             .build_hybrid()
             .unwrap();
         limits.push(Arc::new(hybrid));
     }
     let lease = limits[0].lease_time();
-    assert_eq!(
-        lease,
-        Duration::from_millis(20),
-        "default: 1/50 of the period"
-    );
     let times = admissions(
         limits.clone(),
         |l: Arc<HybridGcra>| async move { l.decide(1).await.unwrap() },
@@ -134,11 +139,10 @@ async fn three_hybrid_instances_stay_within_the_documented_overshoot_and_reach_t
     let (decisions, calls) = limits.iter().fold((0, 0), |(d, c), l| {
         (d + l.stats().decisions, c + l.stats().redis_calls)
     });
-    // Reach: tokens an instance leased but could not spend within the lease time (its tasks
-    // starved of CPU: a debug build, three tests and three redis-servers on two loaded
-    // cores) are lost to it until they are given back; runs here have reached 60-100 %. The
+    // Reach: leased tokens an instance could not spend within the lease time are lost (a
+    // debug build, three tests and three redis-servers on two loaded cores); the
     // release-mode measurement is in BENCHMARKS.md (scripts/bench-redis).
-    assert_gcra_bound(&times, rate, burst, lease, 50);
+    assert_gcra_bound(&times, rate, burst, lease, 60);
     assert!(
         calls * 5 <= decisions,
         "{decisions} decisions took {calls} Redis calls"

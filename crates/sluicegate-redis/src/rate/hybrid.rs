@@ -20,7 +20,8 @@ static SCRIPT: LazyLock<Script> =
 /// most decisions cost no round trip.
 ///
 /// A lease may be spent for the [lease time](super::GcraBuilder::lease) `L` after it was
-/// asked for; what is left then is given back with the next lease. The batch follows this
+/// asked for; what is left then expires unused (never given back: see the guide for why
+/// that would break the bound). The batch follows this
 /// instance's traffic: about what it spent in the last `L`, so busy instances lease more.
 /// While Redis says the bucket is empty, the instance denies locally until a batch's worth
 /// has refilled (at most `L`), instead of asking on every request.
@@ -192,34 +193,26 @@ impl HybridGcra {
         })
     }
 
-    /// One lease call: give back what is left, take a batch sized to recent traffic.
+    /// One lease call: a batch sized to recent traffic; what is left of the last one expires.
     async fn lease(&self, n: u32) -> Result<Verdict, CheckError> {
         let spec = &self.spec;
         let sent = Instant::now();
-        let (want, back) = {
-            let mut s = self.lock();
+        let want = {
+            let s = self.lock();
             let elapsed = (sent - s.since).as_secs_f64().max(1e-6);
             let rate = s.demand as f64 / elapsed;
             let batch = (rate * self.lease.as_secs_f64())
                 .ceil()
                 .min(f64::from(u32::MAX)) as u32;
             let max_batch = (spec.burst / 2).max(n);
-            let back = std::mem::take(&mut s.tokens);
-            (batch.clamp(n, max_batch), back)
+            batch.clamp(n, max_batch)
         };
         let mut conn = spec.store.connection();
         let mut call = SCRIPT.key(&spec.key);
-        call.arg(spec.t_ns)
-            .arg(spec.burst)
-            .arg(want)
-            .arg(n)
-            .arg(back);
+        call.arg(spec.t_ns).arg(spec.burst).arg(want).arg(n);
         self.calls.fetch_add(1, Ordering::Relaxed);
         let reply: Option<Vec<i64>> = spec.store.call(call.invoke_async(&mut conn)).await;
         let Some(&[got, tat, now, sec, usec]) = reply.as_deref() else {
-            let mut s = self.lock();
-            s.tokens += back; // still counted in Redis; spendable until the lease expires
-            drop(s);
             return spec.fall_back(n);
         };
         let received = Instant::now();
