@@ -48,6 +48,7 @@ struct Tally {
     round_trips: u64,
     latencies_ns: Vec<u64>,
     admitted_ns: Vec<u64>,
+    admitted: u64,
     fallbacks: u64,
 }
 
@@ -209,13 +210,14 @@ async fn main() {
             all.round_trips += t.round_trips;
             all.latencies_ns.extend(t.latencies_ns);
             all.fallbacks += t.fallbacks;
+            all.admitted += t.admitted_ns.len() as u64;
         }
     }
     let secs = (ROUND * ROUNDS as u32).as_secs_f64();
     println!(
-        "| mode | decisions/s per instance | Redis round trips per decision | decisions per round trip | p50 µs | p99 µs | overshoot (most in any 1 s ÷ strict bound − 1) | fallbacks |"
+        "| mode | decisions/s per instance | Redis round trips per decision | decisions per round trip | admissions per round trip | p50 µs | p99 µs | overshoot (most in any 1 s ÷ strict bound − 1) | fallbacks |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (i, mode) in modes.iter().enumerate() {
         let t = &mut totals[i];
         t.latencies_ns.sort_unstable();
@@ -226,11 +228,12 @@ async fn main() {
             format!("{:+.2} %", overshoot[i] * 100.0)
         };
         println!(
-            "| {:?} | {:.0} | {:.4} | {:.1} | {:.0} | {:.0} | {} | {} |",
+            "| {:?} | {:.0} | {:.4} | {:.1} | {:.1} | {:.0} | {:.0} | {} | {} |",
             mode,
             t.decisions as f64 / secs / INSTANCES as f64,
             t.round_trips as f64 / t.decisions.max(1) as f64,
             per_trip,
+            t.admitted as f64 / t.round_trips.max(1) as f64,
             percentile(&t.latencies_ns, 0.50),
             percentile(&t.latencies_ns, 0.99),
             over,
