@@ -35,8 +35,10 @@ pub fn router(gate: Arc<Gate>, token: Option<String>) -> Router {
         .route("/pools/{name}/close", post(close))
         .route("/pools/{name}/open", post(open))
         .route("/reload", post(reload))
-        .layer(middleware::from_fn_with_state(admin.clone(), authorize))
-        .with_state(admin)
+        .with_state(admin.clone())
+        .merge(crate::dashboard::samples_api(&admin.gate))
+        .layer(middleware::from_fn_with_state(admin, authorize))
+        .merge(crate::dashboard::page())
 }
 
 async fn authorize(State(admin): State<Admin>, req: Request, next: Next) -> Response {

@@ -29,6 +29,15 @@ pub enum Command {
         #[arg(long)]
         config: PathBuf,
     },
+    /// Show the gate at work: a slow upstream, the gate in front, more load than the upstream
+    /// can take, through no limit, a static limit and the adaptive limit in turn.
+    Demo(crate::demo::DemoArgs),
+    /// The demo's slow upstream alone (used by scripts/bench-gate).
+    #[command(hide = true)]
+    Upstream(crate::demo::UpstreamArgs),
+    /// The demo's load generator alone (used by scripts/bench-gate).
+    #[command(hide = true)]
+    Load(crate::demo::LoadArgs),
 }
 
 /// `serve`: `--config FILE`, or the quick form's flags (one pool `default`, one route for

@@ -9,15 +9,19 @@
 //! | [`proxy`] | one request: route, bypass, rate, queue, forward; the upstream client |
 //! | [`gate`] | the running gate: reload and live limit changes |
 //! | [`admin`] | the admin API (status, limits, close / open, reload, metrics) |
+//! | [`dashboard`] | the live dashboard page and the samples it draws |
 //! | [`metrics`] | Prometheus text |
 //! | [`server`] | listeners, signals, graceful shutdown |
 //! | [`cli`] | the command line |
+//! | [`demo`] | `sluicegate demo`: a slow upstream, load, a live view and a closing table |
 //!
 //! `docs/gate.md` documents the config and the admin API.
 
 pub mod admin;
 pub mod cli;
 pub mod config;
+pub mod dashboard;
+pub mod demo;
 pub mod gate;
 pub mod metrics;
 pub mod pool;

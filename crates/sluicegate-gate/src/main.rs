@@ -12,15 +12,22 @@ use sluicegate_gate::server::{Started, signals};
 const EXIT_BAD_CONFIG: u8 = 64;
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // The demo and its tools draw their own view: the gate inside them logs only trouble.
+    let quiet = matches!(
+        cli.command,
+        Command::Demo(_) | Command::Upstream(_) | Command::Load(_)
+    );
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new(if quiet { "warn" } else { "info" })
+            }),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let serve = match Cli::parse().command {
+    let serve = match cli.command {
         Command::Check { config } => {
             return match sluicegate_gate::config::read(&config) {
                 Ok(_) => {
@@ -34,6 +41,9 @@ fn main() -> ExitCode {
             };
         }
         Command::Serve(serve) => serve,
+        Command::Demo(args) => return sluicegate_gate::demo::demo(args),
+        Command::Upstream(args) => return sluicegate_gate::demo::upstream(args),
+        Command::Load(args) => return sluicegate_gate::demo::load(args),
     };
     let (config, path) = match serve.config() {
         Ok(c) => c,

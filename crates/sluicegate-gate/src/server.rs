@@ -104,6 +104,11 @@ impl Started {
             .collect()
     }
 
+    /// The admin API's bound address, when it has a listener.
+    pub fn admin_addr(&self) -> Option<SocketAddr> {
+        self.admin.as_ref().and_then(|(l, _)| l.local_addr().ok())
+    }
+
     /// Serves until `stop` turns true, then stops accepting, lets queued and running
     /// requests finish within the grace period, and returns.
     pub async fn serve(self, mut stop: watch::Receiver<bool>) {
