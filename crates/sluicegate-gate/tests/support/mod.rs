@@ -7,7 +7,7 @@ mod gate;
 mod upstream;
 
 pub use client::{Reply, get, raw, request};
-pub use gate::{Gate, write_config};
+pub use gate::{Gate, rewrite, write_config};
 pub use upstream::Upstream;
 
 use std::time::Duration;
