@@ -14,7 +14,7 @@ fn config(up: &Upstream, max: usize, extra: &str) -> String {
     )
 }
 
-async fn serve(path: &PathBuf) -> Gate {
+async fn serve(path: &std::path::Path) -> Gate {
     Gate::start(&["serve", "--config", path.to_str().unwrap()]).await
 }
 
