@@ -56,9 +56,9 @@ async fn a_slowloris_head_is_cut_off_at_the_header_read_timeout() {
             if s.write_all(b"x").await.is_err() {
                 return;
             }
-            match tokio::time::timeout(Duration::from_millis(50), s.read(&mut buf)).await {
-                Ok(Ok(0) | Err(_)) => return,
-                _ => {}
+            let read = tokio::time::timeout(Duration::from_millis(50), s.read(&mut buf)).await;
+            if let Ok(Ok(0) | Err(_)) = read {
+                return;
             }
         }
     };
