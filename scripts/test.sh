@@ -10,6 +10,12 @@ step() { printf '\n==> %s\n' "$*"; }
 # Runs a test command, keeping its output for the closing count.
 tests() { "$@" 2>&1 | tee -a "$log"; }
 
+step "redis-server (the global-limit tests start their own on a free loopback port)"
+if ! command -v redis-server >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
+fi
+redis-server --version
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
