@@ -66,7 +66,7 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
     let s = p.limit.limiter().snapshot();
     let mut counters = serde_json::Map::new();
     for o in Outcome::ALL {
-        counters.insert(o.name().to_owned(), json!(p.stats.get(o)));
+        counters.insert(o.name().to_owned(), json!(p.stats.get(o, s.cancelled)));
     }
     counters.insert(
         "bypassed".into(),

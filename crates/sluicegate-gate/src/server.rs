@@ -113,21 +113,6 @@ impl Started {
     /// requests finish within the grace period, and returns.
     pub async fn serve(self, mut stop: watch::Receiver<bool>) {
         let graceful = Arc::new(GracefulShutdown::new());
-        for l in &self.proxy {
-            if let Ok(a) = l.local_addr() {
-                tracing::info!("proxy listening on {a}");
-            }
-        }
-        let mut loops = Vec::new();
-        for listener in self.proxy {
-            loops.push(tokio::spawn(accept(
-                listener,
-                self.gate.clone(),
-                self.http1.clone(),
-                graceful.clone(),
-                stop.clone(),
-            )));
-        }
         if let Some((listener, token)) = self.admin {
             if let Ok(a) = listener.local_addr() {
                 tracing::info!("admin listening on {a}");
@@ -142,6 +127,21 @@ impl Started {
                     .with_graceful_shutdown(stopped)
                     .await;
             });
+        }
+        for l in &self.proxy {
+            if let Ok(a) = l.local_addr() {
+                tracing::info!("proxy listening on {a}");
+            }
+        }
+        let mut loops = Vec::new();
+        for listener in self.proxy {
+            loops.push(tokio::spawn(accept(
+                listener,
+                self.gate.clone(),
+                self.http1.clone(),
+                graceful.clone(),
+                stop.clone(),
+            )));
         }
         let _ = stop.wait_for(|s| *s).await;
         for l in loops {

@@ -207,6 +207,12 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
                         ),
                     ));
                 }
+                if a.algorithm == super::model::Algorithm::Vegas && a.min.is_some() {
+                    return Err((
+                        at,
+                        format!("pool `{name}`: vegas has a fixed floor of 1: remove `min`"),
+                    ));
+                }
                 if let (Some(lo), Some(hi)) = (a.min, a.max)
                     && lo > hi
                 {

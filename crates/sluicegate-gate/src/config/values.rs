@@ -93,7 +93,9 @@ impl FromStr for Rate {
             _ => return Err(format!("unknown unit in rate `{s}`: {hint}")),
         };
         if count > 0 && Quota::new(count, period).is_err() {
-            return Err(format!("rate `{s}` is too high: at most one request per nanosecond"));
+            return Err(format!(
+                "rate `{s}` is too high: at most one request per nanosecond"
+            ));
         }
         Ok(Rate { count, period })
     }
@@ -185,8 +187,14 @@ mod tests {
         assert!("20/d".parse::<Rate>().is_err());
         assert!("20".parse::<Rate>().is_err());
         assert_eq!("0/s".parse::<Rate>().unwrap().quota(None).burst(), 0);
-        assert_eq!(
+        assert!(
             "4294967295/s"
+                .parse::<Rate>()
+                .unwrap_err()
+                .contains("too high")
+        );
+        assert_eq!(
+            "4294967295/h"
                 .parse::<Rate>()
                 .unwrap()
                 .quota(Some(3))

@@ -65,7 +65,7 @@ impl Limit {
         }
     }
 
-    /// Whether the pool algorithm's name (`static` for a static limit).
+    /// The pool algorithm's name (`static` for a static limit).
     pub fn algorithm(&self) -> &'static str {
         match self {
             Limit::Static(_) => "static",
@@ -87,25 +87,33 @@ fn adaptive(limiter: ConcurrencyLimiter, a: &config::Adaptive) -> AdaptiveLimite
             c
         }};
     }
+    // A floor from the user, else the algorithm's default floor cut to the ceiling; the
+    // initial limit inside both (a ceiling below a default floor must not panic a clamp).
+    macro_rules! with_floor {
+        ($cfg:expr) => {{
+            let mut c = with_bounds!($cfg);
+            c.min = a.min.unwrap_or(c.min).min(c.max);
+            c.initial = c.initial.clamp(c.min, c.max);
+            c
+        }};
+    }
     match a.algorithm {
-        Algorithm::Littles => {
-            let mut c = with_bounds!(LittlesLawConfig::default());
-            c.min = a.min.unwrap_or(c.min);
-            AdaptiveLimiter::new(limiter, LittlesLaw::new(c))
-        }
-        Algorithm::Gradient2 => {
-            let mut c = with_bounds!(Gradient2Config::default());
-            c.min = a.min.unwrap_or(c.min);
-            AdaptiveLimiter::new(limiter, Gradient2::new(c))
-        }
+        Algorithm::Littles => AdaptiveLimiter::new(
+            limiter,
+            LittlesLaw::new(with_floor!(LittlesLawConfig::default())),
+        ),
+        Algorithm::Gradient2 => AdaptiveLimiter::new(
+            limiter,
+            Gradient2::new(with_floor!(Gradient2Config::default())),
+        ),
         Algorithm::Aimd => {
-            let mut c = with_bounds!(AimdConfig::default());
-            c.min = a.min.unwrap_or(c.min);
-            AdaptiveLimiter::new(limiter, Aimd::new(c))
+            AdaptiveLimiter::new(limiter, Aimd::new(with_floor!(AimdConfig::default())))
         }
         // Vegas has a fixed floor of 1.
         Algorithm::Vegas => {
-            AdaptiveLimiter::new(limiter, Vegas::new(with_bounds!(VegasConfig::default())))
+            let mut c = with_bounds!(VegasConfig::default());
+            c.initial = c.initial.min(c.max);
+            AdaptiveLimiter::new(limiter, Vegas::new(c))
         }
     }
 }
@@ -157,6 +165,32 @@ impl Held {
         match self {
             Held::Plain(p) => drop(p),
             Held::Adaptive(p) => p.finish(outcome),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(adaptive: &str) -> config::Pool {
+        let text = format!(
+            "[[pools]]\nname = \"p\"\nupstream = \"http://127.0.0.1:1\"\n[pools.adaptive]\n{adaptive}\n[[routes]]\npool = \"p\"\n"
+        );
+        config::parse(&text, "t").unwrap().pools.remove(0)
+    }
+
+    #[tokio::test]
+    async fn a_ceiling_below_the_default_floor_and_initial_is_obeyed() {
+        for alg in ["littles", "gradient2", "vegas", "aimd"] {
+            let p = pool(&format!("algorithm = \"{alg}\"\nmax = 5"));
+            let limit = Limit::build(&p).unwrap();
+            assert!(
+                limit.limiter().max() <= 5,
+                "{alg}: {}",
+                limit.limiter().max()
+            );
+            assert_ne!(limit.algorithm(), "static");
         }
     }
 }

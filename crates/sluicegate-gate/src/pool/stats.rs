@@ -128,9 +128,14 @@ impl Stats {
         self.outcomes[outcome as usize].fetch_add(1, Relaxed);
     }
 
-    /// Requests that ended in `outcome`.
-    pub fn get(&self, outcome: Outcome) -> u64 {
-        self.outcomes[outcome as usize].load(Relaxed)
+    /// Requests that ended in `outcome`. Clients that left the queue are counted by the
+    /// limiter (`Snapshot::cancelled`), whether the gate's watch or hyper noticed first:
+    /// pass that count as `cancelled`.
+    pub fn get(&self, outcome: Outcome, cancelled: u64) -> u64 {
+        match outcome {
+            Outcome::ClientGone => cancelled,
+            _ => self.outcomes[outcome as usize].load(Relaxed),
+        }
     }
 }
 
@@ -158,8 +163,8 @@ mod tests {
         for (i, o) in Outcome::ALL.iter().enumerate() {
             assert_eq!(*o as usize, i);
         }
-        s.count(Outcome::ClientGone);
-        assert_eq!(s.get(Outcome::ClientGone), 1);
-        assert_eq!(s.get(Outcome::Forwarded), 0);
+        s.count(Outcome::Forwarded);
+        assert_eq!(s.get(Outcome::Forwarded, 7), 1);
+        assert_eq!(s.get(Outcome::ClientGone, 7), 7);
     }
 }

@@ -112,7 +112,7 @@ async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<GateBody>> {
             match r {
                 Some(r) => r,
                 None => {
-                    pool.stats.count(Outcome::ClientGone);
+                    // Counted by the limiter as a cancellation when `acquire` drops.
                     tracing::debug!(pool = %pool.name, "client left the queue");
                     return Err(answer::plain(
                         StatusCode::SERVICE_UNAVAILABLE,
