@@ -18,7 +18,7 @@ use super::body::PermitBody;
 use super::conn::Conn;
 use super::headers;
 use crate::gate::Gate;
-use crate::pool::{Held, Outcome, Pool, check_global};
+use crate::pool::{Held, Outcome, Pool, check_global, global_policy};
 
 /// The upstream's response head, or why there is none.
 type Exchange = Result<Response<PermitBody>, Outcome>;
@@ -74,18 +74,21 @@ fn check_rates(pool: &Pool, req: &Request<Incoming>, conn: &Conn) -> Option<Resp
     let denied = pool
         .per_key
         .as_ref()
-        .map(|k| (k.check(req, conn.peer), &pool.policy_names.1))
-        .filter(|(d, _)| !d.allowed)
+        .map(|k| (k.check(req, conn.peer), &pool.policy_names.1, k.policy()))
+        .filter(|(d, _, _)| d.is_denied())
         .or_else(|| {
-            let d = check_global(pool.rate.as_ref()?);
-            (!d.allowed).then_some((d, &pool.policy_names.0))
+            let g = pool.rate.as_ref()?;
+            let d = check_global(g);
+            d.is_denied()
+                .then(|| (d, &pool.policy_names.0, global_policy(g)))
         });
-    let (decision, policy) = denied?;
+    let (decision, name, quota) = denied?;
     reject(pool, Outcome::RateLimited);
     Some(answer::rate_limited(
         &RejectionMapping::default(),
-        policy,
+        name,
         &decision,
+        quota,
     ))
 }
 
