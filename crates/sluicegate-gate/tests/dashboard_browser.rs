@@ -146,10 +146,7 @@ async fn dashboard_moves_under_load_and_sets_a_limit_the_gate_obeys() {
         .await
         .parse()
         .unwrap_or(0.0);
-    assert!(
-        forwarded > 0.0,
-        "forwarded/s on the page: {forwarded}"
-    );
+    assert!(forwarded > 0.0, "forwarded/s on the page: {forwarded}");
 
     // Set the limit to 3 from the page; the gate obeys.
     let input = page

@@ -48,7 +48,10 @@ struct Totals {
 impl Totals {
     fn of(pool: &Pool) -> Totals {
         Totals {
-            outcomes: Outcome::ALL.map(|o| pool.stats.get(o)),
+            outcomes: {
+                let cancelled = pool.limit.limiter().snapshot().cancelled;
+                Outcome::ALL.map(|o| pool.stats.get(o, cancelled))
+            },
             latency: pool.stats.upstream_latency.read().0,
             wait: pool.stats.queue_wait.read().0,
         }

@@ -229,8 +229,16 @@ impl Tally {
             elapsed,
             sent: self.sent.load(Ordering::Relaxed),
             ok: self.ok.load(Ordering::Relaxed),
-            by_status: self.by_status.lock().unwrap_or_else(|e| e.into_inner()).clone(),
-            by_reason: self.by_reason.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            by_status: self
+                .by_status
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+            by_reason: self
+                .by_reason
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
             gave_up: self.gave_up.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
             p50: quantile(0.50),

@@ -175,7 +175,9 @@ fn patience(text: Option<&str>) -> Result<load::Patience, String> {
         Some((lo, hi)) => {
             let (lo, hi) = (dur(lo)?, dur(hi)?);
             if hi < lo {
-                return Err(format!("--patience {text}: the range's end is before its start"));
+                return Err(format!(
+                    "--patience {text}: the range's end is before its start"
+                ));
             }
             Ok(load::Patience::Uniform(lo, hi))
         }
@@ -212,7 +214,11 @@ pub fn load(args: LoadArgs) -> ExitCode {
     };
     let plan = load::LoadPlan {
         target,
-        path: if path.is_empty() { "/".into() } else { path.into() },
+        path: if path.is_empty() {
+            "/".into()
+        } else {
+            path.into()
+        },
         arrivals,
         patience,
         duration: args.duration.0,

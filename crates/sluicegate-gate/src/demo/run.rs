@@ -108,7 +108,14 @@ pub fn table(results: &[PhaseResult], capacity: f64) -> String {
     let _ = writeln!(
         out,
         "{:<34} {:>9} {:>10} {:>8} {:>8} {:>9} {:>8} {:>9}",
-        "through the gate", "goodput/s", "÷capacity", "p50 ms", "p99 ms", "refused", "gave up", "upstream"
+        "through the gate",
+        "goodput/s",
+        "÷capacity",
+        "p50 ms",
+        "p99 ms",
+        "refused",
+        "gave up",
+        "upstream"
     );
     for r in results {
         let label = POOLS
@@ -181,9 +188,7 @@ where
         capacity * plan.overload,
         plan.patience.as_secs_f64(),
     );
-    println!(
-        "Watch it live: http://{admin}/   (three pools: no-limit, static, adaptive)\n"
-    );
+    println!("Watch it live: http://{admin}/   (three pools: no-limit, static, adaptive)\n");
 
     let phase_time = plan.duration / 3;
     let bars = MultiProgress::new();
@@ -227,7 +232,9 @@ where
                 stats.snapshot().in_flight,
             ));
         }
-        let report = load.await.map_err(|e| format!("load generator failed: {e}"))?;
+        let report = load
+            .await
+            .map_err(|e| format!("load generator failed: {e}"))?;
         bar.finish();
         results.push(PhaseResult {
             pool,
