@@ -27,7 +27,7 @@ pub struct ConcurrencyLimiter {
 #[must_use = "call build() to get a limiter"]
 pub struct Builder {
     config: Config,
-    clock: Box<dyn Clock>,
+    clock: std::sync::Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for Builder {
@@ -70,10 +70,20 @@ impl Builder {
         self
     }
 
-    /// The clock used to measure release intervals for predictive rejection (default
-    /// [`TokioClock`]). Queue timeouts always use tokio's timer.
+    /// The limiter's clock (default [`TokioClock`]). It times everything the limiter
+    /// measures: release intervals for predictive rejection, the deadline of
+    /// [`acquire_blocking`](ConcurrencyLimiter::acquire_blocking), and the samples of an
+    /// [`AdaptiveLimiter`](crate::adaptive::AdaptiveLimiter) wrapped around it.
+    ///
+    /// The queue timeout of an async [`acquire`](ConcurrencyLimiter::acquire) is a tokio
+    /// timer, which must wake a task that sleeps; it follows tokio's time, and the default
+    /// `TokioClock` reads that same time, so a paused runtime (`tokio::time::pause` /
+    /// `advance`) drives the timeouts and everything above together. A [`FakeClock`]
+    /// drives everything above but not async queue timeouts.
+    ///
+    /// [`FakeClock`]: crate::clock::FakeClock
     pub fn clock(mut self, clock: impl Clock) -> Self {
-        self.clock = Box::new(clock);
+        self.clock = std::sync::Arc::new(clock);
         self
     }
 
@@ -135,7 +145,7 @@ impl ConcurrencyLimiter {
                 order: QueueOrder::Fifo,
                 predictive: false,
             },
-            clock: Box::new(TokioClock),
+            clock: std::sync::Arc::new(TokioClock),
         }
     }
 
@@ -239,8 +249,15 @@ impl ConcurrencyLimiter {
     pub fn set_max(&self, max: usize) -> Result<(), ConfigError> {
         let max = u64::try_from(max).unwrap_or(u64::MAX);
         check_max(max)?;
-        self.inner.set_max(max);
+        self.inner.set_max(max, false);
         Ok(())
+    }
+
+    /// Sets the limit and makes it the one [`reset`](Self::reset) returns to: for the
+    /// adaptive limiter, whose algorithm owns the limit. Clamped to [`Self::MAX_PERMITS`].
+    pub(crate) fn set_base_max(&self, max: usize) {
+        let max = u64::try_from(max).unwrap_or(u64::MAX).min(MAX_PERMITS);
+        self.inner.set_max(max, true);
     }
 
     /// The current limit.
@@ -271,7 +288,14 @@ impl ConcurrencyLimiter {
     }
 
     /// Cancels everything that waits, waits for everything that runs, then opens again with
-    /// the configured settings (the limit given at construction).
+    /// the configured limit: the one given at construction or, for a limiter an
+    /// [`AdaptiveLimiter`](crate::adaptive::AdaptiveLimiter) drives, the algorithm's latest.
+    /// A limit set with [`set_max`](Self::set_max) (a kill switch of 0, say) is an override
+    /// that `reset` undoes. Callers that queued meanwhile (after an [`open`](Self::open)
+    /// during the drain) are served as soon as the limit allows.
+    ///
+    /// Two resets may overlap, and a reset may overlap a [`drain`](Self::drain): each
+    /// finishes once nothing runs.
     pub async fn reset(&self) {
         self.close();
         self.drain().await;
@@ -281,6 +305,12 @@ impl ConcurrencyLimiter {
     /// Gauges and counters as of now.
     pub fn snapshot(&self) -> Snapshot {
         self.inner.snapshot()
+    }
+
+    /// Tests only: see [`Inner::start_completed_at`].
+    #[cfg(test)]
+    pub(crate) fn start_completed_at(&self, n: u64) {
+        self.inner.start_completed_at(n);
     }
 
     pub(crate) fn inner(&self) -> &Inner {

@@ -65,14 +65,21 @@ mod core;
 mod error;
 mod future;
 mod limiter;
+#[cfg(sluicegate_loom)]
+mod loom_timer;
 mod permit;
 mod queue;
 mod snapshot;
 mod state;
+#[cfg(all(test, not(sluicegate_loom)))]
+mod wrap_tests;
 
 pub use error::{ConfigError, Rejected};
 pub use future::{Acquire, AcquireOwned, Drain};
 pub use limiter::{Builder, ConcurrencyLimiter, DEFAULT_MAX_QUEUE};
+#[cfg(sluicegate_loom)]
+#[doc(hidden)]
+pub use loom_timer::ManualTimer;
 pub use permit::{OwnedPermit, Permit};
 pub use queue::{Priority, QueueOrder};
 pub use snapshot::Snapshot;
