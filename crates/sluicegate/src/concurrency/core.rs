@@ -41,6 +41,9 @@ struct Counters {
     cancelled: AtomicU64,
     bypassed: AtomicU64,
     bypass_in_flight: AtomicU64,
+    /// The largest `admitted` a snapshot has reported, so the counter never goes back (see
+    /// [`Inner::snapshot`]). Here, not next to `max`: snapshots write it.
+    admitted_reported: AtomicU64,
 }
 
 fn bump(counter: &AtomicU64) {
@@ -60,9 +63,6 @@ pub(crate) struct Inner {
     /// The limit `reset()` returns to: the builder's, or the last one an adaptive limiter
     /// set. Written under the queue lock.
     reset_max: AtomicU64,
-    /// The largest `admitted` a snapshot has reported, so the counter never goes back (see
-    /// [`Self::snapshot`]). Written under the queue lock.
-    admitted_reported: AtomicU64,
     completed: Completed,
     counters: Counters,
     queue: Mutex<Queue>,
@@ -101,7 +101,6 @@ impl Inner {
             state: CacheLine(AtomicU64::new(0)),
             max: AtomicU64::new(config.max),
             reset_max: AtomicU64::new(config.max),
-            admitted_reported: AtomicU64::new(0),
             completed: Completed::new(),
             counters: Counters::default(),
             queue: Mutex::new(Queue::new(config.order)),
@@ -116,7 +115,7 @@ impl Inner {
     pub(crate) fn start_completed_at(&self, n: u64) {
         let word = self.completed.start_at(n);
         self.state.store(word, Ordering::Relaxed);
-        self.admitted_reported.store(n, Ordering::Relaxed);
+        self.counters.admitted_reported.store(n, Ordering::Relaxed);
     }
 
     /// Takes a permit if one is free and nobody waits. One `fetch_add`; no lock, no clock.
@@ -509,7 +508,8 @@ impl Inner {
         let in_flight = state::in_flight(current);
         let admitted = completed + in_flight;
         let admitted = admitted.max(
-            self.admitted_reported
+            self.counters
+                .admitted_reported
                 .fetch_max(admitted, Ordering::Relaxed),
         );
         let c = &self.counters;

@@ -99,6 +99,18 @@ impl fmt::Display for Rejected {
 impl std::error::Error for Rejected {}
 
 /// Settings that cannot work, refused when the limiter is built or changed.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate::concurrency::{ConcurrencyLimiter, ConfigError};
+///
+/// let too_many = ConcurrencyLimiter::builder(usize::MAX).build().unwrap_err();
+/// assert!(matches!(too_many, ConfigError::MaxTooLarge { .. }));
+/// let limiter = ConcurrencyLimiter::new(1);
+/// assert!(limiter.set_max(usize::MAX).is_err()); // the limit stays 1
+/// assert_eq!(limiter.max(), 1);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConfigError {

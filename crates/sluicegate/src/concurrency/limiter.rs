@@ -18,12 +18,49 @@ use crate::sync::Arc;
 /// A cheap handle: clones share one limit, so two routes (or three calls fanned out from
 /// one request) that use the same resource share its permits. See the
 /// [module docs](super) for the semantics in full.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate::concurrency::ConcurrencyLimiter;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let db = ConcurrencyLimiter::new(2);
+/// let report = db.clone(); // shares the two permits
+///
+/// let a = db.acquire().await.unwrap();
+/// let b = report.try_acquire().unwrap();
+/// assert!(db.try_acquire().is_err()); // both permits are out
+/// drop((a, b));
+///
+/// db.set_max(0).unwrap(); // kill switch: nothing new starts
+/// assert!(db.try_acquire().is_err());
+/// db.reset().await; // back to the configured 2
+/// assert_eq!(db.max(), 2);
+/// # });
+/// ```
 #[derive(Clone, Debug)]
 pub struct ConcurrencyLimiter {
     inner: Arc<Inner>,
 }
 
-/// Settings for a [`ConcurrencyLimiter`].
+/// Settings for a [`ConcurrencyLimiter`], from [`ConcurrencyLimiter::builder`].
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use sluicegate::concurrency::{ConcurrencyLimiter, QueueOrder};
+///
+/// let limiter = ConcurrencyLimiter::builder(8)
+///     .max_queue(100)
+///     .queue_timeout(Duration::from_millis(500))
+///     .order(QueueOrder::Lifo)
+///     .predictive(true)
+///     .build()?;
+/// assert_eq!(limiter.max(), 8);
+/// # Ok::<_, sluicegate::concurrency::ConfigError>(())
+/// ```
 #[must_use = "call build() to get a limiter"]
 pub struct Builder {
     config: Config,
@@ -38,12 +75,9 @@ impl std::fmt::Debug for Builder {
     }
 }
 
-/// The queue bound when none is set.
-pub const DEFAULT_MAX_QUEUE: usize = 1024;
-
 impl Builder {
     /// How many callers may wait when every permit is taken (default
-    /// [`DEFAULT_MAX_QUEUE`]); `0` rejects at once.
+    /// [`ConcurrencyLimiter::DEFAULT_MAX_QUEUE`]); `0` rejects at once.
     pub fn max_queue(mut self, max_queue: usize) -> Self {
         self.config.max_queue = max_queue;
         self
@@ -122,7 +156,10 @@ impl ConcurrencyLimiter {
     /// The largest limit a limiter can have.
     pub const MAX_PERMITS: usize = MAX_PERMITS as usize;
 
-    /// A limiter of `max` permits with the default queue (up to [`DEFAULT_MAX_QUEUE`]
+    /// The queue bound when none is set.
+    pub const DEFAULT_MAX_QUEUE: usize = 1024;
+
+    /// A limiter of `max` permits with the default queue (up to [`Self::DEFAULT_MAX_QUEUE`]
     /// waiters, no timeout, FIFO).
     ///
     /// # Panics
@@ -140,7 +177,7 @@ impl ConcurrencyLimiter {
         Builder {
             config: Config {
                 max: u64::try_from(max).unwrap_or(u64::MAX),
-                max_queue: DEFAULT_MAX_QUEUE,
+                max_queue: Self::DEFAULT_MAX_QUEUE,
                 queue_timeout: None,
                 order: QueueOrder::Fifo,
                 predictive: false,

@@ -76,7 +76,7 @@ mod wrap_tests;
 
 pub use error::{ConfigError, Rejected};
 pub use future::{Acquire, AcquireOwned, Drain};
-pub use limiter::{Builder, ConcurrencyLimiter, DEFAULT_MAX_QUEUE};
+pub use limiter::{Builder, ConcurrencyLimiter};
 #[cfg(sluicegate_loom)]
 #[doc(hidden)]
 pub use loom_timer::ManualTimer;

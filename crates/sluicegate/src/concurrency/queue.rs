@@ -9,6 +9,16 @@ use std::time::Duration;
 use crate::clock::Nanos;
 
 /// The order in which waiters are served within one priority class.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate::concurrency::{ConcurrencyLimiter, QueueOrder};
+///
+/// // Under overload, serve the newest caller: it is the one most likely still waiting.
+/// let limiter = ConcurrencyLimiter::builder(4).order(QueueOrder::Lifo).build().unwrap();
+/// # drop(limiter);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QueueOrder {
     /// First come, first served. Fair; the default.
