@@ -157,7 +157,8 @@ async fn simulate(s: &Scenario, algo: Algo, seed: u64) -> Run {
         t0: clock.t0,
         rng: RefCell::new(SmallRng::seed_from_u64(seed)),
         upstream: Upstream::new(initial, s.upstream.contention),
-        limiter: AdaptiveLimiter::with_clock(limiter, algo.build(initial.workers), clock),
+        // The adaptive limiter times its samples with the limiter's clock (the run clock).
+        limiter: AdaptiveLimiter::new(limiter, algo.build(initial.workers)),
         deadline: s.clients.deadline,
         records: RefCell::new(Vec::new()),
         arrivals: RefCell::new(Vec::new()),
