@@ -179,7 +179,8 @@ async fn simulate(s: Scenario, algo: Algo, seed: u64) -> Run {
         t0: clock.t0,
         rng: Mutex::new(SmallRng::seed_from_u64(seed)),
         upstream: Upstream::new(s.upstream.clone()),
-        limiter: AdaptiveLimiter::with_clock(limiter, algo.build(s.upstream.workers), clock),
+        // The adaptive limiter times its samples with the limiter's clock (the run clock).
+        limiter: AdaptiveLimiter::new(limiter, algo.build(s.upstream.workers)),
         deadline: s.deadline,
         records: Mutex::new(Vec::new()),
         arrivals: Mutex::new(Vec::new()),

@@ -87,12 +87,23 @@ pub(crate) fn saturating_nanos(d: Duration) -> u64 {
 pub trait Clock: Send + Sync + 'static {
     /// The current time. Never goes backwards.
     fn now(&self) -> Nanos;
+
+    /// Whether time moves only when a test or simulation moves it ([`FakeClock`]), rather
+    /// than with real time. Code that sleeps in real time until a deadline on this clock
+    /// (the blocking acquire) then checks back often instead of sleeping the whole wait.
+    fn is_manual(&self) -> bool {
+        false
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for Arc<C> {
     #[inline]
     fn now(&self) -> Nanos {
         (**self).now()
+    }
+
+    fn is_manual(&self) -> bool {
+        (**self).is_manual()
     }
 }
 
@@ -165,6 +176,10 @@ impl Clock for FakeClock {
     #[inline]
     fn now(&self) -> Nanos {
         Nanos(self.nanos.load(Ordering::SeqCst))
+    }
+
+    fn is_manual(&self) -> bool {
+        true
     }
 }
 

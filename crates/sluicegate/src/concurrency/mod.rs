@@ -42,8 +42,8 @@
 //!
 //! Dropping an [`Acquire`] or [`AcquireOwned`] future removes the caller from the queue at
 //! once. If a release handed it a permit at the same instant, that permit goes on to the next
-//! waiter (or back to the pool) and is not counted as completed work. Either way no permit is
-//! leaked and no waiter misses a wake-up; loom models in `tests/loom_concurrency.rs` check
+//! waiter (or back to the pool); the grant stays counted as admitted and completed. Either way
+//! no permit is leaked and no waiter misses a wake-up; loom models in `tests/loom_*.rs` check
 //! these races.
 //!
 //! # Fairness
@@ -65,14 +65,21 @@ mod core;
 mod error;
 mod future;
 mod limiter;
+#[cfg(sluicegate_loom)]
+mod loom_timer;
 mod permit;
 mod queue;
 mod snapshot;
 mod state;
+#[cfg(all(test, not(sluicegate_loom)))]
+mod wrap_tests;
 
 pub use error::{ConfigError, Rejected};
 pub use future::{Acquire, AcquireOwned, Drain};
-pub use limiter::{Builder, ConcurrencyLimiter, DEFAULT_MAX_QUEUE};
+pub use limiter::{Builder, ConcurrencyLimiter};
+#[cfg(sluicegate_loom)]
+#[doc(hidden)]
+pub use loom_timer::ManualTimer;
 pub use permit::{OwnedPermit, Permit};
 pub use queue::{Priority, QueueOrder};
 pub use snapshot::Snapshot;
