@@ -14,7 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let admitted = (0..8).filter(|_| window.check().is_allowed()).count();
     println!("sliding window, 5/s: {admitted} of 8 admitted at once");
 
-    let gcra = Gcra::with_clock(Quota::per_second(5), clock.clone());
+    let gcra = Gcra::with_clock(Quota::per_second(5).unwrap(), clock.clone());
     let admitted = (0..8).filter(|_| gcra.check().is_allowed()).count();
     let next = gcra.check();
     println!(

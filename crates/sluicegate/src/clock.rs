@@ -150,9 +150,14 @@ impl FakeClock {
         Self::default()
     }
 
-    /// Moves time forward by `d`.
+    /// Moves time forward by `d`, stopping at the last representable instant.
     pub fn advance(&self, d: Duration) {
-        self.nanos.fetch_add(saturating_nanos(d), Ordering::SeqCst);
+        let d = saturating_nanos(d);
+        let _ = self
+            .nanos
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| {
+                Some(t.saturating_add(d))
+            });
     }
 
     /// Sets the time to `t`; ignored if `t` is earlier than now (the clock is monotonic).

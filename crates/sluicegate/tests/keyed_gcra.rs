@@ -15,7 +15,7 @@ fn limiter(quota: Quota, max_keys: usize) -> (KeyedGcra<u64, FakeClock>, FakeClo
 
 #[test]
 fn each_key_has_its_own_bucket() {
-    let (limiter, _clock) = limiter(Quota::per_second(2), 10);
+    let (limiter, _clock) = limiter(Quota::per_second(2).unwrap(), 10);
     assert!(limiter.check_n(&1, 2).unwrap().is_allowed());
     assert!(limiter.check(&1).is_denied());
     assert!(limiter.check_n(&2, 2).unwrap().is_allowed());
@@ -23,7 +23,7 @@ fn each_key_has_its_own_bucket() {
 
 #[test]
 fn peek_neither_consumes_nor_starts_tracking_a_key() {
-    let (limiter, _clock) = limiter(Quota::per_second(1), 10);
+    let (limiter, _clock) = limiter(Quota::per_second(1).unwrap(), 10);
     assert!(limiter.peek(&7).is_allowed());
     assert!(limiter.is_empty());
     assert!(limiter.check(&7).is_allowed());
@@ -32,7 +32,7 @@ fn peek_neither_consumes_nor_starts_tracking_a_key() {
 
 #[test]
 fn idle_keys_are_evicted_and_come_back_with_a_full_bucket() {
-    let (limiter, clock) = limiter(Quota::per_second(10), 100);
+    let (limiter, clock) = limiter(Quota::per_second(10).unwrap(), 100);
     for key in 0..50 {
         assert!(limiter.check(&key).is_allowed());
     }
@@ -62,9 +62,9 @@ fn a_flood_of_new_keys_never_grows_past_the_bound_and_keeps_the_heaviest_spender
 
 #[test]
 fn quota_change_keeps_each_keys_state() {
-    let (limiter, clock) = limiter(Quota::per_second(10), 10);
+    let (limiter, clock) = limiter(Quota::per_second(10).unwrap(), 10);
     assert!(limiter.check_n(&1, 10).unwrap().is_allowed());
-    limiter.set_quota(Quota::per_second(100));
+    limiter.set_quota(Quota::per_second(100).unwrap());
     assert!(
         limiter.check(&1).is_denied(),
         "the change handed out a burst"

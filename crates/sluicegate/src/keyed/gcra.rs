@@ -35,7 +35,7 @@ struct Padded<T>(T);
 /// use std::num::NonZeroUsize;
 ///
 /// let limiter = KeyedGcra::<IpAddr, _>::with_clock(
-///     Quota::per_second(1),
+///     Quota::per_second(1).unwrap(),
 ///     NonZeroUsize::new(100_000).unwrap(),
 ///     FakeClock::new(),
 /// );
