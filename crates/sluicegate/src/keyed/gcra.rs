@@ -140,10 +140,10 @@ impl<K: Hash + Eq + Clone, C: Clock, S: BuildHasher> KeyedGcra<K, C, S> {
             if !self.params.unchanged_since(seq) {
                 continue;
             }
-            if let Some(tat) = entries.get_mut(hash, key) {
-                let (decision, next) = step(params, *tat, now, n)?;
-                if let (true, Some(next)) = (consume, next) {
-                    *tat = next;
+            if let Some(entry) = entries.get_mut(hash, key) {
+                let (decision, next) = step(params, entry.tat, now, n)?;
+                if consume {
+                    entry.record(next, now);
                 }
                 return Ok(decision);
             }
