@@ -12,17 +12,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::routing::get;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use sluicegate::concurrency::ConcurrencyLimiter;
-use sluicegate::keyed::KeyedGcra;
-use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
-use sluicegate::middleware::rate::{PeerIp, RateLimitLayer};
-use sluicegate::rate::Quota;
+use sluicegate::middleware::{
+    ConcurrencyLimiter, HttpConcurrencyLimitLayer, KeyedGcra, PeerIp, Quota, RateLimitLayer,
+};
 
 /// The slow resource both routes use: a report generator that can take four at a time.
 #[derive(Clone, Default)]
@@ -71,16 +69,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .with_state(reports.clone())
         .layer(
             RateLimitLayer::new(per_client)
-                .keyed_by(PeerIp::from_extension(|c: &ConnectInfo<SocketAddr>| {
-                    c.0.ip()
-                }))
+                .keyed_by(PeerIp::new())
                 .policy_name("per-client"),
         );
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     println!("listening on http://{addr}");
-    // `with_connect_info` records each connection's peer address for `PeerIp`.
+    // Connect info records each connection's peer address for `PeerIp` (sluicegate's `axum`
+    // feature reads it).
     let service = app.into_make_service_with_connect_info::<SocketAddr>();
     let server = tokio::spawn(async move { axum::serve(listener, service).await });
 
