@@ -24,7 +24,8 @@ pub trait KeyExtractor<B> {
     }
 }
 
-/// One limit for every request.
+/// One limit for every request: the key of [`RateLimitLayer::new`](super::RateLimitLayer::new)
+/// until [`keyed_by`](super::RateLimitLayer::keyed_by) names another.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Global;
 
@@ -193,7 +194,24 @@ pub fn group_ip(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The value of one header (an API key, a tenant id).
+/// The value of one header (an API key, a tenant id). A request without the header has no
+/// key.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use http::header::HeaderValue;
+/// use sluicegate::middleware::{HeaderKey, KeyedGcra, Quota, RateLimitLayer};
+///
+/// let per_key = Arc::new(KeyedGcra::<HeaderValue>::new(
+///     Quota::per_minute(600),
+///     std::num::NonZeroUsize::new(10_000).unwrap(),
+/// ));
+/// let layer = RateLimitLayer::new(per_key)
+///     .keyed_by(HeaderKey(http::header::HeaderName::from_static("x-api-key")));
+/// # let _ = layer;
+/// ```
 #[derive(Clone, Debug)]
 pub struct HeaderKey(pub HeaderName);
 
