@@ -28,7 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let admitted = (0..8).filter(|_| window.check().is_allowed()).count();
     println!("  sliding window (at most 5 in any 1 s, counted in 10 slices): {admitted} admitted");
 
-    let gcra = Gcra::with_clock(Quota::per_second(5), clock.clone());
+    let gcra = Gcra::with_clock(Quota::per_second(5).unwrap(), clock.clone());
     let admitted = (0..8).filter(|_| gcra.check().is_allowed()).count();
     println!(
         "  GCRA (5 a second, burst 5): {admitted} admitted; a 9th is {}",

@@ -12,17 +12,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::routing::get;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use sluicegate::concurrency::ConcurrencyLimiter;
-use sluicegate::keyed::KeyedGcra;
-use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
-use sluicegate::middleware::rate::{PeerIp, RateLimitLayer};
-use sluicegate::rate::Quota;
+use sluicegate::middleware::{
+    ConcurrencyLimiter, HttpConcurrencyLimitLayer, KeyedGcra, PeerIp, Quota, RateLimitLayer,
+};
 use sluicegate_examples::describe;
 
 /// The slow resource both routes use: a report generator that can take four at a time.
@@ -72,9 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .with_state(reports.clone())
         .layer(
             RateLimitLayer::new(per_client)
-                .keyed_by(PeerIp::from_extension(|c: &ConnectInfo<SocketAddr>| {
-                    c.0.ip()
-                }))
+                .keyed_by(PeerIp::new())
                 .policy_name("per-client"),
         );
 
@@ -86,7 +82,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
          2 s, the rest get 503"
     );
     println!("  every route: 600 requests a minute per client IP, or 429");
-    // `with_connect_info` records each connection's peer address for `PeerIp`.
+    // Connect info records each connection's peer address for `PeerIp` (sluicegate's `axum`
+    // feature reads it).
     let service = app.into_make_service_with_connect_info::<SocketAddr>();
     let server = tokio::spawn(async move { axum::serve(listener, service).await });
 

@@ -102,7 +102,7 @@ impl Limit {
 }
 
 async fn round(redis: &support::RedisServer, mode: Mode, n: usize) -> Tally {
-    let quota = Quota::per_second(RATE).with_burst(NonZeroU32::new(RATE / 100).unwrap());
+    let quota = Quota::per_second(RATE).unwrap().with_burst(NonZeroU32::new(RATE / 100).unwrap());
     let name = format!("bench-{mode:?}-{n}");
     let mut limits = Vec::new();
     for _ in 0..INSTANCES {

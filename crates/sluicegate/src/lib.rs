@@ -59,3 +59,13 @@ pub(crate) mod sync;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeExamples;
+
+/// The rate-limiting guide's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/rate-limiting.md")]
+struct RateLimitingGuide;
+
+/// The middleware guide's examples, compiled and run as doc tests.
+#[cfg(all(doctest, feature = "tower"))]
+#[doc = include_str!("../../../docs/middleware.md")]
+struct MiddlewareGuide;

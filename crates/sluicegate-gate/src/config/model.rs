@@ -189,7 +189,7 @@ fn default_header_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(10))
 }
 fn default_max_queue() -> usize {
-    sluicegate::concurrency::DEFAULT_MAX_QUEUE
+    sluicegate::concurrency::ConcurrencyLimiter::DEFAULT_MAX_QUEUE
 }
 fn default_queue_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(10))

@@ -68,6 +68,8 @@ impl Outcome {
             Rejected::QueueTimeout { .. } => Outcome::QueueTimeout,
             Rejected::PredictedTimeout { .. } => Outcome::PredictedTimeout,
             Rejected::Closed { .. } => Outcome::Closed,
+            // `Rejected` may grow; a reason the gate does not know yet reads as overload.
+            _ => Outcome::QueueFull,
         }
     }
 }

@@ -4,6 +4,7 @@ mod check;
 mod future;
 mod key;
 mod layer;
+mod missing;
 mod service;
 mod wire;
 
@@ -11,4 +12,5 @@ pub use check::RateCheck;
 pub use future::ResponseFuture;
 pub use key::{Global, HeaderKey, KeyExtractor, KeyFn, PeerIp, group_ip, key_fn};
 pub use layer::RateLimitLayer;
+pub use missing::MissingKey;
 pub use service::RateLimit;

@@ -9,6 +9,7 @@ use tower_service::Service;
 use super::check::RateCheck;
 use super::future::ResponseFuture;
 use super::key::KeyExtractor;
+use super::missing::{MissingKey, WarnOnce};
 use crate::http::RejectionMapping;
 use crate::middleware::body::LimitBody;
 
@@ -17,6 +18,35 @@ pub(crate) struct Settings {
     pub(crate) policy: String,
     pub(crate) mapping: RejectionMapping,
     pub(crate) headers_when_allowed: bool,
+    pub(crate) missing: MissingKey,
+    pub(crate) warned: WarnOnce,
+}
+
+impl Settings {
+    /// Logs, the first time only, that a request had no key, why, and what the layer does.
+    #[cold]
+    fn warn_missing_key(&self, hint: impl FnOnce() -> String) {
+        if !self.warned.first() {
+            return;
+        }
+        let doing = match self.missing {
+            MissingKey::Reject => format!(
+                "such requests are answered {} (fail closed); `.on_missing_key(MissingKey::Allow)` \
+                 lets them through unlimited instead",
+                self.mapping.missing_key_status_code()
+            ),
+            MissingKey::Allow => "such requests go through unlimited (fail open, \
+                                  `MissingKey::Allow`)"
+                .to_owned(),
+        };
+        tracing::warn!(
+            policy = %self.policy,
+            "sluicegate rate limit {:?}: {}; {}. Logged once per layer.",
+            self.policy,
+            hint(),
+            doing
+        );
+    }
 }
 
 /// Asks a rate limiter about each request: allowed requests go on to the inner service
@@ -69,7 +99,11 @@ where
         let settings = &self.settings;
         let mapping: &RejectionMapping = &settings.mapping;
         let Some(key) = self.extractor.extract(&req) else {
-            return ResponseFuture::answered(mapping.missing_key());
+            settings.warn_missing_key(|| self.extractor.missing_key_hint());
+            return match settings.missing {
+                MissingKey::Reject => ResponseFuture::answered(mapping.missing_key()),
+                MissingKey::Allow => ResponseFuture::called(self.inner.call(req), None),
+            };
         };
         let decision = self.check.check(&key);
         if decision.is_denied() {
