@@ -40,9 +40,9 @@ impl fmt::Display for Dur {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = self.0.as_millis();
         match ms {
-            _ if ms % 3_600_000 == 0 && ms > 0 => write!(f, "{}h", ms / 3_600_000),
-            _ if ms % 60_000 == 0 && ms > 0 => write!(f, "{}m", ms / 60_000),
-            _ if ms % 1000 == 0 => write!(f, "{}s", ms / 1000),
+            _ if ms.is_multiple_of(3_600_000) && ms > 0 => write!(f, "{}h", ms / 3_600_000),
+            _ if ms.is_multiple_of(60_000) && ms > 0 => write!(f, "{}m", ms / 60_000),
+            _ if ms.is_multiple_of(1000) => write!(f, "{}s", ms / 1000),
             _ => write!(f, "{ms}ms"),
         }
     }

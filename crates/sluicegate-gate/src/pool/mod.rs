@@ -11,7 +11,7 @@ use std::time::Duration;
 use sluicegate::rate::Gcra;
 
 pub use limit::{Held, Limit, hand_over};
-pub use rate::{PerKey, check_global};
+pub use rate::{PerKey, check_global, global_policy};
 pub use stats::{BUCKETS, Histogram, Outcome, Stats};
 
 use crate::config::{self, UpstreamUrl};

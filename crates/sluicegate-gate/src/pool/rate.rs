@@ -5,9 +5,10 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 
 use http::{HeaderValue, Request};
+use sluicegate::http::RatePolicy;
 use sluicegate::keyed::KeyedGcra;
-use sluicegate::middleware::rate::{HeaderKey, KeyExtractor, RateCheck, RateDecision, group_ip};
-use sluicegate::rate::Gcra;
+use sluicegate::middleware::rate::{HeaderKey, KeyExtractor, RateCheck, group_ip};
+use sluicegate::rate::{Decision, Gcra};
 
 use crate::config::{KeySource, PerKeyRate};
 
@@ -45,13 +46,23 @@ impl PerKey {
     }
 
     /// Decides on `req` from client `peer`.
-    pub fn check<B>(&self, req: &Request<B>, peer: SocketAddr) -> RateDecision {
+    pub fn check<B>(&self, req: &Request<B>, peer: SocketAddr) -> Decision {
         match self {
             PerKey::Ip(k) => k.check(&group_ip(peer.ip())),
             PerKey::Header(k, h) => match h.extract(req) {
                 Some(v) => k.check(&v),
                 None => k.check(&HeaderValue::from_static("")),
             },
+        }
+    }
+}
+
+impl PerKey {
+    /// The per-key quota, for `RateLimit-Policy`.
+    pub fn policy(&self) -> Option<RatePolicy> {
+        match self {
+            PerKey::Ip(k) => RateCheck::<IpAddr>::policy(k),
+            PerKey::Header(k, _) => RateCheck::<HeaderValue>::policy(k),
         }
     }
 }
@@ -70,6 +81,11 @@ pub(super) fn global(quota: sluicegate::rate::Quota, old: Option<&Arc<Gcra>>) ->
 }
 
 /// Asks the pool-wide limit, as the rate layer would.
-pub fn check_global(g: &Gcra) -> RateDecision {
+pub fn check_global(g: &Gcra) -> Decision {
     RateCheck::check(g, &())
+}
+
+/// The pool-wide quota, for `RateLimit-Policy`.
+pub fn global_policy(g: &Gcra) -> Option<RatePolicy> {
+    RateCheck::<()>::policy(g)
 }

@@ -6,8 +6,8 @@ use http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{Response, StatusCode};
 use http_body_util::{Either, Full};
 use sluicegate::concurrency::Rejected;
-use sluicegate::http::RejectionMapping;
-use sluicegate::middleware::rate::RateDecision;
+use sluicegate::http::{RatePolicy, RejectionMapping};
+use sluicegate::rate::Decision;
 
 use super::body::PermitBody;
 use crate::pool::Outcome;
@@ -34,10 +34,14 @@ pub(super) fn overloaded(mapping: &RejectionMapping, rejected: &Rejected) -> Res
 /// `429` + `Retry-After` + `RateLimit-Policy` / `RateLimit`.
 pub(super) fn rate_limited(
     mapping: &RejectionMapping,
-    policy: &str,
-    decision: &RateDecision,
+    name: &str,
+    decision: &Decision,
+    policy: Option<RatePolicy>,
 ) -> Response<GateBody> {
-    tagged(mapping.rate_limited(policy, decision), Outcome::RateLimited)
+    tagged(
+        mapping.rate_limited(name, decision, policy),
+        Outcome::RateLimited,
+    )
 }
 
 /// Any other answer of the gate's own: `status`, `reason` in the header, `text` as the body.

@@ -8,7 +8,8 @@ use futures_util::future::poll_immediate;
 use http::{Request, Response, StatusCode};
 use http_body_util::Either;
 use hyper::body::Incoming;
-use sluicegate::http::RejectionMapping;
+use sluicegate::http::{RatePolicy, RejectionMapping};
+use sluicegate::rate::Decision;
 use tokio::time::Instant;
 
 use super::answer::{self, GateBody};
@@ -16,7 +17,7 @@ use super::conn::Conn;
 use super::exchange::Exchange;
 use super::headers;
 use crate::gate::Gate;
-use crate::pool::{Held, Outcome, Pool, check_global};
+use crate::pool::{Held, Outcome, Pool, check_global, global_policy};
 
 /// Answers one request: routes it to a pool, applies the bypass rules, the pool's rates and
 /// its concurrency limit, and forwards it.
@@ -66,22 +67,26 @@ pub async fn handle(
 
 fn check_rates(pool: &Pool, req: &Request<Incoming>, conn: &Conn) -> Option<Response<GateBody>> {
     // Per client first, so a client over its own rate does not use up the pool's.
-    let denied = pool
-        .per_key
-        .as_ref()
-        .map(|k| (k.check(req, conn.peer), &pool.policy_names.1))
-        .filter(|(d, _)| !d.allowed)
-        .or_else(|| {
-            let d = check_global(pool.rate.as_ref()?);
-            (!d.allowed).then_some((d, &pool.policy_names.0))
-        });
-    let (decision, policy) = denied?;
+    if let Some(k) = &pool.per_key {
+        let d = k.check(req, conn.peer);
+        if d.is_denied() {
+            return Some(rate_limited(pool, &pool.policy_names.1, &d, k.policy()));
+        }
+    }
+    let g = pool.rate.as_ref()?;
+    let d = check_global(g);
+    d.is_denied()
+        .then(|| rate_limited(pool, &pool.policy_names.0, &d, global_policy(g)))
+}
+
+fn rate_limited(
+    pool: &Pool,
+    name: &str,
+    decision: &Decision,
+    policy: Option<RatePolicy>,
+) -> Response<GateBody> {
     reject(pool, Outcome::RateLimited);
-    Some(answer::rate_limited(
-        &RejectionMapping::default(),
-        policy,
-        &decision,
-    ))
+    answer::rate_limited(&RejectionMapping::default(), name, decision, policy)
 }
 
 fn reject(pool: &Pool, outcome: Outcome) {
