@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use sluicegate_gate::cli::{Cli, Command};
-use sluicegate_gate::server::{StartError, Started, check_ready, signals};
+use sluicegate_gate::server::{StartError, Started, check_ready, signals, stop_signal};
 
 /// STYLE.md: exit 64 (sysexits `EX_USAGE`) for a config that cannot work.
 const EXIT_BAD_CONFIG: u8 = 64;
@@ -73,7 +73,12 @@ fn main() -> ExitCode {
         let server = tokio::spawn(started.serve(stopped));
         signals(gate).await;
         let _ = stop.send(true);
-        let _ = server.await;
-        ExitCode::SUCCESS
+        tokio::select! {
+            _ = server => ExitCode::SUCCESS,
+            () = stop_signal() => {
+                tracing::warn!("second signal: stopping now, requests unfinished");
+                ExitCode::FAILURE
+            }
+        }
     })
 }

@@ -218,6 +218,25 @@ async fn accept(
     }
 }
 
+/// Resolves on the next SIGTERM or SIGINT: during the drain, a second one stops at once.
+pub async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 /// Waits for SIGTERM or SIGINT, reloading the config on every SIGHUP meanwhile.
 pub async fn signals(gate: Arc<Gate>) {
     #[cfg(unix)]
