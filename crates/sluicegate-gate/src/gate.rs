@@ -92,16 +92,10 @@ impl Gate {
         };
         let new = config::read(path).map_err(|e| e.to_string())?;
         let mut current = self.config();
+        let admin = |c: &Config| c.admin.listen.as_ref().map(|a| *a.get_ref());
         let restart: Vec<&str> = [
-            (
-                "listen",
-                format!("{:?}", new.listen) != format!("{:?}", current.listen),
-            ),
-            (
-                "admin",
-                format!("{:?}", new.admin.listen.as_ref().map(|a| *a.get_ref()))
-                    != format!("{:?}", current.admin.listen.as_ref().map(|a| *a.get_ref())),
-            ),
+            ("listen", new.listen != current.listen),
+            ("admin", admin(&new) != admin(&current)),
             ("workers", new.workers != current.workers),
         ]
         .into_iter()

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use sluicegate_gate::cli::{Cli, Command};
-use sluicegate_gate::server::{Started, signals};
+use sluicegate_gate::server::{StartError, Started, check_ready, signals, stop_signal};
 
-/// sysexits.h `EX_CONFIG`... as STYLE.md asks: 64 (`EX_USAGE`) for a config that cannot work.
+/// STYLE.md: exit 64 (sysexits `EX_USAGE`) for a config that cannot work.
 const EXIT_BAD_CONFIG: u8 = 64;
 
 fn main() -> ExitCode {
@@ -29,8 +29,11 @@ fn main() -> ExitCode {
         .init();
     let serve = match cli.command {
         Command::Check { config } => {
-            return match sluicegate_gate::config::read(&config) {
-                Ok(_) => {
+            let checked = sluicegate_gate::config::read(&config)
+                .map_err(|e| e.to_string())
+                .and_then(|c| check_ready(&c).map_err(|e| format!("{}: {e}", config.display())));
+            return match checked {
+                Ok(()) => {
                     println!("{}: ok", config.display());
                     ExitCode::SUCCESS
                 }
@@ -66,6 +69,10 @@ fn main() -> ExitCode {
     runtime.block_on(async move {
         let started = match Started::bind(config, path).await {
             Ok(s) => s,
+            Err(e @ StartError::Config(_)) => {
+                eprintln!("{e}");
+                return ExitCode::from(EXIT_BAD_CONFIG);
+            }
             Err(e) => {
                 eprintln!("{e}");
                 return ExitCode::FAILURE;
@@ -76,7 +83,12 @@ fn main() -> ExitCode {
         let server = tokio::spawn(started.serve(stopped));
         signals(gate).await;
         let _ = stop.send(true);
-        let _ = server.await;
-        ExitCode::SUCCESS
+        tokio::select! {
+            _ = server => ExitCode::SUCCESS,
+            () = stop_signal() => {
+                tracing::warn!("second signal: stopping now, requests unfinished");
+                ExitCode::FAILURE
+            }
+        }
     })
 }

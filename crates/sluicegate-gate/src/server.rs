@@ -24,7 +24,7 @@ pub enum StartError {
     /// The config names something that cannot be set up (a secret file, a limiter).
     #[error("{0}")]
     Config(String),
-    /// A listener could not be bound.
+    /// A listener could not be bound (exit 1, not a config error: the address may be in use).
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         /// The address.
@@ -52,25 +52,7 @@ impl Started {
     ///
     /// [`StartError`]: a secret or token file that cannot be read, an address in use.
     pub async fn bind(config: Config, path: Option<PathBuf>) -> Result<Started, StartError> {
-        let token = match &config.admin.token_file {
-            Some(file) => {
-                let t = std::fs::read_to_string(file).map_err(|e| {
-                    StartError::Config(format!(
-                        "cannot read the admin token_file {}: {e}",
-                        file.display()
-                    ))
-                })?;
-                let t = t.trim().to_owned();
-                if t.is_empty() {
-                    return Err(StartError::Config(format!(
-                        "the admin token_file {} is empty",
-                        file.display()
-                    )));
-                }
-                Some(t)
-            }
-            None => None,
-        };
+        let token = admin_token(&config).map_err(StartError::Config)?;
         let mut http1 = http1::Builder::new();
         http1
             .timer(TokioTimer::new())
@@ -171,6 +153,35 @@ impl Started {
     }
 }
 
+/// The admin token from `[admin] token_file`, if one is configured.
+///
+/// # Errors
+///
+/// A token file that cannot be read or is empty.
+pub fn admin_token(config: &Config) -> Result<Option<String>, String> {
+    let Some(file) = &config.admin.token_file else {
+        return Ok(None);
+    };
+    let token = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read the admin token_file {}: {e}", file.display()))?;
+    let token = token.trim();
+    if token.is_empty() {
+        return Err(format!("the admin token_file {} is empty", file.display()));
+    }
+    Ok(Some(token.to_owned()))
+}
+
+/// What `check` adds to the file's own rules: the files it names can be read, and every
+/// pool can be built.
+///
+/// # Errors
+///
+/// Why the gate could not start with `config`.
+pub fn check_ready(config: &Config) -> Result<(), String> {
+    admin_token(config)?;
+    crate::state::State::build(config, None).map(drop)
+}
+
 async fn listen(addr: SocketAddr) -> Result<TcpListener, StartError> {
     TcpListener::bind(addr)
         .await
@@ -210,6 +221,25 @@ async fn accept(
             }
         });
     }
+}
+
+/// Resolves on the next SIGTERM or SIGINT: during the drain, a second one stops at once.
+pub async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// Waits for SIGTERM or SIGINT, reloading the config on every SIGHUP meanwhile.

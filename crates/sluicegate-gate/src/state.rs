@@ -170,6 +170,67 @@ mod tests {
         assert!(constant_time_eq(b"", b""));
     }
 
+    fn state() -> State {
+        let text = r#"
+[bypass]
+trusted_cidrs = ["10.0.0.0/8"]
+[[pools]]
+name = "a"
+upstream = "http://127.0.0.1:1"
+max_concurrency = 1
+[[pools]]
+name = "b"
+upstream = "http://127.0.0.1:2"
+max_concurrency = 1
+[[routes]]
+host = "API.example"
+path_prefix = "/pay"
+methods = ["post"]
+pool = "a"
+[[routes]]
+path_prefix = "/b/"
+pool = "b"
+"#;
+        State::build(&crate::config::parse(text, "t").unwrap(), None).unwrap()
+    }
+
+    fn route(state: &State, method: &str, uri: &str, host: Option<&str>) -> Option<String> {
+        let mut req = Request::builder().method(method).uri(uri);
+        if let Some(h) = host {
+            req = req.header("host", h);
+        }
+        state.route(&req.body(()).unwrap()).map(|p| p.name.clone())
+    }
+
+    #[test]
+    fn the_first_route_whose_every_condition_matches_wins() {
+        let s = state();
+        assert_eq!(
+            route(&s, "POST", "/pay/1", Some("api.EXAMPLE:8443")).as_deref(),
+            Some("a")
+        );
+        assert_eq!(route(&s, "GET", "/pay/1", Some("api.example")), None);
+        assert_eq!(route(&s, "POST", "/pay/1", Some("other")), None);
+        assert_eq!(route(&s, "POST", "/pay/1", None), None);
+        assert_eq!(
+            route(&s, "POST", "http://api.example/pay", None).as_deref(),
+            Some("a")
+        );
+        assert_eq!(route(&s, "GET", "/b/x", Some("any")).as_deref(), Some("b"));
+        assert_eq!(route(&s, "GET", "/bx", Some("any")), None);
+    }
+
+    #[test]
+    fn trusted_networks_bypass_by_peer_address_only() {
+        let s = state();
+        let req = Request::get("/")
+            .header("x-forwarded-for", "10.1.1.1")
+            .body(())
+            .unwrap();
+        assert!(s.bypass.allows(&req, "10.9.9.9".parse().unwrap()));
+        assert!(!s.bypass.allows(&req, "192.168.1.1".parse().unwrap()));
+    }
+
     #[test]
     fn ports_come_off_hosts() {
         assert_eq!(strip_port("example.com:8080"), "example.com");

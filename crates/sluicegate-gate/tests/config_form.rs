@@ -60,6 +60,21 @@ fn check_refuses_a_bad_config_with_its_location_and_exit_64() {
     assert_eq!(out.status.code(), Some(64));
 }
 
+#[test]
+fn check_refuses_a_missing_secret_file() {
+    let path = write_config(
+        "no-secret",
+        "[bypass]\nheader = \"x-b\"\nsecret_file = \"/nonexistent/secret\"\n[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\nmax_concurrency = 2\n[[routes]]\npool = \"api\"\n",
+    );
+    let out = check(&path);
+    assert_eq!(out.status.code(), Some(64));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot read the bypass secret_file /nonexistent/secret"),
+        "{err}"
+    );
+}
+
 #[tokio::test]
 async fn the_kill_switch_through_the_admin_api_and_back() {
     let up = Upstream::start().await;

@@ -57,10 +57,13 @@ async fn the_cap_is_reached_never_exceeded_and_the_queue_is_fifo() {
         }
     }
     assert_eq!(up.current(), 2);
-    for _ in 0..6 {
+    // One release admits one waiter: wait for it to arrive before the next, so the
+    // upstream's arrival order is the queue's admission order.
+    for arrived in 3..=6 {
         up.release(1);
-        tokio::task::yield_now().await;
+        eventually("next admitted", || async { up.ids().len() == arrived }).await;
     }
+    up.release(2);
     for c in calls {
         assert_eq!(c.await.unwrap().status, 200);
     }

@@ -55,8 +55,10 @@ impl PerKey {
             },
         }
     }
+}
 
-    /// The quota announced in `RateLimit-Policy`.
+impl PerKey {
+    /// The per-key quota, for `RateLimit-Policy`.
     pub fn policy(&self) -> Option<RatePolicy> {
         match self {
             PerKey::Ip(k) => RateCheck::<IpAddr>::policy(k),
@@ -83,7 +85,7 @@ pub fn check_global(g: &Gcra) -> Decision {
     RateCheck::check(g, &())
 }
 
-/// The pool-wide quota, as announced in `RateLimit-Policy`.
+/// The pool-wide quota, for `RateLimit-Policy`.
 pub fn global_policy(g: &Gcra) -> Option<RatePolicy> {
     RateCheck::<()>::policy(g)
 }

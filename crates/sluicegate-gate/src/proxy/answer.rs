@@ -6,8 +6,7 @@ use http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
 use http::{Response, StatusCode};
 use http_body_util::{Either, Full};
 use sluicegate::concurrency::Rejected;
-use sluicegate::http::RatePolicy;
-use sluicegate::http::RejectionMapping;
+use sluicegate::http::{RatePolicy, RejectionMapping};
 use sluicegate::rate::Decision;
 
 use super::body::PermitBody;
@@ -37,10 +36,10 @@ pub(super) fn rate_limited(
     mapping: &RejectionMapping,
     name: &str,
     decision: &Decision,
-    quota: Option<RatePolicy>,
+    policy: Option<RatePolicy>,
 ) -> Response<GateBody> {
     tagged(
-        mapping.rate_limited(name, decision, quota),
+        mapping.rate_limited(name, decision, policy),
         Outcome::RateLimited,
     )
 }

@@ -8,20 +8,16 @@ use futures_util::future::poll_immediate;
 use http::{Request, Response, StatusCode};
 use http_body_util::Either;
 use hyper::body::Incoming;
-use sluicegate::adaptive::Outcome as Sample;
-use sluicegate::http::RejectionMapping;
-use tokio::sync::oneshot;
+use sluicegate::http::{RatePolicy, RejectionMapping};
+use sluicegate::rate::Decision;
 use tokio::time::Instant;
 
 use super::answer::{self, GateBody};
-use super::body::PermitBody;
 use super::conn::Conn;
+use super::exchange::Exchange;
 use super::headers;
 use crate::gate::Gate;
 use crate::pool::{Held, Outcome, Pool, check_global, global_policy};
-
-/// The upstream's response head, or why there is none.
-type Exchange = Result<Response<PermitBody>, Outcome>;
 
 /// Answers one request: routes it to a pool, applies the bypass rules, the pool's rates and
 /// its concurrency limit, and forwards it.
@@ -71,25 +67,26 @@ pub async fn handle(
 
 fn check_rates(pool: &Pool, req: &Request<Incoming>, conn: &Conn) -> Option<Response<GateBody>> {
     // Per client first, so a client over its own rate does not use up the pool's.
-    let denied = pool
-        .per_key
-        .as_ref()
-        .map(|k| (k.check(req, conn.peer), &pool.policy_names.1, k.policy()))
-        .filter(|(d, _, _)| d.is_denied())
-        .or_else(|| {
-            let g = pool.rate.as_ref()?;
-            let d = check_global(g);
-            d.is_denied()
-                .then(|| (d, &pool.policy_names.0, global_policy(g)))
-        });
-    let (decision, name, quota) = denied?;
+    if let Some(k) = &pool.per_key {
+        let d = k.check(req, conn.peer);
+        if d.is_denied() {
+            return Some(rate_limited(pool, &pool.policy_names.1, &d, k.policy()));
+        }
+    }
+    let g = pool.rate.as_ref()?;
+    let d = check_global(g);
+    d.is_denied()
+        .then(|| rate_limited(pool, &pool.policy_names.0, &d, global_policy(g)))
+}
+
+fn rate_limited(
+    pool: &Pool,
+    name: &str,
+    decision: &Decision,
+    policy: Option<RatePolicy>,
+) -> Response<GateBody> {
     reject(pool, Outcome::RateLimited);
-    Some(answer::rate_limited(
-        &RejectionMapping::default(),
-        name,
-        &decision,
-        quota,
-    ))
+    answer::rate_limited(&RejectionMapping::default(), name, decision, policy)
 }
 
 fn reject(pool: &Pool, outcome: Outcome) {
@@ -135,7 +132,8 @@ async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<GateBody>> {
     }
 }
 
-/// Sends the request upstream from a task that owns the permit, and relays the answer.
+/// Sends the request upstream and relays the answer. The exchange holds the permit; see
+/// [`Exchange::finish`] for what happens when the client leaves first.
 async fn forward(
     gate: &Gate,
     pool: Arc<Pool>,
@@ -146,67 +144,15 @@ async fn forward(
     let (mut parts, body) = req.into_parts();
     headers::to_upstream(&mut parts, &pool.upstream, conn.peer);
     let req = Request::from_parts(parts, body);
-    let (tx, rx) = oneshot::channel();
-    let client = gate.upstream.clone();
-    tokio::spawn(exchange(client, pool, req, held, tx));
-    match rx.await {
-        Ok(Ok(response)) => {
+    match Exchange::start(&gate.upstream, pool, req, held)
+        .finish()
+        .await
+    {
+        Ok(response) => {
             let (mut parts, body) = response.into_parts();
             headers::strip_hop_by_hop(&mut parts.headers);
             Response::from_parts(parts, Either::Right(body))
         }
-        Ok(Err(outcome)) => answer::upstream_failed(outcome),
-        Err(_) => answer::upstream_failed(Outcome::UpstreamError),
+        Err(outcome) => answer::upstream_failed(outcome),
     }
-}
-
-/// The upstream exchange. Owns the permit: whether or not the client is still there, the
-/// slot is held until the upstream has answered (and, through [`PermitBody`], sent its
-/// whole body), failed, or overrun the upstream timeout.
-async fn exchange(
-    client: super::Upstream,
-    pool: Arc<Pool>,
-    req: Request<Incoming>,
-    held: Held,
-    tx: oneshot::Sender<Exchange>,
-) {
-    let start = Instant::now();
-    let result = tokio::time::timeout(pool.upstream_timeout, client.client.request(req)).await;
-    let failed = match result {
-        Ok(Ok(response)) => {
-            pool.stats.upstream_latency.observe(start.elapsed());
-            pool.stats.count(Outcome::Forwarded);
-            let sample = match response.status() {
-                StatusCode::SERVICE_UNAVAILABLE
-                | StatusCode::TOO_MANY_REQUESTS
-                | StatusCode::GATEWAY_TIMEOUT => Sample::Dropped,
-                _ => Sample::Success,
-            };
-            let (parts, body) = response.into_parts();
-            let body = PermitBody::new(body, held, sample, pool.upstream_timeout);
-            // If the client is gone, the returned body drops here and finishes reading the
-            // upstream's answer in the background before it frees the slot.
-            let _ = tx.send(Ok(Response::from_parts(parts, body)));
-            return;
-        }
-        Ok(Err(e)) => {
-            held.finish(Sample::Ignored);
-            let outcome = if e.is_connect() {
-                Outcome::UpstreamUnreachable
-            } else {
-                Outcome::UpstreamError
-            };
-            tracing::info!(pool = %pool.name, reason = outcome.name(), error = %e, "rejected");
-            outcome
-        }
-        Err(_) => {
-            // Dropping the request future closes its upstream connection: the upstream
-            // sees the request end, and the slot is free again.
-            held.finish(Sample::Dropped);
-            tracing::info!(pool = %pool.name, reason = Outcome::UpstreamTimeout.name(), "rejected");
-            Outcome::UpstreamTimeout
-        }
-    };
-    pool.stats.count(failed);
-    let _ = tx.send(Err(failed));
 }

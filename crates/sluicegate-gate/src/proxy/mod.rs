@@ -1,10 +1,11 @@
 //! The proxy: route, bypass, rate, queue, forward. A forwarded request's permit belongs to
-//! the upstream exchange (a task of its own), so a client that leaves cannot free a slot
-//! the upstream is still using.
+//! the upstream exchange (which moves to a task of its own if the client leaves), so a
+//! client that leaves cannot free a slot the upstream is still using.
 
 mod answer;
 mod body;
 mod conn;
+mod exchange;
 mod handle;
 mod headers;
 
@@ -31,6 +32,9 @@ impl Upstream {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.enforce_http(true);
+        // An upstream that does not even answer the handshake is unreachable: 502 after
+        // this long at most (sooner when the pool's upstream timeout is shorter: 504).
+        connector.set_connect_timeout(Some(std::time::Duration::from_secs(5)));
         let client = Client::builder(TokioExecutor::new())
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
