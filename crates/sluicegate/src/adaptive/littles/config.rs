@@ -9,7 +9,7 @@ pub struct LittlesLawConfig {
     pub initial: usize,
     /// Floor (1).
     pub min: usize,
-    /// Ceiling (1000).
+    /// Ceiling (1 000 000: no scale of its own; set one if the resource has a known bound).
     pub max: usize,
     /// Length of one bucket; the limit is recomputed when a bucket closes (100 ms).
     pub bucket: Duration,
@@ -55,7 +55,7 @@ impl Default for LittlesLawConfig {
         LittlesLawConfig {
             initial: 20,
             min: 1,
-            max: 1000,
+            max: 1_000_000,
             bucket: Duration::from_millis(100),
             pass_buckets: 10,
             min_samples: 10,

@@ -104,18 +104,21 @@ fn littles_probes_when_rt_inflates_and_adopts_the_probed_rt_as_the_new_floor() {
 }
 
 #[test]
-fn littles_remembers_queued_capacity_through_quiet_spells() {
+fn littles_holds_the_knee_through_quiet_spells() {
     let mut l = warmed();
-    // One saturated bucket in which the resource queues (RT 40 ms): capacity seen, 1000/s.
+    // One saturated bucket in which the resource queues (low RT 40 ms over a 20 ms floor):
+    // the knee is found, and the steering sets the limit there.
     feed(&mut l, 22, 100, 40, FULL, Outcome::Success);
+    let knee = feed(&mut l, 23, 1, 20, IDLE, Outcome::Success);
     // Then a quiet spell at 200/s, RT back at 20 ms, for longer than the window.
     let mut limit = 0;
-    for idx in 23..40 {
+    for idx in 24..40 {
         limit = feed(&mut l, idx, 20, 20, IDLE, Outcome::Success);
     }
-    // Application-limited: 2 × 200/s × 20 ms = 8, but the capacity seen while queueing
-    // (1000/s × 20 ms = 20) is kept, so the next burst finds the limit already there.
-    assert_eq!(limit, 20);
+    // Application-limited: 2 × 200/s × 20 ms would be 8, but the knee is kept, so the next
+    // burst queues in the limiter at the knee rather than inside the resource.
+    assert_eq!(limit, knee);
+    assert!(knee > 8, "{knee}");
 }
 
 #[test]
