@@ -237,9 +237,7 @@ impl LittlesLaw {
         }
         self.probe = None;
         self.probe_rt.seal(self.c.min_samples);
-        if let Some(low) = self.probe_rt.low_rt() {
-            self.low_floor = Some(low);
-        }
+        let low = self.probe_rt.low_rt();
         let Some(rt) = mean(
             self.probe_rt.rt_sum,
             self.probe_rt.passes,
@@ -252,16 +250,24 @@ impl LittlesLaw {
                 let ratio = rt.as_secs_f64() / old.as_secs_f64().max(1e-12);
                 if (0.8..=1.25).contains(&ratio) {
                     // Same regime: average with the last estimate, halving the noise of one
-                    // probe's few hundred samples.
+                    // probe's few hundred samples. The floor may fall but not rise: a probe
+                    // that did not quite drain the queue reads high, never low.
+                    if let (Some(old), Some(new)) = (self.low_floor, low) {
+                        self.low_floor = Some(old.min((old + new) / 2));
+                    }
                     (old + rt) / 2
                 } else {
+                    self.low_floor = low.or(self.low_floor);
                     // A new regime: pass rates measured under the old one mislead.
                     let keep = self.closed.len().saturating_sub(1);
                     self.closed.drain(..keep);
                     rt
                 }
             }
-            _ => rt,
+            _ => {
+                self.low_floor = low.or(self.low_floor);
+                rt
+            }
         };
         self.min_rt = Some(rt);
         self.probed = true;
@@ -298,6 +304,10 @@ impl LittlesLaw {
         let target = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
         let queue = self.queue_estimate();
         let queueing = queue.is_some_and(|q| q > target);
+        // The slow start ends at the first queue: the limit has overshot by the growth of the
+        // buckets it took to see it, so it drops at once to the BDP plus the target queue
+        // (BBR's drain) instead of backing off a step a bucket.
+        let drain = queueing && !self.knee_found && b.saturated && self.probe.is_none();
         self.knee_found |= queueing;
         let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
         if b.saturated && queueing {
@@ -342,7 +352,12 @@ impl LittlesLaw {
             } else {
                 (base * step).max(base + 1.0)
             };
-            let next = next.clamp(base * self.c.backoff, base * step);
+            let next = if drain {
+                let bdp = self.pass_rate(false) * min_rt.as_secs_f64();
+                (bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET).min(base)
+            } else {
+                next.clamp(base * self.c.backoff, base * step)
+            };
             if steering && self.probe.is_none() && self.knee_found {
                 self.knee = Some(clamp(next.round() as usize, min, max));
             }

@@ -78,10 +78,11 @@ fn littles_steers_the_resource_queue_estimated_from_low_rt_to_target() {
         limits.push(feed(&mut l, idx, 100, 30, FULL, Outcome::Success));
     }
     // Queue = (mean low RT of the last 3 buckets − floor 20 ms) × 1000/s; target 2.
-    // Closing 22: low 23.3 ms → queue 3.3 → 40 + 0.5 × (2 − 3.3) = 39.3 → 39.
-    // Closing 23: low 26.7 ms → queue 6.7 → 39 + 0.5 × (2 − 6.7) = 36.7 → 37.
-    // Closing 24: low 30 ms → queue 10 → 37 − 4 = 33, inside the × 0.9 bound (33.3) → 33.
-    assert_eq!(limits, vec![40, 39, 37, 33]);
+    // Closing 22: low 23.3 ms → queue 3.3, the first queue seen: the slow start is over and
+    // the limit drains at once to BDP × 1.04 + 2 = 1000/s × 20 ms × 1.04 + 2 = 22.8 → 23.
+    // Closing 23: low 26.7 ms → queue 6.7 → 23 + 0.5 × (2 − 6.7) = 20.7, the × 0.9 bound → 21.
+    // Closing 24: low 30 ms → queue 10 → 21 − 4 = 17, inside the × 0.9 bound (18.9) → 19.
+    assert_eq!(limits, vec![40, 23, 21, 19]);
 }
 
 #[test]
