@@ -97,10 +97,10 @@ fn upstream_matches_mm_c_utilisation_and_mean_wait() {
 
 #[test]
 fn littles_holds_goodput_at_3x_overload_and_beats_fixed_limits_off_by_2x() {
-    let s = shortened("overload_3x", 30);
+    let s = shortened("overload_3x", 15);
     let goodput = |a: Algo| stats::summarise(&s, &engine::run(&s, a, 1));
     let ours = goodput(Algo::Littles);
-    assert!(ours.goodput >= 0.93, "goodput {:.3}", ours.goodput);
+    assert!(ours.goodput >= 0.92, "goodput {:.3}", ours.goodput);
     assert!(ours.p99_ratio <= 2.0, "p99 {:.2}× unloaded", ours.p99_ratio);
     for other in [Algo::FixedDouble, Algo::FixedHalf, Algo::None, Algo::Aimd] {
         let theirs = goodput(other);

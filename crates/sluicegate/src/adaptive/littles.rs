@@ -14,7 +14,7 @@ use bucket::{Bucket, mean};
 use std::collections::VecDeque;
 use std::time::Duration;
 
-/// Buckets over which the floor of the low RT is taken (10 s).
+/// Buckets over which the floor of the low RT is taken before the first probe.
 const LOW_WINDOW: usize = 100;
 /// Growth factor per bucket before the resource has first queued.
 const STARTUP_STEP: f64 = 1.5;
@@ -41,11 +41,15 @@ const WARM_BUCKETS: u64 = 3;
 /// which the resource is busy all the time and nothing waits — and Little's law again on the
 /// resource's own queue, to hold the limit just past that point.
 ///
-/// Every 100 ms bucket it decides, on what the bucket saw:
+/// Every bucket it decides, on what the bucket saw. A bucket lasts at least `bucket` (100 ms),
+/// at least one recent mean RT (a change of the limit shows in the RTs a round trip later)
+/// and at least the time `min_samples` answers take at the recent rate, so that a resource
+/// answering in seconds gets buckets of seconds: no time constant is a scale of its own.
 ///
-/// - **Application-limited** (no request found every permit taken): `app_limited_gain × bdp`
-///   with the max pass rate of the window, and never below the capacity last seen while the
-///   resource queued × min RT (a burst finds the limit already in place).
+/// - **Application-limited** (no request found every permit taken): the knee, once the
+///   resource has been seen queueing (bursts then wait in the limiter, not inside the
+///   resource, where waiting slows everyone); before that, `app_limited_gain` × the demand
+///   seen (the larger of the BDP and the most permits out at once).
 /// - **Saturated**: estimate the requests standing in the resource's own queue as
 ///   `queue = (low RT − its floor) × pass rate`, where *low RT* is the 5th-percentile RT of
 ///   the last three buckets and its *floor* the same measured unqueued, during the last probe.
@@ -61,7 +65,9 @@ const WARM_BUCKETS: u64 = 3;
 ///   they finish) give the unqueued low-RT floor and min RT, so neither can drift. A min RT that
 ///   moved by more than 25 % marks a new regime: older pass-rate buckets are forgotten. No
 ///   growth until the probe is done.
-/// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start).
+/// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start);
+///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
+///   the slow start overshot by the buckets it took to see the queue).
 /// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
 /// - **Drops**: a bucket with more than `drop_fraction` drops multiplies the limit by
