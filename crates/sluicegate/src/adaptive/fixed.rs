@@ -17,7 +17,7 @@ pub struct Fixed {
 }
 
 impl Fixed {
-    /// The limit the simulator treats as "no limit" (large enough never to bind).
+    /// The limit the simulator and the gate treat as "no limit" (large enough never to bind).
     pub const UNLIMITED: usize = crate::concurrency::ConcurrencyLimiter::MAX_PERMITS;
 
     /// A limit of `limit`, forever.

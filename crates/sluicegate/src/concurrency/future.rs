@@ -73,17 +73,16 @@ impl Wait {
         if let Phase::Waiting {
             timer: Some(timer), ..
         } = &mut self.phase
+            && timer.as_mut().poll(cx).is_ready()
         {
-            if timer.as_mut().poll(cx).is_ready() {
-                let Phase::Waiting { ticket, .. } = std::mem::replace(&mut self.phase, Phase::Done)
-                else {
-                    unreachable!()
-                };
-                return Poll::Ready(match inner.give_up(ticket, GiveUp::TimedOut) {
-                    Ok(_) => Ok(()),
-                    Err(r) => Err(r),
-                });
-            }
+            let Phase::Waiting { ticket, .. } = std::mem::replace(&mut self.phase, Phase::Done)
+            else {
+                unreachable!()
+            };
+            return Poll::Ready(match inner.give_up(ticket, GiveUp::TimedOut) {
+                Ok(_) => Ok(()),
+                Err(r) => Err(r),
+            });
         }
         Poll::Pending
     }

@@ -1,7 +1,7 @@
 //! An axum server whose two routes share one concurrency limit in front of a slow function:
 //! limit the resource, not the route. In front of everything, a rate limit per client IP.
 //!
-//! `cargo run --example axum_shared_limit` starts the server on a free loopback port, sends
+//! `cargo run -p sluicegate-http-examples --example axum_shared_limit` starts the server on a free loopback port, sends
 //! it a burst of 60 requests split over both routes, prints what came back, and exits.
 //! Add `-- --serve` to keep it running and try it with curl.
 
@@ -23,6 +23,7 @@ use sluicegate::keyed::KeyedGcra;
 use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
 use sluicegate::middleware::rate::{PeerIp, RateLimitLayer};
 use sluicegate::rate::Quota;
+use sluicegate_examples::describe;
 
 /// The slow resource both routes use: a report generator that can take four at a time.
 #[derive(Clone, Default)]
@@ -80,6 +81,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     println!("listening on http://{addr}");
+    println!(
+        "  /reports/daily and /reports/monthly share one limit: 4 at once, 20 more wait up to \
+         2 s, the rest get 503"
+    );
+    println!("  every route: 600 requests a minute per client IP, or 429");
     // `with_connect_info` records each connection's peer address for `PeerIp`.
     let service = app.into_make_service_with_connect_info::<SocketAddr>();
     let server = tokio::spawn(async move { axum::serve(listener, service).await });
@@ -100,7 +106,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     if let Some((_, Some(ratelimit))) = statuses.iter().find(|(s, _)| *s == 200) {
         println!("a served response said: RateLimit: {ratelimit}");
     }
-    println!("limiter: {:?}", generator.snapshot());
+    println!(
+        "the generator's limiter:\n{}",
+        describe(&generator.snapshot(), "  ")
+    );
     Ok(())
 }
 

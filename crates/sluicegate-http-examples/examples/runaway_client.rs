@@ -2,7 +2,7 @@
 //! layer keeps them to 4 in flight; the kill switch (`set_max(0)`) stops them outright while
 //! a bypassed health request still gets through.
 //!
-//! `cargo run --example runaway_client` runs the whole story against a local server that
+//! `cargo run -p sluicegate-http-examples --example runaway_client` runs the whole story against a local server that
 //! counts how many requests it is serving at once, and exits.
 
 use std::sync::Arc;
@@ -19,6 +19,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use sluicegate::concurrency::{ConcurrencyLimiter, Priority, Rejected};
 use sluicegate::middleware::client::{Bypass, ClientLimitLayer};
+use sluicegate_examples::describe;
 use tower::{ServiceBuilder, ServiceExt};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -70,8 +71,10 @@ async fn main() -> Result<(), BoxError> {
     }
     let results = storm.join_all().await;
     let sent = results.iter().filter(|r| r.is_ok()).count();
+    println!("the client layer: 4 calls in flight, up to 5000 more wait (5 s at most each)");
     println!(
-        "storm: {sent} of 2000 calls sent, the partner never saw more than {} at once",
+        "storm (a timer bug fires 2000 calls at once): {sent} of 2000 calls sent, the partner \
+         never saw more than {} at once",
         partner.most.load(Ordering::SeqCst)
     );
 
@@ -84,7 +87,10 @@ async fn main() -> Result<(), BoxError> {
     let mut health = request("/health")?;
     health.extensions_mut().insert(Bypass);
     let status = client.clone().oneshot(health).await?.status();
-    println!("kill switch on: health check answered {status}, quote call held in the queue");
+    println!(
+        "kill switch on (set_max(0)): a quote call waits in the queue; the health check \
+         (Bypass) answered {status}"
+    );
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(partner.served.load(Ordering::SeqCst), served_before);
 
@@ -93,9 +99,12 @@ async fn main() -> Result<(), BoxError> {
     urgent.extensions_mut().insert(Priority::HIGH);
     let urgent = tokio::spawn(client.clone().oneshot(urgent));
     partner_api.set_max(4)?;
-    let held = held.await?.map(|r| r.status());
-    let urgent = urgent.await?.map(|r| r.status());
-    println!("kill switch off: held call {held:?}, urgent call {urgent:?}");
+    let held = held.await??.status();
+    let urgent = urgent.await??.status();
+    println!(
+        "kill switch off (set_max(4)): the held call answered {held}, an urgent call \
+         (Priority::HIGH) answered {urgent}"
+    );
 
     // A closed limiter turns calls away with a value the caller can match.
     partner_api.close();
@@ -105,11 +114,11 @@ async fn main() -> Result<(), BoxError> {
         .await
         .unwrap_err();
     if let Some(rejected) = err.downcast_ref::<Rejected>() {
-        println!(
-            "closed: the call was refused locally ({})",
-            rejected.reason()
-        );
+        println!("after close(): the call was refused locally, never sent: {rejected}");
     }
-    println!("limiter: {:?}", partner_api.snapshot());
+    println!(
+        "the client's limiter:\n{}",
+        describe(&partner_api.snapshot(), "  ")
+    );
     Ok(())
 }

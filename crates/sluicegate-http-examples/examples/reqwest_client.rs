@@ -6,7 +6,7 @@
 //! client layer reads their extensions, and a small adapter turns each into a
 //! `reqwest::Request` at the bottom.
 //!
-//! `cargo run --example reqwest_client` runs it against a local server and exits.
+//! `cargo run -p sluicegate-http-examples --example reqwest_client` runs it against a local server and exits.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,6 +17,7 @@ use axum::extract::State;
 use axum::routing::get;
 use sluicegate::concurrency::{ConcurrencyLimiter, Priority};
 use sluicegate::middleware::client::{Bypass, ClientLimitLayer};
+use sluicegate_examples::describe;
 use tower::{ServiceBuilder, ServiceExt, service_fn};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -72,8 +73,9 @@ async fn main() -> Result<(), BoxError> {
         .into_iter()
         .filter(|r| r.as_ref().is_ok_and(|r| r.status().is_success()))
         .count();
+    println!("the client layer: 4 calls in flight, up to 1000 more wait; every 10th is urgent");
     println!(
-        "100 reqwest calls: {ok} succeeded, the server never saw more than {} at once",
+        "100 reqwest calls at once: {ok} succeeded, the server never saw more than {} at once",
         gauge.most.load(Ordering::SeqCst)
     );
 
@@ -81,7 +83,10 @@ async fn main() -> Result<(), BoxError> {
     let mut health = request("/health")?;
     health.extensions_mut().insert(Bypass);
     let status = client.clone().oneshot(health).await?.status();
-    println!("kill switch on, bypassed health check: {status}");
-    println!("limiter: {:?}", partner_api.snapshot());
+    println!("kill switch on (set_max(0)): the health check (Bypass) still answered {status}");
+    println!(
+        "the client's limiter:\n{}",
+        describe(&partner_api.snapshot(), "  ")
+    );
     Ok(())
 }
