@@ -95,6 +95,9 @@ struct Ctx {
     rng: Mutex<SmallRng>,
     upstream: Upstream,
     limiter: AdaptiveLimiter,
+    /// Tokio time per unit of simulated time.
+    scale: u32,
+    /// The client deadline, in tokio time.
     deadline: Duration,
     records: Mutex<Vec<Record>>,
     arrivals: Mutex<Vec<Duration>>,
@@ -105,13 +108,20 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Ctx {
+    /// Simulated time since the start, from tokio time.
     fn since(&self, t: Instant) -> Duration {
-        t - self.t0
+        (t - self.t0) / self.scale
     }
 
+    /// Tokio time for a simulated duration.
+    fn tokio(&self, d: Duration) -> Duration {
+        d * self.scale
+    }
+
+    /// An exponential draw of simulated mean `mean_secs`, in tokio time.
     fn exp(&self, mean_secs: f64) -> Duration {
         let u: f64 = lock(&self.rng).random();
-        Duration::from_secs_f64(-(1.0 - u).ln() * mean_secs)
+        self.tokio(Duration::from_secs_f64(-(1.0 - u).ln() * mean_secs))
     }
 }
 
@@ -126,8 +136,13 @@ pub fn run(scenario: &Scenario, algo: Algo, seed: u64) -> Run {
         .start_paused(true)
         .build()
         .expect("building the simulation runtime");
-    rt.block_on(simulate(scenario.clone(), algo, seed))
+    rt.block_on(simulate(scenario.clone(), algo, seed, VIRTUAL_SCALE))
 }
+
+/// Tokio time per unit of simulated time in virtual mode. tokio's timer counts whole
+/// milliseconds; run 1000× slowed down, it resolves a simulated microsecond, so a 1 ms cache
+/// is simulated as faithfully as a 1 s report generator. (Paused time makes the slowdown free.)
+pub const VIRTUAL_SCALE: u32 = 1000;
 
 /// Runs `scenario` with `algo` in real time on a runtime of `threads` worker threads: the
 /// scenario takes its full duration (plus one deadline) of wall time, and the numbers vary
@@ -143,7 +158,7 @@ pub fn run_threaded(scenario: &Scenario, algo: Algo, seed: u64, threads: usize) 
         .enable_time()
         .build()
         .expect("building the simulation runtime");
-    rt.block_on(simulate(scenario.clone(), algo, seed))
+    rt.block_on(simulate(scenario.clone(), algo, seed, 1))
 }
 
 /// Virtual time since the start of the run: the clock injected into the limiter and the
@@ -151,45 +166,62 @@ pub fn run_threaded(scenario: &Scenario, algo: Algo, seed: u64, threads: usize) 
 #[derive(Clone, Copy, Debug)]
 pub struct RunClock {
     t0: Instant,
+    scale: u32,
 }
 
 impl RunClock {
     /// A clock whose epoch is now.
     pub fn start() -> Self {
-        RunClock { t0: Instant::now() }
+        RunClock::scaled(1)
+    }
+
+    /// A clock whose epoch is now and which reads tokio time ÷ `scale` (simulated time when
+    /// tokio runs `scale` times slowed down).
+    pub fn scaled(scale: u32) -> Self {
+        RunClock {
+            t0: Instant::now(),
+            scale: scale.max(1),
+        }
     }
 }
 
 impl Clock for RunClock {
     fn now(&self) -> Nanos {
-        Nanos::from(Instant::now() - self.t0)
+        Nanos::from((Instant::now() - self.t0) / self.scale)
     }
 }
 
-async fn simulate(s: Scenario, algo: Algo, seed: u64) -> Run {
-    let clock = RunClock::start();
+async fn simulate(s: Scenario, algo: Algo, seed: u64, scale: u32) -> Run {
+    // The limiter runs on tokio time (its queue timeout is a tokio timer, its wait estimate
+    // must agree with it); the algorithm is timed in simulated time.
+    let limiter_clock = RunClock::start();
+    let clock = RunClock {
+        scale,
+        ..limiter_clock
+    };
     let limiter = ConcurrencyLimiter::builder(1)
         .max_queue(s.limiter.max_queue)
-        .queue_timeout(s.limiter.queue_timeout)
+        .queue_timeout(s.limiter.queue_timeout * scale)
         .predictive(s.limiter.predictive)
-        .clock(clock)
+        .clock(limiter_clock)
         .build()
         .expect("valid limiter settings");
     let ctx = Arc::new(Ctx {
         t0: clock.t0,
         rng: Mutex::new(SmallRng::seed_from_u64(seed)),
-        upstream: Upstream::new(s.upstream.clone()),
+        upstream: Upstream::new(s.upstream.clone(), scale),
         // The adaptive limiter times its samples with the limiter's clock (the run clock).
         limiter: AdaptiveLimiter::new(limiter, algo.build(s.upstream.workers)),
-        deadline: s.deadline,
+        deadline: s.deadline * scale,
+        scale,
         records: Mutex::new(Vec::new()),
         arrivals: Mutex::new(Vec::new()),
     });
-    let end = ctx.t0 + s.duration;
+    let end = ctx.t0 + ctx.tokio(s.duration);
     for at in s.change_times() {
         let (ctx, state) = (ctx.clone(), s.state_at(at));
         tokio::spawn(async move {
-            sleep_until(ctx.t0 + at).await;
+            sleep_until(ctx.t0 + ctx.tokio(at)).await;
             ctx.upstream.set_state(state);
         });
     }
@@ -237,7 +269,7 @@ async fn sample(ctx: Arc<Ctx>, end: Instant) -> Vec<Point> {
             queued: snap.queued,
             upstream: ctx.upstream.in_system(),
         });
-        t += TICK;
+        t += ctx.tokio(TICK);
     }
     out
 }

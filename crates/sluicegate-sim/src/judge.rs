@@ -50,26 +50,26 @@ pub fn judge(scenario: &Scenario, all: &[Summary]) -> Option<Verdict> {
             if ours.rejected > 0.005 {
                 misses.push(format!("rejects {:.1}% > 0.5%", ours.rejected * 100.0));
             }
-            if let Some(none) = &unlimited {
-                if ours.p99.as_secs_f64() > 1.1 * none.p99.as_secs_f64() {
-                    let ratio = ours.p99.as_secs_f64() / none.p99.as_secs_f64().max(1e-9);
-                    misses.push(format!("p99 {ratio:.2}× no limit's > 1.1×"));
-                }
+            if let Some(none) = &unlimited
+                && ours.p99.as_secs_f64() > 1.1 * none.p99.as_secs_f64()
+            {
+                let ratio = ours.p99.as_secs_f64() / none.p99.as_secs_f64().max(1e-9);
+                misses.push(format!("p99 {ratio:.2}× no limit's > 1.1×"));
             }
         }
         Regime::Over => {
             if r3(ours.goodput) < 0.95 {
                 misses.push(format!("goodput {:.3} < 0.95", ours.goodput));
             }
-            if let Some(o) = &oracle {
-                if r3(ours.goodput) < r3(0.97 * o.goodput) {
-                    misses.push(format!("goodput < 0.97 × oracle {:.3}", o.goodput));
-                }
+            if let Some(o) = &oracle
+                && r3(ours.goodput) < r3(0.97 * o.goodput)
+            {
+                misses.push(format!("goodput < 0.97 × oracle {:.3}", o.goodput));
             }
-            if let Some(b) = &best {
-                if r3(ours.goodput) < r3(b.goodput) {
-                    misses.push(format!("goodput < {} {:.3}", b.algo, b.goodput));
-                }
+            if let Some(b) = &best
+                && r3(ours.goodput) < r3(b.goodput)
+            {
+                misses.push(format!("goodput < {} {:.3}", b.algo, b.goodput));
             }
             if ours.p99_ratio > 2.0 {
                 misses.push(format!("p99 {:.2}× unloaded > 2×", ours.p99_ratio));

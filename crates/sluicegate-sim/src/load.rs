@@ -120,12 +120,10 @@ impl Load {
                 if changes.windows(2).any(|w| w[1].at < w[0].at) {
                     return Err("load.change entries must be in time order".into());
                 }
-                if let Some(b) = burst {
-                    if !ok(b.rate) || b.every.is_zero() || b.length > b.every {
-                        return Err(
-                            "load.burst needs rate >= 0, every > 0 and length <= every".into()
-                        );
-                    }
+                if let Some(b) = burst
+                    && (!ok(b.rate) || b.every.is_zero() || b.length > b.every)
+                {
+                    return Err("load.burst needs rate >= 0, every > 0 and length <= every".into());
                 }
                 Ok(())
             }

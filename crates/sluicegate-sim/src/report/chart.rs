@@ -127,6 +127,8 @@ pub fn chart(
         chart
             .configure_mesh()
             .x_desc("virtual time (s)")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(|e| e.to_string())?;

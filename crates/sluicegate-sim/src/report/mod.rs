@@ -102,6 +102,44 @@ pub fn timeline_csv(runs: &[Run]) -> String {
     t
 }
 
+/// Runs `jobs` of scenario `s`, in order of the result: in virtual time on every core (each
+/// run is its own single-threaded runtime, so results do not depend on how many run at
+/// once), or one after another in real time on `threads` threads.
+fn run_all(s: &Scenario, jobs: &[(Algo, u64)], threads: Option<usize>) -> Vec<(Run, Duration)> {
+    let timed = |&(a, seed): &(Algo, u64)| {
+        let started = std::time::Instant::now();
+        let run = match threads {
+            Some(n) => engine::run_threaded(s, a, seed, n),
+            None => engine::run(s, a, seed),
+        };
+        (run, started.elapsed())
+    };
+    if threads.is_some() {
+        return jobs.iter().map(timed).collect();
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::with_capacity(jobs.len()));
+    std::thread::scope(|scope| {
+        for _ in 0..cores.min(jobs.len()) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else { break };
+                    let out = timed(job);
+                    results
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((i, out));
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
 /// How to run the scorecard.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -154,15 +192,16 @@ pub fn scorecard(
     for s in scenarios {
         let mut runs = Vec::new();
         let mut here = Vec::new();
+        let jobs: Vec<(Algo, u64)> = algos
+            .iter()
+            .flat_map(|&a| (0..opts.seeds.max(1)).map(move |k| (a, opts.seed + k)))
+            .collect();
+        let mut done = run_all(s, &jobs, opts.threads).into_iter();
         for &a in algos {
             let mut each = Vec::new();
             for k in 0..opts.seeds.max(1) {
                 let seed = opts.seed + k;
-                let started = std::time::Instant::now();
-                let run = match opts.threads {
-                    Some(n) => engine::run_threaded(s, a, seed, n),
-                    None => engine::run(s, a, seed),
-                };
+                let (run, took) = done.next().expect("one run per job");
                 let summary = stats::summarise(s, &run);
                 if opts.progress {
                     let converge: String = summary
@@ -180,7 +219,7 @@ pub fn scorecard(
                         summary.goodput,
                         ms(summary.p99),
                         run.arrivals,
-                        started.elapsed().as_secs_f64()
+                        took.as_secs_f64()
                     );
                 }
                 each.push(summary);

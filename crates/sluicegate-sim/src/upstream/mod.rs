@@ -231,6 +231,8 @@ pub enum Reply {
 pub struct Upstream {
     inner: Mutex<Inner>,
     model: UpstreamModel,
+    /// Tokio time per unit of simulated time.
+    scale: u32,
 }
 
 #[derive(Debug)]
@@ -242,8 +244,9 @@ struct Inner {
 }
 
 impl Upstream {
-    /// An idle upstream in the model's initial state.
-    pub fn new(model: UpstreamModel) -> Self {
+    /// An idle upstream in the model's initial state, sleeping `scale` × its simulated times
+    /// (see [`crate::engine::VIRTUAL_SCALE`]).
+    pub fn new(model: UpstreamModel, scale: u32) -> Self {
         Upstream {
             inner: Mutex::new(Inner {
                 state: model.initial(),
@@ -252,6 +255,7 @@ impl Upstream {
                 max_seen: 0,
             }),
             model,
+            scale: scale.max(1),
         }
     }
 
@@ -330,14 +334,32 @@ impl Upstream {
             if failed {
                 service = service.mul_f64(self.model.failure_time);
             }
-            (service, failed, i.state.extra_latency)
+            (
+                service * self.scale,
+                failed,
+                i.state.extra_latency * self.scale,
+            )
         };
-        tokio::time::sleep(service).await;
+        sleep_ms_dithered(service, rng).await;
         self.lock().busy -= 1;
         self.dispatch();
         if !extra.is_zero() {
-            tokio::time::sleep(extra).await;
+            sleep_ms_dithered(extra, rng).await;
         }
         if failed { Reply::Failed } else { Reply::Ok }
+    }
+}
+
+/// Sleeps for `d` on tokio's millisecond timer without its bias: tokio rounds every sleep up
+/// to the next millisecond (+0.5 ms on average, 25 % of a 2 ms service), so the whole
+/// milliseconds of `d` are slept, plus one more with probability equal to the fraction left.
+/// The mean is then exactly `d` at any scale.
+async fn sleep_ms_dithered(d: Duration, rng: &Mutex<SmallRng>) {
+    let ms = d.as_secs_f64() * 1000.0;
+    let whole = ms.floor();
+    let up = rand::Rng::random::<f64>(&mut *rng.lock().unwrap_or_else(|e| e.into_inner()));
+    let ms = if up < ms - whole { whole + 1.0 } else { whole };
+    if ms > 0.0 {
+        tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)).await;
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! A [`LimitAlgorithm`] is pure: it is fed [`Sample`]s (start time, latency, in-flight at
 //! start, [`Outcome`]) and answers with a new limit. It reads no clock and does no I/O, so the
-//! same code runs in unit tests, in the simulator and behind the gate.
+//! same code runs in unit tests, in the simulator and behind the middleware and the gate.
 //!
 //! | algorithm | idea | role |
 //! |---|---|---|
