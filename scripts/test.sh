@@ -51,6 +51,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 # The library alone, without and with its feature (tests turn `tower` on for everything).
 cargo clippy -p sluicegate --lib --no-default-features -- -D warnings
 cargo clippy -p sluicegate --lib --features tower -- -D warnings
+cargo clippy -p sluicegate-redis --lib -- -D warnings
 
 step "cargo doc (warnings are errors), with every feature as docs.rs builds it, and without"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet

@@ -41,9 +41,13 @@ mod error;
 mod policy;
 pub mod rate;
 mod store;
+#[cfg(feature = "tower")]
+mod tower;
 
 pub use concurrency::{GlobalConcurrency, GlobalPermit};
 pub use error::Error;
 pub use policy::{FailurePolicy, Source};
 pub use rate::{GlobalGcra, GlobalWindow, HybridGcra, Verdict};
 pub use store::{HealthSnapshot, RedisStore, StoreBuilder};
+#[cfg(feature = "tower")]
+pub use tower::RedisCheck;

@@ -49,6 +49,7 @@ pub(super) struct Spec {
     pub(super) params: GcraParams,
     pub(super) t_ns: u64,
     pub(super) burst: u32,
+    pub(super) quota: Quota,
     policy: FailurePolicy,
     local: Gcra,
 }
@@ -124,6 +125,13 @@ impl GlobalGcra {
             }
             _ => spec.fall_back(n),
         }
+    }
+}
+
+impl GlobalGcra {
+    /// The quota, shared by every instance.
+    pub fn quota(&self) -> Quota {
+        self.spec.quota
     }
 }
 
@@ -224,6 +232,7 @@ impl GcraBuilder<'_> {
             params: GcraParams::from_quota(&q),
             t_ns,
             burst: q.burst(),
+            quota: q,
             policy: self.policy,
             local: Gcra::new(local),
         })

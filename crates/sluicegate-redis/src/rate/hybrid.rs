@@ -58,7 +58,7 @@ pub struct HybridGcra {
 pub struct HybridStats {
     /// Decisions made (any source).
     pub decisions: u64,
-    /// Lease calls sent to Redis.
+    /// Lease calls Redis answered.
     pub redis_calls: u64,
 }
 
@@ -129,6 +129,11 @@ impl HybridGcra {
         }
     }
 
+    /// The quota, shared by every instance.
+    pub fn quota(&self) -> sluicegate::rate::Quota {
+        self.spec.quota
+    }
+
     /// The lease time `L`.
     pub fn lease_time(&self) -> Duration {
         self.lease
@@ -165,19 +170,21 @@ impl HybridGcra {
     fn spend(&self, n: u32) -> Option<Verdict> {
         let now = Instant::now();
         let mut s = self.lock();
-        if let Some((until, denial)) = s.denied_until {
-            if now < until {
-                let decision = Decision::deny(
-                    self.spec.burst,
-                    denial.remaining(),
-                    until - now,
-                    denial.reset_after().saturating_sub(now - s.received),
-                );
-                return Some(Verdict::new(decision, Source::Lease));
-            }
-        }
         if now >= s.expires || s.tokens < n {
-            return None;
+            // Out of tokens. Right after Redis said the bucket is (nearly) empty, deny here
+            // until a batch has refilled rather than ask again for every request.
+            return match s.denied_until {
+                Some((until, denial)) if now < until => Some(Verdict::new(
+                    Decision::deny(
+                        self.spec.burst,
+                        denial.remaining(),
+                        until - now,
+                        denial.reset_after().saturating_sub(now - s.received),
+                    ),
+                    Source::Lease,
+                )),
+                _ => None,
+            };
         }
         s.tokens -= n;
         let since = now - s.received;
@@ -210,11 +217,11 @@ impl HybridGcra {
         let mut conn = spec.store.connection();
         let mut call = SCRIPT.key(&spec.key);
         call.arg(spec.t_ns).arg(spec.burst).arg(want).arg(n);
-        self.calls.fetch_add(1, Ordering::Relaxed);
         let reply: Option<Vec<i64>> = spec.store.call(call.invoke_async(&mut conn)).await;
         let Some(&[got, tat, now, sec, usec]) = reply.as_deref() else {
             return spec.fall_back(n);
         };
+        self.calls.fetch_add(1, Ordering::Relaxed);
         let received = Instant::now();
         let verdict = Verdict::from_redis(Decision::allow(0, 0, Duration::ZERO), sec, usec);
         let server = verdict.server_time.unwrap_or_default();
@@ -224,6 +231,16 @@ impl HybridGcra {
         s.received = received;
         if got >= n {
             let after = spec.step(tat, now, 0)?;
+            // A partial batch means the bucket is drained: once it is spent, wait for a
+            // batch to refill (at most `L`) instead of trickling one round trip per token.
+            let denied_until = (got < want).then(|| {
+                let refill = spec
+                    .step(tat, now, want)
+                    .map_or(self.lease, |d| d.retry_after());
+                let hold = refill.min(self.lease);
+                let denial = Decision::deny(spec.burst, 0, hold, after.reset_after());
+                (received + hold, denial)
+            });
             *s = Stock {
                 tokens: got - n,
                 expires: sent + self.lease,
@@ -231,7 +248,7 @@ impl HybridGcra {
                 reset: after.reset_after(),
                 server,
                 received,
-                denied_until: None,
+                denied_until,
                 demand: 0,
                 since: sent,
             };

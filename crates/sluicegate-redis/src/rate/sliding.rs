@@ -142,6 +142,16 @@ impl GlobalWindow {
         }
     }
 
+    /// The most admitted per window.
+    pub fn limit(&self) -> u32 {
+        self.params.limit
+    }
+
+    /// The window (rounded down to whole microseconds per slice).
+    pub fn window(&self) -> Duration {
+        Duration::from_nanos(self.params.slice_ns * u64::from(self.params.slices))
+    }
+
     /// The decision of a full window.
     fn full(&self) -> Decision {
         let (limit, slices) = (self.params.limit, self.params.slices as usize);

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use tower_layer::Layer;
 
+use super::deferred::DeferredRateLimit;
 use super::key::Global;
 use super::missing::{MissingKey, WarnOnce};
 use super::service::{RateLimit, Settings};
@@ -33,10 +34,41 @@ use crate::http::RejectionMapping;
 /// # let _ = per_client;
 /// ```
 #[derive(Clone, Debug)]
-pub struct RateLimitLayer<C, X = Global> {
+pub struct RateLimitLayer<C, X = Global, M = Now> {
     check: C,
     extractor: X,
     settings: Arc<Settings>,
+    mode: M,
+}
+
+/// The layer's mode when its check is a [`RateCheck`](super::RateCheck): decided in `call`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Now;
+
+/// The layer's mode when its check is an [`AsyncRateCheck`](super::AsyncRateCheck): the
+/// decision is awaited in the response future.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Deferred;
+
+impl<C> RateLimitLayer<C, Global, Deferred> {
+    /// A global limit asking an [`AsyncRateCheck`](super::AsyncRateCheck) (a limit kept in
+    /// Redis, or any [`RateCheck`](super::RateCheck) wrapped in
+    /// [`Immediate`](super::Immediate)); the services it builds are
+    /// [`DeferredRateLimit`]s. Settings as [`new`](RateLimitLayer::new).
+    pub fn deferred(check: C) -> Self {
+        let RateLimitLayer {
+            check,
+            extractor,
+            settings,
+            ..
+        } = RateLimitLayer::new(check);
+        RateLimitLayer {
+            check,
+            extractor,
+            settings,
+            mode: Deferred,
+        }
+    }
 }
 
 impl<C> RateLimitLayer<C> {
@@ -53,17 +85,19 @@ impl<C> RateLimitLayer<C> {
                 missing: MissingKey::Reject,
                 warned: WarnOnce::default(),
             }),
+            mode: Now,
         }
     }
 }
 
-impl<C, X> RateLimitLayer<C, X> {
+impl<C, X, M> RateLimitLayer<C, X, M> {
     /// Counts per key found by `extractor` (client IP, a header, a closure).
-    pub fn keyed_by<Y>(self, extractor: Y) -> RateLimitLayer<C, Y> {
+    pub fn keyed_by<Y>(self, extractor: Y) -> RateLimitLayer<C, Y, M> {
         RateLimitLayer {
             check: self.check,
             extractor,
             settings: self.settings,
+            mode: self.mode,
         }
     }
 
@@ -92,6 +126,19 @@ impl<C, X> RateLimitLayer<C, X> {
     pub fn headers_when_allowed(mut self, on: bool) -> Self {
         Arc::make_mut(&mut self.settings).headers_when_allowed = on;
         self
+    }
+}
+
+impl<S, C: Clone, X: Clone> Layer<S> for RateLimitLayer<C, X, Deferred> {
+    type Service = DeferredRateLimit<S, C, X>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        DeferredRateLimit::new(
+            inner,
+            self.check.clone(),
+            self.extractor.clone(),
+            self.settings.clone(),
+        )
     }
 }
 

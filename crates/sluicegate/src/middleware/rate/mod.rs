@@ -1,6 +1,7 @@
 //! A rate limit for HTTP services, global or keyed (client IP, a header, a closure), answering `429` with the IETF `RateLimit` headers.
 
 mod check;
+mod deferred;
 mod future;
 mod key;
 mod layer;
@@ -9,8 +10,9 @@ mod service;
 mod wire;
 
 pub use check::RateCheck;
+pub use deferred::{AsyncRateCheck, DeferredFuture, DeferredRateLimit, Immediate};
 pub use future::ResponseFuture;
 pub use key::{Global, HeaderKey, KeyExtractor, KeyFn, PeerIp, group_ip, key_fn};
-pub use layer::RateLimitLayer;
+pub use layer::{Deferred, Now, RateLimitLayer};
 pub use missing::MissingKey;
 pub use service::RateLimit;

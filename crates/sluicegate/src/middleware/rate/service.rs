@@ -10,8 +10,9 @@ use super::check::RateCheck;
 use super::future::ResponseFuture;
 use super::key::KeyExtractor;
 use super::missing::{MissingKey, WarnOnce};
-use crate::http::RejectionMapping;
+use crate::http::{RatePolicy, RejectionMapping};
 use crate::middleware::body::LimitBody;
+use crate::rate::Decision;
 
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
@@ -25,7 +26,7 @@ pub(crate) struct Settings {
 impl Settings {
     /// Logs, the first time only, that a request had no key, why, and what the layer does.
     #[cold]
-    fn warn_missing_key(&self, hint: impl FnOnce() -> String) {
+    pub(crate) fn warn_missing_key(&self, hint: impl FnOnce() -> String) {
         if !self.warned.first() {
             return;
         }
@@ -97,26 +98,42 @@ where
     #[inline]
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
         let settings = &self.settings;
-        let mapping: &RejectionMapping = &settings.mapping;
         let Some(key) = self.extractor.extract(&req) else {
             settings.warn_missing_key(|| self.extractor.missing_key_hint());
             return match settings.missing {
-                MissingKey::Reject => ResponseFuture::answered(mapping.missing_key()),
+                MissingKey::Reject => ResponseFuture::answered(settings.mapping.missing_key()),
                 MissingKey::Allow => ResponseFuture::called(self.inner.call(req), None),
             };
         };
         let decision = self.check.check(&key);
-        if decision.is_denied() {
-            let policy = self.check.policy();
-            return ResponseFuture::answered(mapping.rate_limited(
-                &settings.policy,
-                &decision,
-                policy,
-            ));
-        }
-        let headers = settings
-            .headers_when_allowed
-            .then(|| (settings.clone(), decision, self.check.policy()));
-        ResponseFuture::called(self.inner.call(req), headers)
+        let check = &self.check;
+        respond(
+            settings,
+            decision,
+            || check.policy(),
+            || self.inner.call(req),
+        )
     }
+}
+
+/// The response to a decision: a `429` answered here, or the inner call (with the
+/// `RateLimit` headers to add to its response). The policy is asked for only when a
+/// response carries it.
+#[inline]
+pub(crate) fn respond<F>(
+    settings: &Arc<Settings>,
+    decision: Decision,
+    policy: impl FnOnce() -> Option<RatePolicy>,
+    call: impl FnOnce() -> F,
+) -> ResponseFuture<F> {
+    if decision.is_denied() {
+        let answer = settings
+            .mapping
+            .rate_limited(&settings.policy, &decision, policy());
+        return ResponseFuture::answered(answer);
+    }
+    let headers = settings
+        .headers_when_allowed
+        .then(|| (settings.clone(), decision, policy()));
+    ResponseFuture::called(call(), headers)
 }
