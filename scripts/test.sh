@@ -31,6 +31,18 @@ cargo fmt --version && cargo clippy --version
 step "minimum Rust: no locked package needs a newer one"
 scripts/check-msrv
 
+step "redis-server (the global-limit tests start their own on a free loopback port)"
+if ! command -v redis-server >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
+fi
+redis-server --version
+
+step "chromium and chromedriver (the dashboard's browser test)"
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+fi
+chromium --version 2>/dev/null | head -1
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -54,6 +66,9 @@ fi
 
 step "cargo test (unit, integration, property, stress and doc tests)"
 tests cargo test --workspace
+
+step "the dashboard in headless Chromium (screenshot: target/dashboard.png)"
+tests cargo test -p sluicegate-gate --test dashboard_browser -- --include-ignored
 
 step "keyed memory bound: 10M distinct keys (release: too slow in debug)"
 tests cargo test -p sluicegate --release --test keyed_memory -- --include-ignored
