@@ -20,7 +20,7 @@ if ((${#missing[@]})); then
     # A minimal rustup profile leaves them out.
     rustup component add "${missing[@]}"
   else
-    echo "scripts/test.sh needs ${missing[*]}, and there is no rustup to add them. Either:" >&2
+    echo "scripts/test.sh needs ${missing[*]} and found no rustup to add it. Either:" >&2
     echo "  Debian/Ubuntu's Rust:  sudo apt-get install rustfmt rust-clippy" >&2
     echo "  or Rust from rustup:   rustup component add rustfmt clippy" >&2
     exit 1
