@@ -106,7 +106,9 @@ impl Limit {
 }
 
 async fn round(redis: &support::RedisServer, mode: Mode, n: usize) -> Tally {
-    let quota = Quota::per_second(RATE).with_burst(NonZeroU32::new(RATE / 10).unwrap());
+    let quota = Quota::per_second(RATE)
+        .unwrap()
+        .with_burst(NonZeroU32::new(RATE / 10).unwrap());
     let name = format!("bench-{mode:?}-{n}");
     let mut limits = Vec::new();
     for _ in 0..INSTANCES {

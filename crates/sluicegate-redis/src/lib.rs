@@ -26,7 +26,7 @@
 //! # async fn demo() -> Result<(), sluicegate_redis::Error> {
 //! let store = RedisStore::connect("redis://127.0.0.1:6379/").await?;
 //! // 1000/s to the payment provider, all three instances together.
-//! let payments = GlobalGcra::builder(&store, "payments", Quota::per_second(1000))
+//! let payments = GlobalGcra::builder(&store, "payments", Quota::per_second(1000).expect("1000/s is a valid quota"))
 //!     .on_failure(FailurePolicy::Local)
 //!     .instances(3)
 //!     .build()?;

@@ -70,7 +70,7 @@ async fn redis_killed_mid_load_falls_back_within_the_budget_and_resumes_after_re
     let port = redis.port;
     let store = store(&redis).await;
     let limit = Arc::new(
-        GlobalGcra::builder(&store, "api", Quota::per_second(1_000_000))
+        GlobalGcra::builder(&store, "api", Quota::per_second(1_000_000).unwrap())
             .on_failure(FailurePolicy::Allow)
             .build()
             .unwrap(),
@@ -159,7 +159,7 @@ async fn an_instance_starts_while_redis_is_down_and_picks_it_up_when_it_comes() 
         .await
         .unwrap();
     assert!(!store.health().up);
-    let limit = GlobalGcra::builder(&store, "late", Quota::per_second(100))
+    let limit = GlobalGcra::builder(&store, "late", Quota::per_second(100).unwrap())
         .build()
         .unwrap();
     assert_eq!(

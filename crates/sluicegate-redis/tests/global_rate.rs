@@ -12,7 +12,9 @@ use sluicegate_redis::{GlobalGcra, GlobalWindow, RedisStore, Source};
 use support::RedisServer;
 
 fn quota(per_second: u32, burst: u32) -> Quota {
-    Quota::per_second(per_second).with_burst(NonZeroU32::new(burst).unwrap())
+    Quota::per_second(per_second)
+        .unwrap()
+        .with_burst(NonZeroU32::new(burst).unwrap())
 }
 
 #[tokio::test]

@@ -56,7 +56,9 @@ where
 async fn three_instances_never_exceed_a_global_gcra_and_reach_it() {
     let redis = RedisServer::start();
     let (rate, burst) = (300_u32, 20_u32);
-    let quota = Quota::per_second(rate).with_burst(NonZeroU32::new(burst).unwrap());
+    let quota = Quota::per_second(rate)
+        .unwrap()
+        .with_burst(NonZeroU32::new(burst).unwrap());
     let mut limits = Vec::new();
     for _ in 0..INSTANCES {
         // A store each: separate connections, as separate processes would have.
@@ -109,7 +111,9 @@ fn assert_gcra_bound(times: &[u64], rate: u32, burst: u32, slack: Duration, reac
 async fn three_hybrid_instances_stay_within_the_documented_overshoot_and_reach_the_rate() {
     let redis = RedisServer::start();
     let (rate, burst) = (5000_u32, 500_u32);
-    let quota = Quota::per_second(rate).with_burst(NonZeroU32::new(burst).unwrap());
+    let quota = Quota::per_second(rate)
+        .unwrap()
+        .with_burst(NonZeroU32::new(burst).unwrap());
     let mut limits = Vec::new();
     for _ in 0..INSTANCES {
         let store = support::store(&redis).await;

@@ -47,7 +47,7 @@ fn single_thread(c: &mut Criterion) {
         b.iter(|| counter.fetch_add(1, Ordering::AcqRel))
     });
 
-    let gcra = Gcra::new(Quota::per_second(RATE));
+    let gcra = Gcra::new(Quota::per_second(RATE).unwrap());
     g.bench_function("gcra/monotonic", |b| b.iter(|| black_box(gcra.check())));
     let sliding = window(MonotonicClock);
     g.bench_function("sliding/monotonic", |b| {
@@ -56,7 +56,7 @@ fn single_thread(c: &mut Criterion) {
     let gov = RateLimiter::direct_with_clock(gov_quota(), GovMonotonic);
     g.bench_function("governor/monotonic", |b| b.iter(|| black_box(gov.check())));
 
-    let gcra = Gcra::with_clock(Quota::per_second(RATE), CoarseClock::new());
+    let gcra = Gcra::with_clock(Quota::per_second(RATE).unwrap(), CoarseClock::new());
     g.bench_function("gcra/coarse", |b| b.iter(|| black_box(gcra.check())));
     let sliding = window(CoarseClock::new());
     g.bench_function("sliding/coarse", |b| b.iter(|| black_box(sliding.check())));
@@ -91,7 +91,7 @@ fn contended(c: &mut Criterion) {
             })
         })
     });
-    let gcra = Gcra::with_clock(Quota::per_second(RATE), CoarseClock::new());
+    let gcra = Gcra::with_clock(Quota::per_second(RATE).unwrap(), CoarseClock::new());
     g.bench_function("gcra/coarse", |b| {
         b.iter_custom(|n| {
             two_threads(n, || {
@@ -223,7 +223,7 @@ fn one_thread(iters: u64, op: impl Fn()) -> f64 {
 fn interleaved_ratios() {
     const ITERS: u64 = 200_000;
     const ROUNDS: usize = 40;
-    let ours_quota = || Quota::per_second(RATE);
+    let ours_quota = || Quota::per_second(RATE).unwrap();
     let gcra_mono = Gcra::new(ours_quota());
     let sliding_mono = window(MonotonicClock);
     let gov_mono = RateLimiter::direct_with_clock(gov_quota(), GovMonotonic);

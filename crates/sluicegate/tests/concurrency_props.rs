@@ -104,7 +104,7 @@ impl Model {
             Err(Rejected::QueueFull { .. }) => self.tally.queue_full += 1,
             Err(Rejected::Closed { .. }) => self.tally.closed += 1,
             Err(Rejected::QueueTimeout { .. }) => self.tally.timed_out += 1,
-            Err(r @ Rejected::PredictedTimeout { .. }) => panic!("predictive is off: {r:?}"),
+            Err(r) => panic!("predictive is off: {r:?}"),
         }
     }
 
@@ -120,8 +120,18 @@ impl Model {
     fn cancel(&mut self, i: usize) {
         if !self.waiting.is_empty() {
             let waiter = self.waiting.remove(i % self.waiting.len());
+            // Whether it still waited or had been granted a permit it never saw, only the
+            // limiter knows; the other counters must agree with its answer.
+            let cancelled = self.limiter.snapshot().cancelled;
             drop(waiter);
-            self.tally.cancelled += 1;
+            if self.limiter.snapshot().cancelled > cancelled {
+                self.tally.cancelled += 1;
+            } else {
+                // Granted by a release, dropped before it saw the permit: admitted, and the
+                // permit came back at once.
+                self.tally.admitted += 1;
+                self.tally.completed += 1;
+            }
         }
     }
 

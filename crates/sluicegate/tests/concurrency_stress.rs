@@ -91,7 +91,8 @@ async fn stress(order: QueueOrder) {
     assert_eq!(s.rejected(), seen.rejected.load(Ordering::Relaxed));
     assert_eq!(s.timed_out, seen.timed_out.load(Ordering::Relaxed));
     // A caller that gave up may have been granted a permit at that very instant; the
-    // limiter counts it as cancelled either way and the permit went on to the next waiter.
+    // limiter then counts it as admitted (and completed: the permit went on to the next
+    // waiter), otherwise as cancelled.
     assert_eq!(
         s.admitted + s.cancelled,
         seen.admitted.load(Ordering::Relaxed) + seen.cancelled_or_admitted.load(Ordering::Relaxed)

@@ -5,6 +5,8 @@
 //! every acquire counted under exactly one outcome.
 #![cfg(sluicegate_loom)]
 
+mod loom_support;
+
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Waker};
@@ -13,15 +15,8 @@ use loom::future::block_on;
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
-use sluicegate::concurrency::{ConcurrencyLimiter, Rejected, Snapshot};
-
-fn settled(limiter: &ConcurrencyLimiter) -> Snapshot {
-    let s = limiter.snapshot();
-    assert_eq!(s.in_flight, 0, "permit leaked: {s:?}");
-    assert_eq!(s.queued, 0, "waiter left behind: {s:?}");
-    assert_eq!(s.admitted, s.completed, "{s:?}");
-    s
-}
+use loom_support::settled;
+use sluicegate::concurrency::{ConcurrencyLimiter, Rejected};
 
 #[test]
 fn release_hands_off_to_a_waiter() {

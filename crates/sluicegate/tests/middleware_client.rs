@@ -129,6 +129,35 @@ async fn higher_priority_request_is_sent_first() {
     assert_eq!(order, [1, 3, 2]);
 }
 
+/// Defect 5 (issue 8): a request without a `Priority` extension queued at priority 0,
+/// below `LOW`, so a later `LOW` request overtook it.
+#[tokio::test(start_paused = true)]
+async fn request_without_a_priority_is_sent_before_a_later_low_one() {
+    let lim = ConcurrencyLimiter::new(1);
+    let (mut client, mut handle) =
+        mock::spawn_layer::<Req, u32, _>(ClientLimitLayer::new(lim.clone()));
+    handle.allow(2);
+    let held = lim.try_acquire_owned().unwrap();
+    let mut calls = Vec::new();
+    for req in [request(1), with(2, Priority::LOW)] {
+        assert_ready_ok!(client.poll_ready());
+        let mut call = task::spawn(client.call(req));
+        assert_pending!(call.poll());
+        calls.push(call);
+    }
+    drop(held);
+    let mut order = Vec::new();
+    for _ in 0..2 {
+        while let Some(call) = calls.iter_mut().find(|c| c.is_woken()) {
+            let _ = call.poll();
+        }
+        let (req, send) = handle.next_request().await.unwrap();
+        order.push(*req.body());
+        send.send_response(*req.body());
+    }
+    assert_eq!(order, [1, 2]);
+}
+
 #[tokio::test(start_paused = true)]
 async fn rejection_is_the_error_and_the_request_is_not_sent() {
     let lim = ConcurrencyLimiter::new(1);

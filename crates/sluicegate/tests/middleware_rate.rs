@@ -196,14 +196,85 @@ async fn peer_ip_reads_a_custom_extension() {
     );
 }
 
+/// Collects the messages of `WARN` events logged on this thread.
+#[derive(Clone, Default)]
+struct Warnings(std::sync::Arc<Mutex<Vec<String>>>);
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Message<'a>(&'a mut String);
+        impl tracing::field::Visit for Message<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    *self.0 = format!("{value:?}");
+                }
+            }
+        }
+        if *event.metadata().level() == tracing::Level::WARN {
+            let mut message = String::new();
+            event.record(&mut Message(&mut message));
+            self.0.lock().unwrap().push(message);
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// Issue 14: a request without a key was answered `500` with nothing logged, request after
+/// request. Now the first one logs a warning naming the fix, once per layer.
 #[tokio::test(start_paused = true)]
-async fn request_without_a_key_gets_the_missing_key_status() {
-    let layer = RateLimitLayer::new(counting(1)).keyed_by(PeerIp::new());
+async fn request_without_a_key_fails_closed_and_warns_once_naming_the_fix() {
+    let warnings = Warnings::default();
+    let _guard = tracing::subscriber::set_default(warnings.clone());
+    let layer = RateLimitLayer::new(counting(1))
+        .keyed_by(PeerIp::new())
+        .policy_name("per-client");
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(layer.clone());
+    for _ in 0..3 {
+        assert_eq!(
+            status_of(&mut s, &mut h, Request::new(())).await,
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
+    }
+    // A second service from the same layer (axum clones it per connection) stays quiet.
     let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(layer);
-    assert_eq!(
-        status_of(&mut s, &mut h, Request::new(())).await,
-        StatusCode::INTERNAL_SERVER_ERROR
-    );
+    let _ = status_of(&mut s, &mut h, Request::new(())).await;
+    let logged = warnings.0.lock().unwrap().clone();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    for needle in [
+        "per-client",
+        "into_make_service_with_connect_info",
+        "500",
+        "MissingKey::Allow",
+    ] {
+        assert!(
+            logged[0].contains(needle),
+            "{needle:?} not in {:?}",
+            logged[0]
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn request_without_a_key_passes_unlimited_when_failing_open() {
+    let layer = RateLimitLayer::new(counting(1))
+        .keyed_by(HeaderKey("x-api-key".parse().unwrap()))
+        .on_missing_key(sluicegate::middleware::MissingKey::Allow);
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(layer);
+    for _ in 0..3 {
+        assert_eq!(
+            status_of(&mut s, &mut h, Request::new(())).await,
+            StatusCode::OK
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -17,7 +17,7 @@ use hyper_util::rt::TokioExecutor;
 use sluicegate::concurrency::ConcurrencyLimiter;
 use sluicegate::http::RatePolicy;
 use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
-use sluicegate::middleware::rate::{PeerIp, RateCheck, RateLimitLayer};
+use sluicegate::middleware::{MissingKey, PeerIp, RateCheck, RateLimitLayer};
 use sluicegate::rate::Decision;
 use tower::ServiceBuilder;
 
@@ -102,4 +102,76 @@ async fn rate_layer_answers_429_per_client_ip_over_real_http() {
     }
     let used = rate.used.lock().unwrap();
     assert_eq!(used.get(&"127.0.0.1".parse::<IpAddr>().unwrap()), Some(&3));
+}
+
+/// Serves `app` on a loopback port (with connect info when `connect_info`), sends `n`
+/// requests one after another, and returns their statuses.
+async fn statuses(app: Router, connect_info: bool, n: usize) -> Vec<StatusCode> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        if connect_info {
+            let service = app.into_make_service_with_connect_info::<SocketAddr>();
+            axum::serve(listener, service).await.unwrap()
+        } else {
+            axum::serve(listener, app).await.unwrap()
+        }
+    });
+    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
+    let uri: http::Uri = format!("http://{addr}/").parse().unwrap();
+    let mut statuses = Vec::new();
+    for _ in 0..n {
+        let response = tokio::time::timeout(Duration::from_secs(30), client.get(uri.clone()))
+            .await
+            .unwrap()
+            .unwrap();
+        statuses.push(response.status());
+    }
+    statuses
+}
+
+fn per_ip(limit: u32) -> Arc<PerKey> {
+    Arc::new(PerKey {
+        limit,
+        used: Mutex::new(HashMap::new()),
+    })
+}
+
+/// Issue 14: `PeerIp::new()` did not read axum's `ConnectInfo<SocketAddr>`, so even a server
+/// served with connect info answered every request `500 no rate limit key in the request`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn peer_ip_new_reads_axum_connect_info_out_of_the_box() {
+    let rate = per_ip(2);
+    let app = Router::new()
+        .route("/", get(|| async { "hello" }))
+        .layer(RateLimitLayer::new(rate.clone()).keyed_by(PeerIp::new()));
+    assert_eq!(
+        statuses(app, true, 3).await,
+        [
+            StatusCode::OK,
+            StatusCode::OK,
+            StatusCode::TOO_MANY_REQUESTS
+        ]
+    );
+    let used = rate.used.lock().unwrap();
+    assert_eq!(used.get(&"127.0.0.1".parse::<IpAddr>().unwrap()), Some(&2));
+}
+
+/// Served without connect info there is no peer address: failing closed (the default)
+/// answers the missing-key status, failing open serves unlimited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_connect_info_the_layer_fails_closed_or_open_as_chosen() {
+    let closed = Router::new()
+        .route("/", get(|| async { "hello" }))
+        .layer(RateLimitLayer::new(per_ip(1)).keyed_by(PeerIp::new()));
+    assert_eq!(
+        statuses(closed, false, 2).await,
+        [StatusCode::INTERNAL_SERVER_ERROR; 2]
+    );
+    let open = Router::new().route("/", get(|| async { "hello" })).layer(
+        RateLimitLayer::new(per_ip(1))
+            .keyed_by(PeerIp::new())
+            .on_missing_key(MissingKey::Allow),
+    );
+    assert_eq!(statuses(open, false, 3).await, [StatusCode::OK; 3]);
 }

@@ -86,7 +86,9 @@ fn sliding_window_applies_a_lowered_limit_to_the_next_check() {
 fn gcra_admits_exactly_its_burst_to_racing_threads() {
     let clock = FakeClock::new();
     let gcra = Gcra::with_clock(
-        Quota::per_second(500).with_burst(std::num::NonZeroU32::new(1_000).unwrap()),
+        Quota::per_second(500)
+            .unwrap()
+            .with_burst(std::num::NonZeroU32::new(1_000).unwrap()),
         clock.clone(),
     );
     assert_eq!(

@@ -190,7 +190,7 @@ proptest! {
     #[test]
     fn limit_zero_denies_everything(workload in ops(10_000_000_000, 1_000)) {
         let clock = FakeClock::new();
-        let gcra = Gcra::with_clock(Quota::per_second(0), clock.clone());
+        let gcra = Gcra::with_clock(Quota::per_second(0).unwrap(), clock.clone());
         let sliding = SlidingWindow::with_clock(0, Duration::from_secs(1), 10, clock.clone()).unwrap();
         for (advance, n) in workload {
             clock.advance(Duration::from_nanos(advance));
@@ -205,7 +205,7 @@ proptest! {
 #[test]
 fn setting_the_limit_to_zero_stops_admissions_at_once() {
     let clock = FakeClock::new();
-    let gcra = Gcra::with_clock(Quota::per_second(100), clock.clone());
+    let gcra = Gcra::with_clock(Quota::per_second(100).unwrap(), clock.clone());
     assert!(gcra.check().is_allowed());
     gcra.set_quota(Quota::deny_all());
     assert!(gcra.check().is_denied());
@@ -215,7 +215,7 @@ fn setting_the_limit_to_zero_stops_admissions_at_once() {
 
 #[test]
 fn asking_for_more_than_the_burst_is_an_error_not_a_denial() {
-    let gcra = Gcra::with_clock(Quota::per_second(5), FakeClock::new());
+    let gcra = Gcra::with_clock(Quota::per_second(5).unwrap(), FakeClock::new());
     let err = gcra.check_n(6).unwrap_err();
     assert_eq!(
         err.to_string(),

@@ -12,18 +12,18 @@ use tokio::sync::Notify;
 pub(super) async fn listen(client: redis::Client, channel: String, wake: Weak<Notify>) {
     let mut backoff = Duration::from_millis(50);
     loop {
-        if let Ok(mut pubsub) = client.get_async_pubsub().await {
-            if pubsub.subscribe(&channel).await.is_ok() {
-                backoff = Duration::from_millis(50);
-                let mut messages = pubsub.into_on_message();
-                loop {
-                    match wake.upgrade() {
-                        Some(w) => w.notify_waiters(),
-                        None => return,
-                    }
-                    if messages.next().await.is_none() {
-                        break;
-                    }
+        if let Ok(mut pubsub) = client.get_async_pubsub().await
+            && pubsub.subscribe(&channel).await.is_ok()
+        {
+            backoff = Duration::from_millis(50);
+            let mut messages = pubsub.into_on_message();
+            loop {
+                match wake.upgrade() {
+                    Some(w) => w.notify_waiters(),
+                    None => return,
+                }
+                if messages.next().await.is_none() {
+                    break;
                 }
             }
         }

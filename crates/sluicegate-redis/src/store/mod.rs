@@ -34,7 +34,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 ///
 /// # async fn demo() -> Result<(), sluicegate_redis::Error> {
 /// let store = RedisStore::connect("redis://127.0.0.1:6379/").await?;
-/// let payments = GlobalGcra::builder(&store, "payments", Quota::per_second(1000))
+/// let payments = GlobalGcra::builder(&store, "payments", Quota::per_second(1000).expect("1000/s is a valid quota"))
 ///     .on_failure(FailurePolicy::Local)
 ///     .instances(3)
 ///     .build()?;

@@ -54,12 +54,11 @@ impl RedisServer {
     fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            if let Ok(client) = redis::Client::open(self.url()) {
-                if let Ok(mut con) = client.get_connection() {
-                    if redis::cmd("PING").query::<String>(&mut con).is_ok() {
-                        return;
-                    }
-                }
+            if let Ok(client) = redis::Client::open(self.url())
+                && let Ok(mut con) = client.get_connection()
+                && redis::cmd("PING").query::<String>(&mut con).is_ok()
+            {
+                return;
             }
             assert!(
                 Instant::now() < deadline,

@@ -88,7 +88,7 @@ pub(crate) fn clamp(value: usize, min: usize, max: usize) -> usize {
     value.max(min).min(max.max(min))
 }
 
-/// `floor(max(1, log10(x)))`, the step size Vegas uses (`L10` in ALGORITHMS.md).
+/// `floor(max(1, log10(x)))`, the step size Vegas uses (Netflix's `L10`).
 pub(crate) fn log10_step(x: f64) -> f64 {
     x.log10().floor().max(1.0)
 }

@@ -1,7 +1,7 @@
 //! [`AdaptiveLimiter`]: a [`ConcurrencyLimiter`] whose limit a [`LimitAlgorithm`] moves.
 
 use super::algorithm::{LimitAlgorithm, Outcome, Sample};
-use crate::clock::{Clock, Nanos, TokioClock};
+use crate::clock::{Clock, Nanos};
 use crate::concurrency::{ConcurrencyLimiter, OwnedPermit, Rejected};
 use crate::sync::{Arc, Mutex, lock};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,36 +36,35 @@ pub struct AdaptiveLimiter {
     shared: Arc<Shared>,
 }
 
-#[derive(Debug)]
 struct Shared {
     algorithm: Mutex<Box<dyn LimitAlgorithm>>,
-    clock: Box<dyn ClockDebug>,
+    /// The wrapped limiter's clock: one time source for the queue and the samples.
+    clock: std::sync::Arc<dyn Clock>,
     in_flight: AtomicUsize,
 }
 
-/// A clock that can be printed (every clock in [`crate::clock`] can).
-trait ClockDebug: Clock + std::fmt::Debug {}
-impl<C: Clock + std::fmt::Debug> ClockDebug for C {}
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("in_flight", &self.in_flight)
+            .finish_non_exhaustive()
+    }
+}
 
 impl AdaptiveLimiter {
-    /// Wraps `limiter` and sets its limit to `algorithm`'s current one. Samples are timed
-    /// with [`TokioClock`] (virtual under a paused runtime).
+    /// Wraps `limiter` and sets its limit to `algorithm`'s current one. From now on the
+    /// algorithm owns the limit: [`ConcurrencyLimiter::reset`] returns to the algorithm's
+    /// latest, not to the builder's. Samples are timed with the limiter's
+    /// [clock](crate::concurrency::Builder::clock) (by default tokio's, virtual under a
+    /// paused runtime), the same one its queue uses.
     pub fn new(limiter: ConcurrencyLimiter, algorithm: impl LimitAlgorithm + 'static) -> Self {
-        Self::with_clock(limiter, algorithm, TokioClock)
-    }
-
-    /// As [`new`](Self::new), timing samples with `clock`.
-    pub fn with_clock(
-        limiter: ConcurrencyLimiter,
-        algorithm: impl LimitAlgorithm + 'static,
-        clock: impl Clock + std::fmt::Debug,
-    ) -> Self {
         apply(&limiter, algorithm.limit());
+        let clock = limiter.inner().clock.clone();
         AdaptiveLimiter {
             limiter,
             shared: Arc::new(Shared {
                 algorithm: Mutex::new(Box::new(algorithm)),
-                clock: Box::new(clock),
+                clock,
                 in_flight: AtomicUsize::new(0),
             }),
         }
@@ -140,9 +139,10 @@ impl AdaptiveLimiter {
     }
 }
 
+/// The algorithm owns the limit: `reset()` on the limiter returns to this one, not to the
+/// builder's (defect 3 of issue 8).
 fn apply(limiter: &ConcurrencyLimiter, limit: usize) {
-    // Clamped, so set_max cannot fail.
-    let _ = limiter.set_max(limit.min(ConcurrencyLimiter::MAX_PERMITS));
+    limiter.set_base_max(limit);
 }
 
 /// A permit from an [`AdaptiveLimiter`]. Say how the work ended with [`success`],

@@ -14,7 +14,7 @@ use bucket::{Bucket, mean};
 use std::collections::VecDeque;
 use std::time::Duration;
 
-/// Buckets over which the floor of the low RT is taken (10 s).
+/// Buckets over which the floor of the low RT is taken before the first probe.
 const LOW_WINDOW: usize = 100;
 /// Growth factor per bucket before the resource has first queued.
 const STARTUP_STEP: f64 = 1.5;
@@ -41,11 +41,15 @@ const WARM_BUCKETS: u64 = 3;
 /// which the resource is busy all the time and nothing waits — and Little's law again on the
 /// resource's own queue, to hold the limit just past that point.
 ///
-/// Every 100 ms bucket it decides, on what the bucket saw:
+/// Every bucket it decides, on what the bucket saw. A bucket lasts at least `bucket` (100 ms),
+/// at least one recent mean RT (a change of the limit shows in the RTs a round trip later)
+/// and at least the time `min_samples` answers take at the recent rate, so that a resource
+/// answering in seconds gets buckets of seconds: no time constant is a scale of its own.
 ///
-/// - **Application-limited** (no request found every permit taken): `app_limited_gain × bdp`
-///   with the max pass rate of the window, and never below the capacity last seen while the
-///   resource queued × min RT (a burst finds the limit already in place).
+/// - **Application-limited** (no request found every permit taken): the knee, once the
+///   resource has been seen queueing (bursts then wait in the limiter, not inside the
+///   resource, where waiting slows everyone); before that, `app_limited_gain` × the demand
+///   seen (the larger of the BDP and the most permits out at once).
 /// - **Saturated**: estimate the requests standing in the resource's own queue as
 ///   `queue = (low RT − its floor) × pass rate`, where *low RT* is the 5th-percentile RT of
 ///   the last three buckets and its *floor* the same measured unqueued, during the last probe.
@@ -61,7 +65,9 @@ const WARM_BUCKETS: u64 = 3;
 ///   they finish) give the unqueued low-RT floor and min RT, so neither can drift. A min RT that
 ///   moved by more than 25 % marks a new regime: older pass-rate buckets are forgotten. No
 ///   growth until the probe is done.
-/// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start).
+/// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start);
+///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
+///   the slow start overshot by the buckets it took to see the queue).
 /// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
 /// - **Drops**: a bucket with more than `drop_fraction` drops multiplies the limit by
@@ -69,14 +75,18 @@ const WARM_BUCKETS: u64 = 3;
 /// - Always within `[min, max]`; an idle bucket changes nothing.
 ///
 /// Buckets are indexed by each sample's end time, so the algorithm needs no clock of its own.
-/// See `docs/adaptive.md` for why each rule is there.
+/// The repository's guide `docs/adaptive.md` says why each rule is there.
 #[derive(Clone, Debug)]
 pub struct LittlesLaw {
     c: LittlesLawConfig,
     limit: usize,
     /// The limit outside probes.
     base: usize,
-    current_idx: Option<u64>,
+    /// When the open bucket closes (set by the first sample).
+    bucket_end: Option<Nanos>,
+    /// Length of the next bucket: at least `bucket`, one recent mean RT, and the time
+    /// `min_samples` successes take at the recent rate.
+    span: Duration,
     current: Bucket,
     closed: VecDeque<Bucket>,
     min_rt: Option<Duration>,
@@ -97,6 +107,9 @@ pub struct LittlesLaw {
     low_floor: Option<Duration>,
     /// The resource has queued at least once (startup is over).
     knee_found: bool,
+    /// The limit the queue steering last set while the resource queued: the knee, held
+    /// while demand stays below it.
+    knee: Option<usize>,
 }
 
 impl LittlesLaw {
@@ -107,8 +120,9 @@ impl LittlesLaw {
             c: config,
             limit,
             base: limit,
-            current_idx: None,
-            current: Bucket::default(),
+            bucket_end: None,
+            span: config.bucket,
+            current: Bucket::new(config.bucket),
             closed: VecDeque::new(),
             min_rt: None,
             probed: false,
@@ -122,6 +136,7 @@ impl LittlesLaw {
             lows: VecDeque::new(),
             low_floor: None,
             knee_found: false,
+            knee: None,
         }
     }
 
@@ -135,8 +150,18 @@ impl LittlesLaw {
         self.probe.is_some()
     }
 
-    fn per_second(&self, passes: u64) -> f64 {
-        passes as f64 / self.c.bucket.as_secs_f64()
+    /// Successes per second over `buckets`.
+    fn rate_of<'a>(buckets: impl Iterator<Item = &'a Bucket>) -> f64 {
+        let (n, t) = buckets.fold((0, 0.0), |(n, t), b| {
+            (n + b.passes, t + b.span.as_secs_f64())
+        });
+        if t > 0.0 { n as f64 / t } else { 0.0 }
+    }
+
+    /// `d` stretched to `buckets` of the current span, if that is longer: time constants
+    /// given in seconds still hold for a resource whose every answer takes seconds.
+    fn at_least_buckets(&self, d: Duration, buckets: u32) -> Duration {
+        d.max(self.span * buckets)
     }
 
     /// Pass rate (per second) the limit is built on. Saturated with the resource queueing:
@@ -145,11 +170,10 @@ impl LittlesLaw {
     /// follows a growing limit without lag.
     fn pass_rate(&self, saturated: bool) -> f64 {
         let busy = self.closed.iter().filter(|b| b.saturated && !b.probed);
-        let (sum, n) = busy.fold((0, 0), |(s, n), b| (s + b.passes, n + 1));
-        if saturated && n > 0 {
-            return self.per_second(sum) / n as f64;
+        if saturated && busy.clone().next().is_some() {
+            return Self::rate_of(busy);
         }
-        self.per_second(self.closed.iter().map(|b| b.passes).max().unwrap_or(0))
+        self.closed.iter().map(Bucket::rate).fold(0.0, f64::max)
     }
 
     /// Requests standing in the resource's own queue: queueing delay (recent low RT over its
@@ -157,16 +181,12 @@ impl LittlesLaw {
     fn queue_estimate(&self) -> Option<f64> {
         let floor = self.low_floor.or_else(|| self.lows.iter().min().copied())?;
         let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
-        let lows: Vec<Duration> = recent
-            .iter()
-            .filter_map(|b| b.low_rt(self.c.min_samples))
-            .collect();
+        let lows: Vec<Duration> = recent.iter().filter_map(|b| b.low_rt()).collect();
         if lows.len() < RT_BUCKETS {
             return None;
         }
         let low = lows.iter().sum::<Duration>() / lows.len() as u32;
-        let passes: u64 = recent.iter().map(|b| b.passes).sum();
-        let rate = self.per_second(passes) / recent.len() as f64;
+        let rate = Self::rate_of(recent.into_iter());
         Some(low.saturating_sub(floor).as_secs_f64() * rate)
     }
 
@@ -179,10 +199,25 @@ impl LittlesLaw {
         mean(sum, n, self.c.min_samples)
     }
 
+    /// The next bucket's length: at least `bucket`, at least the recent mean RT (a limit
+    /// change shows in the RTs one round trip later) and at least the time `min_samples`
+    /// successes take at the last bucket's rate (a bucket with fewer says nothing).
+    fn next_span(&self, last: &Bucket) -> Duration {
+        let rt = self.recent_rt(RT_BUCKETS).unwrap_or(Duration::ZERO);
+        let rate = last.rate();
+        let fill = if rate > 0.0 {
+            Duration::from_secs_f64((self.c.min_samples as f64 / rate).min(60.0))
+        } else {
+            self.span // silence: keep the span until there is news
+        };
+        self.c.bucket.max(rt).max(fill)
+    }
+
     fn close_bucket(&mut self, closed_at: Nanos) {
-        let mut b = std::mem::take(&mut self.current);
+        let mut b = std::mem::replace(&mut self.current, Bucket::new(self.span));
         b.probed = self.probe.is_some();
-        if let Some(low) = b.low_rt(self.c.min_samples) {
+        b.seal(self.c.min_samples);
+        if let Some(low) = b.low_rt() {
             self.lows.push_back(low);
             while self.lows.len() > LOW_WINDOW {
                 self.lows.pop_front();
@@ -194,6 +229,8 @@ impl LittlesLaw {
             self.closed.pop_front();
         }
         self.limit = self.next_limit(&b, closed_at);
+        self.span = self.next_span(&b);
+        self.current.span = self.span;
         self.recent_limits.push_back(self.limit);
         if self.recent_limits.len() > RT_BUCKETS + 1 {
             self.recent_limits.pop_front();
@@ -205,9 +242,8 @@ impl LittlesLaw {
             return;
         }
         self.probe = None;
-        if let Some(low) = self.probe_rt.low_rt(self.c.min_samples) {
-            self.low_floor = Some(low);
-        }
+        self.probe_rt.seal(self.c.min_samples);
+        let low = self.probe_rt.low_rt();
         let Some(rt) = mean(
             self.probe_rt.rt_sum,
             self.probe_rt.passes,
@@ -220,16 +256,24 @@ impl LittlesLaw {
                 let ratio = rt.as_secs_f64() / old.as_secs_f64().max(1e-12);
                 if (0.8..=1.25).contains(&ratio) {
                     // Same regime: average with the last estimate, halving the noise of one
-                    // probe's few hundred samples.
+                    // probe's few hundred samples. The floor may fall but not rise: a probe
+                    // that did not quite drain the queue reads high, never low.
+                    if let (Some(old), Some(new)) = (self.low_floor, low) {
+                        self.low_floor = Some(old.min((old + new) / 2));
+                    }
                     (old + rt) / 2
                 } else {
+                    self.low_floor = low.or(self.low_floor);
                     // A new regime: pass rates measured under the old one mislead.
                     let keep = self.closed.len().saturating_sub(1);
                     self.closed.drain(..keep);
                     rt
                 }
             }
-            _ => rt,
+            _ => {
+                self.low_floor = low.or(self.low_floor);
+                rt
+            }
         };
         self.min_rt = Some(rt);
         self.probed = true;
@@ -254,7 +298,7 @@ impl LittlesLaw {
             // out, it favours short requests) stands in for min RT until the first probe.
             let seen = usize::try_from(self.closed_total - 1).unwrap_or(usize::MAX);
             self.min_rt = self.recent_rt(seen.min(self.c.pass_buckets));
-            self.next_probe = now + self.c.probe_interval / 2;
+            self.next_probe = now + self.at_least_buckets(self.c.probe_interval, 50) / 2;
         }
         let Some(min_rt) = self.min_rt else {
             return self.limit; // warm-up: no RT yet
@@ -266,14 +310,30 @@ impl LittlesLaw {
         let target = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
         let queue = self.queue_estimate();
         let queueing = queue.is_some_and(|q| q > target);
+        // The slow start ends at the first queue: the limit has overshot by the growth of the
+        // buckets it took to see it, so it drops at once to the BDP plus the target queue
+        // (BBR's drain) instead of backing off a step a bucket.
+        let drain = queueing && !self.knee_found && b.saturated && self.probe.is_none();
         self.knee_found |= queueing;
         let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
         if b.saturated && queueing {
             self.capacity = self.pass_rate(false);
         }
         let mut next = if !b.saturated {
-            let known = self.capacity * min_rt.as_secs_f64();
-            (bdp * self.c.app_limited_gain).max(known).ceil() as usize
+            // Room for `app_limited_gain` × the demand seen, measured two ways: the BDP, and
+            // the most permits out at once (which also counts the slow requests of a
+            // multi-modal service that a min RT leaves out).
+            // Once the knee is known, hold it: a limit above it lets a burst queue inside the
+            // resource (where waiting slows everyone) instead of in the limiter.
+            let peak = self
+                .closed
+                .iter()
+                .map(|b| b.max_in_flight)
+                .max()
+                .unwrap_or(0);
+            let demand = bdp.max(peak as f64);
+            self.knee
+                .unwrap_or((demand * self.c.app_limited_gain).ceil() as usize)
         } else if self.probe_limit(now).is_some() {
             // A probe holds the limit down: keep the limit it returns to.
             self.base
@@ -286,12 +346,27 @@ impl LittlesLaw {
             } else {
                 STARTUP_STEP
             };
-            let next = if q < target / 4.0 && self.probe.is_none() {
-                (base * step).max(base + 1.0)
+            // Before the knee is first found, any queue under the target is noise.
+            let clear = if self.knee_found {
+                target / 4.0
             } else {
-                base + self.c.queue_gain * (target - q)
+                target
             };
-            let next = next.clamp(base * self.c.backoff, base * step);
+            let steering = q >= clear || self.probe.is_some();
+            let next = if steering {
+                base + self.c.queue_gain * (target - q)
+            } else {
+                (base * step).max(base + 1.0)
+            };
+            let next = if drain {
+                let bdp = self.pass_rate(false) * min_rt.as_secs_f64();
+                (bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET).min(base)
+            } else {
+                next.clamp(base * self.c.backoff, base * step)
+            };
+            if steering && self.probe.is_none() && self.knee_found {
+                self.knee = Some(clamp(next.round() as usize, min, max));
+            }
             if self.probe.is_some() {
                 next.min(base)
             } else {
@@ -304,7 +379,7 @@ impl LittlesLaw {
         let samples = b.passes + b.drops;
         if b.drops > 0 && b.drops as f64 >= self.c.drop_fraction * samples as f64 {
             next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
-            self.cool_until = now + self.c.cool_down;
+            self.cool_until = now + self.at_least_buckets(self.c.cool_down, 10);
         } else if now < self.cool_until {
             next = next.min(self.base);
         }
@@ -314,7 +389,7 @@ impl LittlesLaw {
             .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
         // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
         if self.probe.is_none() && b.saturated && (now >= self.next_probe || inflated) {
-            let drained = self.per_second(b.passes) * min_rt.as_secs_f64() * self.c.probe_gain;
+            let drained = b.rate() * min_rt.as_secs_f64() * self.c.probe_gain;
             let limit = (drained as usize).clamp(self.base / 2, self.base);
             self.start_probe(now, short_rt, limit);
         }
@@ -322,12 +397,12 @@ impl LittlesLaw {
     }
 
     fn start_probe(&mut self, now: Nanos, short_rt: Option<Duration>, limit: usize) {
-        self.next_probe = now + self.c.probe_interval;
+        self.next_probe = now + self.at_least_buckets(self.c.probe_interval, 50);
         // Long enough for a few round trips even when the resource has slowed down.
-        let span = short_rt.map_or(self.c.probe_duration, |rt| {
+        let shortest = self.at_least_buckets(self.c.probe_duration, 2);
+        let span = short_rt.map_or(shortest, |rt| {
             let enough = rt.mul_f64(self.c.probe_samples as f64 / limit.max(1) as f64);
-            let longest = self.c.probe_duration * 5;
-            self.c.probe_duration.max(rt * 3).max(enough.min(longest))
+            shortest.max(rt * 3).max(enough.min(shortest * 5))
         });
         let end = now + span;
         self.probe = Some(Probe {
@@ -336,7 +411,7 @@ impl LittlesLaw {
             done: end + span,
             limit: clamp(limit, self.c.min, self.c.max),
         });
-        self.probe_rt = Bucket::default();
+        self.probe_rt = Bucket::new(span);
     }
 
     /// The probe's limit while it holds the limit down.
@@ -359,17 +434,17 @@ impl LimitAlgorithm for LittlesLaw {
             return self.limit;
         }
         let end = s.end();
-        let bucket_ns = self.c.bucket.as_nanos().max(1) as u64;
-        let idx = end.as_u64() / bucket_ns;
-        let current = *self.current_idx.get_or_insert(idx);
-        if idx > current {
+        let mut at = *self.bucket_end.get_or_insert(end + self.span);
+        if end >= at {
             // Close the current bucket, then any empty ones a silence skipped (bounded).
-            let gaps = (idx - current).min(self.c.pass_buckets as u64 + 1);
-            for k in 0..gaps {
-                let closed_at = Nanos::new((idx - gaps + k + 1) * bucket_ns);
-                self.close_bucket(closed_at);
+            for _ in 0..=self.c.pass_buckets {
+                self.close_bucket(at);
+                at = at + self.span;
+                if end < at {
+                    break;
+                }
             }
-            self.current_idx = Some(idx);
+            self.bucket_end = Some(if end < at { at } else { end + self.span });
         }
         let b = &mut self.current;
         // Against the lowest recent limit: a request that started before a raise found every
@@ -381,13 +456,15 @@ impl LimitAlgorithm for LittlesLaw {
             .min()
             .unwrap_or(self.limit);
         b.saturated |= s.in_flight >= threshold.min(self.limit);
+        b.max_in_flight = b.max_in_flight.max(s.in_flight);
         match s.outcome {
             Outcome::Success => {
                 b.add(s.latency);
-                if let Some(p) = self.probe {
-                    if s.start >= p.start && s.start < p.end {
-                        self.probe_rt.add(s.latency);
-                    }
+                if let Some(p) = self.probe
+                    && s.start >= p.start
+                    && s.start < p.end
+                {
+                    self.probe_rt.add(s.latency);
                 }
             }
             Outcome::Dropped => b.drops += 1,

@@ -2,7 +2,7 @@
 //!
 //! A [`LimitAlgorithm`] is pure: it is fed [`Sample`]s (start time, latency, in-flight at
 //! start, [`Outcome`]) and answers with a new limit. It reads no clock and does no I/O, so the
-//! same code runs in unit tests, in the simulator and behind the gate.
+//! same code runs in unit tests, in the simulator and behind the middleware and the gate.
 //!
 //! | algorithm | idea | role |
 //! |---|---|---|
@@ -15,7 +15,7 @@
 //! [`AdaptiveLimiter`] puts an algorithm in charge of a
 //! [`ConcurrencyLimiter`](crate::concurrency::ConcurrencyLimiter)'s limit: the seam the
 //! middleware, the gate and the simulator share. [`Windowed`] aggregates samples into Netflix-style windows before an inner algorithm sees
-//! them. See `docs/adaptive.md` for the reasoning behind each formula.
+//! them. The repository's guide `docs/adaptive.md` gives the reasoning behind each formula.
 
 mod aimd;
 mod algorithm;

@@ -2,15 +2,16 @@
 
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::Instant;
+use std::time::Duration;
 
-use super::core::{GiveUp, Start};
+use super::core::Start;
 use super::error::Rejected;
 use super::limiter::ConcurrencyLimiter;
 use super::permit::Permit;
 use super::queue::Priority;
+use crate::sync::{self, Thread};
 
-struct ThreadWaker(std::thread::Thread);
+struct ThreadWaker(Thread);
 
 impl Wake for ThreadWaker {
     fn wake(self: Arc<Self>) {
@@ -22,39 +23,61 @@ impl Wake for ThreadWaker {
     }
 }
 
+/// Longest real-time park while waiting on a clock that moves by hand: the thread checks
+/// back this often for a deadline a test moved past.
+const MANUAL_CLOCK_CHECK: Duration = Duration::from_millis(1);
+
 impl ConcurrencyLimiter {
     /// Waits for a permit by blocking the current thread. The queue timeout is measured with
-    /// the system clock. Do not call it from async code: it blocks the executor thread.
+    /// the limiter's [clock](super::Builder::clock), so a `FakeClock` drives it too. Do not
+    /// call it from async code: it blocks the executor thread.
     ///
     /// # Errors
     ///
     /// The [`Rejected`] outcome, as for [`acquire`](Self::acquire).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sluicegate::concurrency::ConcurrencyLimiter;
+    ///
+    /// let limiter = ConcurrencyLimiter::new(1);
+    /// let permit = limiter.acquire_blocking().unwrap();
+    /// let worker = std::thread::spawn({
+    ///     let limiter = limiter.clone();
+    ///     move || limiter.run_blocking(|| "done").unwrap() // waits for the permit
+    /// });
+    /// drop(permit);
+    /// assert_eq!(worker.join().unwrap(), "done");
+    /// ```
     pub fn acquire_blocking(&self) -> Result<Permit<'_>, Rejected> {
         let inner = self.inner();
         let timeout = inner.config.queue_timeout;
-        let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+        let waker = Waker::from(Arc::new(ThreadWaker(sync::current())));
         let ticket = match inner.start(Priority::NORMAL, timeout, Some(&waker)) {
             Start::Admitted => return Ok(Permit { inner }),
             Start::Rejected(r) => return Err(r),
             Start::Queued(ticket) => ticket,
         };
-        // A timeout too long to represent as an instant means: wait as long as it takes.
-        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        // A timeout too long for the clock saturates: wait as long as it takes.
+        let deadline = timeout.map(|t| inner.clock.now() + t);
         let mut cx = Context::from_waker(&waker);
         loop {
             if let Poll::Ready(result) = inner.poll_ticket(&ticket, &mut cx) {
                 return result.map(|()| Permit { inner });
             }
             match deadline {
-                None => std::thread::park(),
+                None => sync::park(),
                 Some(deadline) => {
-                    let now = Instant::now();
+                    let now = inner.clock.now();
                     if now >= deadline {
-                        return inner
-                            .give_up(ticket, GiveUp::TimedOut)
-                            .map(|_| Permit { inner });
+                        return inner.time_out(ticket).map(|()| Permit { inner });
                     }
-                    std::thread::park_timeout(deadline - now);
+                    let mut wait = deadline - now;
+                    if inner.clock.is_manual() {
+                        wait = wait.min(MANUAL_CLOCK_CHECK);
+                    }
+                    sync::park_timeout(wait);
                 }
             }
         }

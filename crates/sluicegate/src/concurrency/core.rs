@@ -1,5 +1,5 @@
 //! The limiter's state machine: the lock-free fast path over the packed word and the locked
-//! slow path over the wait queue. See `docs/concurrency-state-machine.md`.
+//! slow path over the wait queue. See the repository's `docs/concurrency-state-machine.md`.
 
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
@@ -31,13 +31,6 @@ pub(crate) enum Start {
     Rejected(Rejected),
 }
 
-/// Why a queued waiter stopped waiting.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum GiveUp {
-    Cancelled,
-    TimedOut,
-}
-
 /// Counters only the slow paths touch.
 #[derive(Debug, Default)]
 struct Counters {
@@ -48,6 +41,9 @@ struct Counters {
     cancelled: AtomicU64,
     bypassed: AtomicU64,
     bypass_in_flight: AtomicU64,
+    /// The largest `admitted` a snapshot has reported, so the counter never goes back (see
+    /// [`Inner::snapshot`]). Here, not next to `max`: snapshots write it.
+    admitted_reported: AtomicU64,
 }
 
 fn bump(counter: &AtomicU64) {
@@ -64,11 +60,17 @@ pub(crate) struct Inner {
     state: CacheLine<AtomicU64>,
     /// The current limit. Written under the queue lock; the fast path reads it.
     max: AtomicU64,
+    /// The limit `reset()` returns to: the builder's, or the last one an adaptive limiter
+    /// set. Written under the queue lock.
+    reset_max: AtomicU64,
     completed: Completed,
     counters: Counters,
     queue: Mutex<Queue>,
     pub(crate) config: Config,
-    clock: Box<dyn Clock>,
+    /// The limiter's one clock: predictive estimates, the blocking acquire's deadline and
+    /// an adaptive limiter's samples read it (async queue timeouts use tokio's timer; see
+    /// the builder's `clock`).
+    pub(crate) clock: std::sync::Arc<dyn Clock>,
 }
 
 /// A value alone on its cache line (128 bytes: adjacent-line prefetchers fetch pairs).
@@ -94,16 +96,26 @@ impl std::fmt::Debug for Inner {
 }
 
 impl Inner {
-    pub(crate) fn new(config: Config, clock: Box<dyn Clock>) -> Self {
+    pub(crate) fn new(config: Config, clock: std::sync::Arc<dyn Clock>) -> Self {
         Inner {
             state: CacheLine(AtomicU64::new(0)),
             max: AtomicU64::new(config.max),
+            reset_max: AtomicU64::new(config.max),
             completed: Completed::new(),
             counters: Counters::default(),
             queue: Mutex::new(Queue::new(config.order)),
             config,
             clock,
         }
+    }
+
+    /// Tests only: a fresh limiter whose completed counter starts at `n`, to drive real
+    /// operations across the 39-bit field's wraps.
+    #[cfg(test)]
+    pub(crate) fn start_completed_at(&self, n: u64) {
+        let word = self.completed.start_at(n);
+        self.state.store(word, Ordering::Relaxed);
+        self.counters.admitted_reported.store(n, Ordering::Relaxed);
     }
 
     /// Takes a permit if one is free and nobody waits. One `fetch_add`; no lock, no clock.
@@ -277,36 +289,51 @@ impl Inner {
         }
     }
 
-    /// A queued waiter stops waiting. Returns `true` if it had been granted a permit at the
-    /// same instant and keeps it (only on timeout; a cancelled waiter passes it on).
-    pub(crate) fn give_up(&self, ticket: Ticket, why: GiveUp) -> Result<bool, Rejected> {
+    /// A queued waiter's timeout passed. `Ok` if it was granted a permit at the same
+    /// instant: it keeps it.
+    pub(crate) fn time_out(&self, ticket: Ticket) -> Result<(), Rejected> {
         let mut queue = lock(&self.queue);
-        if queue.remove(ticket.key) {
-            bump(match why {
-                GiveUp::Cancelled => &self.counters.cancelled,
-                GiveUp::TimedOut => &self.counters.timed_out,
-            });
-            if queue.is_empty() {
-                self.state.fetch_and(!WAITERS, Ordering::AcqRel);
-            }
+        if self.leave_queue(&mut queue, &ticket, &self.counters.timed_out) {
             return Err(Rejected::QueueTimeout {
                 retry_after: self.retry_after(&queue),
             });
         }
-        match (queue.take_outcome(&ticket), why) {
-            (Outcome::Granted, GiveUp::TimedOut) => Ok(true),
-            (Outcome::Granted, GiveUp::Cancelled) => {
-                // Handed a permit by a release racing the drop: pass it on without counting
-                // it as completed work.
-                bump(&self.counters.cancelled);
-                let previous = self.state.fetch_sub(1, Ordering::AcqRel);
-                let wakers = self.after_release_locked(&mut queue, previous - 1);
-                drop(queue);
-                wakers.wake();
-                Ok(false)
-            }
-            _ => Err(self.closed()),
+        match queue.take_outcome(&ticket) {
+            Outcome::Granted => Ok(()),
+            Outcome::Closed | Outcome::Waiting => Err(self.closed()),
         }
+    }
+
+    /// A queued waiter went away (its future was dropped).
+    pub(crate) fn cancel(&self, ticket: Ticket) {
+        let mut queue = lock(&self.queue);
+        if self.leave_queue(&mut queue, &ticket, &self.counters.cancelled) {
+            return;
+        }
+        if queue.take_outcome(&ticket) == Outcome::Granted {
+            // Handed a permit by a release racing the drop. It was granted, so it stays
+            // counted as admitted (counters never go back) and comes back as a completed
+            // release at once; the hand-off passes it to the next waiter.
+            let previous = self.state.fetch_add(RELEASE_COMPLETED, Ordering::AcqRel);
+            self.completed.on_release(previous);
+            let current = previous.wrapping_add(RELEASE_COMPLETED);
+            let wakers = self.after_release_locked(&mut queue, current);
+            drop(queue);
+            wakers.wake();
+        }
+    }
+
+    /// Takes a waiter that gives up out of the queue, counting it under `why`; `false` if it
+    /// had already left (granted or closed).
+    fn leave_queue(&self, queue: &mut Queue, ticket: &Ticket, why: &AtomicU64) -> bool {
+        if !queue.remove(ticket.key) {
+            return false;
+        }
+        bump(why);
+        if queue.is_empty() {
+            self.state.fetch_and(!WAITERS, Ordering::AcqRel);
+        }
+        true
     }
 
     /// Releases one permit. `completed` is false for a permit returned unused.
@@ -365,10 +392,15 @@ impl Inner {
         wakers
     }
 
-    /// Changes the limit; raising it admits waiters at once.
-    pub(crate) fn set_max(&self, max: u64) {
+    /// Changes the limit; raising it admits waiters at once. With `remember`, `reset()`
+    /// returns to this limit from now on (the adaptive limiter's changes), rather than to the
+    /// builder's.
+    pub(crate) fn set_max(&self, max: u64, remember: bool) {
         let mut queue = lock(&self.queue);
         self.max.store(max, Ordering::Relaxed);
+        if remember {
+            self.reset_max.store(max, Ordering::Relaxed);
+        }
         // Publish the new limit through the permit word: every fast-path `fetch_add` later in
         // the word's order synchronises with this one and so reads the new `max`. After
         // `set_max` returns, nothing is admitted under the old limit.
@@ -395,14 +427,22 @@ impl Inner {
         closed.into_iter().for_each(Waker::wake);
     }
 
-    /// Reopens a closed limiter, with its configured limit if `restore_config`.
-    pub(crate) fn reopen(&self, restore_config: bool) {
-        let queue = lock(&self.queue);
-        if restore_config {
-            self.max.store(self.config.max, Ordering::Relaxed);
+    /// Reopens a closed limiter, with the limit `reset()` returns to if `restore_limit`.
+    ///
+    /// Callers may have queued since the limiter was closed (`open()` during a `reset()`'s
+    /// drain), and the limit may rise here: run the hand-off as `set_max` does, or they wait
+    /// for a release that may never come (defect 2 of issue 8).
+    pub(crate) fn reopen(&self, restore_limit: bool) {
+        let mut queue = lock(&self.queue);
+        if restore_limit {
+            self.max
+                .store(self.reset_max.load(Ordering::Relaxed), Ordering::Relaxed);
         }
-        self.state.fetch_and(!CLOSED, Ordering::AcqRel);
+        // An RMW on the word: publishes the limit to the fast path as `set_max` does.
+        let current = self.state.fetch_and(!CLOSED, Ordering::AcqRel) & !CLOSED;
+        let wakers = self.after_release_locked(&mut queue, current);
         drop(queue);
+        wakers.wake();
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -418,9 +458,14 @@ impl Inner {
         queue.add_drainer(cx.waker());
         let current = self.state.fetch_or(DRAINERS, Ordering::AcqRel);
         if state::in_flight(current) == 0 {
-            // The last permit went back before the flag was up; no release will wake us.
-            let _ = queue.take_drainers();
+            // The last permit went back before we got the lock. Other drainers may be
+            // registered, and the release that saw their flag may not have reached the lock
+            // yet; once it does it finds no drainer to wake, so wake them all here
+            // (defect 1 of issue 8: they used to be dropped unwoken).
+            let others = queue.take_drainers();
             self.state.fetch_and(!DRAINERS, Ordering::AcqRel);
+            drop(queue);
+            others.into_iter().for_each(Waker::wake);
             return Poll::Ready(());
         }
         Poll::Pending
@@ -446,12 +491,27 @@ impl Inner {
             })
     }
 
+    /// Gauges and counters. Every counter only grows; see [`Snapshot`] for what the
+    /// gauges may briefly show.
+    ///
+    /// `admitted` is `completed + in_flight`, exact in one word, except that `in_flight`
+    /// may, for an instant, include optimistic increments about to be taken back (invariant
+    /// 3 of the state machine doc). No reader can tell those apart, so the reported value is
+    /// the largest ever reported: it never goes back, and it runs ahead of the true count only
+    /// by increments a snapshot caught in passing (at most one per thread racing on a full
+    /// limiter), until real admissions catch up.
     pub(crate) fn snapshot(&self) -> Snapshot {
         let queue = lock(&self.queue);
         let epochs = self.completed.epochs();
         let current = self.state.load(Ordering::Acquire);
         let completed = Completed::extend(epochs, current);
         let in_flight = state::in_flight(current);
+        let admitted = completed + in_flight;
+        let admitted = admitted.max(
+            self.counters
+                .admitted_reported
+                .fetch_max(admitted, Ordering::Relaxed),
+        );
         let c = &self.counters;
         Snapshot {
             limit: self.max.load(Ordering::Relaxed) as usize,
@@ -459,7 +519,7 @@ impl Inner {
             queued: queue.len(),
             bypass_in_flight: c.bypass_in_flight.load(Ordering::Relaxed) as usize,
             closed: current & CLOSED != 0,
-            admitted: completed + in_flight,
+            admitted,
             completed,
             bypassed: c.bypassed.load(Ordering::Relaxed),
             rejected_queue_full: c.rejected_queue_full.load(Ordering::Relaxed),

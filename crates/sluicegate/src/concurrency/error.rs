@@ -6,21 +6,30 @@ use std::time::Duration;
 /// An acquire that ended without a permit. Each outcome carries a `retry_after` hint: how
 /// long until trying again has a fair chance, estimated from the recent release rate.
 ///
-/// A rejection is an expected outcome under load, so callers usually match on it:
+/// A rejection is an expected outcome under load, so callers usually match on it. New
+/// reasons may be added (the enum is `#[non_exhaustive]`), so a match ends with a catch-all:
+///
+/// # Examples
 ///
 /// ```
-/// use sluicegate::concurrency::Rejected;
+/// use sluicegate::concurrency::{ConcurrencyLimiter, Rejected};
 ///
-/// fn status(r: &Rejected) -> u16 {
+/// fn should_retry(r: &Rejected) -> bool {
 ///     match r {
-///         Rejected::QueueFull { .. } | Rejected::PredictedTimeout { .. } => 503,
-///         Rejected::QueueTimeout { .. } => 503,
-///         Rejected::Closed { .. } => 503,
+///         Rejected::Closed { .. } => false,
+///         Rejected::QueueFull { .. } | Rejected::PredictedTimeout { .. } => true,
+///         _ => true,
 ///     }
 /// }
-/// # assert_eq!(status(&Rejected::Closed { retry_after: std::time::Duration::ZERO }), 503);
+///
+/// let limiter = ConcurrencyLimiter::new(1);
+/// let _held = limiter.try_acquire().unwrap();
+/// let rejected = limiter.try_acquire().unwrap_err();
+/// assert_eq!(rejected.reason(), "queue_full");
+/// assert!(should_retry(&rejected));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Rejected {
     /// Every permit was taken and the wait queue was full (or the call did not wait:
     /// `try_acquire` behaves as if `max_queue` were 0).
@@ -90,6 +99,18 @@ impl fmt::Display for Rejected {
 impl std::error::Error for Rejected {}
 
 /// Settings that cannot work, refused when the limiter is built or changed.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate::concurrency::{ConcurrencyLimiter, ConfigError};
+///
+/// let too_many = ConcurrencyLimiter::builder(usize::MAX).build().unwrap_err();
+/// assert!(matches!(too_many, ConfigError::MaxTooLarge { .. }));
+/// let limiter = ConcurrencyLimiter::new(1);
+/// assert!(limiter.set_max(usize::MAX).is_err()); // the limit stays 1
+/// assert_eq!(limiter.max(), 1);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConfigError {

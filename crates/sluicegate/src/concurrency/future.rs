@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use super::core::{GiveUp, Inner, Start};
+use super::core::{Inner, Start};
 use super::error::Rejected;
 use super::permit::{OwnedPermit, Permit, PermitKind};
 use super::queue::{Priority, Ticket};
@@ -18,9 +18,28 @@ enum Phase {
     Start,
     Waiting {
         ticket: Ticket,
-        timer: Option<Pin<Box<tokio::time::Sleep>>>,
+        timer: Option<Timer>,
     },
     Done,
+}
+
+/// The queue timeout of one waiter: tokio's timer, or in loom models a timer the model
+/// fires by hand (loom has no time).
+#[derive(Debug)]
+enum Timer {
+    Tokio(Pin<Box<tokio::time::Sleep>>),
+    #[cfg(sluicegate_loom)]
+    Manual(super::loom_timer::ManualTimer),
+}
+
+impl Timer {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match self {
+            Timer::Tokio(sleep) => sleep.as_mut().poll(cx),
+            #[cfg(sluicegate_loom)]
+            Timer::Manual(timer) => timer.poll(cx),
+        }
+    }
 }
 
 /// The part of an acquire shared by the borrowed and the owned future.
@@ -29,6 +48,9 @@ pub(crate) struct Wait {
     priority: Priority,
     timeout: Option<Duration>,
     phase: Phase,
+    /// Set by a loom model: the timer to use instead of tokio's.
+    #[cfg(sluicegate_loom)]
+    manual_timer: Option<super::loom_timer::ManualTimer>,
 }
 
 impl Wait {
@@ -37,7 +59,20 @@ impl Wait {
             priority: Priority::NORMAL,
             timeout,
             phase: Phase::Start,
+            #[cfg(sluicegate_loom)]
+            manual_timer: None,
         }
+    }
+
+    /// The timer of a caller that has just queued. Created only then: no clock read on the
+    /// fast path.
+    fn timer(&mut self) -> Option<Timer> {
+        #[cfg(sluicegate_loom)]
+        if let Some(timer) = self.manual_timer.take() {
+            return Some(Timer::Manual(timer));
+        }
+        self.timeout
+            .map(|t| Timer::Tokio(Box::pin(tokio::time::sleep(t))))
     }
 
     pub(crate) fn poll(
@@ -50,9 +85,7 @@ impl Wait {
                 Start::Admitted => return self.finish(Ok(())),
                 Start::Rejected(r) => return self.finish(Err(r)),
                 Start::Queued(ticket) => {
-                    // The timer exists only for callers that actually wait: no clock read on
-                    // the fast path.
-                    let timer = self.timeout.map(|t| Box::pin(tokio::time::sleep(t)));
+                    let timer = self.timer();
                     self.phase = Phase::Waiting { ticket, timer };
                     // Just queued with this waker: only the timer needs registering.
                     return self.poll_timer(inner, cx);
@@ -73,17 +106,13 @@ impl Wait {
         if let Phase::Waiting {
             timer: Some(timer), ..
         } = &mut self.phase
+            && timer.poll(cx).is_ready()
         {
-            if timer.as_mut().poll(cx).is_ready() {
-                let Phase::Waiting { ticket, .. } = std::mem::replace(&mut self.phase, Phase::Done)
-                else {
-                    unreachable!()
-                };
-                return Poll::Ready(match inner.give_up(ticket, GiveUp::TimedOut) {
-                    Ok(_) => Ok(()),
-                    Err(r) => Err(r),
-                });
-            }
+            let Phase::Waiting { ticket, .. } = std::mem::replace(&mut self.phase, Phase::Done)
+            else {
+                unreachable!()
+            };
+            return Poll::Ready(inner.time_out(ticket));
         }
         Poll::Pending
     }
@@ -97,7 +126,7 @@ impl Wait {
     /// the same instant.
     pub(crate) fn cancel(&mut self, inner: &Inner) {
         if let Phase::Waiting { ticket, .. } = std::mem::replace(&mut self.phase, Phase::Done) {
-            let _ = inner.give_up(ticket, GiveUp::Cancelled);
+            inner.cancel(ticket);
         }
     }
 }
@@ -115,6 +144,14 @@ macro_rules! acquire_options {
         /// takes).
         pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
             self.wait.timeout = timeout;
+            self
+        }
+
+        /// loom models only: time out when `timer` is fired, instead of on tokio's timer.
+        #[cfg(sluicegate_loom)]
+        #[doc(hidden)]
+        pub fn manual_timer(mut self, timer: super::loom_timer::ManualTimer) -> Self {
+            self.wait.manual_timer = Some(timer);
             self
         }
     };

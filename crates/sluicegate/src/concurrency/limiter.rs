@@ -18,16 +18,53 @@ use crate::sync::Arc;
 /// A cheap handle: clones share one limit, so two routes (or three calls fanned out from
 /// one request) that use the same resource share its permits. See the
 /// [module docs](super) for the semantics in full.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate::concurrency::ConcurrencyLimiter;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let db = ConcurrencyLimiter::new(2);
+/// let report = db.clone(); // shares the two permits
+///
+/// let a = db.acquire().await.unwrap();
+/// let b = report.try_acquire().unwrap();
+/// assert!(db.try_acquire().is_err()); // both permits are out
+/// drop((a, b));
+///
+/// db.set_max(0).unwrap(); // kill switch: nothing new starts
+/// assert!(db.try_acquire().is_err());
+/// db.reset().await; // back to the configured 2
+/// assert_eq!(db.max(), 2);
+/// # });
+/// ```
 #[derive(Clone, Debug)]
 pub struct ConcurrencyLimiter {
     inner: Arc<Inner>,
 }
 
-/// Settings for a [`ConcurrencyLimiter`].
+/// Settings for a [`ConcurrencyLimiter`], from [`ConcurrencyLimiter::builder`].
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use sluicegate::concurrency::{ConcurrencyLimiter, QueueOrder};
+///
+/// let limiter = ConcurrencyLimiter::builder(8)
+///     .max_queue(100)
+///     .queue_timeout(Duration::from_millis(500))
+///     .order(QueueOrder::Lifo)
+///     .predictive(true)
+///     .build()?;
+/// assert_eq!(limiter.max(), 8);
+/// # Ok::<_, sluicegate::concurrency::ConfigError>(())
+/// ```
 #[must_use = "call build() to get a limiter"]
 pub struct Builder {
     config: Config,
-    clock: Box<dyn Clock>,
+    clock: std::sync::Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for Builder {
@@ -38,12 +75,9 @@ impl std::fmt::Debug for Builder {
     }
 }
 
-/// The queue bound when none is set.
-pub const DEFAULT_MAX_QUEUE: usize = 1024;
-
 impl Builder {
     /// How many callers may wait when every permit is taken (default
-    /// [`DEFAULT_MAX_QUEUE`]); `0` rejects at once.
+    /// [`ConcurrencyLimiter::DEFAULT_MAX_QUEUE`]); `0` rejects at once.
     pub fn max_queue(mut self, max_queue: usize) -> Self {
         self.config.max_queue = max_queue;
         self
@@ -70,10 +104,20 @@ impl Builder {
         self
     }
 
-    /// The clock used to measure release intervals for predictive rejection (default
-    /// [`TokioClock`]). Queue timeouts always use tokio's timer.
+    /// The limiter's clock (default [`TokioClock`]). It times everything the limiter
+    /// measures: release intervals for predictive rejection, the deadline of
+    /// [`acquire_blocking`](ConcurrencyLimiter::acquire_blocking), and the samples of an
+    /// [`AdaptiveLimiter`](crate::adaptive::AdaptiveLimiter) wrapped around it.
+    ///
+    /// The queue timeout of an async [`acquire`](ConcurrencyLimiter::acquire) is a tokio
+    /// timer, which must wake a task that sleeps; it follows tokio's time, and the default
+    /// `TokioClock` reads that same time, so a paused runtime (`tokio::time::pause` /
+    /// `advance`) drives the timeouts and everything above together. A [`FakeClock`]
+    /// drives everything above but not async queue timeouts.
+    ///
+    /// [`FakeClock`]: crate::clock::FakeClock
     pub fn clock(mut self, clock: impl Clock) -> Self {
-        self.clock = Box::new(clock);
+        self.clock = std::sync::Arc::new(clock);
         self
     }
 
@@ -112,7 +156,10 @@ impl ConcurrencyLimiter {
     /// The largest limit a limiter can have.
     pub const MAX_PERMITS: usize = MAX_PERMITS as usize;
 
-    /// A limiter of `max` permits with the default queue (up to [`DEFAULT_MAX_QUEUE`]
+    /// The queue bound when none is set.
+    pub const DEFAULT_MAX_QUEUE: usize = 1024;
+
+    /// A limiter of `max` permits with the default queue (up to [`Self::DEFAULT_MAX_QUEUE`]
     /// waiters, no timeout, FIFO).
     ///
     /// # Panics
@@ -130,12 +177,12 @@ impl ConcurrencyLimiter {
         Builder {
             config: Config {
                 max: u64::try_from(max).unwrap_or(u64::MAX),
-                max_queue: DEFAULT_MAX_QUEUE,
+                max_queue: Self::DEFAULT_MAX_QUEUE,
                 queue_timeout: None,
                 order: QueueOrder::Fifo,
                 predictive: false,
             },
-            clock: Box::new(TokioClock),
+            clock: std::sync::Arc::new(TokioClock),
         }
     }
 
@@ -239,8 +286,15 @@ impl ConcurrencyLimiter {
     pub fn set_max(&self, max: usize) -> Result<(), ConfigError> {
         let max = u64::try_from(max).unwrap_or(u64::MAX);
         check_max(max)?;
-        self.inner.set_max(max);
+        self.inner.set_max(max, false);
         Ok(())
+    }
+
+    /// Sets the limit and makes it the one [`reset`](Self::reset) returns to: for the
+    /// adaptive limiter, whose algorithm owns the limit. Clamped to [`Self::MAX_PERMITS`].
+    pub(crate) fn set_base_max(&self, max: usize) {
+        let max = u64::try_from(max).unwrap_or(u64::MAX).min(MAX_PERMITS);
+        self.inner.set_max(max, true);
     }
 
     /// The current limit.
@@ -271,7 +325,14 @@ impl ConcurrencyLimiter {
     }
 
     /// Cancels everything that waits, waits for everything that runs, then opens again with
-    /// the configured settings (the limit given at construction).
+    /// the configured limit: the one given at construction or, for a limiter an
+    /// [`AdaptiveLimiter`](crate::adaptive::AdaptiveLimiter) drives, the algorithm's latest.
+    /// A limit set with [`set_max`](Self::set_max) (a kill switch of 0, say) is an override
+    /// that `reset` undoes. Callers that queued meanwhile (after an [`open`](Self::open)
+    /// during the drain) are served as soon as the limit allows.
+    ///
+    /// Two resets may overlap, and a reset may overlap a [`drain`](Self::drain): each
+    /// finishes once nothing runs.
     pub async fn reset(&self) {
         self.close();
         self.drain().await;
@@ -281,6 +342,12 @@ impl ConcurrencyLimiter {
     /// Gauges and counters as of now.
     pub fn snapshot(&self) -> Snapshot {
         self.inner.snapshot()
+    }
+
+    /// Tests only: see [`Inner::start_completed_at`].
+    #[cfg(test)]
+    pub(crate) fn start_completed_at(&self, n: u64) {
+        self.inner.start_completed_at(n);
     }
 
     pub(crate) fn inner(&self) -> &Inner {

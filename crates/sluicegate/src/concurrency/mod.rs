@@ -42,8 +42,8 @@
 //!
 //! Dropping an [`Acquire`] or [`AcquireOwned`] future removes the caller from the queue at
 //! once. If a release handed it a permit at the same instant, that permit goes on to the next
-//! waiter (or back to the pool) and is not counted as completed work. Either way no permit is
-//! leaked and no waiter misses a wake-up; loom models in `tests/loom_concurrency.rs` check
+//! waiter (or back to the pool); the grant stays counted as admitted and completed. Either way
+//! no permit is leaked and no waiter misses a wake-up; loom models in `tests/loom_*.rs` check
 //! these races.
 //!
 //! # Fairness
@@ -58,21 +58,28 @@
 //!
 //! With no waiters, acquire and release are one `fetch_add` each: no lock,
 //! no clock read, no allocation. The queue (only used when callers must wait) is behind a
-//! mutex. See `docs/concurrency-state-machine.md` for the state machine.
+//! mutex. The repository's `docs/concurrency-state-machine.md` describes the state machine.
 
 mod blocking;
 mod core;
 mod error;
 mod future;
 mod limiter;
+#[cfg(sluicegate_loom)]
+mod loom_timer;
 mod permit;
 mod queue;
 mod snapshot;
 mod state;
+#[cfg(all(test, not(sluicegate_loom)))]
+mod wrap_tests;
 
 pub use error::{ConfigError, Rejected};
 pub use future::{Acquire, AcquireOwned, Drain};
-pub use limiter::{Builder, ConcurrencyLimiter, DEFAULT_MAX_QUEUE};
+pub use limiter::{Builder, ConcurrencyLimiter};
+#[cfg(sluicegate_loom)]
+#[doc(hidden)]
+pub use loom_timer::ManualTimer;
 pub use permit::{OwnedPermit, Permit};
 pub use queue::{Priority, QueueOrder};
 pub use snapshot::Snapshot;

@@ -7,6 +7,19 @@ use crate::sync::Arc;
 
 /// A permit borrowed from a limiter. Dropping it releases the permit, including on panic and
 /// when the future holding it is cancelled.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate::concurrency::ConcurrencyLimiter;
+///
+/// let limiter = ConcurrencyLimiter::new(1);
+/// {
+///     let _permit = limiter.try_acquire().unwrap();
+///     assert_eq!(limiter.snapshot().in_flight, 1);
+/// } // released here
+/// assert_eq!(limiter.snapshot().in_flight, 0);
+/// ```
 #[must_use = "the permit is released as soon as it is dropped"]
 pub struct Permit<'a> {
     pub(crate) inner: &'a Inner,
@@ -27,6 +40,23 @@ impl fmt::Debug for Permit<'_> {
 
 /// A permit that owns a handle to its limiter, so it can move into spawned tasks and
 /// response futures. Dropping it releases the permit.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate::concurrency::ConcurrencyLimiter;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let limiter = ConcurrencyLimiter::new(4);
+/// let permit = limiter.acquire_owned().await.unwrap();
+/// let job = tokio::spawn(async move {
+///     let _permit = permit; // held until the task ends
+///     "done"
+/// });
+/// assert_eq!(job.await.unwrap(), "done");
+/// assert_eq!(limiter.snapshot().in_flight, 0);
+/// # });
+/// ```
 #[must_use = "the permit is released as soon as it is dropped"]
 pub struct OwnedPermit {
     pub(crate) inner: Arc<Inner>,

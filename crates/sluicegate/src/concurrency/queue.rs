@@ -9,6 +9,16 @@ use std::time::Duration;
 use crate::clock::Nanos;
 
 /// The order in which waiters are served within one priority class.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate::concurrency::{ConcurrencyLimiter, QueueOrder};
+///
+/// // Under overload, serve the newest caller: it is the one most likely still waiting.
+/// let limiter = ConcurrencyLimiter::builder(4).order(QueueOrder::Lifo).build().unwrap();
+/// # drop(limiter);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum QueueOrder {
     /// First come, first served. Fair; the default.
@@ -21,8 +31,33 @@ pub enum QueueOrder {
 
 /// How urgent a call is. Waiters of a higher priority are always served before waiters of a
 /// lower one (strict priority); within one priority the queue order applies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+///
+/// The default is [`Priority::NORMAL`], not 0: a call that says nothing about its priority
+/// sits in the middle, above background work.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate::concurrency::{ConcurrencyLimiter, Priority};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let limiter = ConcurrencyLimiter::new(4);
+/// let permit = limiter.acquire().priority(Priority::HIGH).await.unwrap();
+/// assert_eq!(Priority::default(), Priority::NORMAL);
+/// assert!(Priority(200) > Priority::HIGH);
+/// # drop(permit);
+/// # });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Priority(pub u8);
+
+/// Written by hand: a derived `Default` gave 0, below [`Priority::LOW`] (defect 5 of
+/// issue 8).
+impl Default for Priority {
+    fn default() -> Self {
+        Priority::NORMAL
+    }
+}
 
 impl Priority {
     /// Background work.

@@ -87,6 +87,14 @@ impl Completed {
     pub(crate) fn epochs(&self) -> u64 {
         self.half_epochs.load(Ordering::Acquire)
     }
+
+    /// Tests only: a fresh word (nothing in flight, no flags) whose count stands at `n`, with
+    /// the matching epochs recorded here; for driving real operations across the wraps.
+    #[cfg(test)]
+    pub(crate) fn start_at(&self, n: u64) -> u64 {
+        self.half_epochs.store(n / HALF, Ordering::Relaxed);
+        (n & (FIELD - 1)) << COMPLETED_SHIFT
+    }
 }
 
 #[cfg(all(test, not(sluicegate_loom)))]

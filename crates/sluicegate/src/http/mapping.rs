@@ -78,6 +78,11 @@ impl RejectionMapping {
         self
     }
 
+    /// The status a request without a rate limit key gets when the layer fails closed.
+    pub(crate) fn missing_key_status_code(&self) -> StatusCode {
+        self.missing_key
+    }
+
     /// Whether rejections carry a short `text/plain` body saying why (default `true`).
     pub fn body(mut self, on: bool) -> Self {
         self.body = on;

@@ -35,7 +35,7 @@ struct Padded<T>(T);
 /// use std::num::NonZeroUsize;
 ///
 /// let limiter = KeyedGcra::<IpAddr, _>::with_clock(
-///     Quota::per_second(1),
+///     Quota::per_second(1).unwrap(),
 ///     NonZeroUsize::new(100_000).unwrap(),
 ///     FakeClock::new(),
 /// );
@@ -140,19 +140,19 @@ impl<K: Hash + Eq + Clone, C: Clock, S: BuildHasher> KeyedGcra<K, C, S> {
             if !self.params.unchanged_since(seq) {
                 continue;
             }
-            if let Some(tat) = entries.get_mut(hash, key) {
-                let (decision, next) = step(params, *tat, now, n)?;
-                if let (true, Some(next)) = (consume, next) {
-                    *tat = next;
+            if let Some(entry) = entries.get_mut(hash, key) {
+                let (decision, next) = step(params, entry.tat, now, n)?;
+                if consume {
+                    entry.record(next, now);
                 }
                 return Ok(decision);
             }
             // A key not tracked has a full bucket.
             let (decision, next) = step(params, 0, now, n)?;
-            if let (true, Some(next)) = (consume, next) {
-                if next > now {
-                    entries.insert(hash, key.clone(), next, now, |k| self.hasher.hash_one(k));
-                }
+            if let (true, Some(next)) = (consume, next)
+                && next > now
+            {
+                entries.insert(hash, key.clone(), next, now, |k| self.hasher.hash_one(k));
             }
             return Ok(decision);
         }

@@ -2,10 +2,44 @@
 
 use hashbrown::HashTable;
 
-/// Keys and their GCRA state (`tat`, ns), at most `cap` of them.
+/// A tracked key: its GCRA state and whether it was denied since it last refilled.
+#[derive(Debug)]
+pub(crate) struct Entry<K> {
+    key: K,
+    /// Theoretical arrival time, ns: the key is idle (as good as fresh) once it is `<= now`.
+    pub(crate) tat: u64,
+    /// Denied since its bucket was last full: forgetting it would lift a limit in force, so
+    /// it is the last to be evicted.
+    pub(crate) denied: bool,
+}
+
+impl<K> Entry<K> {
+    /// Records one check at `now`: the new state when allowed, the denial otherwise.
+    #[inline]
+    pub(crate) fn record(&mut self, next: Option<u64>, now: u64) {
+        match next {
+            Some(next) => {
+                // A key that had refilled starts over, as a fresh key would.
+                if self.tat <= now {
+                    self.denied = false;
+                }
+                self.tat = next;
+            }
+            None => self.denied = true,
+        }
+    }
+
+    /// The eviction order when no key is idle: keys never denied first, and within each
+    /// group the one owing least (closest to refilled).
+    fn eviction_rank(&self) -> (bool, u64) {
+        (self.denied, self.tat)
+    }
+}
+
+/// Keys and their GCRA state, at most `cap` of them.
 #[derive(Debug)]
 pub(crate) struct Shard<K> {
-    entries: HashTable<(K, u64)>,
+    entries: HashTable<Entry<K>>,
     cap: usize,
 }
 
@@ -21,11 +55,9 @@ impl<K: Eq> Shard<K> {
         self.entries.len()
     }
 
-    /// The state of `key`, if it is tracked.
-    pub(crate) fn get_mut(&mut self, hash: u64, key: &K) -> Option<&mut u64> {
-        self.entries
-            .find_mut(hash, |(k, _)| k == key)
-            .map(|(_, tat)| tat)
+    /// The entry of `key`, if it is tracked.
+    pub(crate) fn get_mut(&mut self, hash: u64, key: &K) -> Option<&mut Entry<K>> {
+        self.entries.find_mut(hash, |e| e.key == *key)
     }
 
     /// Starts tracking a key not tracked yet, making room first if the shard is full.
@@ -40,25 +72,31 @@ impl<K: Eq> Shard<K> {
         if self.entries.len() >= self.cap {
             self.make_room(now);
         }
-        self.entries
-            .insert_unique(hash, (key, tat), |(k, _)| rehash(k));
+        let entry = Entry {
+            key,
+            tat,
+            denied: false,
+        };
+        self.entries.insert_unique(hash, entry, |e| rehash(&e.key));
     }
 
     /// Drops idle keys (state at or before `now`); returns how many.
     pub(crate) fn evict_idle(&mut self, now: u64) -> usize {
         let before = self.entries.len();
-        self.entries.retain(|(_, tat)| *tat > now);
+        self.entries.retain(|e| e.tat > now);
         before - self.entries.len()
     }
 
     /// Rewrites every key's state.
     pub(crate) fn for_each_state(&mut self, mut f: impl FnMut(u64) -> u64) {
-        for (_, tat) in self.entries.iter_mut() {
-            *tat = f(*tat);
+        for e in self.entries.iter_mut() {
+            e.tat = f(e.tat);
         }
     }
 
-    /// Frees at least an eighth of the shard: idle keys first, then those owing the least.
+    /// Frees at least an eighth of the shard: idle keys first (forgetting them changes
+    /// nothing), then keys never denied, owing the least first, and denied keys only when
+    /// nothing else is left.
     fn make_room(&mut self, now: u64) {
         self.evict_idle(now);
         let target = self.cap - (self.cap / 8).max(1);
@@ -66,15 +104,16 @@ impl<K: Eq> Shard<K> {
             return;
         }
         let excess = self.entries.len() - target;
-        let mut states: Vec<u64> = self.entries.iter().map(|(_, tat)| *tat).collect();
-        let (below, &mut threshold, _) = states.select_nth_unstable(excess - 1);
-        // Keys checked at the same instant share a state, so drop only as many of those tied
+        let mut ranks: Vec<(bool, u64)> = self.entries.iter().map(Entry::eviction_rank).collect();
+        let (below, &mut threshold, _) = ranks.select_nth_unstable(excess - 1);
+        // Keys checked at the same instant share a rank, so drop only as many of those tied
         // at the threshold as needed: dropping them all could empty the shard.
-        let mut tied_to_drop = excess - below.iter().filter(|&&tat| tat < threshold).count();
-        self.entries.retain(|(_, tat)| {
-            if *tat < threshold {
+        let mut tied_to_drop = excess - below.iter().filter(|&&r| r < threshold).count();
+        self.entries.retain(|e| {
+            let rank = e.eviction_rank();
+            if rank < threshold {
                 false
-            } else if *tat == threshold && tied_to_drop > 0 {
+            } else if rank == threshold && tied_to_drop > 0 {
                 tied_to_drop -= 1;
                 false
             } else {
@@ -106,5 +145,24 @@ mod tests {
         let tracked = shard.len();
         assert_eq!(shard.evict_idle(10_000), tracked);
         assert_eq!(shard.len(), 0);
+    }
+
+    #[test]
+    fn a_denied_key_goes_after_every_key_never_denied() {
+        let mut shard = Shard::new(8);
+        for k in 0..8u64 {
+            shard.insert(k, k, 100 + k, 0, |k| *k);
+        }
+        shard.get_mut(0, &0).unwrap().record(None, 50);
+        shard.insert(99, 99, 1_000, 60, |k| *k);
+        assert!(shard.get_mut(0, &0).is_some(), "the denied key stays");
+        assert!(
+            shard.get_mut(1, &1).is_none(),
+            "the least owing of the rest goes"
+        );
+        // Once its bucket is full again, an allowed check makes it an ordinary key.
+        let denied = shard.get_mut(0, &0).unwrap();
+        denied.record(Some(300), 200);
+        assert!(!denied.denied);
     }
 }

@@ -40,7 +40,7 @@ impl<B> LimitBody<B> {
     }
 
     /// A body of the given text (a rejection).
-    pub fn message(message: Bytes) -> Self {
+    pub(crate) fn message(message: Bytes) -> Self {
         let message = (!message.is_empty()).then_some(message);
         LimitBody {
             kind: Kind::Message { message },

@@ -9,10 +9,21 @@
 //! | [`rate::RateLimitLayer`] | HTTP servers, global or keyed | a `429` + `Retry-After` + `RateLimit` response |
 //! | [`client::ClientLimitLayer`] | HTTP clients | the call's error; bypass / priority per request |
 //!
+//! The common pieces are re-exported here, so one `use` line serves an axum server:
+//!
+//! ```
+//! use sluicegate::middleware::{
+//!     ConcurrencyLimiter, HttpConcurrencyLimitLayer, KeyedGcra, PeerIp, Quota, RateLimitLayer,
+//! };
+//! # let _ = (PeerIp::new(), Quota::per_minute(60));
+//! # let _: Option<(ConcurrencyLimiter, HttpConcurrencyLimitLayer, KeyedGcra<std::net::IpAddr>, RateLimitLayer<()>)> = None;
+//! ```
+//!
 //! Server layers reserve a permit in `poll_ready`, consume it in `call` and release it when
 //! the response future (HTTP: the response body) is done or dropped; a cloned service starts
 //! with no reservation. A limiter handle cloned into several layers is one shared limit.
-//! See `docs/middleware.md` for the design and its trade-offs.
+//! The guide `docs/middleware.md` in the repository explains the design and its
+//! trade-offs.
 
 mod body;
 pub mod client;
@@ -23,6 +34,15 @@ pub mod rate;
 mod reserve;
 
 pub use body::LimitBody;
+pub use client::ClientLimitLayer;
+pub use concurrency::ConcurrencyLimitLayer;
+pub use http_concurrency::HttpConcurrencyLimitLayer;
+pub use rate::{HeaderKey, MissingKey, PeerIp, RateCheck, RateLimitLayer, key_fn};
+
+// The limiters the layers are built from, so the same `use` line names them too.
+pub use crate::concurrency::ConcurrencyLimiter;
+pub use crate::keyed::KeyedGcra;
+pub use crate::rate::{Gcra, Quota, SlidingWindow};
 
 /// The error type of the layers that return rejections as errors (tower's convention).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

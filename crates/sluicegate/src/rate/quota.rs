@@ -16,7 +16,7 @@ use std::time::Duration;
 /// use std::num::NonZeroU32;
 /// use std::time::Duration;
 ///
-/// let steady = Quota::per_second(100);
+/// let steady = Quota::per_second(100)?;
 /// let bursty = Quota::new(600, Duration::from_secs(60))?.with_burst(NonZeroU32::new(20).unwrap());
 /// assert_eq!(bursty.emission_interval(), Some(Duration::from_millis(100)));
 /// assert_eq!(steady.burst(), 100);
@@ -51,18 +51,33 @@ impl Quota {
     }
 
     /// `count` requests per second.
-    pub fn per_second(count: u32) -> Self {
-        Self::new(count, Duration::from_secs(1)).expect("a second holds u32::MAX nanoseconds")
+    ///
+    /// # Errors
+    ///
+    /// [`QuotaError::RateTooHigh`] for more than 10^9 (one request per nanosecond).
+    pub fn per_second(count: u32) -> Result<Self, QuotaError> {
+        Self::new(count, Duration::from_secs(1))
     }
 
-    /// `count` requests per minute.
+    /// `count` requests per minute. Never fails: a minute holds more nanoseconds than any
+    /// `u32`.
     pub fn per_minute(count: u32) -> Self {
-        Self::new(count, Duration::from_secs(60)).expect("a minute holds u32::MAX nanoseconds")
+        Self::per_period(count, 60)
     }
 
-    /// `count` requests per hour.
+    /// `count` requests per hour. Never fails, as [`per_minute`](Self::per_minute).
     pub fn per_hour(count: u32) -> Self {
-        Self::new(count, Duration::from_secs(3600)).expect("an hour holds u32::MAX nanoseconds")
+        Self::per_period(count, 3600)
+    }
+
+    /// `count` per `secs` seconds, for periods of at least 5 s (`u32::MAX` ns is ~4.3 s),
+    /// which no count can exceed one per nanosecond.
+    fn per_period(count: u32, secs: u64) -> Self {
+        Quota {
+            count,
+            period: Duration::from_secs(secs),
+            burst: count,
+        }
     }
 
     /// A quota that denies everything.

@@ -1,18 +1,25 @@
-//! A bucket of samples: counts, RT sum and the smallest RTs.
+//! A bucket of samples: counts, RT sum, the RTs themselves until it closes, and its low
+//! quantile.
 
 use std::time::Duration;
 
-/// Smallest RTs a bucket keeps.
-const LOWS: usize = 16;
+/// The low quantile of RT the queue estimate reads: the 5th percentile.
+const LOW_QUANTILE: f64 = 0.05;
 
 /// One bucket's worth of samples.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Bucket {
-    /// The smallest RTs seen, ascending (at most `LOWS`).
-    pub(super) lows: Vec<Duration>,
+    /// How long the bucket lasted (its share of the time axis; rates are passes ÷ span).
+    pub(super) span: Duration,
+    /// Every successful RT while the bucket is open; emptied when it is sealed.
+    rts: Vec<Duration>,
+    /// The bucket's 5th-percentile RT, once sealed with enough samples.
+    low: Option<Duration>,
     pub(super) passes: u64,
     pub(super) rt_sum: Duration,
     pub(super) drops: u64,
+    /// The most permits out when one of its requests started.
+    pub(super) max_in_flight: usize,
     /// Some request started with every permit taken: demand reached the limit.
     pub(super) saturated: bool,
     /// A min-RT probe was under way: its pass rate understates the resource.
@@ -20,26 +27,41 @@ pub(super) struct Bucket {
 }
 
 impl Bucket {
-    /// The bucket's 5th-percentile RT (the 16th smallest in buckets of over 320): low
-    /// quantiles move with queueing delay and hardly with service-time noise.
-    pub(super) fn low_rt(&self, min_samples: usize) -> Option<Duration> {
-        if self.passes < min_samples.max(1) as u64 {
-            return None;
+    /// An empty bucket lasting `span`.
+    pub(super) fn new(span: Duration) -> Self {
+        Bucket {
+            span,
+            ..Bucket::default()
         }
-        let k = usize::try_from(self.passes / 20)
-            .unwrap_or(LOWS)
-            .clamp(1, LOWS);
-        self.lows.get(k - 1).copied()
+    }
+
+    /// The bucket's 5th-percentile RT (a true quantile at any request rate: the
+    /// `ceil(0.05 n)`-th smallest of its `n` RTs): low quantiles move with queueing delay and
+    /// hardly with service-time noise. `None` with fewer than `min_samples` successes.
+    pub(super) fn low_rt(&self) -> Option<Duration> {
+        self.low
+    }
+
+    /// Computes the low quantile (with at least `min_samples` successes) and frees the RTs.
+    pub(super) fn seal(&mut self, min_samples: usize) {
+        let n = self.rts.len();
+        if n >= min_samples.max(1) {
+            let k = ((LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
+            let (_, kth, _) = self.rts.select_nth_unstable(k - 1);
+            self.low = Some(*kth);
+        }
+        self.rts = Vec::new();
+    }
+
+    /// Rate of successes per second over the bucket's span.
+    pub(super) fn rate(&self) -> f64 {
+        self.passes as f64 / self.span.as_secs_f64().max(1e-9)
     }
 
     pub(super) fn add(&mut self, rt: Duration) {
         self.passes += 1;
         self.rt_sum += rt;
-        if self.lows.len() < LOWS || rt < self.lows[LOWS - 1] {
-            let at = self.lows.partition_point(|&x| x <= rt);
-            self.lows.insert(at, rt);
-            self.lows.truncate(LOWS);
-        }
+        self.rts.push(rt);
     }
 }
 

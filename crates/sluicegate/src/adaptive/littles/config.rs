@@ -9,9 +9,10 @@ pub struct LittlesLawConfig {
     pub initial: usize,
     /// Floor (1).
     pub min: usize,
-    /// Ceiling (1000).
+    /// Ceiling (1 000 000: no scale of its own; set one if the resource has a known bound).
     pub max: usize,
-    /// Length of one bucket; the limit is recomputed when a bucket closes (100 ms).
+    /// Shortest bucket; the limit is recomputed when a bucket closes (100 ms). A bucket also
+    /// lasts at least one recent mean RT and the time `min_samples` answers take.
     pub bucket: Duration,
     /// Buckets over which the max pass rate and the window RT are taken (10, i.e. 1 s).
     pub pass_buckets: usize,
@@ -32,11 +33,11 @@ pub struct LittlesLawConfig {
     /// Growth factor per bucket while saturated and the resource shows no queue (1.1); also
     /// the largest step up.
     pub max_step: f64,
-    /// Time between min-RT probes while saturated (5 s).
+    /// Time between min-RT probes while saturated (5 s; at least 50 buckets).
     pub probe_interval: Duration,
     /// An early min-RT probe starts when the window's RT exceeds min RT by this factor (1.5).
     pub probe_trigger: f64,
-    /// How long a min-RT probe holds the limit down (200 ms).
+    /// How long a min-RT probe holds the limit down (200 ms; at least 2 buckets and 3 RTs).
     pub probe_duration: Duration,
     /// The probe's limit as a fraction of the last bucket's pass rate × min RT (0.85; at least
     /// half the limit): low enough to drain the resource's own queue, so the RTs measured are
@@ -46,7 +47,7 @@ pub struct LittlesLawConfig {
     pub drop_fraction: f64,
     /// Factor on the limit on a back-off (0.9); also the largest step down a bucket.
     pub backoff: f64,
-    /// After a back-off, the limit does not rise for this long (1 s).
+    /// After a back-off, the limit does not rise for this long (1 s; at least 10 buckets).
     pub cool_down: Duration,
 }
 
@@ -55,7 +56,7 @@ impl Default for LittlesLawConfig {
         LittlesLawConfig {
             initial: 20,
             min: 1,
-            max: 1000,
+            max: 1_000_000,
             bucket: Duration::from_millis(100),
             pass_buckets: 10,
             min_samples: 10,

@@ -78,10 +78,11 @@ fn littles_steers_the_resource_queue_estimated_from_low_rt_to_target() {
         limits.push(feed(&mut l, idx, 100, 30, FULL, Outcome::Success));
     }
     // Queue = (mean low RT of the last 3 buckets − floor 20 ms) × 1000/s; target 2.
-    // Closing 22: low 23.3 ms → queue 3.3 → 40 + 0.5 × (2 − 3.3) = 39.3 → 39.
-    // Closing 23: low 26.7 ms → queue 6.7 → 39 + 0.5 × (2 − 6.7) = 36.7 → 37.
-    // Closing 24: low 30 ms → queue 10 → 37 − 4 = 33, inside the × 0.9 bound (33.3) → 33.
-    assert_eq!(limits, vec![40, 39, 37, 33]);
+    // Closing 22: low 23.3 ms → queue 3.3, the first queue seen: the slow start is over and
+    // the limit drains at once to BDP × 1.04 + 2 = 1000/s × 20 ms × 1.04 + 2 = 22.8 → 23.
+    // Closing 23: low 26.7 ms → queue 6.7 → 23 + 0.5 × (2 − 6.7) = 20.7, the × 0.9 bound → 21.
+    // Closing 24: low 30 ms → queue 10 → 21 − 4 = 17, inside the × 0.9 bound (18.9) → 19.
+    assert_eq!(limits, vec![40, 23, 21, 19]);
 }
 
 #[test]
@@ -104,18 +105,21 @@ fn littles_probes_when_rt_inflates_and_adopts_the_probed_rt_as_the_new_floor() {
 }
 
 #[test]
-fn littles_remembers_queued_capacity_through_quiet_spells() {
+fn littles_holds_the_knee_through_quiet_spells() {
     let mut l = warmed();
-    // One saturated bucket in which the resource queues (RT 40 ms): capacity seen, 1000/s.
+    // One saturated bucket in which the resource queues (low RT 40 ms over a 20 ms floor):
+    // the knee is found, and the steering sets the limit there.
     feed(&mut l, 22, 100, 40, FULL, Outcome::Success);
+    let knee = feed(&mut l, 23, 1, 20, IDLE, Outcome::Success);
     // Then a quiet spell at 200/s, RT back at 20 ms, for longer than the window.
     let mut limit = 0;
-    for idx in 23..40 {
+    for idx in 24..40 {
         limit = feed(&mut l, idx, 20, 20, IDLE, Outcome::Success);
     }
-    // Application-limited: 2 × 200/s × 20 ms = 8, but the capacity seen while queueing
-    // (1000/s × 20 ms = 20) is kept, so the next burst finds the limit already there.
-    assert_eq!(limit, 20);
+    // Application-limited: 2 × 200/s × 20 ms would be 8, but the knee is kept, so the next
+    // burst queues in the limiter at the knee rather than inside the resource.
+    assert_eq!(limit, knee);
+    assert!(knee > 8, "{knee}");
 }
 
 #[test]
@@ -165,4 +169,82 @@ proptest! {
             prop_assert!((min..=max).contains(&limit), "limit {} not in [{}, {}]", limit, min, max);
         }
     }
+}
+
+/// A random stream of samples: (gap µs, RT in units of 100 µs, outcome, in-flight).
+fn stream() -> impl Strategy<Value = Vec<(u64, u64, u8, usize)>> {
+    prop::collection::vec((0u64..5_000, 1u64..2_000, 0u8..2, 1usize..80), 1..400)
+}
+
+fn sample(t: u64, rt: u64, o: u8, in_flight: usize) -> Sample {
+    Sample {
+        start: Nanos::new(t),
+        latency: Duration::from_micros(rt * 100),
+        in_flight,
+        outcome: [Outcome::Success, Outcome::Dropped, Outcome::Ignored][o as usize],
+    }
+}
+
+proptest! {
+    /// An ignored sample (a cancellation, a client error) says nothing about the resource:
+    /// slipping them anywhere into a stream changes no limit the algorithm gives.
+    #[test]
+    fn littles_ignored_samples_change_nothing(samples in stream(), every in 1usize..5) {
+        let mut plain = LittlesLaw::new(LittlesLawConfig::default());
+        let mut mixed = LittlesLaw::new(LittlesLawConfig::default());
+        let mut t = 0u64;
+        for (i, (gap_us, rt, o, in_flight)) in samples.into_iter().enumerate() {
+            t += gap_us * 1000;
+            if i % every == 0 {
+                mixed.on_sample(&sample(t, 1, 2, in_flight));
+            }
+            let s = sample(t, rt, o, in_flight);
+            prop_assert_eq!(plain.on_sample(&s), mixed.on_sample(&s));
+        }
+    }
+
+    /// Failures that answer fast, reported as dropped or ignored, never read as a faster
+    /// service: the min RT is never below the fastest *successful* RT seen.
+    #[test]
+    fn littles_min_rt_comes_from_successes_only(samples in stream()) {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut t = 0u64;
+        let mut fastest_success = Duration::MAX;
+        for (gap_us, rt, o, in_flight) in samples {
+            t += gap_us * 1000;
+            // Dropped and ignored samples answer 100× faster than any success.
+            let s = if o == 0 {
+                sample(t, rt.max(100), 0, in_flight)
+            } else {
+                sample(t, 1, o, in_flight)
+            };
+            if o == 0 {
+                fastest_success = fastest_success.min(s.latency);
+            }
+            l.on_sample(&s);
+            if let Some(min_rt) = l.min_rt() {
+                prop_assert!(min_rt >= fastest_success, "{:?} < {:?}", min_rt, fastest_success);
+            }
+        }
+    }
+}
+
+/// The low RT is the 5th percentile at every rate: it used to be the 16th smallest RT once a
+/// bucket held over 320, a lower and lower quantile as the rate rose.
+#[test]
+fn littles_bucket_low_rt_is_the_5th_percentile_at_any_count() {
+    for n in [10u64, 20, 320, 10_000] {
+        let mut b = Bucket::new(Duration::from_millis(100));
+        // RTs 1..=n ms, added in a scrambled order.
+        for i in 0..n {
+            b.add(Duration::from_millis((i * 7919) % n + 1));
+        }
+        b.seal(10);
+        let k = (0.05 * n as f64).ceil() as u64;
+        assert_eq!(b.low_rt(), Some(Duration::from_millis(k)), "n = {n}");
+    }
+    let mut few = Bucket::new(Duration::from_millis(100));
+    few.add(Duration::from_millis(1));
+    few.seal(10);
+    assert_eq!(few.low_rt(), None, "fewer than min_samples");
 }

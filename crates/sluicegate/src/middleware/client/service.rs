@@ -100,6 +100,7 @@ where
             // A permit is free and nobody waits: send now, no hand-over of the service.
             return ResponseFuture::running(self.inner.call(req), permit);
         }
+        // No extension: `Priority::default()`, which is `NORMAL`.
         let priority = req
             .extensions()
             .get::<Priority>()

@@ -14,6 +14,7 @@ use tower_service::Service;
 use super::check::RateCheck;
 use super::future::ResponseFuture;
 use super::key::KeyExtractor;
+use super::missing::MissingKey;
 use super::service::{Settings, respond};
 use crate::http::RatePolicy;
 use crate::middleware::body::LimitBody;
@@ -115,7 +116,11 @@ where
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
         let settings = self.settings.clone();
         let Some(key) = self.extractor.extract(&req) else {
-            let answer = ResponseFuture::answered(settings.mapping.missing_key());
+            settings.warn_missing_key(|| self.extractor.missing_key_hint());
+            let answer = match settings.missing {
+                MissingKey::Reject => ResponseFuture::answered(settings.mapping.missing_key()),
+                MissingKey::Allow => ResponseFuture::called(self.inner.call(req), None),
+            };
             return DeferredFuture::then(answer);
         };
         let clone = self.inner.clone();

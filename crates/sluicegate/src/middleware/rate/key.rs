@@ -8,17 +8,24 @@ use http::header::{HeaderName, HeaderValue};
 use http::{Extensions, Request};
 
 /// Finds the rate limit key of a request. `None` means the request has no key, which the
-/// rate layer answers with the mapping's missing-key status (a misconfiguration, such as a
-/// server that does not record peer addresses).
+/// rate layer answers as its [`MissingKey`](super::MissingKey) policy says (a
+/// misconfiguration, such as a server that does not record peer addresses).
 pub trait KeyExtractor<B> {
     /// The key: `()` for a global limit, an address, a header value, ...
     type Key;
 
     /// The key of `req`, if it has one.
     fn extract(&self, req: &Request<B>) -> Option<Self::Key>;
+
+    /// What a request without a key lacks and how to fix it, for the warning the rate layer
+    /// logs on the first such request.
+    fn missing_key_hint(&self) -> String {
+        "the key extractor found no key in the request".to_owned()
+    }
 }
 
-/// One limit for every request.
+/// One limit for every request: the key of [`RateLimitLayer::new`](super::RateLimitLayer::new)
+/// until [`keyed_by`](super::RateLimitLayer::keyed_by) names another.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Global;
 
@@ -36,16 +43,35 @@ type Lookup = Arc<dyn Fn(&Extensions) -> Option<IpAddr> + Send + Sync>;
 /// The client's IP address, IPv6 grouped by /64 (one customer usually holds a whole /64,
 /// so per-address IPv6 limits are trivially dodged).
 ///
-/// The address comes from the connection, as a request extension: by default a
-/// [`SocketAddr`] or [`IpAddr`] extension; with axum, read its `ConnectInfo`:
+/// The address comes from the connection, as a request extension. [`PeerIp::new`] reads:
+///
+/// - axum's `ConnectInfo<SocketAddr>` (with this crate's `axum` feature), which axum
+///   records when served with `into_make_service_with_connect_info::<SocketAddr>()`;
+/// - a [`SocketAddr`] or [`IpAddr`] extension, the usual way with hyper: insert the address
+///   `accept()` returned into each request (e.g. in the `service_fn` of the connection).
+///
+/// Any other type (a proxy's own connection info, tonic's `TcpConnectInfo`) is read with
+/// [`from_extension`](Self::from_extension). A request with no address is answered as the
+/// layer's [`MissingKey`](super::MissingKey) policy says, and the first one logs a warning.
+///
+/// # Examples
 ///
 /// ```
 /// use std::net::SocketAddr;
-/// use axum::extract::ConnectInfo;
-/// use sluicegate::middleware::rate::PeerIp;
+/// use axum::Router;
+/// use axum::routing::get;
+/// use sluicegate::middleware::{KeyedGcra, PeerIp, Quota, RateLimitLayer};
 ///
-/// let by_ip = PeerIp::from_extension(|c: &ConnectInfo<SocketAddr>| c.0.ip());
-/// # let _ = by_ip;
+/// # async fn serve() -> std::io::Result<()> {
+/// let max_clients = std::num::NonZeroUsize::new(100_000).unwrap();
+/// let per_client = std::sync::Arc::new(KeyedGcra::new(Quota::per_minute(60), max_clients));
+/// let app = Router::new()
+///     .route("/", get(|| async { "hello" }))
+///     .layer(RateLimitLayer::new(per_client).keyed_by(PeerIp::new()));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// // Connect info is what gives each request its peer address.
+/// axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await
+/// # }
 /// ```
 ///
 /// `X-Forwarded-For` is ignored unless [`trust_x_forwarded_for`](Self::trust_x_forwarded_for)
@@ -57,14 +83,11 @@ pub struct PeerIp {
 }
 
 impl PeerIp {
-    /// Reads a [`SocketAddr`] or [`IpAddr`] request extension.
+    /// Reads axum's `ConnectInfo<SocketAddr>` (feature `axum`), or a [`SocketAddr`] or
+    /// [`IpAddr`] request extension.
     pub fn new() -> Self {
         PeerIp {
-            lookup: Arc::new(|ext: &Extensions| {
-                ext.get::<SocketAddr>()
-                    .map(SocketAddr::ip)
-                    .or_else(|| ext.get::<IpAddr>().copied())
-            }),
+            lookup: Arc::new(peer_of),
             trust_forwarded: false,
         }
     }
@@ -91,6 +114,17 @@ impl PeerIp {
     }
 }
 
+/// The peer address among the extensions the usual servers record.
+fn peer_of(ext: &Extensions) -> Option<IpAddr> {
+    #[cfg(feature = "axum")]
+    if let Some(info) = ext.get::<axum::extract::ConnectInfo<SocketAddr>>() {
+        return Some(info.0.ip());
+    }
+    ext.get::<SocketAddr>()
+        .map(SocketAddr::ip)
+        .or_else(|| ext.get::<IpAddr>().copied())
+}
+
 impl Default for PeerIp {
     fn default() -> Self {
         Self::new()
@@ -107,6 +141,20 @@ impl fmt::Debug for PeerIp {
 
 impl<B> KeyExtractor<B> for PeerIp {
     type Key = IpAddr;
+
+    fn missing_key_hint(&self) -> String {
+        let axum = if cfg!(feature = "axum") {
+            "with axum, serve `app.into_make_service_with_connect_info::<SocketAddr>()`"
+        } else {
+            "with axum, enable sluicegate's `axum` feature and serve \
+             `app.into_make_service_with_connect_info::<SocketAddr>()`"
+        };
+        format!(
+            "no peer address in the request: {axum}; with hyper, insert the connection's \
+             `SocketAddr` as a request extension; for another connection type, key with \
+             `PeerIp::from_extension`"
+        )
+    }
 
     fn extract(&self, req: &Request<B>) -> Option<IpAddr> {
         let forwarded = self
@@ -146,7 +194,24 @@ pub fn group_ip(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The value of one header (an API key, a tenant id).
+/// The value of one header (an API key, a tenant id). A request without the header has no
+/// key.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use http::header::HeaderValue;
+/// use sluicegate::middleware::{HeaderKey, KeyedGcra, Quota, RateLimitLayer};
+///
+/// let per_key = Arc::new(KeyedGcra::<HeaderValue>::new(
+///     Quota::per_minute(600),
+///     std::num::NonZeroUsize::new(10_000).unwrap(),
+/// ));
+/// let layer = RateLimitLayer::new(per_key)
+///     .keyed_by(HeaderKey(http::header::HeaderName::from_static("x-api-key")));
+/// # let _ = layer;
+/// ```
 #[derive(Clone, Debug)]
 pub struct HeaderKey(pub HeaderName);
 
@@ -155,6 +220,10 @@ impl<B> KeyExtractor<B> for HeaderKey {
 
     fn extract(&self, req: &Request<B>) -> Option<HeaderValue> {
         req.headers().get(&self.0).cloned()
+    }
+
+    fn missing_key_hint(&self) -> String {
+        format!("no `{}` header in the request", self.0)
     }
 }
 

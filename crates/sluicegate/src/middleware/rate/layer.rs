@@ -6,6 +6,7 @@ use tower_layer::Layer;
 
 use super::deferred::DeferredRateLimit;
 use super::key::Global;
+use super::missing::{MissingKey, WarnOnce};
 use super::service::{RateLimit, Settings};
 use crate::http::RejectionMapping;
 
@@ -81,6 +82,8 @@ impl<C> RateLimitLayer<C> {
                 policy: "default".to_owned(),
                 mapping: RejectionMapping::default(),
                 headers_when_allowed: true,
+                missing: MissingKey::Reject,
+                warned: WarnOnce::default(),
             }),
             mode: Now,
         }
@@ -107,6 +110,14 @@ impl<C, X, M> RateLimitLayer<C, X, M> {
     /// How rejections are answered (statuses, body).
     pub fn mapping(mut self, mapping: RejectionMapping) -> Self {
         Arc::make_mut(&mut self.settings).mapping = mapping;
+        self
+    }
+
+    /// What to do with a request in which the key extractor finds no key: fail closed
+    /// ([`MissingKey::Reject`], the default) or open ([`MissingKey::Allow`]). The first such
+    /// request logs a warning either way.
+    pub fn on_missing_key(mut self, missing: MissingKey) -> Self {
+        Arc::make_mut(&mut self.settings).missing = missing;
         self
     }
 

@@ -5,6 +5,7 @@ mod deferred;
 mod future;
 mod key;
 mod layer;
+mod missing;
 mod service;
 mod wire;
 
@@ -13,4 +14,5 @@ pub use deferred::{AsyncRateCheck, DeferredFuture, DeferredRateLimit, Immediate}
 pub use future::ResponseFuture;
 pub use key::{Global, HeaderKey, KeyExtractor, KeyFn, PeerIp, group_ip, key_fn};
 pub use layer::{Deferred, Now, RateLimitLayer};
+pub use missing::MissingKey;
 pub use service::RateLimit;

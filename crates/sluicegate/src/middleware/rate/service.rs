@@ -9,6 +9,7 @@ use tower_service::Service;
 use super::check::RateCheck;
 use super::future::ResponseFuture;
 use super::key::KeyExtractor;
+use super::missing::{MissingKey, WarnOnce};
 use crate::http::{RatePolicy, RejectionMapping};
 use crate::middleware::body::LimitBody;
 use crate::rate::Decision;
@@ -18,6 +19,35 @@ pub(crate) struct Settings {
     pub(crate) policy: String,
     pub(crate) mapping: RejectionMapping,
     pub(crate) headers_when_allowed: bool,
+    pub(crate) missing: MissingKey,
+    pub(crate) warned: WarnOnce,
+}
+
+impl Settings {
+    /// Logs, the first time only, that a request had no key, why, and what the layer does.
+    #[cold]
+    pub(crate) fn warn_missing_key(&self, hint: impl FnOnce() -> String) {
+        if !self.warned.first() {
+            return;
+        }
+        let doing = match self.missing {
+            MissingKey::Reject => format!(
+                "such requests are answered {} (fail closed); `.on_missing_key(MissingKey::Allow)` \
+                 lets them through unlimited instead",
+                self.mapping.missing_key_status_code()
+            ),
+            MissingKey::Allow => "such requests go through unlimited (fail open, \
+                                  `MissingKey::Allow`)"
+                .to_owned(),
+        };
+        tracing::warn!(
+            policy = %self.policy,
+            "sluicegate rate limit {:?}: {}; {}. Logged once per layer.",
+            self.policy,
+            hint(),
+            doing
+        );
+    }
 }
 
 /// Asks a rate limiter about each request: allowed requests go on to the inner service
@@ -69,7 +99,11 @@ where
     fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
         let settings = &self.settings;
         let Some(key) = self.extractor.extract(&req) else {
-            return ResponseFuture::answered(settings.mapping.missing_key());
+            settings.warn_missing_key(|| self.extractor.missing_key_hint());
+            return match settings.missing {
+                MissingKey::Reject => ResponseFuture::answered(settings.mapping.missing_key()),
+                MissingKey::Allow => ResponseFuture::called(self.inner.call(req), None),
+            };
         };
         let decision = self.check.check(&key);
         let check = &self.check;

@@ -111,7 +111,9 @@ mod tests {
 
     fn params(count: u32, burst: u32) -> GcraParams {
         GcraParams::from_quota(
-            &Quota::per_second(count).with_burst(std::num::NonZeroU32::new(burst).unwrap()),
+            &Quota::per_second(count)
+                .unwrap()
+                .with_burst(std::num::NonZeroU32::new(burst).unwrap()),
         )
     }
 

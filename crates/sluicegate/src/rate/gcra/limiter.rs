@@ -19,7 +19,7 @@ use super::{GcraParams, ParamsCell, requote, step};
 /// use std::time::Duration;
 ///
 /// let clock = FakeClock::new();
-/// let limiter = Gcra::with_clock(Quota::per_second(2), clock.clone());
+/// let limiter = Gcra::with_clock(Quota::per_second(2).unwrap(), clock.clone());
 /// assert!(limiter.check().is_allowed());
 /// assert!(limiter.check().is_allowed());
 /// let denied = limiter.check();

@@ -61,7 +61,11 @@ pub fn evaluate(
     if newest.is_none() && oldest > 0 {
         newest = Some(0);
     }
-    let at = |k: usize| (k as u64 * params.slice_ns).saturating_sub(into_slice);
+    let at = |k: usize| {
+        (k as u64)
+            .saturating_mul(params.slice_ns)
+            .saturating_sub(into_slice)
+    };
     let room = |window: u64, edge: u64| limit.saturating_sub(window).min(cap.saturating_sub(edge));
     if in_window + n <= limit && in_window + oldest + n <= cap {
         let (window, edge) = (in_window + n, in_window + oldest + n);

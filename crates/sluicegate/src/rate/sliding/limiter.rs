@@ -7,15 +7,17 @@ use crate::clock::{Clock, MonotonicClock, saturating_nanos};
 use crate::rate::{CheckError, Decision, QuotaError};
 use crate::sync::{AtomicU64, Ordering};
 
+use super::ring::{Ring, count, tagged, word};
 use super::{WindowParams, evaluate};
 
 /// A sliding-window rate limiter: at most `limit` in any window (at slice resolution), and at
 /// most `limit · (1 + 1/slices)` in any interval as long as the window.
 ///
 /// Memory is fixed: `slices + 1` atomic words (rounded up to a power of two), each holding a
-/// slice number and its count, plus three words of cache. A slot left over from an older turn
-/// of the ring counts as empty and is reset by the same compare-and-swap that records the next
-/// admission, so no lock is ever taken.
+/// slice number and its count, plus four words of bookkeeping. The first check in a new slice
+/// empties the slots of the slices passed over since the last one (at most one ring), so no
+/// slot is ever read with counts from an older turn, at any age of the clock; no lock is ever
+/// taken.
 ///
 /// The first check in a slice sums the completed slices once and caches how many the current
 /// slice may still take; later checks in that slice read the cache and the current slot and
@@ -46,10 +48,8 @@ use super::{WindowParams, evaluate};
 /// ```
 #[derive(Debug)]
 pub struct SlidingWindow<C: Clock = MonotonicClock> {
-    // A ring of at least `slices + 1` slots, rounded up to a power of two so that the slot of
-    // a slice is a mask, not a division. Each slot: slice number (low 32 bits) << 32 | count.
-    slots: Box<[AtomicU64]>,
-    mask: u64,
+    // At least `slices + 1` slots, each `slice (low 32 bits) << 32 | count`.
+    ring: Ring,
     // The fast path's view of the current slice, refreshed once per slice by the first check
     // that finds it out of date (see `check_n`):
     // - `hint`: the slice number plus one (0 = no valid cache, e.g. just after `set_limit`);
@@ -109,10 +109,8 @@ impl<C: Clock> SlidingWindow<C> {
         if slice_ns == 0 {
             return Err(QuotaError::WindowTooShort);
         }
-        let ring = (slices as usize + 1).next_power_of_two();
         Ok(SlidingWindow {
-            slots: (0..ring).map(|_| AtomicU64::new(0)).collect(),
-            mask: ring as u64 - 1,
+            ring: Ring::new(slices as usize + 1),
             hint: AtomicU64::new(0),
             cache: AtomicU64::new(0),
             limit: AtomicU64::new(u64::from(limit)),
@@ -166,15 +164,15 @@ impl<C: Clock> SlidingWindow<C> {
                 // Everything the decision needs is read before the CAS: a locked instruction
                 // holds back every load after it until it completes.
                 let reset = self.ring_ns.saturating_sub(into);
-                let slot = &self.slots[(slice & self.mask) as usize];
+                let slot = self.ring.slot(slice);
                 let mut raw = slot.load(Ordering::Acquire);
                 loop {
-                    let current = if raw >> 32 == slice & 0xFFFF_FFFF {
-                        raw & 0xFFFF_FFFF
-                    } else if is_newer(raw, slice) {
-                        break;
+                    // Entering the slice emptied its slot: another slice's tag on a count is
+                    // a rare straggler that the slow path sorts out.
+                    let current = if tagged(raw, slice) || count(raw) == 0 {
+                        count(raw)
                     } else {
-                        0 // left from an earlier turn of the ring: reset by this CAS
+                        break;
                     };
                     let wanted = current + u64::from(n);
                     if wanted > allowance {
@@ -182,7 +180,7 @@ impl<C: Clock> SlidingWindow<C> {
                     }
                     match slot.compare_exchange_weak(
                         raw,
-                        (slice << 32) | wanted,
+                        word(slice, wanted),
                         Ordering::AcqRel,
                         Ordering::Acquire,
                     ) {
@@ -254,15 +252,31 @@ impl<C: Clock> SlidingWindow<C> {
         loop {
             let slice = now / self.slice_ns;
             let into = now - slice * self.slice_ns;
-            let slot = &self.slots[(slice & self.mask) as usize];
+            if record {
+                self.ring.enter(slice);
+            }
+            let slot = self.ring.slot(slice);
             let raw = slot.load(Ordering::Acquire);
-            if is_newer(raw, slice) {
+            let latest = self.ring.latest();
+            if self.ring.is_behind(slice, latest) {
                 // Our reading of the clock is a whole ring turn old: read it again rather
-                // than overwrite a newer slice.
-                now = self.clock.now().as_u64();
+                // than overwrite a newer slice. `latest` came from a reading of this clock,
+                // so a monotonic clock reads at least that; the `max` only keeps a clock
+                // that went back from spinning here.
+                now = self
+                    .clock
+                    .now()
+                    .as_u64()
+                    .max(latest.saturating_mul(self.slice_ns));
                 continue;
             }
-            let current = count_in(raw, slice);
+            // Entered (`slice <= latest`), the slot holds this slice's count or, from a
+            // thread that stalled, an older slice's, which counts as empty.
+            let current = if tagged(raw, slice) && slice <= latest {
+                count(raw)
+            } else {
+                0
+            };
             let limit = self.limit.load(Ordering::SeqCst);
             let params = WindowParams {
                 limit: limit as u32,
@@ -270,20 +284,20 @@ impl<C: Clock> SlidingWindow<C> {
                 slice_ns: self.slice_ns,
             };
             if record {
-                self.refresh_cache(params, slice);
+                self.refresh_cache(params, slice, latest);
             }
             let slices = self.slices as usize;
             let count = |j: usize| {
                 if j == slices {
                     return current;
                 }
-                self.completed(slice, j)
+                self.completed(slice, j, latest)
             };
             let decision = evaluate(params, count, into, n)?;
             if decision.is_denied() || n == 0 || !record {
                 return Ok(decision);
             }
-            let next = (slice << 32) | (current + u64::from(n));
+            let next = word(slice, current + u64::from(n));
             if slot
                 .compare_exchange_weak(raw, next, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
@@ -294,58 +308,41 @@ impl<C: Clock> SlidingWindow<C> {
     }
 
     /// The count of the completed slice `slices - j` slices before `slice` (0 if none).
-    fn completed(&self, slice: u64, j: usize) -> u64 {
-        match (slice + j as u64).checked_sub(u64::from(self.slices)) {
-            Some(s) => count_in(
-                self.slots[(s & self.mask) as usize].load(Ordering::Acquire),
-                s,
-            ),
+    fn completed(&self, slice: u64, j: usize, latest: u64) -> u64 {
+        match slice.checked_sub(u64::from(self.slices) - j as u64) {
+            Some(s) => self.ring.count_of(s, latest),
             None => 0,
         }
     }
 
     /// Makes the cache describe `slice` under `params`, unless it already does.
-    fn refresh_cache(&self, params: WindowParams, slice: u64) {
+    fn refresh_cache(&self, params: WindowParams, slice: u64, latest: u64) {
         if params.limit == 0 {
             return;
         }
         let hint = self.hint.load(Ordering::SeqCst);
         let tag = slice & 0xFFFF_FFFF;
+        let mine = slice.saturating_add(1);
         // Up to date, or already made for a later slice by a thread with a newer clock reading.
-        if hint > slice + 1 || hint == slice + 1 && self.cache.load(Ordering::SeqCst) >> 32 == tag {
+        if hint > mine || hint == mine && self.cache.load(Ordering::SeqCst) >> 32 == tag {
             return;
         }
         // `window`: the completed slices that share an aligned window with this one; `edge`:
         // those plus the one before, all an interval of one window long can touch.
         let window: u64 = (1..self.slices as usize)
-            .map(|j| self.completed(slice, j))
+            .map(|j| self.completed(slice, j, latest))
             .sum();
-        let edge = window + self.completed(slice, 0);
+        let edge = window + self.completed(slice, 0, latest);
         let allowance = u64::from(params.limit)
             .saturating_sub(window)
             .min(params.edge_cap().saturating_sub(edge))
             .min(u64::from(u32::MAX));
         self.cache.store((tag << 32) | allowance, Ordering::SeqCst);
-        self.hint.fetch_max(slice + 1, Ordering::SeqCst);
+        self.hint.fetch_max(mine, Ordering::SeqCst);
         // A `set_limit` that ran meanwhile may have cleared the hint before we set it; its
         // new limit is then visible here, and the cache made for the old one is dropped.
         if self.limit.load(Ordering::SeqCst) != u64::from(params.limit) {
             self.hint.store(0, Ordering::SeqCst);
         }
     }
-}
-
-/// The count in slot word `raw` if it belongs to `slice`, else 0 (a stale slot is empty).
-fn count_in(raw: u64, slice: u64) -> u64 {
-    if raw >> 32 == slice & 0xFFFF_FFFF {
-        raw & 0xFFFF_FFFF
-    } else {
-        0
-    }
-}
-
-/// Whether slot word `raw` belongs to a slice after `slice` (its 32-bit slice number wraps).
-fn is_newer(raw: u64, slice: u64) -> bool {
-    let ahead = ((raw >> 32) as u32).wrapping_sub(slice as u32);
-    ahead != 0 && ahead < u32::MAX / 2
 }

@@ -5,6 +5,7 @@
 
 mod core;
 mod limiter;
+mod ring;
 
 pub use core::{WindowParams, evaluate};
 pub use limiter::SlidingWindow;

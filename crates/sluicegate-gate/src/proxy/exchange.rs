@@ -1,0 +1,135 @@
+//! The upstream exchange and the permit it holds. Polled by the request's own task (no
+//! spawn, no channel per request); if the client goes away first, the exchange moves to a
+//! task of its own and keeps the permit until the upstream is done.
+
+use std::sync::Arc;
+
+use http::{Request, Response, StatusCode};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::ResponseFuture;
+use sluicegate::adaptive::Outcome as Sample;
+use tokio::time::{Instant, timeout_at};
+
+use super::body::PermitBody;
+use crate::pool::{Held, Outcome, Pool};
+
+/// A request on its way to the upstream, with the permit it holds.
+pub(super) struct Exchange {
+    pool: Arc<Pool>,
+    pending: Option<ResponseFuture>,
+    held: Option<Held>,
+    start: Instant,
+    deadline: Instant,
+}
+
+impl Exchange {
+    /// Sends `req` to the pool's upstream through `client`.
+    pub(super) fn start(
+        client: &super::Upstream,
+        pool: Arc<Pool>,
+        req: Request<Incoming>,
+        held: Held,
+    ) -> Self {
+        let start = Instant::now();
+        Exchange {
+            pending: Some(client.client.request(req)),
+            held: Some(held),
+            start,
+            deadline: start + pool.upstream_timeout,
+            pool,
+        }
+    }
+
+    /// The upstream's response head, its body carrying the permit; or why there is none
+    /// (the permit is then released).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it resolves does not drop the exchange: it carries on in
+    /// a task of its own, holding the permit, until the upstream answers or times out.
+    pub(super) async fn finish(mut self) -> Result<Response<PermitBody>, Outcome> {
+        let Some(pending) = self.pending.as_mut() else {
+            return Err(Outcome::UpstreamError);
+        };
+        let result = timeout_at(self.deadline, pending).await;
+        self.pending = None;
+        let held = self.held.take();
+        match held {
+            Some(held) => settle(
+                &self.pool,
+                self.start,
+                self.deadline,
+                result.map_err(|_| ()),
+                held,
+            ),
+            None => Err(Outcome::UpstreamError),
+        }
+    }
+}
+
+type Answer = Result<Result<Response<Incoming>, hyper_util::client::legacy::Error>, ()>;
+
+/// Counts and logs how the exchange ended, and hands the permit to the body or releases it.
+fn settle(
+    pool: &Pool,
+    start: Instant,
+    deadline: Instant,
+    result: Answer,
+    held: Held,
+) -> Result<Response<PermitBody>, Outcome> {
+    let failed = match result {
+        Ok(Ok(response)) => {
+            pool.stats.upstream_latency.observe(start.elapsed());
+            pool.stats.count(Outcome::Forwarded);
+            let sample = match response.status() {
+                StatusCode::SERVICE_UNAVAILABLE
+                | StatusCode::TOO_MANY_REQUESTS
+                | StatusCode::GATEWAY_TIMEOUT => Sample::Dropped,
+                _ => Sample::Success,
+            };
+            // A body the client abandons is read to its end (until the deadline, at least
+            // one more upstream timeout) before the slot is freed.
+            let rest = pool
+                .upstream_timeout
+                .max(deadline.saturating_duration_since(Instant::now()));
+            return Ok(response.map(|body| PermitBody::new(body, held, sample, rest)));
+        }
+        Ok(Err(e)) => {
+            held.finish(Sample::Ignored);
+            let outcome = if e.is_connect() {
+                Outcome::UpstreamUnreachable
+            } else {
+                Outcome::UpstreamError
+            };
+            tracing::info!(pool = %pool.name, reason = outcome.name(), error = %e, "rejected");
+            outcome
+        }
+        Err(()) => {
+            // Dropping the request future closed its upstream connection: the upstream sees
+            // the request end, and the slot is free again.
+            held.finish(Sample::Dropped);
+            tracing::info!(pool = %pool.name, reason = Outcome::UpstreamTimeout.name(), "rejected");
+            Outcome::UpstreamTimeout
+        }
+    };
+    pool.stats.count(failed);
+    Err(failed)
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        let (Some(pending), Some(held)) = (self.pending.take(), self.held.take()) else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (pool, start, deadline) = (self.pool.clone(), self.start, self.deadline);
+        // The client is gone but the upstream is still working on its request: keep the
+        // slot until it is done. A body that comes back is drained by `PermitBody`.
+        runtime.spawn(async move {
+            let result = timeout_at(deadline, pending).await.map_err(|_| ());
+            drop(settle(&pool, start, deadline, result, held));
+        });
+    }
+}

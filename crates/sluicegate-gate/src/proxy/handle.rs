@@ -1,0 +1,158 @@
+//! One request through the gate.
+
+use std::convert::Infallible;
+use std::pin::pin;
+use std::sync::Arc;
+
+use futures_util::future::poll_immediate;
+use http::{Request, Response, StatusCode};
+use http_body_util::Either;
+use hyper::body::Incoming;
+use sluicegate::http::{RatePolicy, RejectionMapping};
+use sluicegate::rate::Decision;
+use tokio::time::Instant;
+
+use super::answer::{self, GateBody};
+use super::conn::Conn;
+use super::exchange::Exchange;
+use super::headers;
+use crate::gate::Gate;
+use crate::pool::{Held, Outcome, Pool, check_global, global_policy};
+
+/// Answers one request: routes it to a pool, applies the bypass rules, the pool's rates and
+/// its concurrency limit, and forwards it.
+///
+/// # Cancel safety
+///
+/// Dropping the future (the client went away) while the request waits in the queue takes
+/// it out of the queue; once forwarded, the exchange runs on in its own task and keeps the
+/// permit until the upstream is done.
+pub async fn handle(
+    gate: Arc<Gate>,
+    conn: Arc<Conn>,
+    mut req: Request<Incoming>,
+) -> Result<Response<GateBody>, Infallible> {
+    let routed = gate.with_state(|s| {
+        let pool = s.route(&req)?.clone();
+        let bypass = s.bypass.allows(&req, conn.peer.ip());
+        if let Some((name, _)) = &s.bypass.header {
+            req.headers_mut().remove(name);
+        }
+        Some((pool, bypass))
+    });
+    let Some((pool, bypass)) = routed else {
+        tracing::info!(path = req.uri().path(), reason = "no_route", "rejected");
+        return Ok(answer::plain(
+            StatusCode::NOT_FOUND,
+            "no_route",
+            "no route for this request\n",
+        ));
+    };
+    let held = if bypass {
+        pool.stats
+            .bypassed
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Held::Plain(pool.limit.limiter().acquire_bypass())
+    } else {
+        if let Some(denied) = check_rates(&pool, &req, &conn) {
+            return Ok(denied);
+        }
+        match admit(&pool, &conn).await {
+            Ok(held) => held,
+            Err(answer) => return Ok(answer),
+        }
+    };
+    Ok(forward(&gate, pool, &conn, req, held).await)
+}
+
+fn check_rates(pool: &Pool, req: &Request<Incoming>, conn: &Conn) -> Option<Response<GateBody>> {
+    // Per client first, so a client over its own rate does not use up the pool's.
+    if let Some(k) = &pool.per_key {
+        let d = k.check(req, conn.peer);
+        if d.is_denied() {
+            return Some(rate_limited(pool, &pool.policy_names.1, &d, k.policy()));
+        }
+    }
+    let g = pool.rate.as_ref()?;
+    let d = check_global(g);
+    d.is_denied()
+        .then(|| rate_limited(pool, &pool.policy_names.0, &d, global_policy(g)))
+}
+
+fn rate_limited(
+    pool: &Pool,
+    name: &str,
+    decision: &Decision,
+    policy: Option<RatePolicy>,
+) -> Response<GateBody> {
+    reject(pool, Outcome::RateLimited);
+    answer::rate_limited(&RejectionMapping::default(), name, decision, policy)
+}
+
+fn reject(pool: &Pool, outcome: Outcome) {
+    pool.stats.count(outcome);
+    tracing::info!(pool = %pool.name, reason = outcome.name(), "rejected");
+}
+
+/// Waits for a slot, leaving the queue as soon as the client hangs up.
+async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<GateBody>> {
+    let limiter = pool.limit.limiter();
+    let mut acquire = pin!(limiter.acquire_owned());
+    // The first poll takes the fast path: no clock read, no watcher, when a slot is free.
+    let result = match poll_immediate(acquire.as_mut()).await {
+        Some(r) => r,
+        None => {
+            let start = Instant::now();
+            let r = tokio::select! {
+                biased;
+                r = acquire.as_mut() => Some(r),
+                () = conn.closed() => None,
+            };
+            pool.stats.queue_wait.observe(start.elapsed());
+            match r {
+                Some(r) => r,
+                None => {
+                    // Counted by the limiter as a cancellation when `acquire` drops.
+                    tracing::debug!(pool = %pool.name, "client left the queue");
+                    return Err(answer::plain(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        Outcome::ClientGone.name(),
+                        "client gone\n",
+                    ));
+                }
+            }
+        }
+    };
+    match result {
+        Ok(permit) => Ok(pool.limit.hold(permit)),
+        Err(rejected) => {
+            reject(pool, Outcome::of(&rejected));
+            Err(answer::overloaded(&RejectionMapping::default(), &rejected))
+        }
+    }
+}
+
+/// Sends the request upstream and relays the answer. The exchange holds the permit; see
+/// [`Exchange::finish`] for what happens when the client leaves first.
+async fn forward(
+    gate: &Gate,
+    pool: Arc<Pool>,
+    conn: &Conn,
+    req: Request<Incoming>,
+    held: Held,
+) -> Response<GateBody> {
+    let (mut parts, body) = req.into_parts();
+    headers::to_upstream(&mut parts, &pool.upstream, conn.peer);
+    let req = Request::from_parts(parts, body);
+    match Exchange::start(&gate.upstream, pool, req, held)
+        .finish()
+        .await
+    {
+        Ok(response) => {
+            let (mut parts, body) = response.into_parts();
+            headers::strip_hop_by_hop(&mut parts.headers);
+            Response::from_parts(parts, Either::Right(body))
+        }
+        Err(outcome) => answer::upstream_failed(outcome),
+    }
+}

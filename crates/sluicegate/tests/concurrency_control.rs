@@ -1,0 +1,226 @@
+//! Control calls (`reset`, `open`, `drain`, `set_max`), counters and defaults: the cases
+//! issue 8 found broken, each pinned by a test that failed before its fix.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use sluicegate::adaptive::{AdaptiveLimiter, Fixed, LimitAlgorithm, Sample};
+use sluicegate::clock::FakeClock;
+use sluicegate::concurrency::{ConcurrencyLimiter, Priority, Rejected};
+
+fn poll_once<F: Future>(fut: std::pin::Pin<&mut F>) -> Poll<F::Output> {
+    fut.poll(&mut Context::from_waker(std::task::Waker::noop()))
+}
+
+/// Defect 2 (issue 8): kill switch on, `reset()` with a permit held, `open()` during the
+/// drain, a caller queues, the permit comes back, the reset reopens with the limit of 2 —
+/// and the caller used to stay queued forever with nothing in flight.
+#[tokio::test(start_paused = true)]
+async fn caller_queued_during_a_reset_is_served_when_it_reopens() {
+    let limiter = ConcurrencyLimiter::new(2);
+    let held = limiter.try_acquire().unwrap();
+    limiter.set_max(0).unwrap();
+    let mut reset = pin!(limiter.reset());
+    assert!(
+        poll_once(reset.as_mut()).is_pending(),
+        "drains the held permit"
+    );
+    limiter.open();
+    let mut caller = pin!(limiter.acquire());
+    assert!(
+        poll_once(caller.as_mut()).is_pending(),
+        "limit is 0: queued"
+    );
+    drop(held);
+    assert!(poll_once(reset.as_mut()).is_ready());
+    assert_eq!(limiter.max(), 2);
+    let Poll::Ready(Ok(permit)) = poll_once(caller.as_mut()) else {
+        panic!("stranded: {:?}", limiter.snapshot());
+    };
+    drop(permit);
+    let s = limiter.snapshot();
+    assert_eq!((s.in_flight, s.queued, s.completed), (0, 0, 2));
+}
+
+/// Defect 3 (issue 8): `reset()` restored the builder's limit over the adaptive
+/// algorithm's (50 before the reset, 1 after). The algorithm owns the limit now.
+#[tokio::test(start_paused = true)]
+async fn reset_keeps_the_limit_an_adaptive_algorithm_set() {
+    let adaptive = AdaptiveLimiter::new(ConcurrencyLimiter::new(1), Fixed::new(50));
+    assert_eq!(adaptive.limit(), 50);
+    adaptive.limiter().reset().await;
+    assert_eq!(adaptive.limit(), 50);
+    // A manual override (the kill switch) is still undone by a reset.
+    adaptive.limiter().set_max(0).unwrap();
+    adaptive.limiter().reset().await;
+    assert_eq!(adaptive.limit(), 50);
+}
+
+/// Defect 4 (issue 8): a waiter granted a permit at the instant it was cancelled made
+/// `admitted` go back by one.
+#[tokio::test(start_paused = true)]
+async fn cancelling_a_granted_waiter_does_not_take_back_its_admission() {
+    let limiter = ConcurrencyLimiter::new(1);
+    let held = limiter.try_acquire().unwrap();
+    let mut waiter = Box::pin(limiter.acquire());
+    assert!(poll_once(waiter.as_mut()).is_pending());
+    drop(held); // grants the waiter, which has not been polled since
+    let before = limiter.snapshot();
+    assert_eq!(before.admitted, 2);
+    drop(waiter);
+    let after = limiter.snapshot();
+    assert!(after.admitted >= before.admitted, "{before:?} -> {after:?}");
+    assert_eq!(
+        (after.in_flight, after.admitted, after.completed),
+        (0, 2, 2)
+    );
+    assert!(limiter.try_acquire().is_ok(), "the permit came back");
+}
+
+/// Defect 4 (issue 8): with one thread calling `try_acquire` on a full limiter and another
+/// taking snapshots, `admitted` went backwards thousands of times a second (the optimistic
+/// increments being taken back). Every counter must only grow.
+#[test]
+fn counters_never_go_back_while_try_acquire_hammers_a_full_limiter() {
+    let limiter = ConcurrencyLimiter::new(1);
+    let held = limiter.try_acquire_owned().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let hammer = std::thread::spawn({
+        let (limiter, stop) = (limiter.clone(), stop.clone());
+        move || {
+            let mut tries = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                assert!(limiter.try_acquire().is_err());
+                tries += 1;
+            }
+            tries
+        }
+    });
+    let mut last = limiter.snapshot();
+    for _ in 0..200_000 {
+        let s = limiter.snapshot();
+        assert!(
+            s.admitted >= last.admitted,
+            "admitted went back: {last:?} -> {s:?}"
+        );
+        assert!(s.completed >= last.completed, "{last:?} -> {s:?}");
+        assert!(s.rejected_queue_full >= last.rejected_queue_full);
+        assert!(s.admitted >= s.completed);
+        last = s;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let tries = hammer.join().unwrap();
+    drop(held);
+    let s = limiter.snapshot();
+    assert_eq!((s.in_flight, s.completed), (0, 1));
+    assert_eq!(s.rejected_queue_full, tries);
+}
+
+/// Defect 5 (issue 8): `Priority` derived `Default` (0, below `LOW`) while the docs said
+/// `NORMAL`, so a client request without a priority queued behind later `LOW` ones.
+#[test]
+fn default_priority_is_normal() {
+    assert_eq!(Priority::default(), Priority::NORMAL);
+}
+
+/// Defect 5, as a user meets it: a waiter at the default priority is served before a
+/// later `LOW` one.
+#[tokio::test(start_paused = true)]
+async fn default_priority_waiter_is_served_before_a_later_low_one() {
+    let limiter = ConcurrencyLimiter::new(1);
+    let held = limiter.try_acquire().unwrap();
+    let mut plain = pin!(limiter.acquire().priority(Priority::default()));
+    let mut low = pin!(limiter.acquire().priority(Priority::LOW));
+    assert!(poll_once(plain.as_mut()).is_pending());
+    assert!(poll_once(low.as_mut()).is_pending());
+    drop(held);
+    let Poll::Ready(Ok(permit)) = poll_once(plain.as_mut()) else {
+        panic!("the default-priority waiter came first and should hold the permit");
+    };
+    assert!(poll_once(low.as_mut()).is_pending());
+    drop(permit);
+    assert!(matches!(poll_once(low.as_mut()), Poll::Ready(Ok(_))));
+}
+
+/// Issue 14: a snapshot prints as one line a person can read.
+#[tokio::test(start_paused = true)]
+async fn snapshot_prints_gauges_then_the_counters_that_moved() {
+    let limiter = ConcurrencyLimiter::builder(1).max_queue(0).build().unwrap();
+    let held = limiter.try_acquire().unwrap();
+    let _health = limiter.acquire_bypass();
+    assert!(limiter.try_acquire().is_err());
+    limiter.close();
+    assert_eq!(
+        limiter.snapshot().to_string(),
+        "limit 1, 1 in flight, 0 queued, 1 bypassing, closed; admitted 1, completed 0, \
+         bypassed 1, rejected (queue full) 1"
+    );
+    drop(held);
+}
+
+/// One clock per limiter (issue 8): the blocking acquire's timeout reads the limiter's clock,
+/// so a `FakeClock` moved past the deadline ends the wait (it used to read `Instant`).
+#[test]
+fn blocking_timeout_follows_the_limiters_fake_clock() {
+    let clock = FakeClock::new();
+    let limiter = ConcurrencyLimiter::builder(1)
+        .queue_timeout(Duration::from_secs(3600))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let held = limiter.try_acquire_owned().unwrap();
+    let waiter = std::thread::spawn({
+        let limiter = limiter.clone();
+        move || limiter.acquire_blocking().map(drop)
+    });
+    while limiter.snapshot().queued == 0 {
+        std::thread::yield_now();
+    }
+    clock.advance(Duration::from_secs(3601));
+    let outcome = waiter.join().unwrap();
+    assert!(
+        matches!(outcome, Err(Rejected::QueueTimeout { .. })),
+        "{outcome:?}"
+    );
+    drop(held);
+}
+
+/// Records the latency of each sample.
+#[derive(Debug, Default)]
+struct Latencies(Arc<Mutex<Vec<Duration>>>);
+
+impl LimitAlgorithm for Latencies {
+    fn name(&self) -> &'static str {
+        "latencies"
+    }
+    fn limit(&self) -> usize {
+        4
+    }
+    fn on_sample(&mut self, sample: &Sample) -> usize {
+        self.0.lock().unwrap().push(sample.latency);
+        4
+    }
+}
+
+/// One clock per limiter (issue 8): the adaptive limiter times its samples with the wrapped
+/// limiter's clock (it used to read tokio's time whatever the limiter was given).
+#[tokio::test]
+async fn adaptive_samples_are_timed_with_the_limiters_clock() {
+    let clock = FakeClock::new();
+    let limiter = ConcurrencyLimiter::builder(1)
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let adaptive = AdaptiveLimiter::new(limiter, Latencies(seen.clone()));
+    let permit = adaptive.acquire().await.unwrap();
+    clock.advance(Duration::from_millis(250));
+    permit.success();
+    assert_eq!(*seen.lock().unwrap(), [Duration::from_millis(250)]);
+}

@@ -1,0 +1,140 @@
+//! Constructors fed user numbers (a config file's) answer with an error, never a panic, and
+//! limiters built from extreme but valid numbers answer every call.
+
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::time::Duration;
+
+use sluicegate::clock::{FakeClock, Nanos};
+use sluicegate::keyed::KeyedGcra;
+use sluicegate::rate::{Gcra, Quota, QuotaError, SlidingWindow};
+
+/// Defect 7 of issue 8: `Quota::per_second(n)` panicked for `n > 10^9` (its `expect` claimed
+/// a second holds `u32::MAX` nanoseconds) where `Quota::new` returned `RateTooHigh`.
+#[test]
+fn per_second_above_one_per_nanosecond_is_an_error_not_a_panic() {
+    assert_eq!(
+        Quota::per_second(1_000_000_001),
+        Err(QuotaError::RateTooHigh)
+    );
+    assert_eq!(Quota::per_second(u32::MAX), Err(QuotaError::RateTooHigh));
+    assert_eq!(
+        Quota::per_second(u32::MAX),
+        Quota::new(u32::MAX, Duration::from_secs(1))
+    );
+    assert!(Quota::per_second(1_000_000_000).is_ok());
+    assert!(Quota::per_second(0).is_ok(), "0 is the kill switch");
+}
+
+#[test]
+fn per_minute_and_per_hour_take_any_count() {
+    for count in [0, 1, 1_000_000_001, u32::MAX] {
+        assert_eq!(
+            Quota::per_minute(count),
+            Quota::new(count, Duration::from_secs(60)).unwrap()
+        );
+        assert_eq!(
+            Quota::per_hour(count),
+            Quota::new(count, Duration::from_secs(3600)).unwrap()
+        );
+    }
+}
+
+#[test]
+fn quota_new_rejects_what_it_cannot_serve() {
+    assert_eq!(Quota::new(1, Duration::ZERO), Err(QuotaError::ZeroPeriod));
+    assert_eq!(
+        Quota::new(10, Duration::from_nanos(9)),
+        Err(QuotaError::RateTooHigh)
+    );
+    assert_eq!(
+        QuotaError::RateTooHigh.to_string(),
+        "the rate must be at most one request per nanosecond"
+    );
+}
+
+#[test]
+fn sliding_window_constructor_rejects_bad_shapes() {
+    let window = |limit, window, slices| {
+        SlidingWindow::with_clock(limit, window, slices, FakeClock::new()).map(|_| ())
+    };
+    assert_eq!(window(1, Duration::ZERO, 1), Err(QuotaError::ZeroPeriod));
+    assert_eq!(
+        window(1, Duration::from_secs(1), 0),
+        Err(QuotaError::SliceCount(0))
+    );
+    assert_eq!(
+        window(1, Duration::from_secs(1), 1025),
+        Err(QuotaError::SliceCount(1025))
+    );
+    assert_eq!(
+        window(1, Duration::from_nanos(3), 4),
+        Err(QuotaError::WindowTooShort)
+    );
+}
+
+/// A window of `Duration::MAX` (584 years of nanoseconds) computed its reset time as
+/// `(slices + 1) × slice_ns` and overflowed (a panic in debug builds).
+#[test]
+fn longest_window_and_latest_clock_answer_without_overflow() {
+    for slices in [1, 2, 1024] {
+        let clock = FakeClock::new();
+        let window = SlidingWindow::with_clock(2, Duration::MAX, slices, clock.clone()).unwrap();
+        assert!(window.check().is_allowed());
+        assert!(window.check().is_allowed());
+        assert!(window.check().is_denied());
+        clock.set(Nanos::new(u64::MAX));
+        let _ = window.check();
+        let _ = window.peek();
+    }
+    let clock = FakeClock::new();
+    clock.set(Nanos::new(u64::MAX - 20));
+    let window = SlidingWindow::with_clock(3, Duration::from_nanos(4), 4, clock.clone()).unwrap();
+    for _ in 0..10 {
+        let _ = window.check();
+        clock.advance(Duration::from_nanos(1));
+    }
+}
+
+#[test]
+fn extreme_quotas_build_limiters_that_answer() {
+    let slow = Quota::new(1, Duration::MAX).unwrap();
+    let fast = Quota::per_second(1_000_000_000)
+        .unwrap()
+        .with_burst(NonZeroU32::MAX);
+    for quota in [slow, fast, Quota::per_hour(u32::MAX), Quota::deny_all()] {
+        let gcra = Gcra::with_clock(quota, FakeClock::new());
+        let _ = gcra.check();
+        let _ = gcra.check_n(u32::MAX);
+        let keyed = KeyedGcra::<u64, _>::with_clock(quota, NonZeroUsize::MAX, FakeClock::new());
+        let _ = keyed.check(&1);
+        let _ = keyed.check_n(&1, u32::MAX);
+    }
+}
+
+/// A clock that went back by more than a ring (a broken clock; `FakeClock` wrapped around
+/// before it saturated) left the window re-reading it forever.
+#[test]
+fn a_clock_that_goes_back_does_not_hang_the_window() {
+    #[derive(Debug)]
+    struct Backwards(std::sync::atomic::AtomicU64);
+    impl sluicegate::clock::Clock for Backwards {
+        fn now(&self) -> Nanos {
+            Nanos::new(self.0.load(std::sync::atomic::Ordering::SeqCst))
+        }
+    }
+    let clock = std::sync::Arc::new(Backwards(std::sync::atomic::AtomicU64::new(1 << 40)));
+    let window = SlidingWindow::with_clock(3, Duration::from_nanos(4), 4, clock.clone()).unwrap();
+    assert!(window.check().is_allowed());
+    clock.0.store(7, std::sync::atomic::Ordering::SeqCst);
+    let _ = window.check();
+    let _ = window.check_n(2);
+}
+
+#[test]
+fn fake_clock_stops_at_the_last_instant() {
+    use sluicegate::clock::Clock;
+    let clock = FakeClock::new();
+    clock.set(Nanos::new(u64::MAX - 1));
+    clock.advance(Duration::from_nanos(5));
+    assert_eq!(clock.now(), Nanos::new(u64::MAX));
+}
