@@ -21,7 +21,7 @@ use crate::{GlobalGcra, GlobalWindow, HybridGcra};
 /// # use sluicegate::middleware::rate::RateLimitLayer;
 /// # use sluicegate::rate::Quota;
 /// # async fn demo(store: RedisStore) -> Result<(), sluicegate_redis::Error> {
-/// let limit = GlobalGcra::builder(&store, "api", Quota::per_second(100)).build()?;
+/// let limit = GlobalGcra::builder(&store, "api", Quota::per_second(100)?).build()?;
 /// let layer = RateLimitLayer::deferred(RedisCheck::new(limit)).policy_name("api");
 /// # let _ = layer;
 /// # Ok(()) }

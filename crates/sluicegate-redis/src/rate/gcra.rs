@@ -31,7 +31,7 @@ const MAX_HORIZON_NS: u64 = 1 << 52;
 /// # use sluicegate_redis::{GlobalGcra, RedisStore};
 /// # use sluicegate::rate::Quota;
 /// # async fn demo(store: RedisStore) -> Result<(), sluicegate_redis::Error> {
-/// let limit = GlobalGcra::builder(&store, "upstream", Quota::per_second(100)).build()?;
+/// let limit = GlobalGcra::builder(&store, "upstream", Quota::per_second(100)?).build()?;
 /// let decision = limit.check().await;
 /// println!("allowed: {}, retry after {:?}", decision.is_allowed(), decision.retry_after());
 /// # Ok(()) }

@@ -37,7 +37,7 @@ static SCRIPT: LazyLock<Script> =
 /// # use sluicegate_redis::{GlobalGcra, RedisStore};
 /// # use sluicegate::rate::Quota;
 /// # async fn demo(store: RedisStore) -> Result<(), sluicegate_redis::Error> {
-/// let limit = GlobalGcra::builder(&store, "search", Quota::per_second(50_000)).build_hybrid()?;
+/// let limit = GlobalGcra::builder(&store, "search", Quota::per_second(50_000)?).build_hybrid()?;
 /// let _ = limit.check().await;
 /// # Ok(()) }
 /// ```
