@@ -141,7 +141,7 @@ impl<K: Hash + Eq + Clone, C: Clock, S: BuildHasher> KeyedGcra<K, C, S> {
                 continue;
             }
             if let Some(entry) = entries.get_mut(hash, key) {
-                let (decision, next) = step(params, entry.tat, now, n)?;
+                let (decision, next) = step(params, entry.tat(), now, n)?;
                 if consume {
                     entry.record(next, now);
                 }

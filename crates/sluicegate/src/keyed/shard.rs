@@ -2,37 +2,58 @@
 
 use hashbrown::HashTable;
 
-/// A tracked key: its GCRA state and whether it was denied since it last refilled.
+/// The top bit of an entry's word: denied since its bucket was last full.
+const DENIED: u64 = 1 << 63;
+
+/// A tracked key: its GCRA state and whether it was denied since it last refilled, in one
+/// word so that an entry costs no more than a key and a `u64`.
 #[derive(Debug)]
 pub(crate) struct Entry<K> {
     key: K,
-    /// Theoretical arrival time, ns: the key is idle (as good as fresh) once it is `<= now`.
-    pub(crate) tat: u64,
-    /// Denied since its bucket was last full: forgetting it would lift a limit in force, so
-    /// it is the last to be evicted.
-    pub(crate) denied: bool,
+    // `tat` (theoretical arrival time, ns, below 2^63: ~292 years of clock) | `DENIED`.
+    word: u64,
 }
 
 impl<K> Entry<K> {
+    fn new(key: K, tat: u64) -> Self {
+        Entry {
+            key,
+            word: tat.min(DENIED - 1),
+        }
+    }
+
+    /// Theoretical arrival time, ns: the key is idle (as good as fresh) once it is `<= now`.
+    #[inline]
+    pub(crate) fn tat(&self) -> u64 {
+        self.word & !DENIED
+    }
+
+    /// Denied since its bucket was last full: forgetting it would lift a limit in force, so
+    /// it is the last to be evicted.
+    #[cfg(test)]
+    fn denied(&self) -> bool {
+        self.word & DENIED != 0
+    }
+
     /// Records one check at `now`: the new state when allowed, the denial otherwise.
     #[inline]
     pub(crate) fn record(&mut self, next: Option<u64>, now: u64) {
         match next {
-            Some(next) => {
-                // A key that had refilled starts over, as a fresh key would.
-                if self.tat <= now {
-                    self.denied = false;
-                }
-                self.tat = next;
-            }
-            None => self.denied = true,
+            // A key that had refilled starts over, as a fresh key would.
+            Some(next) if self.tat() <= now => self.word = next.min(DENIED - 1),
+            Some(next) => self.word = next.min(DENIED - 1) | (self.word & DENIED),
+            None => self.word |= DENIED,
         }
     }
 
+    fn set_tat(&mut self, tat: u64) {
+        self.word = tat.min(DENIED - 1) | (self.word & DENIED);
+    }
+
     /// The eviction order when no key is idle: keys never denied first, and within each
-    /// group the one owing least (closest to refilled).
-    fn eviction_rank(&self) -> (bool, u64) {
-        (self.denied, self.tat)
+    /// group the one owing least (closest to refilled). The word itself sorts so.
+    fn eviction_rank(&self) -> u64 {
+        self.word
     }
 }
 
@@ -72,25 +93,21 @@ impl<K: Eq> Shard<K> {
         if self.entries.len() >= self.cap {
             self.make_room(now);
         }
-        let entry = Entry {
-            key,
-            tat,
-            denied: false,
-        };
-        self.entries.insert_unique(hash, entry, |e| rehash(&e.key));
+        self.entries
+            .insert_unique(hash, Entry::new(key, tat), |e| rehash(&e.key));
     }
 
     /// Drops idle keys (state at or before `now`); returns how many.
     pub(crate) fn evict_idle(&mut self, now: u64) -> usize {
         let before = self.entries.len();
-        self.entries.retain(|e| e.tat > now);
+        self.entries.retain(|e| e.tat() > now);
         before - self.entries.len()
     }
 
     /// Rewrites every key's state.
     pub(crate) fn for_each_state(&mut self, mut f: impl FnMut(u64) -> u64) {
         for e in self.entries.iter_mut() {
-            e.tat = f(e.tat);
+            e.set_tat(f(e.tat()));
         }
     }
 
@@ -104,7 +121,7 @@ impl<K: Eq> Shard<K> {
             return;
         }
         let excess = self.entries.len() - target;
-        let mut ranks: Vec<(bool, u64)> = self.entries.iter().map(Entry::eviction_rank).collect();
+        let mut ranks: Vec<u64> = self.entries.iter().map(Entry::eviction_rank).collect();
         let (below, &mut threshold, _) = ranks.select_nth_unstable(excess - 1);
         // Keys checked at the same instant share a rank, so drop only as many of those tied
         // at the threshold as needed: dropping them all could empty the shard.
@@ -163,6 +180,7 @@ mod tests {
         // Once its bucket is full again, an allowed check makes it an ordinary key.
         let denied = shard.get_mut(0, &0).unwrap();
         denied.record(Some(300), 200);
-        assert!(!denied.denied);
+        assert!(!denied.denied());
+        assert_eq!(denied.tat(), 300);
     }
 }
