@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: formatting, lints, every test, the loom models.
+# The whole test suite, as CI runs it: toolchain, minimum Rust, formatting, lints, docs, every
+# test, the loom models, packaging.
 # Usage: scripts/test.sh            (from anywhere inside the repository)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,38 @@ step() { printf '\n==> %s\n' "$*"; }
 # Runs a test command, keeping its output for the closing count.
 tests() { "$@" 2>&1 | tee -a "$log"; }
 
+step "toolchain: rustfmt and clippy"
+missing=()
+cargo fmt --version >/dev/null 2>&1 || missing+=(rustfmt)
+cargo clippy --version >/dev/null 2>&1 || missing+=(clippy)
+if ((${#missing[@]})); then
+  if command -v rustup >/dev/null 2>&1; then
+    # A minimal rustup profile leaves them out.
+    rustup component add "${missing[@]}"
+  else
+    echo "scripts/test.sh needs ${missing[*]}, and there is no rustup to add them. Either:" >&2
+    echo "  Debian/Ubuntu's Rust:  sudo apt-get install rustfmt rust-clippy" >&2
+    echo "  or Rust from rustup:   rustup component add rustfmt clippy" >&2
+    exit 1
+  fi
+fi
+cargo fmt --version && cargo clippy --version
+
+step "minimum Rust: no locked package needs a newer one"
+scripts/check-msrv
+
+step "redis-server (the global-limit tests start their own on a free loopback port)"
+if ! command -v redis-server >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
+fi
+redis-server --version
+
+step "chromium and chromedriver (the dashboard's browser test)"
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+fi
+chromium --version 2>/dev/null | head -1
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -19,11 +52,23 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p sluicegate --lib --no-default-features -- -D warnings
 cargo clippy -p sluicegate --lib --features tower -- -D warnings
 
-step "cargo doc (warnings are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+step "cargo doc (warnings are errors), with every feature as docs.rs builds it, and without"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc -p sluicegate --no-deps --no-default-features --quiet
+# docs.rs itself uses nightly with `--cfg docsrs` (the feature badges); run that too where a
+# nightly toolchain is installed.
+if command -v rustup >/dev/null 2>&1 && rustup run nightly rustc --version >/dev/null 2>&1; then
+  RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo +nightly doc -p sluicegate --no-deps \
+    --all-features --quiet
+else
+  echo "(no nightly toolchain: the docs.rs build with --cfg docsrs is skipped)"
+fi
 
 step "cargo test (unit, integration, property, stress and doc tests)"
 tests cargo test --workspace
+
+step "the dashboard in headless Chromium (screenshot: target/dashboard.png)"
+tests cargo test -p sluicegate-gate --test dashboard_browser -- --include-ignored
 
 step "keyed memory bound: 10M distinct keys (release: too slow in debug)"
 tests cargo test -p sluicegate --release --test keyed_memory -- --include-ignored
@@ -34,6 +79,9 @@ step "loom models (release mode, bounded preemptions)"
 tests env RUSTFLAGS="--cfg sluicegate_loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
   CARGO_TARGET_DIR=target/loom \
   cargo test -p sluicegate --release --test 'loom_*' -- --test-threads=2
+
+step "cargo package: each publishable crate builds from its archive"
+scripts/check-package
 
 step "summary"
 awk '/^test result:/ { p += $4; f += $6 } END { printf "sluicegate: %d passed, %d failed\n", p, f }' "$log"

@@ -69,6 +69,33 @@ impl Algo {
         }
     }
 
+    /// A non-oracle baseline: an algorithm that, like ours, is not told the upstream's worker
+    /// count (the Netflix algorithms, raw or windowed, and no limit). Ours is judged against
+    /// the best of these.
+    pub fn is_baseline(self) -> bool {
+        !matches!(
+            self,
+            Algo::Littles | Algo::FixedExact | Algo::FixedDouble | Algo::FixedHalf
+        )
+    }
+
+    /// What the contestant is, for `--help` and `list`.
+    pub fn about(self) -> &'static str {
+        match self {
+            Algo::Littles => "ours: Little's law (LittlesLaw, defaults)",
+            Algo::Gradient2 => "Netflix Gradient2, every sample",
+            Algo::Vegas => "Netflix Vegas, every sample",
+            Algo::Aimd => "Netflix AIMD, every sample",
+            Algo::Gradient2Windowed => "Netflix Gradient2 through 1 s windows",
+            Algo::VegasWindowed => "Netflix Vegas through 1 s windows",
+            Algo::AimdWindowed => "Netflix AIMD through 1 s windows",
+            Algo::FixedExact => "oracle: a fixed limit equal to the worker count",
+            Algo::FixedDouble => "a fixed limit twice the worker count (told c)",
+            Algo::FixedHalf => "a fixed limit half the worker count (told c)",
+            Algo::None => "no limit",
+        }
+    }
+
     /// The contestant called `name`, if any.
     pub fn from_name(name: &str) -> Option<Algo> {
         Algo::ALL.into_iter().find(|a| a.name() == name)
@@ -89,5 +116,15 @@ impl Algo {
             Algo::FixedHalf => Box::new(Fixed::new((workers / 2).max(1)).named(self.name())),
             Algo::None => Box::new(Fixed::unlimited()),
         }
+    }
+}
+
+impl clap::ValueEnum for Algo {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Algo::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).help(self.about()))
     }
 }

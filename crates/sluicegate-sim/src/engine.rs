@@ -1,9 +1,11 @@
-//! Runs one scenario with one algorithm in virtual time and records every request.
+//! Runs one scenario with one algorithm and records every request.
 //!
-//! The engine is tokio itself: a `current_thread` runtime with paused time auto-advances to
-//! the next timer whenever every task is idle, so the real limiter, its queue timeouts and the
-//! algorithm run unchanged while 90 s of traffic take well under a second. One thread and a
-//! seeded RNG make a run deterministic.
+//! The engine is tokio itself. In the default, virtual mode a `current_thread` runtime with
+//! paused time auto-advances to the next timer whenever every task is idle, so the real
+//! limiter, its queue timeouts and the algorithm run unchanged while 90 s of traffic take well
+//! under a second; one thread and a seeded RNG make a run deterministic. The threaded mode
+//! ([`run_threaded`]) runs the same tasks on a multi-threaded runtime in real time, so the
+//! limiter's lock-free paths race for real under the adaptive limit.
 
 use crate::algo::Algo;
 use crate::load::Load;
@@ -14,10 +16,8 @@ use rand::{Rng, SeedableRng};
 use sluicegate::adaptive::AdaptiveLimiter;
 use sluicegate::clock::{Clock, Nanos};
 use sluicegate::concurrency::{ConcurrencyLimiter, Rejected};
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use tokio::task::LocalSet;
 use tokio::time::{Instant, sleep_until};
 
 /// How one request ended.
@@ -75,7 +75,7 @@ pub const TICK: Duration = Duration::from_millis(100);
 #[derive(Clone, Debug)]
 pub struct Run {
     /// Scenario name.
-    pub scenario: &'static str,
+    pub scenario: String,
     /// Algorithm name.
     pub algo: &'static str,
     /// Requests that arrived.
@@ -86,16 +86,22 @@ pub struct Run {
     pub records: Vec<Record>,
     /// The timeline.
     pub timeline: Vec<Point>,
+    /// The limiter's counters at the end, after every request finished.
+    pub end: sluicegate::concurrency::Snapshot,
 }
 
 struct Ctx {
     t0: Instant,
-    rng: RefCell<SmallRng>,
+    rng: Mutex<SmallRng>,
     upstream: Upstream,
     limiter: AdaptiveLimiter,
     deadline: Duration,
-    records: RefCell<Vec<Record>>,
-    arrivals: RefCell<Vec<Duration>>,
+    records: Mutex<Vec<Record>>,
+    arrivals: Mutex<Vec<Duration>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Ctx {
@@ -104,7 +110,7 @@ impl Ctx {
     }
 
     fn exp(&self, mean_secs: f64) -> Duration {
-        let u: f64 = self.rng.borrow_mut().random();
+        let u: f64 = lock(&self.rng).random();
         Duration::from_secs_f64(-(1.0 - u).ln() * mean_secs)
     }
 }
@@ -120,7 +126,24 @@ pub fn run(scenario: &Scenario, algo: Algo, seed: u64) -> Run {
         .start_paused(true)
         .build()
         .expect("building the simulation runtime");
-    LocalSet::new().block_on(&rt, simulate(scenario, algo, seed))
+    rt.block_on(simulate(scenario.clone(), algo, seed))
+}
+
+/// Runs `scenario` with `algo` in real time on a runtime of `threads` worker threads: the
+/// scenario takes its full duration (plus one deadline) of wall time, and the numbers vary
+/// from run to run. For checking the limiter's concurrent paths under an adaptive limit, not
+/// for the scorecard.
+///
+/// # Panics
+///
+/// If the runtime cannot be built (out of resources).
+pub fn run_threaded(scenario: &Scenario, algo: Algo, seed: u64, threads: usize) -> Run {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.max(1))
+        .enable_time()
+        .build()
+        .expect("building the simulation runtime");
+    rt.block_on(simulate(scenario.clone(), algo, seed))
 }
 
 /// Virtual time since the start of the run: the clock injected into the limiter and the
@@ -143,62 +166,65 @@ impl Clock for RunClock {
     }
 }
 
-async fn simulate(s: &Scenario, algo: Algo, seed: u64) -> Run {
-    let initial = s.upstream.initial;
+async fn simulate(s: Scenario, algo: Algo, seed: u64) -> Run {
     let clock = RunClock::start();
     let limiter = ConcurrencyLimiter::builder(1)
-        .max_queue(s.max_queue)
-        .queue_timeout(s.queue_timeout)
-        .predictive(true)
+        .max_queue(s.limiter.max_queue)
+        .queue_timeout(s.limiter.queue_timeout)
+        .predictive(s.limiter.predictive)
         .clock(clock)
         .build()
         .expect("valid limiter settings");
-    let ctx = Rc::new(Ctx {
+    let ctx = Arc::new(Ctx {
         t0: clock.t0,
-        rng: RefCell::new(SmallRng::seed_from_u64(seed)),
-        upstream: Upstream::new(initial, s.upstream.contention),
+        rng: Mutex::new(SmallRng::seed_from_u64(seed)),
+        upstream: Upstream::new(s.upstream.clone()),
         // The adaptive limiter times its samples with the limiter's clock (the run clock).
-        limiter: AdaptiveLimiter::new(limiter, algo.build(initial.workers)),
-        deadline: s.clients.deadline,
-        records: RefCell::new(Vec::new()),
-        arrivals: RefCell::new(Vec::new()),
+        limiter: AdaptiveLimiter::new(limiter, algo.build(s.upstream.workers)),
+        deadline: s.deadline,
+        records: Mutex::new(Vec::new()),
+        arrivals: Mutex::new(Vec::new()),
     });
     let end = ctx.t0 + s.duration;
-    for &(at, state) in &s.upstream.changes {
-        let ctx = ctx.clone();
-        tokio::task::spawn_local(async move {
+    for at in s.change_times() {
+        let (ctx, state) = (ctx.clone(), s.state_at(at));
+        tokio::spawn(async move {
             sleep_until(ctx.t0 + at).await;
             ctx.upstream.set_state(state);
         });
     }
-    let sampler = tokio::task::spawn_local(sample(ctx.clone(), end));
-    match s.clients.load.clone() {
-        Load::Closed { clients, think } => {
+    let sampler = tokio::spawn(sample(ctx.clone(), end));
+    match &s.load {
+        &Load::Closed { clients, think } => {
             for _ in 0..clients {
-                tokio::task::spawn_local(client(ctx.clone(), end, think));
+                tokio::spawn(client(ctx.clone(), end, think));
             }
         }
-        load => tokio::task::spawn_local(open_loop(ctx.clone(), end, load))
-            .await
-            .ok()
-            .unwrap_or(()),
+        Load::Open { .. } => {
+            let rate = |t| s.rate_at(t).unwrap_or(0.0);
+            open_loop(ctx.clone(), end, rate).await;
+        }
     }
-    // Let requests in flight at the end finish or reach their deadline.
-    sleep_until(end + s.clients.deadline).await;
+    // Let requests in flight at the end finish or reach their deadline, then drain what the
+    // upstream still works on (its answers are late by then, but they hold permits).
+    sleep_until(end + ctx.deadline).await;
+    let drained = ctx.limiter.limiter().drain();
+    let _ = tokio::time::timeout(ctx.deadline * 10, drained).await;
     let timeline = sampler.await.unwrap_or_default();
-    let records = ctx.records.take();
-    let arrival_times = ctx.arrivals.take();
+    let records = std::mem::take(&mut *lock(&ctx.records));
+    let arrival_times = std::mem::take(&mut *lock(&ctx.arrivals));
     Run {
-        scenario: s.name,
+        scenario: s.name.clone(),
         algo: algo.name(),
         arrivals: arrival_times.len() as u64,
         arrival_times,
         records,
         timeline,
+        end: ctx.limiter.limiter().snapshot(),
     }
 }
 
-async fn sample(ctx: Rc<Ctx>, end: Instant) -> Vec<Point> {
+async fn sample(ctx: Arc<Ctx>, end: Instant) -> Vec<Point> {
     let mut out = Vec::new();
     let mut t = ctx.t0;
     while t <= end {
@@ -216,10 +242,10 @@ async fn sample(ctx: Rc<Ctx>, end: Instant) -> Vec<Point> {
     out
 }
 
-async fn open_loop(ctx: Rc<Ctx>, end: Instant, load: Load) {
+async fn open_loop(ctx: Arc<Ctx>, end: Instant, rate_at: impl Fn(Duration) -> f64) {
     let mut next = ctx.t0;
     loop {
-        let rate = load.rate_at(ctx.since(next)).unwrap_or(0.0).max(1e-9);
+        let rate = rate_at(ctx.since(next)).max(1e-9);
         next += ctx.exp(1.0 / rate);
         if next >= end {
             return;
@@ -227,17 +253,17 @@ async fn open_loop(ctx: Rc<Ctx>, end: Instant, load: Load) {
         if next > Instant::now() {
             sleep_until(next).await;
         }
-        tokio::task::spawn_local(request(ctx.clone(), next));
+        tokio::spawn(request(ctx.clone(), next));
     }
 }
 
-async fn client(ctx: Rc<Ctx>, end: Instant, think: Duration) {
+async fn client(ctx: Arc<Ctx>, end: Instant, think: Duration) {
     loop {
         let arrival = Instant::now();
         if arrival >= end {
             return;
         }
-        let handle = tokio::task::spawn_local(request(ctx.clone(), arrival));
+        let handle = tokio::spawn(request(ctx.clone(), arrival));
         // The client waits for its answer or its deadline, whichever comes first; the
         // request itself runs on (a real upstream finishes work whose client has gone).
         let _ = tokio::time::timeout_at(arrival + ctx.deadline, handle).await;
@@ -245,17 +271,19 @@ async fn client(ctx: Rc<Ctx>, end: Instant, think: Duration) {
     }
 }
 
-async fn request(ctx: Rc<Ctx>, arrival: Instant) {
-    ctx.arrivals.borrow_mut().push(ctx.since(arrival));
-    let fate = match ctx.limiter.acquire().await {
-        Err(Rejected::QueueTimeout { .. }) => Fate::QueueTimeout,
-        Err(_) => Fate::Rejected,
-        Ok(permit) => {
+async fn request(ctx: Arc<Ctx>, arrival: Instant) {
+    lock(&ctx.arrivals).push(ctx.since(arrival));
+    // A client whose deadline passes while it waits leaves the queue.
+    let acquired = tokio::time::timeout_at(arrival + ctx.deadline, ctx.limiter.acquire()).await;
+    let fate = match acquired {
+        Err(_) | Ok(Err(Rejected::QueueTimeout { .. })) => Fate::QueueTimeout,
+        Ok(Err(_)) => Fate::Rejected,
+        Ok(Ok(permit)) => {
             let reply = ctx.upstream.call(&ctx.rng).await;
             let late = Instant::now() - arrival > ctx.deadline;
             match (reply, late) {
                 (Reply::Failed, _) => {
-                    permit.ignore();
+                    permit.finish(ctx.upstream.failures_reported_as());
                     Fate::Failed
                 }
                 (Reply::Ok, true) => {
@@ -274,5 +302,5 @@ async fn request(ctx: Rc<Ctx>, arrival: Instant) {
         end: ctx.since(Instant::now()),
         fate,
     };
-    ctx.records.borrow_mut().push(record);
+    lock(&ctx.records).push(record);
 }

@@ -7,18 +7,20 @@
 //!
 //! | module | what it is |
 //! |---|---|
-//! | [`upstream`] | the resource: `c` workers, service times, contention, capacity changes, failures |
-//! | [`load`] | arrivals: open-loop Poisson and bursty, closed-loop clients, client deadlines |
-//! | [`scenario`] | the named scenarios of the scorecard |
+//! | [`upstream`] | the resource: `c` workers, service-time distributions, contention, changes, failures |
+//! | [`load`] | arrivals: open-loop Poisson (rate steps, bursts), closed-loop clients |
+//! | [`scenario`] | scenarios as data: TOML files, the built-in set |
 //! | [`algo`] | the algorithms under test, by name |
 //! | [`engine`] | runs one scenario with one algorithm and records what happened |
 //! | [`stats`] | the numbers a run is judged by |
-//! | [`report`] | scorecard table, CSV and SVG charts |
+//! | [`judge`] | ours against the best non-oracle baseline and the oracle, per scenario |
+//! | [`report`] | scorecard tables, CSV and SVG charts |
 //!
 //! [`ConcurrencyLimiter`]: sluicegate::concurrency::ConcurrencyLimiter
 
 pub mod algo;
 pub mod engine;
+pub mod judge;
 pub mod load;
 pub mod report;
 pub mod scenario;

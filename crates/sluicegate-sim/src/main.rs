@@ -1,66 +1,153 @@
 //! `sluicegate-sim`: runs the simulator's scenarios and prints the scorecard.
 //!
 //! ```text
-//! sluicegate-sim scorecard [--out DIR] [--seed N] [--seeds COUNT] [--scenario NAME] [--algo NAME]
+//! sluicegate-sim scorecard [--scenarios DIR_OR_FILE] [--scenario NAME]... [--algo NAME]...
+//!                          [--seed N] [--seeds COUNT] [--threads N] [--out DIR]
+//! sluicegate-sim list [--scenarios DIR_OR_FILE]
 //! ```
 
+use clap::error::ErrorKind;
+use clap::{CommandFactory, Parser, Subcommand};
 use sluicegate_sim::algo::Algo;
-use sluicegate_sim::report;
+use sluicegate_sim::report::{self, Options};
 use sluicegate_sim::scenario::Scenario;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: sluicegate-sim scorecard [--out DIR] [--seed N] [--seeds COUNT] [--scenario NAME] [--algo NAME]";
+const COLUMNS: &str = "\
+Columns of the full table (one row per scenario and algorithm; with --seeds, the mean over
+seeds and the worst seed's convergence):
+  goodput        answered within the deadline ÷ what the upstream could have served of the
+                 offered load (∫ min(capacity, offered) × success rate dt)
+  good/offered   answered within the deadline ÷ arrivals
+  p50/p99/p999   arrival-to-answer latency of requests the upstream served, ms
+  p99/unloaded   p99 of (latency ÷ the upstream's unloaded p99 when the request arrived)
+  rejected       turned away by the limiter (queue full, predicted timeout) ÷ arrivals
+  timed out      queue timeouts + answers after the deadline + unfinished ÷ arrivals
+  converge       longest time from an upstream change to the first good 1 s window
+                 (goodput ≥ 0.95 of possible, p99 ≤ 2× unloaded); '-' without changes
+
+The targets table judges `littles` (ours) in each scenario: under capacity (load ≤ 0.85×),
+rejections ≤ 0.5 % and p99 ≤ 1.1× no limit's; over capacity, goodput ≥ 0.95, ≥ 0.97× the
+oracle fixed_c and ≥ the best non-oracle baseline, p99 ≤ 2× unloaded; after every upstream
+change, converged within 5 s.";
+
+/// Deterministic overload simulator for sluicegate's adaptive concurrency limits: the real
+/// limiter and algorithms against a simulated upstream, in virtual time.
+#[derive(Debug, Parser)]
+#[command(name = "sluicegate-sim", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run scenarios with algorithms; print the targets and full tables, write CSV and SVG.
+    #[command(after_help = COLUMNS)]
+    Scorecard {
+        /// A scenario file or a directory of *.toml scenario files [default: the built-in set]
+        #[arg(long, value_name = "DIR_OR_FILE")]
+        scenarios: Option<PathBuf>,
+        /// Run only this scenario (repeatable; `list` names them)
+        #[arg(long, value_name = "NAME")]
+        scenario: Vec<String>,
+        /// Run only this algorithm (repeatable)
+        #[arg(long, value_name = "NAME")]
+        algo: Vec<Algo>,
+        /// First seed
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Seeds per scenario and algorithm; tables show the mean
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        seeds: u64,
+        /// Run in real time on a multi-threaded runtime of N threads instead of virtual time
+        /// (the limiter's concurrent paths under the adaptive limit; not deterministic)
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
+        /// Directory for scorecard.csv, scorecard.md, timeline CSVs and SVG charts
+        #[arg(long, default_value = "target/sim")]
+        out: PathBuf,
+        /// No per-run progress on stderr
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// List the scenarios (with what each shows) and the algorithms.
+    List {
+        /// A scenario file or a directory of *.toml scenario files [default: the built-in set]
+        #[arg(long, value_name = "DIR_OR_FILE")]
+        scenarios: Option<PathBuf>,
+    },
+}
+
+fn load(path: Option<&PathBuf>) -> Result<Vec<Scenario>, String> {
+    path.map_or_else(|| Ok(Scenario::builtin()), |p| Scenario::load(p))
+}
+
+fn fail(kind: ErrorKind, msg: String) -> ! {
+    Cli::command().error(kind, msg).exit()
+}
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    if args.next().as_deref() != Some("scorecard") {
-        eprintln!("{USAGE}");
-        return ExitCode::from(64);
-    }
-    let mut out = PathBuf::from("target/sim");
-    let mut seed = 1u64;
-    let mut seeds = 1u64;
-    let mut scenarios = Scenario::all();
-    let mut algos = Algo::ALL.to_vec();
-    while let Some(flag) = args.next() {
-        let Some(value) = args.next() else {
-            eprintln!("{flag} needs a value\n{USAGE}");
-            return ExitCode::from(64);
-        };
-        match flag.as_str() {
-            "--out" => out = PathBuf::from(value),
-            "--seed" => match value.parse() {
-                Ok(s) => seed = s,
-                Err(_) => {
-                    eprintln!("--seed needs a number\n{USAGE}");
-                    return ExitCode::from(64);
-                }
-            },
-            "--seeds" => match value.parse() {
-                Ok(n) if n > 0 => seeds = n,
-                _ => {
-                    eprintln!("--seeds needs a positive number\n{USAGE}");
-                    return ExitCode::from(64);
-                }
-            },
-            "--scenario" => scenarios.retain(|s| s.name == value),
-            "--algo" => algos.retain(|a| a.name() == value),
-            _ => {
-                eprintln!("unknown flag {flag}\n{USAGE}");
-                return ExitCode::from(64);
+    match Cli::parse().command {
+        Command::List { scenarios } => {
+            let scenarios = load(scenarios.as_ref()).unwrap_or_else(|e| fail(ErrorKind::Io, e));
+            println!("scenarios:");
+            for s in &scenarios {
+                println!("  {:<24} {}", s.name, s.description);
             }
-        }
-    }
-    match report::scorecard(&scenarios, &algos, seed, seeds, &out) {
-        Ok(table) => {
-            println!("{table}");
-            println!("CSV and SVG charts in {}", out.display());
+            println!("algorithms:");
+            for a in Algo::ALL {
+                println!("  {:<24} {}", a.name(), a.about());
+            }
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("sluicegate-sim: {e}");
-            ExitCode::FAILURE
+        Command::Scorecard {
+            scenarios,
+            scenario,
+            algo,
+            seed,
+            seeds,
+            threads,
+            out,
+            quiet,
+        } => {
+            let mut all = load(scenarios.as_ref()).unwrap_or_else(|e| fail(ErrorKind::Io, e));
+            if let Some(bad) = scenario.iter().find(|n| !all.iter().any(|s| &s.name == *n)) {
+                let valid: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+                fail(
+                    ErrorKind::InvalidValue,
+                    format!(
+                        "unknown scenario '{bad}'\n  [possible values: {}]",
+                        valid.join(", ")
+                    ),
+                );
+            }
+            if !scenario.is_empty() {
+                all.retain(|s| scenario.contains(&s.name));
+            }
+            let algos = if algo.is_empty() {
+                Algo::ALL.to_vec()
+            } else {
+                algo
+            };
+            let opts = Options {
+                seed,
+                seeds,
+                threads: threads.map(usize::from),
+                progress: !quiet,
+            };
+            match report::scorecard(&all, &algos, &opts, &out) {
+                Ok(card) => {
+                    println!("{}", card.markdown());
+                    println!("CSV, markdown and SVG charts in {}", out.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("sluicegate-sim: writing to {}: {e}", out.display());
+                    ExitCode::FAILURE
+                }
+            }
         }
     }
 }

@@ -1,39 +1,22 @@
 //! The simulator's own promises — deterministic for a seed, its queueing model agrees with
-//! M/M/c theory — and a guard on the headline result: ours at 3× overload.
+//! M/M/c theory, every request accounted for in threaded mode — and a guard on the headline
+//! result: ours at 3× overload.
 
 use sluicegate_sim::algo::Algo;
 use sluicegate_sim::engine::{self, Fate};
-use sluicegate_sim::load::{Clients, Load};
 use sluicegate_sim::scenario::Scenario;
 use sluicegate_sim::stats;
-use sluicegate_sim::upstream::UpstreamModel;
 use std::time::Duration;
 
-fn small(load: Load, secs: u64) -> Scenario {
-    Scenario {
-        name: "test",
-        description: "test",
-        duration: Duration::from_secs(secs),
-        upstream: UpstreamModel {
-            contention: 0.0, // plain M/M/c
-            ..UpstreamModel::new(10, Duration::from_millis(100))
-        },
-        clients: Clients {
-            load,
-            deadline: Duration::from_secs(60),
-        },
-        max_queue: 1000,
-        queue_timeout: Duration::from_secs(30),
-    }
+fn shortened(name: &str, secs: u64) -> Scenario {
+    let mut s = Scenario::by_name(name).unwrap();
+    s.duration = Duration::from_secs(secs);
+    s
 }
 
 #[test]
 fn same_seed_gives_same_numbers_and_another_seed_does_not() {
-    let s = Scenario::by_name("overload_3x").unwrap();
-    let s = Scenario {
-        duration: Duration::from_secs(5),
-        ..s
-    };
+    let s = shortened("overload_3x", 5);
     let a = stats::summarise(&s, &engine::run(&s, Algo::Littles, 7));
     // A run in between must not disturb the next (no global state leaks between runs).
     let _ = engine::run(&s, Algo::Aimd, 3);
@@ -56,11 +39,26 @@ fn erlang_c(c: usize, a: f64) -> f64 {
     top / (sum + top)
 }
 
+const MMC: &str = r#"
+description = "M/M/10 at rho = 0.8, no contention"
+duration = "600s"
+deadline = "60s"
+[upstream]
+workers = 10
+service = { dist = "exponential", mean = "100ms" }
+contention = 0.0
+[load]
+kind = "open"
+rate = 0.8
+[limiter]
+queue_timeout = "30s"
+"#;
+
 #[test]
 fn upstream_matches_mm_c_utilisation_and_mean_wait() {
     // c = 10 workers, mean service 100 ms (μ = 10/s each), λ = 80/s → ρ = 0.8, no limit.
     let (c, mean, lambda) = (10usize, 0.1f64, 80.0f64);
-    let s = small(Load::Poisson { rate: lambda }, 600);
+    let s = Scenario::parse("mmc", MMC).unwrap();
     let run = engine::run(&s, Algo::None, 42);
     let served: Vec<_> = run
         .records
@@ -101,11 +99,7 @@ fn upstream_matches_mm_c_utilisation_and_mean_wait() {
 
 #[test]
 fn littles_holds_goodput_at_3x_overload_and_beats_fixed_limits_off_by_2x() {
-    let s = Scenario::by_name("overload_3x").unwrap();
-    let s = Scenario {
-        duration: Duration::from_secs(30),
-        ..s
-    };
+    let s = shortened("overload_3x", 30);
     let goodput = |a: Algo| stats::summarise(&s, &engine::run(&s, a, 1));
     let ours = goodput(Algo::Littles);
     assert!(ours.goodput >= 0.93, "goodput {:.3}", ours.goodput);
@@ -118,4 +112,32 @@ fn littles_holds_goodput_at_3x_overload_and_beats_fixed_limits_off_by_2x() {
             theirs.goodput
         );
     }
+}
+
+/// The threaded mode runs the real limiter on a multi-threaded runtime, in real time, under
+/// the adaptive limit: every arrival ends in exactly one recorded outcome, and at the end no
+/// permit is out and the limiter's counters balance. (It asserts no timing: on a loaded
+/// machine real time only makes the numbers worse, never the accounting.)
+#[test]
+fn threaded_mode_accounts_for_every_request_under_the_adaptive_limit() {
+    let s = shortened("threaded_overload", 2);
+    let run = engine::run_threaded(&s, Algo::Littles, 1, 2);
+    assert!(run.arrivals > 1000, "{} arrivals", run.arrivals);
+    assert_eq!(run.records.len() as u64, run.arrivals);
+    let end = run.end;
+    assert_eq!(end.in_flight, 0);
+    assert_eq!(end.queued, 0);
+    let admitted = run
+        .records
+        .iter()
+        .filter(|r| matches!(r.fate, Fate::Good | Fate::Late | Fate::Failed));
+    assert_eq!(end.completed, admitted.count() as u64);
+    assert_eq!(end.admitted, end.completed);
+    let count = |f: Fate| run.records.iter().filter(|r| r.fate == f).count() as u64;
+    assert_eq!(
+        end.rejected_queue_full + end.rejected_predicted,
+        count(Fate::Rejected)
+    );
+    assert_eq!(end.timed_out + end.cancelled, count(Fate::QueueTimeout));
+    assert!(run.records.iter().any(|r| r.fate == Fate::Good));
 }

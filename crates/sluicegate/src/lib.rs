@@ -10,8 +10,24 @@
 //! | [`adaptive`] | adaptive limit algorithms (Little's law, Gradient2, Vegas, AIMD, fixed) |
 //! | [`rate`] | rate limiters: sliding window, GCRA |
 //! | [`keyed`] | per-key rate limiters with bounded memory |
-//! | `middleware` (feature `tower`) | tower layers: server concurrency / rate limits, a client limit |
-//! | `http` (feature `tower`) | the HTTP mapping: `429` / `503`, `Retry-After`, `RateLimit` headers |
+// With the feature off the two modules do not exist, so their rows name them without a link
+// (a link would be a broken intra-doc link: a `cargo doc` warning).
+#![cfg_attr(
+    feature = "tower",
+    doc = "| [`middleware`] (feature `tower`) | tower layers: server concurrency / rate limits, a client limit |"
+)]
+#![cfg_attr(
+    feature = "tower",
+    doc = "| [`http`] (feature `tower`) | the HTTP mapping: `429` / `503`, `Retry-After`, `RateLimit` headers |"
+)]
+#![cfg_attr(
+    not(feature = "tower"),
+    doc = "| `middleware` (feature `tower`, off in this build) | tower layers: server concurrency / rate limits, a client limit |"
+)]
+#![cfg_attr(
+    not(feature = "tower"),
+    doc = "| `http` (feature `tower`, off in this build) | the HTTP mapping: `429` / `503`, `Retry-After`, `RateLimit` headers |"
+)]
 //!
 //! # Quick example
 //!

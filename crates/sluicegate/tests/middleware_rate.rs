@@ -11,9 +11,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
-use sluicegate::middleware::rate::{
-    HeaderKey, PeerIp, Policy, RateCheck, RateDecision, RateLimitLayer, key_fn,
-};
+use sluicegate::http::RatePolicy;
+use sluicegate::middleware::rate::{HeaderKey, PeerIp, RateCheck, RateLimitLayer, key_fn};
+use sluicegate::rate::Decision;
 use tokio_test::{assert_pending, assert_ready_ok, task};
 use tower_test::mock;
 
@@ -21,27 +21,33 @@ use support::{Req, Res, ok, text};
 
 /// A fixed window of `limit` per minute, per key, that never resets (enough for the layer).
 struct Counting {
-    limit: u64,
+    limit: u32,
     seen: Mutex<Vec<String>>,
 }
 
 impl<K: std::fmt::Debug> RateCheck<K> for Counting {
-    fn check(&self, key: &K) -> RateDecision {
+    fn check(&self, key: &K) -> Decision {
         let mut seen = self.seen.lock().unwrap();
         let key = format!("{key:?}");
-        let used = seen.iter().filter(|k| **k == key).count() as u64;
-        let policy = Policy::new(self.limit, Duration::from_secs(60));
+        let used = seen.iter().filter(|k| **k == key).count() as u32;
         let reset = Duration::from_millis(16_500);
         if used < self.limit {
             seen.push(key);
-            RateDecision::allow(self.limit - used - 1, reset).with_policy(policy)
+            Decision::allow(self.limit, self.limit - used - 1, reset)
         } else {
-            RateDecision::deny(Duration::from_millis(2_100), reset).with_policy(policy)
+            Decision::deny(self.limit, 0, Duration::from_millis(2_100), reset)
         }
+    }
+
+    fn policy(&self) -> Option<RatePolicy> {
+        Some(RatePolicy::new(
+            u64::from(self.limit),
+            Duration::from_secs(60),
+        ))
     }
 }
 
-fn counting(limit: u64) -> std::sync::Arc<Counting> {
+fn counting(limit: u32) -> std::sync::Arc<Counting> {
     std::sync::Arc::new(Counting {
         limit,
         seen: Mutex::new(Vec::new()),
@@ -276,4 +282,20 @@ async fn crate_gcra_plugs_into_the_rate_layer_with_its_quota_in_the_headers() {
     assert_ready_ok!(s.poll_ready());
     let mut response = task::spawn(s.call(Request::new(())));
     assert_pending!(response.poll(), "allowed again after retry_after");
+}
+
+/// A limit of 0 (the kill switch) retries "never" (`Duration::MAX`): the layer answered it by
+/// overflowing `retry_after_secs` (a panic in debug builds) before the decision type was
+/// shared with `rate`.
+#[tokio::test(start_paused = true)]
+async fn deny_all_quota_answers_429_without_overflowing_retry_after() {
+    use sluicegate::rate::{Gcra, Quota as RateQuota};
+
+    let layer = RateLimitLayer::new(std::sync::Arc::new(Gcra::new(RateQuota::deny_all())));
+    let (mut s, mut h) = mock::spawn_layer::<Req, Res, _>(layer);
+    h.allow(1);
+    assert_ready_ok!(s.poll_ready());
+    let denied = s.call(Request::new(())).await.unwrap();
+    assert_eq!(denied.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(denied.headers().contains_key("retry-after"));
 }

@@ -15,28 +15,36 @@ use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use sluicegate::concurrency::ConcurrencyLimiter;
+use sluicegate::http::RatePolicy;
 use sluicegate::middleware::http_concurrency::HttpConcurrencyLimitLayer;
-use sluicegate::middleware::rate::{PeerIp, Policy, RateCheck, RateDecision, RateLimitLayer};
+use sluicegate::middleware::rate::{PeerIp, RateCheck, RateLimitLayer};
+use sluicegate::rate::Decision;
 use tower::ServiceBuilder;
 
 /// `limit` requests per key, never reset: enough to see the layer's answers.
 struct PerKey {
-    limit: u64,
-    used: Mutex<HashMap<IpAddr, u64>>,
+    limit: u32,
+    used: Mutex<HashMap<IpAddr, u32>>,
 }
 
 impl RateCheck<IpAddr> for PerKey {
-    fn check(&self, key: &IpAddr) -> RateDecision {
+    fn check(&self, key: &IpAddr) -> Decision {
         let mut used = self.used.lock().unwrap();
         let n = used.entry(*key).or_default();
-        let policy = Policy::new(self.limit, Duration::from_secs(60));
+        let window = Duration::from_secs(60);
         if *n < self.limit {
             *n += 1;
-            RateDecision::allow(self.limit - *n, Duration::from_secs(60)).with_policy(policy)
+            Decision::allow(self.limit, self.limit - *n, window)
         } else {
-            RateDecision::deny(Duration::from_millis(30_500), Duration::from_secs(60))
-                .with_policy(policy)
+            Decision::deny(self.limit, 0, Duration::from_millis(30_500), window)
         }
+    }
+
+    fn policy(&self) -> Option<RatePolicy> {
+        Some(RatePolicy::new(
+            u64::from(self.limit),
+            Duration::from_secs(60),
+        ))
     }
 }
 

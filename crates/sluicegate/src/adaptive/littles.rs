@@ -69,7 +69,7 @@ const WARM_BUCKETS: u64 = 3;
 /// - Always within `[min, max]`; an idle bucket changes nothing.
 ///
 /// Buckets are indexed by each sample's end time, so the algorithm needs no clock of its own.
-/// See `docs/adaptive.md` for why each rule is there.
+/// The repository's guide `docs/adaptive.md` says why each rule is there.
 #[derive(Clone, Debug)]
 pub struct LittlesLaw {
     c: LittlesLawConfig,
@@ -384,10 +384,11 @@ impl LimitAlgorithm for LittlesLaw {
         match s.outcome {
             Outcome::Success => {
                 b.add(s.latency);
-                if let Some(p) = self.probe {
-                    if s.start >= p.start && s.start < p.end {
-                        self.probe_rt.add(s.latency);
-                    }
+                if let Some(p) = self.probe
+                    && s.start >= p.start
+                    && s.start < p.end
+                {
+                    self.probe_rt.add(s.latency);
                 }
             }
             Outcome::Dropped => b.drops += 1,

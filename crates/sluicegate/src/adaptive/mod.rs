@@ -15,7 +15,7 @@
 //! [`AdaptiveLimiter`] puts an algorithm in charge of a
 //! [`ConcurrencyLimiter`](crate::concurrency::ConcurrencyLimiter)'s limit: the seam the
 //! middleware, the gate and the simulator share. [`Windowed`] aggregates samples into Netflix-style windows before an inner algorithm sees
-//! them. See `docs/adaptive.md` for the reasoning behind each formula.
+//! them. The repository's guide `docs/adaptive.md` gives the reasoning behind each formula.
 
 mod aimd;
 mod algorithm;

@@ -1,5 +1,5 @@
 //! The limiter's state machine: the lock-free fast path over the packed word and the locked
-//! slow path over the wait queue. See `docs/concurrency-state-machine.md`.
+//! slow path over the wait queue. See the repository's `docs/concurrency-state-machine.md`.
 
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;

@@ -106,14 +106,13 @@ impl Wait {
         if let Phase::Waiting {
             timer: Some(timer), ..
         } = &mut self.phase
+            && timer.poll(cx).is_ready()
         {
-            if timer.poll(cx).is_ready() {
-                let Phase::Waiting { ticket, .. } = std::mem::replace(&mut self.phase, Phase::Done)
-                else {
-                    unreachable!()
-                };
-                return Poll::Ready(inner.time_out(ticket));
-            }
+            let Phase::Waiting { ticket, .. } = std::mem::replace(&mut self.phase, Phase::Done)
+            else {
+                unreachable!()
+            };
+            return Poll::Ready(inner.time_out(ticket));
         }
         Poll::Pending
     }

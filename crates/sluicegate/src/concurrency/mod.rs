@@ -58,7 +58,7 @@
 //!
 //! With no waiters, acquire and release are one `fetch_add` each: no lock,
 //! no clock read, no allocation. The queue (only used when callers must wait) is behind a
-//! mutex. See `docs/concurrency-state-machine.md` for the state machine.
+//! mutex. The repository's `docs/concurrency-state-machine.md` describes the state machine.
 
 mod blocking;
 mod core;

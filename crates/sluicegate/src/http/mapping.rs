@@ -6,9 +6,9 @@ use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use http::{Response, StatusCode};
 
-use super::headers::set_ratelimit_headers;
+use super::headers::{RatePolicy, set_ratelimit_headers};
 use crate::concurrency::Rejected;
-use crate::middleware::rate::RateDecision;
+use crate::rate::Decision;
 
 /// `Retry-After` in whole seconds: rounded up, at least 1 (a `0` invites an instant retry
 /// storm).
@@ -22,7 +22,9 @@ use crate::middleware::rate::RateDecision;
 /// assert_eq!(retry_after_secs(Duration::from_secs(7)), 7);
 /// ```
 pub fn retry_after_secs(wait: Duration) -> u64 {
-    let whole = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    let whole = wait
+        .as_secs()
+        .saturating_add(u64::from(wait.subsec_nanos() > 0));
     whole.max(1)
 }
 
@@ -90,15 +92,22 @@ impl RejectionMapping {
         response
     }
 
-    /// The answer to a request over its rate limit, with the `RateLimit` headers of `policy`.
-    pub fn rate_limited(&self, policy: &str, decision: &RateDecision) -> Response<Bytes> {
+    /// The answer to a request over its rate limit, with the `RateLimit` headers of the
+    /// policy `name` (and its quota, when known).
+    pub fn rate_limited(
+        &self,
+        name: &str,
+        decision: &Decision,
+        policy: Option<RatePolicy>,
+    ) -> Response<Bytes> {
+        let retry_after = decision.retry_after();
         let body = format!(
             "rate limited: retry after {} s\n",
-            retry_after_secs(decision.retry_after)
+            retry_after_secs(retry_after)
         );
         let mut response = self.answer(self.rate_limited, body);
-        set_retry_after(&mut response, decision.retry_after);
-        set_ratelimit_headers(response.headers_mut(), policy, decision);
+        set_retry_after(&mut response, retry_after);
+        set_ratelimit_headers(response.headers_mut(), name, decision, policy);
         response
     }
 

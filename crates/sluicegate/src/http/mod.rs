@@ -14,5 +14,5 @@
 mod headers;
 mod mapping;
 
-pub use headers::{RATELIMIT, RATELIMIT_POLICY, set_ratelimit_headers};
+pub use headers::{RATELIMIT, RATELIMIT_POLICY, RatePolicy, set_ratelimit_headers};
 pub use mapping::{RejectionMapping, retry_after_secs};

@@ -149,10 +149,10 @@ impl<K: Hash + Eq + Clone, C: Clock, S: BuildHasher> KeyedGcra<K, C, S> {
             }
             // A key not tracked has a full bucket.
             let (decision, next) = step(params, 0, now, n)?;
-            if let (true, Some(next)) = (consume, next) {
-                if next > now {
-                    entries.insert(hash, key.clone(), next, now, |k| self.hasher.hash_one(k));
-                }
+            if let (true, Some(next)) = (consume, next)
+                && next > now
+            {
+                entries.insert(hash, key.clone(), next, now, |k| self.hasher.hash_one(k));
             }
             return Ok(decision);
         }

@@ -12,7 +12,7 @@
 //! Server layers reserve a permit in `poll_ready`, consume it in `call` and release it when
 //! the response future (HTTP: the response body) is done or dropped; a cloned service starts
 //! with no reservation. A limiter handle cloned into several layers is one shared limit.
-//! See `docs/middleware.md` for the design and its trade-offs.
+//! The repository's guide `docs/middleware.md` gives the design and its trade-offs.
 
 mod body;
 pub mod client;

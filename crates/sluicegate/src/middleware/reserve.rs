@@ -38,11 +38,12 @@ impl Reservation {
         if self.permit.is_some() {
             return Poll::Ready(());
         }
-        if fast && self.slow.is_none() {
-            if let Some(permit) = HeldPermit::try_fast(limiter) {
-                self.permit = Some(permit);
-                return Poll::Ready(());
-            }
+        if fast
+            && self.slow.is_none()
+            && let Some(permit) = HeldPermit::try_fast(limiter)
+        {
+            self.permit = Some(permit);
+            return Poll::Ready(());
         }
         self.poll_slow(limiter, cx)
     }

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::clock::saturating_nanos;
+
 /// The answer to a check: allowed or denied, with the numbers an HTTP layer needs for
 /// `Retry-After` and the `RateLimit` headers.
 ///
@@ -38,6 +40,57 @@ impl fmt::Debug for Decision {
 }
 
 impl Decision {
+    /// An allowed request under a limit of `limit`, with `remaining` single requests left
+    /// after it and the limiter whole again after `reset_after`.
+    ///
+    /// The crate's limiters make their own decisions; this is for a limiter of yours (a
+    /// remote store, a rule of your own) answering through the same type, e.g. to the rate
+    /// layer of the `tower` feature.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sluicegate::rate::Decision;
+    /// use std::time::Duration;
+    ///
+    /// let d = Decision::allow(100, 42, Duration::from_secs(17));
+    /// assert!(d.is_allowed());
+    /// assert_eq!((d.limit(), d.remaining()), (100, 42));
+    /// assert_eq!(d.retry_after(), Duration::ZERO);
+    /// ```
+    pub fn allow(limit: u32, remaining: u32, reset_after: Duration) -> Self {
+        Decision::allowed(
+            limit,
+            u64::from(remaining),
+            1,
+            saturating_nanos(reset_after),
+        )
+    }
+
+    /// A denied request under a limit of `limit`, with `remaining` single requests available
+    /// (fewer than were asked for), allowed after `retry_after` ([`Duration::MAX`]: never)
+    /// and the limiter whole again after `reset_after`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use sluicegate::rate::Decision;
+    /// use std::time::Duration;
+    ///
+    /// let d = Decision::deny(100, 0, Duration::from_millis(2_100), Duration::from_secs(60));
+    /// assert!(d.is_denied());
+    /// assert_eq!(d.retry_after(), Duration::from_millis(2_100));
+    /// ```
+    pub fn deny(limit: u32, remaining: u32, retry_after: Duration, reset_after: Duration) -> Self {
+        Decision::denied(
+            limit,
+            u64::from(remaining),
+            1,
+            saturating_nanos(retry_after),
+            saturating_nanos(reset_after),
+        )
+    }
+
     #[inline]
     pub(crate) fn allowed(limit: u32, room: u64, unit: u64, reset_ns: u64) -> Self {
         Decision {

@@ -7,8 +7,8 @@
 //!
 //! Both answer with a [`Decision`] (a denial is a value, not an error) and take their time
 //! from a [`Clock`](crate::clock::Clock); use [`CoarseClock`](crate::clock::CoarseClock) on hot
-//! paths where ~1 ms resolution is enough. The guide `docs/rate-limiting.md` says which to
-//! pick.
+//! paths where ~1 ms resolution is enough. The repository's guide `docs/rate-limiting.md`
+//! says which to pick.
 
 mod decision;
 pub mod gcra;

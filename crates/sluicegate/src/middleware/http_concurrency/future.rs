@@ -90,10 +90,10 @@ where
                     permit.set_outcome(outcome_of(&output));
                 }
                 // On an error, or when the body does not matter, the work is over now.
-                if *hold_through_body == Hold::ToHead || output.is_err() {
-                    if let Some(permit) = permit.take() {
-                        permit.complete();
-                    }
+                if (*hold_through_body == Hold::ToHead || output.is_err())
+                    && let Some(permit) = permit.take()
+                {
+                    permit.complete();
                 }
                 Poll::Ready(output.map(|response| response.map(|b| LimitBody::inner(b, permit))))
             }

@@ -10,10 +10,10 @@ use bytes::Bytes;
 use http::Response;
 use pin_project_lite::pin_project;
 
-use super::check::RateDecision;
 use super::service::Settings;
-use crate::http::set_ratelimit_headers;
+use crate::http::{RatePolicy, set_ratelimit_headers};
 use crate::middleware::body::{Answer, LimitBody};
+use crate::rate::Decision;
 
 pin_project! {
     /// Future of [`RateLimit`](super::RateLimit).
@@ -24,18 +24,21 @@ pin_project! {
     }
 }
 
+/// What the `RateLimit` headers of an allowed response are made of.
+pub(crate) type Headers = (Arc<Settings>, Decision, Option<RatePolicy>);
+
 pin_project! {
     #[project = KindProj]
     #[derive(Debug)]
     enum Kind<F> {
-        Called { #[pin] future: F, headers: Option<(Arc<Settings>, RateDecision)> },
+        Called { #[pin] future: F, headers: Option<Headers> },
         Answered { answer: Answer },
     }
 }
 
 impl<F> ResponseFuture<F> {
     #[inline]
-    pub(crate) fn called(future: F, headers: Option<(Arc<Settings>, RateDecision)>) -> Self {
+    pub(crate) fn called(future: F, headers: Option<Headers>) -> Self {
         ResponseFuture {
             kind: Kind::Called { future, headers },
         }
@@ -62,8 +65,13 @@ where
         match self.project().kind.project() {
             KindProj::Called { future, headers } => {
                 let mut response = ready!(future.poll(cx))?;
-                if let Some((settings, decision)) = headers.take() {
-                    set_ratelimit_headers(response.headers_mut(), &settings.policy, &decision);
+                if let Some((settings, decision, policy)) = headers.take() {
+                    set_ratelimit_headers(
+                        response.headers_mut(),
+                        &settings.policy,
+                        &decision,
+                        policy,
+                    );
                 }
                 Poll::Ready(Ok(response.map(|b| LimitBody::inner(b, None))))
             }

@@ -16,12 +16,13 @@ use crate::http::RejectionMapping;
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use sluicegate::middleware::rate::{PeerIp, RateCheck, RateDecision, RateLimitLayer};
+/// use sluicegate::middleware::rate::{PeerIp, RateCheck, RateLimitLayer};
+/// use sluicegate::rate::Decision;
 ///
 /// struct AllowAll;
 /// impl<K> RateCheck<K> for AllowAll {
-///     fn check(&self, _: &K) -> RateDecision {
-///         RateDecision::allow(u64::MAX, Duration::ZERO)
+///     fn check(&self, _: &K) -> Decision {
+///         Decision::allow(u32::MAX, u32::MAX, Duration::ZERO)
 ///     }
 /// }
 ///

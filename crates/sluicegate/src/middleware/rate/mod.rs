@@ -7,7 +7,7 @@ mod layer;
 mod service;
 mod wire;
 
-pub use check::{Policy, RateCheck, RateDecision};
+pub use check::RateCheck;
 pub use future::ResponseFuture;
 pub use key::{Global, HeaderKey, KeyExtractor, KeyFn, PeerIp, group_ip, key_fn};
 pub use layer::RateLimitLayer;

@@ -72,12 +72,17 @@ where
             return ResponseFuture::answered(mapping.missing_key());
         };
         let decision = self.check.check(&key);
-        if !decision.allowed {
-            return ResponseFuture::answered(mapping.rate_limited(&settings.policy, &decision));
+        if decision.is_denied() {
+            let policy = self.check.policy();
+            return ResponseFuture::answered(mapping.rate_limited(
+                &settings.policy,
+                &decision,
+                policy,
+            ));
         }
         let headers = settings
             .headers_when_allowed
-            .then(|| (settings.clone(), decision));
+            .then(|| (settings.clone(), decision, self.check.policy()));
         ResponseFuture::called(self.inner.call(req), headers)
     }
 }

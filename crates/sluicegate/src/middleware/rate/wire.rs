@@ -3,27 +3,14 @@
 
 use std::hash::{BuildHasher, Hash};
 
-use super::check::{Policy, RateCheck, RateDecision};
+use super::check::RateCheck;
 use crate::clock::Clock;
+use crate::http::RatePolicy;
 use crate::keyed::KeyedGcra;
 use crate::rate::{Decision, Gcra, Quota, SlidingWindow};
 
-/// The layer's view of a limiter's decision, with the policy it was made against.
-fn to_layer(decision: Decision, policy: Policy) -> RateDecision {
-    let remaining = u64::from(decision.remaining());
-    let answer = if decision.is_allowed() {
-        RateDecision::allow(remaining, decision.reset_after())
-    } else {
-        RateDecision {
-            remaining,
-            ..RateDecision::deny(decision.retry_after(), decision.reset_after())
-        }
-    };
-    answer.with_policy(policy)
-}
-
-fn policy_of(quota: Quota) -> Policy {
-    Policy::new(u64::from(quota.count()), quota.period())
+fn policy_of(quota: Quota) -> RatePolicy {
+    RatePolicy::new(u64::from(quota.count()), quota.period())
 }
 
 /// A global limit: at most `limit` requests in any `window` (at slice resolution).
@@ -39,16 +26,25 @@ fn policy_of(quota: Quota) -> Policy {
 /// # let _ = layer;
 /// ```
 impl<C: Clock> RateCheck<()> for SlidingWindow<C> {
-    fn check(&self, _: &()) -> RateDecision {
-        let policy = Policy::new(u64::from(self.limit()), self.window());
-        to_layer(SlidingWindow::check(self), policy)
+    #[inline]
+    fn check(&self, _: &()) -> Decision {
+        SlidingWindow::check(self)
+    }
+
+    fn policy(&self) -> Option<RatePolicy> {
+        Some(RatePolicy::new(u64::from(self.limit()), self.window()))
     }
 }
 
 /// A global limit: a steady rate with bursts.
 impl<C: Clock> RateCheck<()> for Gcra<C> {
-    fn check(&self, _: &()) -> RateDecision {
-        to_layer(Gcra::check(self), policy_of(self.quota()))
+    #[inline]
+    fn check(&self, _: &()) -> Decision {
+        Gcra::check(self)
+    }
+
+    fn policy(&self) -> Option<RatePolicy> {
+        Some(policy_of(self.quota()))
     }
 }
 
@@ -72,7 +68,12 @@ where
     C: Clock,
     S: BuildHasher,
 {
-    fn check(&self, key: &K) -> RateDecision {
-        to_layer(KeyedGcra::check(self, key), policy_of(self.quota()))
+    #[inline]
+    fn check(&self, key: &K) -> Decision {
+        KeyedGcra::check(self, key)
+    }
+
+    fn policy(&self) -> Option<RatePolicy> {
+        Some(policy_of(self.quota()))
     }
 }

@@ -1,0 +1,182 @@
+//! The admin API, on a listener of its own: status, live limits (the kill switch), close and
+//! open, reload, Prometheus metrics. Loopback only unless a bearer token is configured.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use serde_json::{Value, json};
+
+use crate::gate::{ChangeError, Gate, LimitsChange};
+use crate::pool::Outcome;
+use crate::state::constant_time_eq;
+
+#[derive(Clone)]
+struct Admin {
+    gate: Arc<Gate>,
+    token: Option<Arc<[u8]>>,
+}
+
+/// The admin API's routes; with `token`, every call needs `Authorization: Bearer TOKEN`.
+pub fn router(gate: Arc<Gate>, token: Option<String>) -> Router {
+    let admin = Admin {
+        gate,
+        token: token.map(|t| Arc::from(t.into_bytes())),
+    };
+    Router::new()
+        .route("/status", get(status))
+        .route("/metrics", get(metrics))
+        .route("/pools/{name}/limits", put(set_limits))
+        .route("/pools/{name}/close", post(close))
+        .route("/pools/{name}/open", post(open))
+        .route("/reload", post(reload))
+        .with_state(admin.clone())
+        .merge(crate::dashboard::samples_api(&admin.gate))
+        .layer(middleware::from_fn_with_state(admin, authorize))
+        .merge(crate::dashboard::page())
+}
+
+async fn authorize(State(admin): State<Admin>, req: Request, next: Next) -> Response {
+    if let Some(token) = &admin.token {
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+            .unwrap_or(b"");
+        if !constant_time_eq(given, token) {
+            let mut r = (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: send Authorization: Bearer TOKEN\n",
+            )
+                .into_response();
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return r;
+        }
+    }
+    next.run(req).await
+}
+
+fn pool_status(p: &crate::pool::Pool) -> Value {
+    let s = p.limit.limiter().snapshot();
+    let mut counters = serde_json::Map::new();
+    for o in Outcome::ALL {
+        counters.insert(o.name().to_owned(), json!(p.stats.get(o, s.cancelled)));
+    }
+    counters.insert(
+        "bypassed".into(),
+        json!(p.stats.bypassed.load(std::sync::atomic::Ordering::Relaxed)),
+    );
+    counters.insert("admitted".into(), json!(s.admitted));
+    counters.insert("completed".into(), json!(s.completed));
+    json!({
+        "upstream": p.upstream.to_string(),
+        "algorithm": p.limit.algorithm(),
+        "limit": s.limit,
+        "in_flight": s.in_flight,
+        "queued": s.queued,
+        "closed": s.closed,
+        "max_queue": p.config.max_queue,
+        "queue_timeout": p.config.queue_timeout.to_string(),
+        "rate": p.config.rate.map(|r| r.to_string()),
+        "counters": counters,
+    })
+}
+
+async fn status(State(admin): State<Admin>) -> Response {
+    let state = admin.gate.state();
+    let pools: serde_json::Map<String, Value> = state
+        .pools
+        .iter()
+        .map(|p| (p.name.clone(), pool_status(p)))
+        .collect();
+    axum::Json(json!({ "pools": pools })).into_response()
+}
+
+async fn metrics(State(admin): State<Admin>) -> Response {
+    let body = crate::metrics::render(&admin.gate.state());
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
+}
+
+fn refused(e: ChangeError) -> Response {
+    let status = match e {
+        ChangeError::UnknownPool(_) => StatusCode::NOT_FOUND,
+        ChangeError::Invalid(_) => StatusCode::BAD_REQUEST,
+    };
+    (status, format!("{e}\n")).into_response()
+}
+
+async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: Bytes) -> Response {
+    if admin.gate.state().pool(&name).is_none() {
+        return refused(ChangeError::UnknownPool(name));
+    }
+    let change: LimitsChange = match serde_json::from_slice(&body) {
+        Ok(c) => c,
+        Err(e) => {
+            let hint = r#"send a JSON object such as {"max_concurrency": 0}, {"max_queue": 10}, {"queue_timeout": "5s"} or {"rate": "20/s"}"#;
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("malformed limits: {e}; {hint}\n"),
+            )
+                .into_response();
+        }
+    };
+    if change.max_concurrency.is_none()
+        && change.max_queue.is_none()
+        && change.queue_timeout.is_none()
+        && change.rate.is_none()
+    {
+        return (
+            StatusCode::BAD_REQUEST,
+            "nothing to change: give max_concurrency, max_queue, queue_timeout or rate\n",
+        )
+            .into_response();
+    }
+    match admin.gate.set_limits(&name, &change) {
+        Ok(()) => {
+            tracing::info!(pool = %name, ?change, "limits changed through the admin API");
+            let state = admin.gate.state();
+            let p = state
+                .pool(&name)
+                .map(|p| pool_status(p))
+                .unwrap_or(Value::Null);
+            axum::Json(p).into_response()
+        }
+        Err(e) => refused(e),
+    }
+}
+
+async fn close(State(admin): State<Admin>, Path(name): Path<String>) -> Response {
+    open_or_close(&admin, &name, false)
+}
+
+async fn open(State(admin): State<Admin>, Path(name): Path<String>) -> Response {
+    open_or_close(&admin, &name, true)
+}
+
+fn open_or_close(admin: &Admin, name: &str, open: bool) -> Response {
+    match admin.gate.set_open(name, open) {
+        Ok(()) => {
+            let what = if open { "opened" } else { "closed" };
+            tracing::info!(pool = %name, "pool {what} through the admin API");
+            (StatusCode::OK, format!("pool `{name}` {what}\n")).into_response()
+        }
+        Err(e) => refused(e),
+    }
+}
+
+async fn reload(State(admin): State<Admin>) -> Response {
+    match crate::reload(&admin.gate) {
+        Ok(()) => (StatusCode::OK, "reloaded\n").into_response(),
+        Err(e) => (
+            StatusCode::BAD_REQUEST,
+            format!("reload refused, the config in force stays: {e}\n"),
+        )
+            .into_response(),
+    }
+}

@@ -1,0 +1,130 @@
+//! The command line: `serve --config FILE`, the quick form, and `check --config FILE`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use toml::Spanned;
+
+use crate::config::{self, Config, ConfigError, Dur, ListenAddr, Rate, UpstreamUrl};
+
+/// sluicegate: a reverse proxy that puts concurrency, queue and rate limits in front of any
+/// HTTP service.
+#[derive(Debug, Parser)]
+#[command(name = "sluicegate", version)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the gate, from a config file or from flags (the quick form).
+    Serve(Box<Serve>),
+    /// Check a config file: exit 0, or print where and why it is wrong and exit 64.
+    Check {
+        /// The config file.
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// Show the gate at work: a slow upstream, the gate in front, more load than the upstream
+    /// can take, through no limit, a static limit and the adaptive limit in turn.
+    Demo(crate::demo::DemoArgs),
+    /// The demo's slow upstream alone (used by scripts/bench-gate).
+    #[command(hide = true)]
+    Upstream(crate::demo::UpstreamArgs),
+    /// The demo's load generator alone (used by scripts/bench-gate).
+    #[command(hide = true)]
+    Load(crate::demo::LoadArgs),
+}
+
+/// `serve`: `--config FILE`, or the quick form's flags (one pool `default`, one route for
+/// everything).
+#[derive(Debug, Args)]
+pub struct Serve {
+    /// The config file.
+    #[arg(long, conflicts_with_all = ["listen", "upstream", "max_concurrency", "max_queue", "queue_timeout", "rate", "upstream_timeout", "admin_listen", "admin_token_file"])]
+    pub config: Option<PathBuf>,
+    /// Where the proxy listens, like `127.0.0.1:8080`.
+    #[arg(long, required_unless_present = "config")]
+    pub listen: Option<ListenAddr>,
+    /// The upstream, like `http://127.0.0.1:9000`.
+    #[arg(long, required_unless_present = "config")]
+    pub upstream: Option<UpstreamUrl>,
+    /// Requests at once.
+    #[arg(long, required_unless_present = "config")]
+    pub max_concurrency: Option<usize>,
+    /// Requests that may wait for a slot.
+    #[arg(long, required_unless_present = "config")]
+    pub max_queue: Option<usize>,
+    /// Longest wait in the queue, like `10s`.
+    #[arg(long, required_unless_present = "config")]
+    pub queue_timeout: Option<Dur>,
+    /// A rate for the whole pool, like `50/s` or `600/m`.
+    #[arg(long)]
+    pub rate: Option<Rate>,
+    /// Longest wait for the upstream's response head, like `30s` (default 60s).
+    #[arg(long)]
+    pub upstream_timeout: Option<Dur>,
+    /// Where the admin API listens, like `127.0.0.1:9901`.
+    #[arg(long)]
+    pub admin_listen: Option<SocketAddr>,
+    /// A file holding the admin API's bearer token.
+    #[arg(long)]
+    pub admin_token_file: Option<PathBuf>,
+    /// Runtime worker threads (default: the config's `workers`, else one per CPU).
+    #[arg(long)]
+    pub workers: Option<usize>,
+}
+
+impl Serve {
+    /// The config this command asks for: the file read and checked, or the quick form's.
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] to print (then exit 64).
+    pub fn config(&self) -> Result<(Config, Option<PathBuf>), ConfigError> {
+        let mut config = match &self.config {
+            Some(path) => (config::read(path)?, Some(path.clone())),
+            None => (self.quick()?, None),
+        };
+        if let Some(w) = self.workers {
+            config.0.workers = Some(w);
+        }
+        config::validate(&config.0, "<flags>")?;
+        Ok(config)
+    }
+
+    fn quick(&self) -> Result<Config, ConfigError> {
+        let missing = |flag: &str| ConfigError {
+            file: "<flags>".into(),
+            at: None,
+            message: format!("the quick form needs --{flag}"),
+        };
+        let mut text = String::from(
+            "[[pools]]\nname = \"default\"\nupstream = \"http://127.0.0.1:1\"\nmax_concurrency = 0\n[[routes]]\npool = \"default\"\n",
+        );
+        if self.admin_listen.is_some() {
+            text.push_str("[admin]\n");
+        }
+        let mut c = config::parse(&text, "<flags>")?;
+        c.listen = vec![self.listen.ok_or_else(|| missing("listen"))?];
+        c.admin.listen = self.admin_listen.map(|a| Spanned::new(0..0, a));
+        c.admin.token_file = self.admin_token_file.clone();
+        let p = &mut c.pools[0];
+        p.upstream = self.upstream.clone().ok_or_else(|| missing("upstream"))?;
+        p.max_concurrency = Some(
+            self.max_concurrency
+                .ok_or_else(|| missing("max-concurrency"))?,
+        );
+        p.max_queue = self.max_queue.ok_or_else(|| missing("max-queue"))?;
+        p.queue_timeout = self.queue_timeout.ok_or_else(|| missing("queue-timeout"))?;
+        p.rate = self.rate;
+        if let Some(t) = self.upstream_timeout {
+            p.upstream_timeout = t;
+        }
+        Ok(c)
+    }
+}

@@ -1,0 +1,387 @@
+//! Reading a config: TOML syntax and types first, then the rules that tie fields together.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+
+use sluicegate::concurrency::ConcurrencyLimiter;
+
+use super::model::Config;
+
+/// A config that cannot be used, with where and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file (or `<flags>` for the quick form).
+    pub file: String,
+    /// 1-based line and column, when the error has a place in the file.
+    pub at: Option<(usize, usize)>,
+    /// What is wrong and what to write instead.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.at {
+            Some((line, col)) => write!(f, "{}:{line}:{col}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Reads and checks the config file at `path`.
+///
+/// # Errors
+///
+/// A [`ConfigError`] when the file cannot be read or the config cannot be used.
+pub fn read(path: &Path) -> Result<Config, ConfigError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: file.clone(),
+        at: None,
+        message: format!("cannot read the config: {e}"),
+    })?;
+    parse(&text, &file)
+}
+
+/// Parses and checks config `text`; `file` names it in errors.
+///
+/// # Errors
+///
+/// A [`ConfigError`] located at the offending value.
+pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
+    let error = |span: Option<Range<usize>>, message: String| ConfigError {
+        file: file.to_owned(),
+        at: span.filter(|s| s.end > 0).map(|s| line_col(text, s.start)),
+        message,
+    };
+    let config: Config =
+        toml::from_str(text).map_err(|e| error(e.span(), e.message().trim().to_owned()))?;
+    check(&config).map_err(|(span, message)| error(span, message))?;
+    Ok(config)
+}
+
+/// Checks a config built in code (the quick form) by the rules a file must follow.
+///
+/// # Errors
+///
+/// A [`ConfigError`] naming `file`, without a location.
+pub fn validate(config: &Config, file: &str) -> Result<(), ConfigError> {
+    check(config).map_err(|(_, message)| ConfigError {
+        file: file.to_owned(),
+        at: None,
+        message,
+    })
+}
+
+/// A rule broken: where (a byte span, when known) and why.
+type Broken = (Option<Range<usize>>, String);
+
+/// The rules no single field can check on its own.
+fn check(config: &Config) -> Result<(), Broken> {
+    if config.listen.is_empty() {
+        return Err((
+            None,
+            "`listen` is empty: give at least one address, like `listen = [\"127.0.0.1:8080\"]`"
+                .into(),
+        ));
+    }
+    if config.workers == Some(0) {
+        return Err((
+            None,
+            "`workers = 0`: write at least 1, or leave it out for one per CPU".into(),
+        ));
+    }
+    if *config.max_header_bytes.get_ref() < 8192 {
+        return Err((
+            Some(config.max_header_bytes.span()),
+            "`max_header_bytes` must be at least 8192".into(),
+        ));
+    }
+    if config.header_read_timeout.0.is_zero() {
+        return Err((
+            None,
+            "`header_read_timeout` must be longer than 0, like `10s`".into(),
+        ));
+    }
+    if let Some(addr) = &config.admin.listen
+        && !addr.get_ref().ip().is_loopback()
+        && config.admin.token_file.is_none()
+    {
+        return Err((
+            Some(addr.span()),
+            "the admin API listens beyond loopback only with a token: set `[admin] token_file`, or listen on 127.0.0.1".into(),
+        ));
+    }
+    match (&config.bypass.header, &config.bypass.secret_file) {
+        (Some(h), None) => {
+            return Err((
+                Some(h.span()),
+                "`[bypass] header` needs `secret_file`, the file holding the secret value".into(),
+            ));
+        }
+        (Some(h), Some(_)) if http::HeaderName::from_bytes(h.get_ref().as_bytes()).is_err() => {
+            return Err((
+                Some(h.span()),
+                format!("invalid header name `{}`", h.get_ref()),
+            ));
+        }
+        (None, Some(_)) => {
+            return Err((
+                None,
+                "`[bypass] secret_file` needs `header`, the header that carries the secret".into(),
+            ));
+        }
+        _ => {}
+    }
+    check_pools(config)?;
+    check_routes(config)
+}
+
+fn check_pools(config: &Config) -> Result<(), Broken> {
+    if config.pools.is_empty() {
+        return Err((
+            None,
+            "no pools: add a `[[pools]]` table with a `name`, an `upstream` and `max_concurrency`"
+                .into(),
+        ));
+    }
+    for (i, pool) in config.pools.iter().enumerate() {
+        let name = pool.name.get_ref();
+        let at = Some(pool.name.span());
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            return Err((
+                at,
+                format!("pool name `{name}`: use letters, digits, `_` and `-` only"),
+            ));
+        }
+        if config.pools[..i].iter().any(|p| p.name.get_ref() == name) {
+            return Err((
+                at,
+                format!("a second pool named `{name}`: pool names must differ"),
+            ));
+        }
+        match (pool.max_concurrency, &pool.adaptive) {
+            (None, None) => {
+                return Err((
+                    at,
+                    format!(
+                        "pool `{name}` has no limit: set `max_concurrency = N`, or add `[pools.adaptive]`"
+                    ),
+                ));
+            }
+            (Some(_), Some(_)) => {
+                return Err((
+                    at,
+                    format!(
+                        "pool `{name}` has both `max_concurrency` and `[pools.adaptive]`: keep one"
+                    ),
+                ));
+            }
+            (Some(n), None) if n > ConcurrencyLimiter::MAX_PERMITS => {
+                return Err((
+                    at,
+                    format!(
+                        "pool `{name}`: `max_concurrency` is at most {}",
+                        ConcurrencyLimiter::MAX_PERMITS
+                    ),
+                ));
+            }
+            (None, Some(a)) => {
+                let bounds = [a.initial, a.min, a.max];
+                if bounds
+                    .iter()
+                    .flatten()
+                    .any(|&n| n == 0 || n > ConcurrencyLimiter::MAX_PERMITS)
+                {
+                    return Err((
+                        at,
+                        format!(
+                            "pool `{name}`: adaptive `initial`, `min` and `max` must be between 1 and {}",
+                            ConcurrencyLimiter::MAX_PERMITS
+                        ),
+                    ));
+                }
+                if a.algorithm == super::model::Algorithm::Vegas && a.min.is_some() {
+                    return Err((
+                        at,
+                        format!("pool `{name}`: vegas has a fixed floor of 1: remove `min`"),
+                    ));
+                }
+                if let (Some(lo), Some(hi)) = (a.min, a.max)
+                    && lo > hi
+                {
+                    return Err((
+                        at,
+                        format!("pool `{name}`: adaptive `min` ({lo}) is above `max` ({hi})"),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        if pool.queue_timeout.0.is_zero() {
+            return Err((
+                at,
+                format!(
+                    "pool `{name}`: `queue_timeout` must be longer than 0 (for no waiting at all, write `max_queue = 0`)"
+                ),
+            ));
+        }
+        if pool.upstream_timeout.0.is_zero() {
+            return Err((
+                at,
+                format!("pool `{name}`: `upstream_timeout` must be longer than 0"),
+            ));
+        }
+        if pool.burst == Some(0)
+            || pool
+                .per_key_rate
+                .as_ref()
+                .is_some_and(|k| k.burst == Some(0))
+        {
+            return Err((
+                at,
+                format!(
+                    "pool `{name}`: `burst` must be at least 1 (for no traffic at all, write `rate = \"0/s\"`)"
+                ),
+            ));
+        }
+        if let Some(k) = &pool.per_key_rate
+            && *k.max_keys.get_ref() == 0
+        {
+            return Err((
+                Some(k.max_keys.span()),
+                "`max_keys` must be at least 1".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_routes(config: &Config) -> Result<(), Broken> {
+    if config.routes.is_empty() {
+        let first = config.pools[0].name.get_ref();
+        return Err((
+            None,
+            format!(
+                "no routes: add `[[routes]]` with `pool = \"{first}\"` (and `host`, `path_prefix` or `methods` to narrow it)"
+            ),
+        ));
+    }
+    for route in &config.routes {
+        let pool = route.pool.get_ref();
+        if !config.pools.iter().any(|p| p.name.get_ref() == pool) {
+            let names: Vec<_> = config
+                .pools
+                .iter()
+                .map(|p| format!("`{}`", p.name.get_ref()))
+                .collect();
+            return Err((
+                Some(route.pool.span()),
+                format!(
+                    "route to unknown pool `{pool}`: write one of {}",
+                    names.join(", ")
+                ),
+            ));
+        }
+        if !route.path_prefix.starts_with('/') {
+            return Err((
+                Some(route.pool.span()),
+                format!(
+                    "route `path_prefix = \"{}\"` must start with `/`",
+                    route.path_prefix
+                ),
+            ));
+        }
+        if let Some(m) = route
+            .methods
+            .iter()
+            .find(|m| http::Method::from_bytes(m.as_bytes()).is_err())
+        {
+            return Err((
+                Some(route.pool.span()),
+                format!("route method `{m}` is not an HTTP method, write one like `GET`"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n";
+
+    #[test]
+    fn a_minimal_config_gets_its_defaults() {
+        let c = parse(MINIMAL, "gate.toml").unwrap();
+        assert_eq!(c.pools[0].max_queue, 1024);
+        assert_eq!(c.pools[0].queue_timeout.to_string(), "10s");
+        assert!(c.pools[0].predictive);
+        assert_eq!(c.routes[0].path_prefix, "/");
+        assert_eq!(*c.max_header_bytes.get_ref(), 16384);
+    }
+
+    #[test]
+    fn a_bad_value_is_located_with_a_hint() {
+        let text = MINIMAL.replace(
+            "max_concurrency = 4",
+            "max_concurrency = 4\nqueue_timeout = \"10\"",
+        );
+        let e = parse(&text, "gate.toml").unwrap_err();
+        assert_eq!(e.at, Some((5, 17)), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("gate.toml:5:17: duration `10` has no unit"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_route_to_an_unknown_pool_names_the_pools() {
+        let text = MINIMAL.replace("pool = \"api\"", "pool = \"apo\"");
+        let e = parse(&text, "g.toml").unwrap_err();
+        assert_eq!(e.at, Some((7, 8)));
+        assert!(e.message.contains("write one of `api`"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_field_is_refused() {
+        let text = MINIMAL.replace("max_concurrency", "max_concurency");
+        let e = parse(&text, "g.toml").unwrap_err();
+        assert_eq!(e.at.map(|a| a.0), Some(4), "{e}");
+        assert!(e.message.contains("unknown field"), "{e}");
+    }
+
+    #[test]
+    fn a_pool_without_a_limit_is_refused() {
+        let text = MINIMAL.replace("max_concurrency = 4\n", "");
+        let e = parse(&text, "g.toml").unwrap_err();
+        assert!(e.message.contains("has no limit"), "{e}");
+        assert_eq!(e.at, Some((2, 8)));
+    }
+
+    #[test]
+    fn line_col_counts_characters() {
+        assert_eq!(line_col("ab\ncé\nx", 6), (2, 3));
+        assert_eq!(line_col("", 5), (1, 1));
+    }
+}

@@ -1,0 +1,211 @@
+//! The config file's shape: every table and field, with its default. `docs/gate.md`
+//! documents each one; keep the two in step.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::values::{Dur, KeySource, Rate};
+use super::wire::{Cidr, ListenAddr, UpstreamUrl};
+
+/// A whole gate config.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Addresses the proxy listens on (default `["127.0.0.1:8080"]`).
+    #[serde(default = "default_listen")]
+    pub listen: Vec<ListenAddr>,
+    /// Runtime worker threads (default: one per CPU).
+    #[serde(default)]
+    pub workers: Option<usize>,
+    /// How long shutdown waits for queued and running requests (default `30s`).
+    #[serde(default = "default_grace")]
+    pub grace_period: Dur,
+    /// Largest request head (request line + headers) in bytes (default 16384, at least 8192).
+    #[serde(default = "default_header_bytes")]
+    pub max_header_bytes: Spanned<usize>,
+    /// Longest time a client may take to send a request head (default `10s`).
+    #[serde(default = "default_header_timeout")]
+    pub header_read_timeout: Dur,
+    /// The admin API (off unless `listen` is set).
+    #[serde(default)]
+    pub admin: Admin,
+    /// Requests that skip every limit.
+    #[serde(default)]
+    pub bypass: Bypass,
+    /// The limited resources.
+    #[serde(default)]
+    pub pools: Vec<Pool>,
+    /// Which requests go to which pool; the first match wins.
+    #[serde(default)]
+    pub routes: Vec<Route>,
+}
+
+/// `[admin]`: the admin API's own listener.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Admin {
+    /// Where the admin API listens (no admin API when unset).
+    pub listen: Option<Spanned<SocketAddr>>,
+    /// A file holding the bearer token every admin call must carry. Without it the admin
+    /// API only listens on loopback addresses.
+    pub token_file: Option<PathBuf>,
+}
+
+/// `[bypass]`: requests a client cannot forge that skip every limit (counted apart).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bypass {
+    /// Source networks whose requests skip the limits, such as `["10.1.0.0/16"]`.
+    #[serde(default)]
+    pub trusted_cidrs: Vec<Cidr>,
+    /// A header whose value, when it equals the secret in `secret_file`, skips the limits.
+    /// The gate removes it before forwarding.
+    pub header: Option<Spanned<String>>,
+    /// The file holding the bypass secret (needed with `header`).
+    pub secret_file: Option<PathBuf>,
+}
+
+/// `[[pools]]`: one limited resource, an upstream with its limits.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pool {
+    /// The pool's name, used by routes, the admin API and metrics.
+    pub name: Spanned<String>,
+    /// Where requests go: `http://host:port`.
+    pub upstream: UpstreamUrl,
+    /// Requests at once (a static limit; `0` lets nothing start). Needed unless `adaptive`.
+    pub max_concurrency: Option<usize>,
+    /// An adaptive limit instead of a static one.
+    pub adaptive: Option<Adaptive>,
+    /// Requests that may wait for a slot (default 1024; `0` turns away at once).
+    #[serde(default = "default_max_queue")]
+    pub max_queue: usize,
+    /// Longest wait in the queue (default `10s`).
+    #[serde(default = "default_queue_timeout")]
+    pub queue_timeout: Dur,
+    /// `fifo` (default) or `lifo` (keeps latency low under overload).
+    #[serde(default)]
+    pub queue_order: QueueOrder,
+    /// Turn away at once a request that would time out in the queue anyway (default `true`).
+    #[serde(default = "yes")]
+    pub predictive: bool,
+    /// Longest wait for the upstream's response head (default `60s`); then `504`.
+    #[serde(default = "default_upstream_timeout")]
+    pub upstream_timeout: Dur,
+    /// A rate for the whole pool (GCRA), such as `50/s` (default: none).
+    pub rate: Option<Rate>,
+    /// Largest burst above the rate (default: the rate's count).
+    pub burst: Option<u32>,
+    /// A rate per client (per key).
+    pub per_key_rate: Option<PerKeyRate>,
+}
+
+/// `[pools.adaptive]`: an adaptive concurrency limit.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Adaptive {
+    /// `littles` (default), `gradient2`, `vegas` or `aimd`.
+    #[serde(default)]
+    pub algorithm: Algorithm,
+    /// Limit before any sample (default: the algorithm's).
+    pub initial: Option<usize>,
+    /// Floor (default: the algorithm's).
+    pub min: Option<usize>,
+    /// Ceiling (default: the algorithm's).
+    pub max: Option<usize>,
+}
+
+/// The adaptive limit algorithms.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Algorithm {
+    /// Little's law (sluicegate's own).
+    #[default]
+    Littles,
+    /// Netflix's Gradient2.
+    Gradient2,
+    /// TCP Vegas applied to concurrency.
+    Vegas,
+    /// Additive increase, multiplicative decrease.
+    Aimd,
+}
+
+/// Queue order within a pool.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueOrder {
+    /// First come, first served.
+    #[default]
+    Fifo,
+    /// Last come, first served.
+    Lifo,
+}
+
+/// `[pools.per_key_rate]`: a rate per client.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerKeyRate {
+    /// The rate each key gets, such as `10/s`.
+    pub rate: Rate,
+    /// Largest burst per key (default: the rate's count).
+    pub burst: Option<u32>,
+    /// `client_ip` (default; IPv6 grouped by /64) or `header:NAME`.
+    #[serde(default = "default_key")]
+    pub key: KeySource,
+    /// Most keys remembered at once (default 100000); the least recent is evicted.
+    #[serde(default = "default_max_keys")]
+    pub max_keys: Spanned<usize>,
+}
+
+/// `[[routes]]`: requests matching every given condition go to `pool`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Route {
+    /// The pool's name.
+    pub pool: Spanned<String>,
+    /// The `Host` (without port, any case) to match (default: any).
+    pub host: Option<String>,
+    /// The path prefix to match (default `/`: any).
+    #[serde(default = "default_prefix")]
+    pub path_prefix: String,
+    /// Methods to match, such as `["GET", "HEAD"]` (default: any).
+    #[serde(default)]
+    pub methods: Vec<String>,
+}
+
+fn default_listen() -> Vec<ListenAddr> {
+    vec![ListenAddr(SocketAddr::from(([127, 0, 0, 1], 8080)))]
+}
+fn default_grace() -> Dur {
+    Dur(std::time::Duration::from_secs(30))
+}
+fn default_header_bytes() -> Spanned<usize> {
+    Spanned::new(0..0, 16384)
+}
+fn default_header_timeout() -> Dur {
+    Dur(std::time::Duration::from_secs(10))
+}
+fn default_max_queue() -> usize {
+    sluicegate::concurrency::ConcurrencyLimiter::DEFAULT_MAX_QUEUE
+}
+fn default_queue_timeout() -> Dur {
+    Dur(std::time::Duration::from_secs(10))
+}
+fn default_upstream_timeout() -> Dur {
+    Dur(std::time::Duration::from_secs(60))
+}
+fn yes() -> bool {
+    true
+}
+fn default_key() -> KeySource {
+    KeySource::ClientIp
+}
+fn default_max_keys() -> Spanned<usize> {
+    Spanned::new(0..0, 100_000)
+}
+fn default_prefix() -> String {
+    "/".to_owned()
+}

@@ -1,0 +1,216 @@
+//! The humane values a config is written in: durations (`250ms`, `10s`, `2m`), rates
+//! (`50/s`, `600/m`) and rate-limit key sources (`client_ip`, `header:x-api-key`).
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+use sluicegate::rate::Quota;
+
+/// A duration written with a unit: `250ms`, `10s`, `2m`, `1h`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dur(pub Duration);
+
+impl FromStr for Dur {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (digits, unit) = t.split_at(split);
+        let hint = "write a whole number and a unit: `250ms`, `10s`, `2m` or `1h`";
+        let n: u64 = digits
+            .parse()
+            .map_err(|_| format!("invalid duration `{s}`: {hint}"))?;
+        let d = match unit {
+            "ms" => Some(Duration::from_millis(n)),
+            "s" => Some(Duration::from_secs(n)),
+            "m" => n.checked_mul(60).map(Duration::from_secs),
+            "h" => n.checked_mul(3600).map(Duration::from_secs),
+            "" => return Err(format!("duration `{s}` has no unit: {hint}")),
+            _ => return Err(format!("unknown unit in duration `{s}`: {hint}")),
+        };
+        d.map(Dur)
+            .ok_or_else(|| format!("duration `{s}` is too long"))
+    }
+}
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = self.0.as_millis();
+        match ms {
+            _ if ms.is_multiple_of(3_600_000) && ms > 0 => write!(f, "{}h", ms / 3_600_000),
+            _ if ms.is_multiple_of(60_000) && ms > 0 => write!(f, "{}m", ms / 60_000),
+            _ if ms.is_multiple_of(1000) => write!(f, "{}s", ms / 1000),
+            _ => write!(f, "{ms}ms"),
+        }
+    }
+}
+
+/// A rate: `N/s`, `N/m` or `N/h` (`0/s` denies everything).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rate {
+    /// Requests per period.
+    pub count: u32,
+    /// The period: one second, minute or hour.
+    pub period: Duration,
+}
+
+impl Rate {
+    /// The library quota of this rate, bursts of at most `burst` when given.
+    pub fn quota(&self, burst: Option<u32>) -> Quota {
+        let quota = if self.count == 0 {
+            Quota::deny_all()
+        } else {
+            // `from_str` refused counts a quota cannot hold.
+            Quota::new(self.count, self.period).unwrap_or_else(|_| Quota::deny_all())
+        };
+        match burst.and_then(std::num::NonZeroU32::new) {
+            Some(b) => quota.with_burst(b),
+            None => quota,
+        }
+    }
+}
+
+impl FromStr for Rate {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let hint = "write a count per unit: `50/s`, `600/m` or `1000/h`";
+        let (count, unit) = s
+            .trim()
+            .split_once('/')
+            .ok_or_else(|| format!("invalid rate `{s}`: {hint}"))?;
+        let count: u32 = count
+            .trim()
+            .parse()
+            .map_err(|_| format!("invalid count in rate `{s}`: {hint}"))?;
+        let period = match unit.trim() {
+            "s" => Duration::from_secs(1),
+            "m" => Duration::from_secs(60),
+            "h" => Duration::from_secs(3600),
+            _ => return Err(format!("unknown unit in rate `{s}`: {hint}")),
+        };
+        if count > 0 && Quota::new(count, period).is_err() {
+            return Err(format!(
+                "rate `{s}` is too high: at most one request per nanosecond"
+            ));
+        }
+        Ok(Rate { count, period })
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unit = match self.period.as_secs() {
+            1 => "s",
+            60 => "m",
+            _ => "h",
+        };
+        write!(f, "{}/{unit}", self.count)
+    }
+}
+
+/// What names the client a per-key rate limit counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeySource {
+    /// The peer address of the connection, IPv6 grouped by /64.
+    ClientIp,
+    /// The value of a request header (lowercase name).
+    Header(http::HeaderName),
+}
+
+impl FromStr for KeySource {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let hint = "write `client_ip` or `header:NAME` (such as `header:x-api-key`)";
+        if s == "client_ip" {
+            return Ok(KeySource::ClientIp);
+        }
+        match s.strip_prefix("header:") {
+            Some(name) => http::HeaderName::from_bytes(name.trim().as_bytes())
+                .map(KeySource::Header)
+                .map_err(|_| format!("invalid header name in key `{s}`: {hint}")),
+            None => Err(format!("unknown key source `{s}`: {hint}")),
+        }
+    }
+}
+
+impl fmt::Display for KeySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeySource::ClientIp => f.write_str("client_ip"),
+            KeySource::Header(h) => write!(f, "header:{h}"),
+        }
+    }
+}
+
+/// Deserializes any of the values above from a TOML string, with its own error message.
+macro_rules! from_string {
+    ($($t:ty),*) => {$(
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    )*};
+}
+from_string!(Dur, Rate, KeySource);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_with_their_unit() {
+        assert_eq!(
+            "250ms".parse::<Dur>().unwrap().0,
+            Duration::from_millis(250)
+        );
+        assert_eq!("10s".parse::<Dur>().unwrap().0, Duration::from_secs(10));
+        assert_eq!("2m".parse::<Dur>().unwrap().0, Duration::from_secs(120));
+        assert!("10".parse::<Dur>().unwrap_err().contains("no unit"));
+        assert!("1.5s".parse::<Dur>().is_err());
+        assert!(format!("{}m", u64::MAX).parse::<Dur>().is_err());
+        assert_eq!(Dur(Duration::from_secs(120)).to_string(), "2m");
+        assert_eq!(Dur(Duration::from_millis(1500)).to_string(), "1500ms");
+    }
+
+    #[test]
+    fn rates_read_per_second_minute_hour() {
+        let r: Rate = "20/s".parse().unwrap();
+        assert_eq!((r.count, r.period), (20, Duration::from_secs(1)));
+        assert_eq!("600/m".parse::<Rate>().unwrap().to_string(), "600/m");
+        assert!("20/d".parse::<Rate>().is_err());
+        assert!("20".parse::<Rate>().is_err());
+        assert_eq!("0/s".parse::<Rate>().unwrap().quota(None).burst(), 0);
+        assert!(
+            "4294967295/s"
+                .parse::<Rate>()
+                .unwrap_err()
+                .contains("too high")
+        );
+        assert_eq!(
+            "4294967295/h"
+                .parse::<Rate>()
+                .unwrap()
+                .quota(Some(3))
+                .burst(),
+            3
+        );
+    }
+
+    #[test]
+    fn key_sources() {
+        assert_eq!("client_ip".parse::<KeySource>(), Ok(KeySource::ClientIp));
+        assert_eq!(
+            "header:X-Api-Key".parse::<KeySource>().unwrap().to_string(),
+            "header:x-api-key"
+        );
+        assert!("header:bad name".parse::<KeySource>().is_err());
+        assert!("cookie".parse::<KeySource>().is_err());
+    }
+}

@@ -1,0 +1,386 @@
+//! A load generator for the demo and the gate benchmark: real HTTP/1.1 clients on their own
+//! keep-alive connections, closed-loop (N clients, one request each at a time) or open-loop
+//! (Poisson arrivals at a rate), with optional impatience: a client that has waited its
+//! patience gives up and closes its connection, as a browser or a timed-out caller does.
+
+use bytes::Bytes;
+use http::{Request, StatusCode};
+use http_body_util::{BodyExt, Empty};
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper_util::rt::TokioIo;
+use rand::Rng;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+/// How requests arrive.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrivals {
+    /// `clients` callers, each sending its next request when the last one ended.
+    Closed {
+        /// Concurrent callers.
+        clients: usize,
+    },
+    /// Requests arrive at `per_second` on average (Poisson), whatever happens to earlier ones.
+    Open {
+        /// Mean arrival rate.
+        per_second: f64,
+    },
+}
+
+/// How long a caller waits for an answer before it gives up and closes its connection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Patience {
+    /// Waits as long as it takes.
+    Unlimited,
+    /// Gives up after this long.
+    Fixed(Duration),
+    /// Gives up after a wait drawn uniformly from `[low, high]` for each request.
+    Uniform(Duration, Duration),
+}
+
+impl Patience {
+    fn draw(self, rng: &mut impl Rng) -> Option<Duration> {
+        match self {
+            Patience::Unlimited => None,
+            Patience::Fixed(d) => Some(d),
+            Patience::Uniform(lo, hi) if hi > lo => {
+                Some(lo + (hi - lo).mul_f64(rng.random::<f64>()))
+            }
+            Patience::Uniform(lo, _) => Some(lo),
+        }
+    }
+}
+
+/// One load run.
+#[derive(Clone, Debug)]
+pub struct LoadPlan {
+    /// Where to connect.
+    pub target: SocketAddr,
+    /// The request's path (and query).
+    pub path: String,
+    /// How requests arrive.
+    pub arrivals: Arrivals,
+    /// How long callers wait.
+    pub patience: Patience,
+    /// How long requests keep arriving; requests still out at the end are awaited up to
+    /// their patience (or abandoned after one more `duration` with unlimited patience).
+    pub duration: Duration,
+}
+
+/// Live counters of a run, readable while it goes on (for a progress view).
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Requests sent.
+    pub sent: AtomicU64,
+    /// `2xx` answers delivered to a caller still waiting.
+    pub ok: AtomicU64,
+    /// Answers that were not `2xx`.
+    pub refused: AtomicU64,
+    /// Callers that gave up waiting and closed.
+    pub gave_up: AtomicU64,
+    /// Requests that failed to connect or broke off.
+    pub failed: AtomicU64,
+    latencies_us: Mutex<Vec<u32>>,
+    by_status: Mutex<BTreeMap<u16, u64>>,
+    by_reason: Mutex<BTreeMap<String, u64>>,
+}
+
+/// What a run saw.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LoadReport {
+    /// How long requests arrived (the plan's duration).
+    pub elapsed: Duration,
+    /// Requests sent.
+    pub sent: u64,
+    /// `2xx` answers delivered to a caller still waiting.
+    pub ok: u64,
+    /// Answers by status code (every code, `2xx` included).
+    pub by_status: BTreeMap<u16, u64>,
+    /// Answers that were not `2xx`, by the gate's `X-Sluicegate-Reason` (or `-`).
+    pub by_reason: BTreeMap<String, u64>,
+    /// Callers that gave up waiting.
+    pub gave_up: u64,
+    /// Requests that failed to connect or broke off.
+    pub failed: u64,
+    /// Median latency of the `2xx` answers.
+    pub p50: Duration,
+    /// 99th percentile latency of the `2xx` answers.
+    pub p99: Duration,
+}
+
+impl LoadReport {
+    /// `2xx` answers per second of the run.
+    pub fn goodput(&self) -> f64 {
+        self.ok as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// Answers that were not `2xx`.
+    pub fn refused(&self) -> u64 {
+        self.by_status
+            .iter()
+            .filter(|(code, _)| !(200..300).contains(*code))
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+impl LoadReport {
+    /// The report as one line of JSON (for scripts).
+    pub fn to_json(&self) -> String {
+        let map = |m: &mut dyn Iterator<Item = (String, u64)>| {
+            m.map(|(k, v)| format!("\"{}\":{v}", k.replace(['"', '\\'], "")))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        format!(
+            "{{\"elapsed_s\":{:.3},\"sent\":{},\"ok\":{},\"goodput\":{:.2},\"refused\":{},\"gave_up\":{},\"failed\":{},\"p50_ms\":{:.3},\"p99_ms\":{:.3},\"by_status\":{{{}}},\"by_reason\":{{{}}}}}",
+            self.elapsed.as_secs_f64(),
+            self.sent,
+            self.ok,
+            self.goodput(),
+            self.refused(),
+            self.gave_up,
+            self.failed,
+            self.p50.as_secs_f64() * 1e3,
+            self.p99.as_secs_f64() * 1e3,
+            map(&mut self.by_status.iter().map(|(k, v)| (k.to_string(), *v))),
+            map(&mut self.by_reason.iter().map(|(k, v)| (k.clone(), *v))),
+        )
+    }
+}
+
+impl std::fmt::Display for LoadReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} requests in {:.1} s: {} answered 2xx ({:.1}/s), {} refused, {} gave up, {} failed",
+            self.sent,
+            self.elapsed.as_secs_f64(),
+            self.ok,
+            self.goodput(),
+            self.refused(),
+            self.gave_up,
+            self.failed
+        )?;
+        writeln!(
+            f,
+            "2xx latency: p50 {:.1} ms, p99 {:.1} ms",
+            self.p50.as_secs_f64() * 1e3,
+            self.p99.as_secs_f64() * 1e3
+        )?;
+        for (code, n) in &self.by_status {
+            writeln!(f, "  status {code}: {n}")?;
+        }
+        for (reason, n) in &self.by_reason {
+            writeln!(f, "  refused because {reason}: {n}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Tally {
+    fn record_answer(&self, status: StatusCode, reason: Option<String>, latency: Duration) {
+        *self
+            .by_status
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(status.as_u16())
+            .or_default() += 1;
+        if status.is_success() {
+            self.ok.fetch_add(1, Ordering::Relaxed);
+            let us = u32::try_from(latency.as_micros()).unwrap_or(u32::MAX);
+            self.latencies_us
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(us);
+        } else {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            *self
+                .by_reason
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(reason.unwrap_or_else(|| "-".into()))
+                .or_default() += 1;
+        }
+    }
+
+    /// The report so far.
+    pub fn report(&self, elapsed: Duration) -> LoadReport {
+        let mut lat = self
+            .latencies_us
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        lat.sort_unstable();
+        let quantile = |q: f64| -> Duration {
+            if lat.is_empty() {
+                return Duration::ZERO;
+            }
+            let i = ((lat.len() as f64 * q).ceil() as usize).clamp(1, lat.len()) - 1;
+            Duration::from_micros(u64::from(lat[i]))
+        };
+        LoadReport {
+            elapsed,
+            sent: self.sent.load(Ordering::Relaxed),
+            ok: self.ok.load(Ordering::Relaxed),
+            by_status: self
+                .by_status
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+            by_reason: self
+                .by_reason
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+            gave_up: self.gave_up.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+            p50: quantile(0.50),
+            p99: quantile(0.99),
+        }
+    }
+}
+
+/// A keep-alive connection; dropping it closes the socket.
+struct Conn {
+    send: SendRequest<Empty<Bytes>>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn connect(target: SocketAddr) -> Option<Conn> {
+    let stream = TcpStream::connect(target).await.ok()?;
+    let _ = stream.set_nodelay(true);
+    let (send, conn) = http1::handshake(TokioIo::new(stream)).await.ok()?;
+    let task = tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Some(Conn { send, task })
+}
+
+/// Sends one request on `conn` (a new connection when `None`) and waits up to `patience`.
+/// Returns the connection when it can carry the next request.
+async fn one_request(
+    plan: &LoadPlan,
+    tally: &Tally,
+    conn: Option<Conn>,
+    patience: Option<Duration>,
+) -> Option<Conn> {
+    let start = Instant::now();
+    let mut conn = match conn {
+        Some(c) if !c.send.is_closed() => c,
+        _ => match connect(plan.target).await {
+            Some(c) => c,
+            None => {
+                tally.failed.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
+        },
+    };
+    let mut request = Request::builder()
+        .uri(plan.path.as_str())
+        .header(http::header::HOST, plan.target.to_string());
+    if let Some(p) = patience {
+        // Tell the upstream when this caller leaves, so it can count work done for nobody.
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .saturating_sub(start.elapsed())
+            + p;
+        request = request.header(super::upstream::GIVES_UP_AT, at.as_micros().to_string());
+    }
+    let request = request.body(Empty::new()).ok()?;
+    tally.sent.fetch_add(1, Ordering::Relaxed);
+    let exchange = async {
+        conn.send.ready().await.ok()?;
+        let response = conn.send.send_request(request).await.ok()?;
+        let status = response.status();
+        let reason = response
+            .headers()
+            .get("x-sluicegate-reason")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        response.into_body().collect().await.ok()?;
+        Some((status, reason))
+    };
+    let outcome = match patience {
+        None => Ok(exchange.await),
+        Some(p) => tokio::time::timeout_at(start + p, exchange).await,
+    };
+    match outcome {
+        Ok(Some((status, reason))) => {
+            tally.record_answer(status, reason, start.elapsed());
+            Some(conn)
+        }
+        Ok(None) => {
+            tally.failed.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+        Err(_) => {
+            // Gave up: dropping the connection closes it, as an impatient caller does.
+            tally.gave_up.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+    }
+}
+
+/// Runs `plan`, counting into `tally` as it goes, and returns the report.
+pub async fn run(plan: LoadPlan, tally: Arc<Tally>) -> LoadReport {
+    let plan = Arc::new(plan);
+    let start = Instant::now();
+    let end = start + plan.duration;
+    let mut tasks = Vec::new();
+    match plan.arrivals {
+        Arrivals::Closed { clients } => {
+            for _ in 0..clients {
+                let (plan, tally) = (Arc::clone(&plan), Arc::clone(&tally));
+                tasks.push(tokio::spawn(async move {
+                    let mut conn = None;
+                    while Instant::now() < end {
+                        let patience = plan.patience.draw(&mut rand::rng());
+                        conn = one_request(&plan, &tally, conn, patience).await;
+                    }
+                }));
+            }
+        }
+        Arrivals::Open { per_second } => {
+            let idle: Arc<Mutex<Vec<Conn>>> = Arc::default();
+            let mut next = start;
+            let mean_gap = 1.0 / per_second.max(1e-3);
+            while next < end {
+                tokio::time::sleep_until(next).await;
+                let (plan, tally, idle) =
+                    (Arc::clone(&plan), Arc::clone(&tally), Arc::clone(&idle));
+                tasks.push(tokio::spawn(async move {
+                    let patience = plan.patience.draw(&mut rand::rng());
+                    let conn = idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+                    if let Some(conn) = one_request(&plan, &tally, conn, patience).await {
+                        idle.lock().unwrap_or_else(|e| e.into_inner()).push(conn);
+                    }
+                }));
+                tasks.retain(|t| !t.is_finished());
+                let u: f64 = rand::rng().random();
+                next += Duration::from_secs_f64(-(1.0 - u).ln() * mean_gap);
+            }
+        }
+    }
+    let grace = end + plan.duration.max(Duration::from_secs(1));
+    for task in &mut tasks {
+        let _ = tokio::time::timeout_at(grace, task).await;
+    }
+    for task in tasks {
+        task.abort();
+    }
+    tally.report(plan.duration)
+}

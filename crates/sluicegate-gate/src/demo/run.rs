@@ -1,0 +1,259 @@
+//! `sluicegate demo`: a slow upstream, the gate in front of it, and more load than the
+//! upstream can take, through three pools in turn — no limit, a static limit set right, and
+//! the adaptive limit — with a live view and a closing table.
+//!
+//! The upstream follows the simulator's model ([`upstream`]): a fixed number of workers, a
+//! queue of its own, and service that stretches when requests pile up in that queue. With no
+//! limit in front, the pile grows until it is slower than the callers' patience and goodput
+//! collapses; a limit at the upstream's capacity keeps its queue empty and its goodput at
+//! capacity, turning the excess away at once with `503`.
+
+use super::load::{self, Arrivals, LoadPlan, LoadReport, Patience, Tally};
+use super::upstream::{self, ServiceTime, UpstreamModel, UpstreamStats};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+/// What the demo runs.
+#[derive(Clone, Debug)]
+pub struct DemoPlan {
+    /// Time for the three phases together.
+    pub duration: Duration,
+    /// The upstream's workers.
+    pub workers: usize,
+    /// Its mean service time (exponential).
+    pub service: Duration,
+    /// Offered load as a multiple of the upstream's capacity.
+    pub overload: f64,
+    /// How long a caller waits before it gives up.
+    pub patience: Duration,
+    /// Where the dashboard listens (`127.0.0.1:0` picks a free port).
+    pub admin: SocketAddr,
+    /// Draw the live view (off when the output is not a terminal).
+    pub live: bool,
+}
+
+impl Default for DemoPlan {
+    fn default() -> Self {
+        DemoPlan {
+            duration: Duration::from_secs(45),
+            workers: 10,
+            service: Duration::from_millis(50),
+            overload: 2.0,
+            patience: Duration::from_secs(2),
+            admin: SocketAddr::from(([127, 0, 0, 1], 9901)),
+            live: true,
+        }
+    }
+}
+
+/// One phase's result: the pool it went through and what the callers and the upstream saw.
+#[derive(Clone, Debug)]
+pub struct PhaseResult {
+    /// The pool (`no-limit`, `static`, `adaptive`).
+    pub pool: &'static str,
+    /// What the callers saw.
+    pub load: LoadReport,
+    /// The most requests the upstream held at once.
+    pub upstream_peak: usize,
+}
+
+/// The three pools, each a path prefix on the same gate in front of the same upstream.
+const POOLS: [(&str, &str); 3] = [
+    ("no-limit", "no limit (a proxy with no cap)"),
+    ("static", "static limit = workers"),
+    ("adaptive", "adaptive (Little's law)"),
+];
+
+/// The gate's config for the demo: one pool per phase, all in front of `upstream`; the
+/// proxy on a free port.
+pub fn gate_config(plan: &DemoPlan, upstream: SocketAddr) -> String {
+    let queue = plan.workers * 2;
+    let timeout_ms = plan.patience.as_millis() / 2;
+    let upstream_timeout_ms = plan.patience.as_millis();
+    let mut toml = format!(
+        "# The demo's gate: three pools in front of one slow upstream ({} workers).\n\
+         listen = [\"127.0.0.1:0\"]\n\n[admin]\nlisten = \"{admin}\"\n",
+        plan.workers,
+        admin = plan.admin,
+    );
+    let common = format!(
+        "upstream = \"http://{upstream}\"\nupstream_timeout = \"{upstream_timeout_ms}ms\"\n"
+    );
+    let _ = write!(
+        toml,
+        "\n[[pools]]\nname = \"no-limit\"\n{common}max_concurrency = 100000\nmax_queue = 0\n\
+         \n[[pools]]\nname = \"static\"\n{common}max_concurrency = {w}\nmax_queue = {queue}\n\
+         queue_timeout = \"{timeout_ms}ms\"\n\
+         \n[[pools]]\nname = \"adaptive\"\n{common}max_queue = {queue}\nqueue_timeout = \"{timeout_ms}ms\"\n\
+         [pools.adaptive]\nalgorithm = \"littles\"\n",
+        w = plan.workers,
+    );
+    for (pool, _) in POOLS {
+        let _ = write!(
+            toml,
+            "\n[[routes]]\npool = \"{pool}\"\npath_prefix = \"/{pool}\"\n"
+        );
+    }
+    toml
+}
+
+/// The closing table.
+pub fn table(results: &[PhaseResult], capacity: f64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<34} {:>9} {:>10} {:>8} {:>8} {:>9} {:>8} {:>9}",
+        "through the gate",
+        "goodput/s",
+        "÷capacity",
+        "p50 ms",
+        "p99 ms",
+        "refused",
+        "gave up",
+        "upstream"
+    );
+    for r in results {
+        let label = POOLS
+            .iter()
+            .find(|(p, _)| *p == r.pool)
+            .map_or(r.pool, |(_, l)| l);
+        let _ = writeln!(
+            out,
+            "{:<34} {:>9.1} {:>10.2} {:>8.0} {:>8.0} {:>9} {:>8} {:>9}",
+            label,
+            r.load.goodput(),
+            r.load.goodput() / capacity,
+            r.load.p50.as_secs_f64() * 1e3,
+            r.load.p99.as_secs_f64() * 1e3,
+            r.load.refused(),
+            r.load.gave_up,
+            r.upstream_peak,
+        );
+    }
+    out
+}
+
+/// What the table shows, in one line.
+pub fn verdict(results: &[PhaseResult], capacity: f64) -> String {
+    let get = |pool: &str| results.iter().find(|r| r.pool == pool);
+    match (get("no-limit"), get("adaptive")) {
+        (Some(none), Some(adaptive)) => format!(
+            "With no limit the upstream's own queue grows until callers give up: {:.0}% of its \
+             capacity reached them. The adaptive limit found the capacity by itself and kept \
+             {:.0}% of it, p99 {:.0} ms, turning the excess away at once.",
+            100.0 * none.load.goodput() / capacity,
+            100.0 * adaptive.load.goodput() / capacity,
+            adaptive.load.p99.as_secs_f64() * 1e3,
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Runs the demo: starts the upstream and the gate, drives each pool in turn, prints the
+/// table. `start_gate` starts the gate from config text and returns the proxy's and the
+/// dashboard's addresses.
+pub async fn run<F, Fut>(plan: DemoPlan, start_gate: F) -> Result<Vec<PhaseResult>, String>
+where
+    F: FnOnce(String) -> Fut,
+    Fut: std::future::Future<Output = Result<(SocketAddr, SocketAddr), String>>,
+{
+    let up_listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("cannot listen for the demo upstream: {e}"))?;
+    let up_addr = up_listener
+        .local_addr()
+        .map_err(|e| format!("demo upstream: {e}"))?;
+    let model = UpstreamModel {
+        workers: Some(plan.workers),
+        service: ServiceTime::Exponential(plan.service),
+        contention: 0.5,
+    };
+    let capacity = model.capacity().unwrap_or(1.0);
+    let stats = Arc::new(UpstreamStats::default());
+    let upstream_task = tokio::spawn(upstream::serve(up_listener, model, Arc::clone(&stats)));
+
+    let (gate, admin) = start_gate(gate_config(&plan, up_addr)).await?;
+
+    println!(
+        "sluicegate demo: an upstream with {} workers and {:.0} ms mean service ({:.0} req/s at \
+         most), offered {:.0} req/s; callers give up after {:.1} s.",
+        plan.workers,
+        plan.service.as_secs_f64() * 1e3,
+        capacity,
+        capacity * plan.overload,
+        plan.patience.as_secs_f64(),
+    );
+    println!("Watch it live: http://{admin}/   (three pools: no-limit, static, adaptive)\n");
+
+    let phase_time = plan.duration / 3;
+    let bars = MultiProgress::new();
+    if !plan.live {
+        bars.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let style = ProgressStyle::with_template("{prefix:<34} [{bar:20}] {msg}")
+        .map_err(|e| e.to_string())?
+        .progress_chars("=> ");
+    let mut results = Vec::new();
+    for (pool, label) in POOLS {
+        settle(&stats).await;
+        stats.reset_peak();
+        let bar = bars.add(ProgressBar::new(phase_time.as_millis() as u64));
+        bar.set_style(style.clone());
+        bar.set_prefix(label);
+        let tally = Arc::new(Tally::default());
+        let load = tokio::spawn(load::run(
+            LoadPlan {
+                target: gate,
+                path: format!("/{pool}/"),
+                arrivals: Arrivals::Open {
+                    per_second: capacity * plan.overload,
+                },
+                patience: Patience::Fixed(plan.patience),
+                duration: phase_time,
+            },
+            Arc::clone(&tally),
+        ));
+        let started = tokio::time::Instant::now();
+        while !load.is_finished() {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let elapsed = started.elapsed().min(phase_time);
+            bar.set_position(elapsed.as_millis() as u64);
+            let secs = started.elapsed().as_secs_f64().max(0.2);
+            bar.set_message(format!(
+                "ok {:>4.0}/s · refused {:>4.0}/s · gave up {:>5} · upstream in flight {:>4}",
+                tally.ok.load(Ordering::Relaxed) as f64 / secs,
+                tally.refused.load(Ordering::Relaxed) as f64 / secs,
+                tally.gave_up.load(Ordering::Relaxed),
+                stats.snapshot().in_flight,
+            ));
+        }
+        let report = load
+            .await
+            .map_err(|e| format!("load generator failed: {e}"))?;
+        bar.finish();
+        results.push(PhaseResult {
+            pool,
+            load: report,
+            upstream_peak: stats.snapshot().max_in_flight,
+        });
+    }
+    upstream_task.abort();
+    println!("\n{}", table(&results, capacity));
+    println!("{}", verdict(&results, capacity));
+    Ok(results)
+}
+
+/// Waits (a few seconds at most) for the upstream to finish what the last phase left it.
+async fn settle(stats: &UpstreamStats) {
+    for _ in 0..100 {
+        if stats.snapshot().in_flight == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

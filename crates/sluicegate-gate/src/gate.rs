@@ -1,0 +1,202 @@
+//! The running gate's shared state: what is in force, and the changes the admin API and
+//! reloads make to it.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use arc_swap::ArcSwap;
+use serde::Deserialize;
+
+use crate::config::{self, Config, Dur, Rate};
+use crate::proxy::Upstream;
+use crate::state::State;
+
+/// The gate: config and state in force, and the upstream client. Shared by the proxy, the
+/// admin API and the signal handlers.
+#[derive(Debug)]
+pub struct Gate {
+    state: ArcSwap<State>,
+    /// The config in force, admin changes included. Changes are made under this lock, one
+    /// at a time; the proxy never takes it.
+    config: Mutex<Config>,
+    path: Option<PathBuf>,
+    /// The pooled keep-alive client for every upstream.
+    pub upstream: Upstream,
+}
+
+/// A change to a pool's limits (`PUT /pools/NAME/limits`); fields left out stay as they are.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsChange {
+    /// A static concurrency limit (`0` is the kill switch); replaces an adaptive one.
+    pub max_concurrency: Option<usize>,
+    /// Queue size.
+    pub max_queue: Option<usize>,
+    /// Queue timeout, like `"10s"`.
+    pub queue_timeout: Option<Dur>,
+    /// The pool-wide rate, like `"20/s"`.
+    pub rate: Option<Rate>,
+}
+
+/// Why a change was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ChangeError {
+    /// No pool of that name.
+    #[error("no pool named `{0}`")]
+    UnknownPool(String),
+    /// The change makes an unusable config.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Gate {
+    /// A gate serving `config`; `path` is the file reloads read (none for the quick form).
+    ///
+    /// # Errors
+    ///
+    /// What [`State::build`] refuses.
+    pub fn new(config: Config, path: Option<PathBuf>) -> Result<Gate, String> {
+        let state = State::build(&config, None)?;
+        Ok(Gate {
+            state: ArcSwap::from_pointee(state),
+            config: Mutex::new(config),
+            path,
+            upstream: Upstream::new(),
+        })
+    }
+
+    /// The state in force now.
+    pub fn state(&self) -> Arc<State> {
+        self.state.load_full()
+    }
+
+    /// Reads the state in force without taking a reference count (the proxy's hot path).
+    pub fn with_state<R>(&self, f: impl FnOnce(&State) -> R) -> R {
+        f(&self.state.load())
+    }
+
+    fn config(&self) -> MutexGuard<'_, Config> {
+        self.config.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Re-reads the config file and applies it: limits change at once, queued and running
+    /// requests carry on. Listen addresses, the admin listener and `workers` need a restart.
+    ///
+    /// # Errors
+    ///
+    /// The file's [`ConfigError`](config::ConfigError) or a pool that cannot be built; the
+    /// config in force stays.
+    pub fn reload(&self) -> Result<(), String> {
+        let Some(path) = &self.path else {
+            return Err("no config file to reload (the gate runs from flags)".into());
+        };
+        let new = config::read(path).map_err(|e| e.to_string())?;
+        let mut current = self.config();
+        let restart: Vec<&str> = [
+            (
+                "listen",
+                format!("{:?}", new.listen) != format!("{:?}", current.listen),
+            ),
+            (
+                "admin",
+                format!("{:?}", new.admin.listen.as_ref().map(|a| *a.get_ref()))
+                    != format!("{:?}", current.admin.listen.as_ref().map(|a| *a.get_ref())),
+            ),
+            ("workers", new.workers != current.workers),
+        ]
+        .into_iter()
+        .filter_map(|(k, changed)| changed.then_some(k))
+        .collect();
+        if !restart.is_empty() {
+            tracing::warn!(settings = ?restart, "changed settings take effect at the next restart");
+        }
+        self.install(&mut current, new)
+    }
+
+    fn install(&self, current: &mut Config, new: Config) -> Result<(), String> {
+        let state = State::build(&new, Some(&self.state.load()))?;
+        self.state.store(Arc::new(state));
+        *current = new;
+        Ok(())
+    }
+
+    /// Changes a pool's limits at once.
+    ///
+    /// # Errors
+    ///
+    /// [`ChangeError::UnknownPool`], or [`ChangeError::Invalid`] for a value the limiter
+    /// cannot take.
+    pub fn set_limits(&self, pool: &str, change: &LimitsChange) -> Result<(), ChangeError> {
+        let mut current = self.config();
+        let mut new = current.clone();
+        let p = new
+            .pools
+            .iter_mut()
+            .find(|p| p.name.get_ref() == pool)
+            .ok_or_else(|| ChangeError::UnknownPool(pool.to_owned()))?;
+        if let Some(n) = change.max_concurrency {
+            if n > sluicegate::concurrency::ConcurrencyLimiter::MAX_PERMITS {
+                return Err(ChangeError::Invalid(format!(
+                    "max_concurrency is at most {}",
+                    sluicegate::concurrency::ConcurrencyLimiter::MAX_PERMITS
+                )));
+            }
+            p.max_concurrency = Some(n);
+            p.adaptive = None;
+        }
+        if let Some(n) = change.max_queue {
+            p.max_queue = n;
+        }
+        if let Some(t) = change.queue_timeout {
+            if t.0.is_zero() {
+                return Err(ChangeError::Invalid(
+                    "queue_timeout must be longer than 0".into(),
+                ));
+            }
+            p.queue_timeout = t;
+        }
+        if let Some(r) = change.rate {
+            p.rate = Some(r);
+        }
+        self.install(&mut current, new)
+            .map_err(ChangeError::Invalid)
+    }
+
+    /// Closes (`open == false`) or opens a pool: a closed pool answers `503` at once and
+    /// turns away what waits.
+    ///
+    /// # Errors
+    ///
+    /// [`ChangeError::UnknownPool`].
+    pub fn set_open(&self, pool: &str, open: bool) -> Result<(), ChangeError> {
+        let _changes = self.config();
+        let state = self.state();
+        let p = state
+            .pool(pool)
+            .ok_or_else(|| ChangeError::UnknownPool(pool.to_owned()))?;
+        if open {
+            p.limit.limiter().open();
+        } else {
+            p.limit.limiter().close();
+        }
+        Ok(())
+    }
+
+    /// Resolves when no pool has a request queued or running.
+    pub async fn drained(&self) {
+        loop {
+            let state = self.state();
+            for p in &state.pools {
+                p.limit.limiter().drain().await;
+            }
+            let state = self.state();
+            if state.pools.iter().all(|p| {
+                let s = p.limit.limiter().snapshot();
+                s.in_flight == 0 && s.queued == 0 && s.bypass_in_flight == 0
+            }) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+}

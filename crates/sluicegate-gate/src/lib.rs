@@ -1,0 +1,49 @@
+//! The sluicegate gate: a reverse proxy that puts the library's limits in front of any HTTP
+//! service. The `sluicegate` binary is a thin `main.rs` over this crate.
+//!
+//! | module | what it is |
+//! |---|---|
+//! | [`config`] | the TOML config (and the quick form's flags), checked with located errors |
+//! | [`pool`] | pools: an upstream with its limiter, queue, rates and counters |
+//! | [`state`] | routes, pools and bypass rules in force, swapped whole on reload |
+//! | [`proxy`] | one request: route, bypass, rate, queue, forward; the upstream client |
+//! | [`gate`] | the running gate: reload and live limit changes |
+//! | [`admin`] | the admin API (status, limits, close / open, reload, metrics) |
+//! | [`dashboard`] | the live dashboard page and the samples it draws |
+//! | [`metrics`] | Prometheus text |
+//! | [`server`] | listeners, signals, graceful shutdown |
+//! | [`cli`] | the command line |
+//! | [`demo`] | `sluicegate demo`: a slow upstream, load, a live view and a closing table |
+//!
+//! `docs/gate.md` documents the config and the admin API.
+
+pub mod admin;
+pub mod cli;
+pub mod config;
+pub mod dashboard;
+pub mod demo;
+pub mod gate;
+pub mod metrics;
+pub mod pool;
+pub mod proxy;
+pub mod server;
+pub mod state;
+
+/// Reloads `gate`'s config file, logging the outcome: a bad config is refused with the
+/// reason and the config in force keeps serving.
+///
+/// # Errors
+///
+/// Why the new config was refused.
+pub fn reload(gate: &gate::Gate) -> Result<(), String> {
+    match gate.reload() {
+        Ok(()) => {
+            tracing::info!("config reloaded");
+            Ok(())
+        }
+        Err(e) => {
+            tracing::error!("reload refused, the config in force stays: {e}");
+            Err(e)
+        }
+    }
+}

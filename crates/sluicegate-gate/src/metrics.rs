@@ -1,0 +1,119 @@
+//! `GET /metrics`: every pool's gauges, outcomes and histograms in the Prometheus text
+//! format.
+
+use std::fmt::Write;
+
+use crate::pool::{BUCKETS, Histogram, Outcome, Pool};
+use crate::state::State;
+
+/// Renders the metrics of every pool in `state`.
+pub fn render(state: &State) -> String {
+    let mut out = String::with_capacity(4096);
+    let pools = &state.pools;
+    gauge(
+        &mut out,
+        "sluicegate_pool_limit",
+        "Concurrency limit in force.",
+        pools,
+        |p| p.limit.limiter().max() as u64,
+    );
+    gauge(
+        &mut out,
+        "sluicegate_pool_in_flight",
+        "Requests holding a slot.",
+        pools,
+        |p| p.limit.limiter().snapshot().in_flight as u64,
+    );
+    gauge(
+        &mut out,
+        "sluicegate_pool_queued",
+        "Requests waiting for a slot.",
+        pools,
+        |p| p.limit.limiter().snapshot().queued as u64,
+    );
+    gauge(
+        &mut out,
+        "sluicegate_pool_closed",
+        "1 when the pool is closed.",
+        pools,
+        |p| u64::from(p.limit.limiter().is_closed()),
+    );
+    let _ = writeln!(
+        out,
+        "# HELP sluicegate_requests_total Requests by how they ended: forwarded, or why the gate answered itself."
+    );
+    let _ = writeln!(out, "# TYPE sluicegate_requests_total counter");
+    for p in pools {
+        let cancelled = p.limit.limiter().snapshot().cancelled;
+        for o in Outcome::ALL {
+            let _ = writeln!(
+                out,
+                "sluicegate_requests_total{{pool=\"{}\",outcome=\"{}\"}} {}",
+                p.name,
+                o.name(),
+                p.stats.get(o, cancelled)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP sluicegate_bypassed_total Requests that skipped the limits through a bypass rule."
+    );
+    let _ = writeln!(out, "# TYPE sluicegate_bypassed_total counter");
+    for p in pools {
+        let n = p.stats.bypassed.load(std::sync::atomic::Ordering::Relaxed);
+        let _ = writeln!(out, "sluicegate_bypassed_total{{pool=\"{}\"}} {n}", p.name);
+    }
+    histogram(
+        &mut out,
+        "sluicegate_queue_wait_seconds",
+        "Time requests that had to wait spent in the queue.",
+        pools,
+        |p| &p.stats.queue_wait,
+    );
+    histogram(
+        &mut out,
+        "sluicegate_upstream_latency_seconds",
+        "Time from forwarding to the upstream's response head.",
+        pools,
+        |p| &p.stats.upstream_latency,
+    );
+    out
+}
+
+fn gauge(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    pools: &[std::sync::Arc<Pool>],
+    value: impl Fn(&Pool) -> u64,
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+    for p in pools {
+        let _ = writeln!(out, "{name}{{pool=\"{}\"}} {}", p.name, value(p));
+    }
+}
+
+fn histogram(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    pools: &[std::sync::Arc<Pool>],
+    h: impl Fn(&Pool) -> &Histogram,
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+    for p in pools {
+        let (counts, sum) = h(p).read();
+        for (le, c) in BUCKETS.iter().zip(counts) {
+            let _ = writeln!(out, "{name}_bucket{{pool=\"{}\",le=\"{le}\"}} {c}", p.name);
+        }
+        let total = counts[BUCKETS.len()];
+        let _ = writeln!(
+            out,
+            "{name}_bucket{{pool=\"{}\",le=\"+Inf\"}} {total}",
+            p.name
+        );
+        let _ = writeln!(out, "{name}_sum{{pool=\"{}\"}} {sum}", p.name);
+        let _ = writeln!(out, "{name}_count{{pool=\"{}\"}} {total}", p.name);
+    }
+}

@@ -1,0 +1,196 @@
+//! A pool's concurrency limit, static or adaptive, built from its config; and the permit a
+//! forwarded request holds until the upstream is done with it.
+
+use std::time::Duration;
+
+use sluicegate::adaptive::{
+    AdaptiveLimiter, AdaptivePermit, Aimd, AimdConfig, Gradient2, Gradient2Config, LittlesLaw,
+    LittlesLawConfig, Outcome, Vegas, VegasConfig,
+};
+use sluicegate::concurrency::{ConcurrencyLimiter, OwnedPermit, QueueOrder};
+
+use crate::config::{self, Algorithm};
+
+/// A pool's concurrency limit.
+#[derive(Clone, Debug)]
+pub enum Limit {
+    /// A limit set by config or the admin API.
+    Static(ConcurrencyLimiter),
+    /// A limit that follows the upstream's latency.
+    Adaptive(AdaptiveLimiter),
+}
+
+impl Limit {
+    /// Builds the limit `pool` asks for.
+    ///
+    /// # Errors
+    ///
+    /// The limiter's refusal, as text (the config check rules most of them out).
+    pub fn build(pool: &config::Pool) -> Result<Limit, String> {
+        let order = match pool.queue_order {
+            config::QueueOrder::Fifo => QueueOrder::Fifo,
+            config::QueueOrder::Lifo => QueueOrder::Lifo,
+        };
+        let builder = |max: usize| {
+            ConcurrencyLimiter::builder(max)
+                .max_queue(pool.max_queue)
+                .queue_timeout(pool.queue_timeout.0)
+                .order(order)
+                .predictive(pool.predictive)
+                .build()
+                .map_err(|e| format!("pool `{}`: {e}", pool.name.get_ref()))
+        };
+        match (&pool.adaptive, pool.max_concurrency) {
+            (Some(a), _) => {
+                let limiter = builder(a.initial.unwrap_or(20))?;
+                Ok(Limit::Adaptive(adaptive(limiter, a)))
+            }
+            (None, max) => Ok(Limit::Static(builder(max.unwrap_or(0))?)),
+        }
+    }
+
+    /// The limiter itself (snapshots, close, open, set_max).
+    pub fn limiter(&self) -> &ConcurrencyLimiter {
+        match self {
+            Limit::Static(l) => l,
+            Limit::Adaptive(a) => a.limiter(),
+        }
+    }
+
+    /// Starts the work of a granted permit (an adaptive limit starts timing it).
+    pub fn hold(&self, permit: OwnedPermit) -> Held {
+        match self {
+            Limit::Static(_) => Held::Plain(permit),
+            Limit::Adaptive(a) => Held::Adaptive(a.wrap(permit)),
+        }
+    }
+
+    /// The pool algorithm's name (`static` for a static limit).
+    pub fn algorithm(&self) -> &'static str {
+        match self {
+            Limit::Static(_) => "static",
+            Limit::Adaptive(a) => a.algorithm_name(),
+        }
+    }
+}
+
+fn adaptive(limiter: ConcurrencyLimiter, a: &config::Adaptive) -> AdaptiveLimiter {
+    macro_rules! with_bounds {
+        ($cfg:expr) => {{
+            let mut c = $cfg;
+            if let Some(v) = a.initial {
+                c.initial = v;
+            }
+            if let Some(v) = a.max {
+                c.max = v;
+            }
+            c
+        }};
+    }
+    // A floor from the user, else the algorithm's default floor cut to the ceiling; the
+    // initial limit inside both (a ceiling below a default floor must not panic a clamp).
+    macro_rules! with_floor {
+        ($cfg:expr) => {{
+            let mut c = with_bounds!($cfg);
+            c.min = a.min.unwrap_or(c.min).min(c.max);
+            c.initial = c.initial.clamp(c.min, c.max);
+            c
+        }};
+    }
+    match a.algorithm {
+        Algorithm::Littles => AdaptiveLimiter::new(
+            limiter,
+            LittlesLaw::new(with_floor!(LittlesLawConfig::default())),
+        ),
+        Algorithm::Gradient2 => AdaptiveLimiter::new(
+            limiter,
+            Gradient2::new(with_floor!(Gradient2Config::default())),
+        ),
+        Algorithm::Aimd => {
+            AdaptiveLimiter::new(limiter, Aimd::new(with_floor!(AimdConfig::default())))
+        }
+        // Vegas has a fixed floor of 1.
+        Algorithm::Vegas => {
+            let mut c = with_bounds!(VegasConfig::default());
+            c.initial = c.initial.min(c.max);
+            AdaptiveLimiter::new(limiter, Vegas::new(c))
+        }
+    }
+}
+
+/// Moves a pool to a fresh limiter without letting the two together run more than the new
+/// limit: the new one keeps a slot taken for each request still queued or running on the
+/// old one, and gives them back once the old one is empty.
+///
+/// Used when a change needs a new limiter (queue settings, static ↔ adaptive); the
+/// requests already queued on the old limiter stay in its queue and are not dropped.
+pub fn hand_over(old: &ConcurrencyLimiter, new: &ConcurrencyLimiter) {
+    let before = old.snapshot();
+    let busy = before.in_flight + before.queued;
+    if busy > 0 {
+        let _ = old.set_max(old.max().min(new.max()));
+        let placeholders: Vec<OwnedPermit> = (0..busy.min(new.max()))
+            .map_while(|_| new.try_acquire_owned().ok())
+            .collect();
+        let old = old.clone();
+        tokio::spawn(async move {
+            loop {
+                old.drain().await;
+                if old.snapshot().queued == 0 {
+                    break;
+                }
+                // Waiters left with nothing running: the old limit is 0; let them time out.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            drop(placeholders);
+        });
+    }
+    if before.closed {
+        new.close();
+    }
+}
+
+/// The permit of a forwarded request, held until the upstream exchange ends.
+#[derive(Debug)]
+pub enum Held {
+    /// A static pool's permit, or a bypass.
+    Plain(OwnedPermit),
+    /// An adaptive pool's permit, timed.
+    Adaptive(AdaptivePermit),
+}
+
+impl Held {
+    /// Releases the permit; an adaptive limit learns from `outcome`.
+    pub fn finish(self, outcome: Outcome) {
+        match self {
+            Held::Plain(p) => drop(p),
+            Held::Adaptive(p) => p.finish(outcome),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(adaptive: &str) -> config::Pool {
+        let text = format!(
+            "[[pools]]\nname = \"p\"\nupstream = \"http://127.0.0.1:1\"\n[pools.adaptive]\n{adaptive}\n[[routes]]\npool = \"p\"\n"
+        );
+        config::parse(&text, "t").unwrap().pools.remove(0)
+    }
+
+    #[tokio::test]
+    async fn a_ceiling_below_the_default_floor_and_initial_is_obeyed() {
+        for alg in ["littles", "gradient2", "vegas", "aimd"] {
+            let p = pool(&format!("algorithm = \"{alg}\"\nmax = 5"));
+            let limit = Limit::build(&p).unwrap();
+            assert!(
+                limit.limiter().max() <= 5,
+                "{alg}: {}",
+                limit.limiter().max()
+            );
+            assert_ne!(limit.algorithm(), "static");
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! A pool's rate limits: one for the whole pool and one per client, both the library's GCRA.
+
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+
+use http::{HeaderValue, Request};
+use sluicegate::http::RatePolicy;
+use sluicegate::keyed::KeyedGcra;
+use sluicegate::middleware::rate::{HeaderKey, KeyExtractor, RateCheck, group_ip};
+use sluicegate::rate::{Decision, Gcra};
+
+use crate::config::{KeySource, PerKeyRate};
+
+/// A rate per client, keyed by address or by a header.
+#[derive(Clone, Debug)]
+pub enum PerKey {
+    /// Per client address (IPv6 by /64).
+    Ip(Arc<KeyedGcra<IpAddr>>),
+    /// Per value of a header; requests without it share one empty key.
+    Header(Arc<KeyedGcra<HeaderValue>>, HeaderKey),
+}
+
+impl PerKey {
+    /// The per-key limit `cfg` asks for, reusing `old`'s memory of clients when the key is
+    /// the same.
+    pub fn build(cfg: &PerKeyRate, old: Option<&PerKey>) -> PerKey {
+        let quota = cfg.rate.quota(cfg.burst);
+        let max = NonZeroUsize::new(*cfg.max_keys.get_ref()).unwrap_or(NonZeroUsize::MIN);
+        match (&cfg.key, old) {
+            (KeySource::ClientIp, Some(PerKey::Ip(k))) if k.max_keys() == max.get() => {
+                k.set_quota(quota);
+                PerKey::Ip(k.clone())
+            }
+            (KeySource::Header(h), Some(PerKey::Header(k, HeaderKey(old_h))))
+                if h == old_h && k.max_keys() == max.get() =>
+            {
+                k.set_quota(quota);
+                PerKey::Header(k.clone(), HeaderKey(h.clone()))
+            }
+            (KeySource::ClientIp, _) => PerKey::Ip(Arc::new(KeyedGcra::new(quota, max))),
+            (KeySource::Header(h), _) => {
+                PerKey::Header(Arc::new(KeyedGcra::new(quota, max)), HeaderKey(h.clone()))
+            }
+        }
+    }
+
+    /// Decides on `req` from client `peer`.
+    pub fn check<B>(&self, req: &Request<B>, peer: SocketAddr) -> Decision {
+        match self {
+            PerKey::Ip(k) => k.check(&group_ip(peer.ip())),
+            PerKey::Header(k, h) => match h.extract(req) {
+                Some(v) => k.check(&v),
+                None => k.check(&HeaderValue::from_static("")),
+            },
+        }
+    }
+
+    /// The quota announced in `RateLimit-Policy`.
+    pub fn policy(&self) -> Option<RatePolicy> {
+        match self {
+            PerKey::Ip(k) => RateCheck::<IpAddr>::policy(k),
+            PerKey::Header(k, _) => RateCheck::<HeaderValue>::policy(k),
+        }
+    }
+}
+
+/// The pool-wide rate, reusing `old` (its state) when there was one.
+pub(super) fn global(quota: sluicegate::rate::Quota, old: Option<&Arc<Gcra>>) -> Arc<Gcra> {
+    match old {
+        Some(g) => {
+            if g.quota() != quota {
+                g.set_quota(quota);
+            }
+            g.clone()
+        }
+        None => Arc::new(Gcra::new(quota)),
+    }
+}
+
+/// Asks the pool-wide limit, as the rate layer would.
+pub fn check_global(g: &Gcra) -> Decision {
+    RateCheck::check(g, &())
+}
+
+/// The pool-wide quota, as announced in `RateLimit-Policy`.
+pub fn global_policy(g: &Gcra) -> Option<RatePolicy> {
+    RateCheck::<()>::policy(g)
+}

@@ -1,0 +1,172 @@
+//! Per-pool counters and histograms the limiter's snapshot does not hold: what the gate
+//! answered, how long requests waited and how long the upstream took.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+/// Why the gate answered a request itself, or that the upstream did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The upstream answered (any status).
+    Forwarded,
+    /// Every slot taken and the queue full.
+    QueueFull,
+    /// Waited the whole queue timeout.
+    QueueTimeout,
+    /// Would have timed out in the queue, so turned away at once.
+    PredictedTimeout,
+    /// The pool is closed (or closed while the request waited).
+    Closed,
+    /// Over the pool's rate or the client's.
+    RateLimited,
+    /// The upstream refused the connection or could not be reached.
+    UpstreamUnreachable,
+    /// The upstream broke the exchange (reset, malformed answer).
+    UpstreamError,
+    /// The upstream did not answer within the upstream timeout.
+    UpstreamTimeout,
+    /// The client went away while its request waited in the queue.
+    ClientGone,
+}
+
+impl Outcome {
+    /// Every outcome, in metrics order.
+    pub const ALL: [Outcome; 10] = [
+        Outcome::Forwarded,
+        Outcome::QueueFull,
+        Outcome::QueueTimeout,
+        Outcome::PredictedTimeout,
+        Outcome::Closed,
+        Outcome::RateLimited,
+        Outcome::UpstreamUnreachable,
+        Outcome::UpstreamError,
+        Outcome::UpstreamTimeout,
+        Outcome::ClientGone,
+    ];
+
+    /// The stable name used in `X-Sluicegate-Reason`, logs, status and metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Forwarded => "forwarded",
+            Outcome::QueueFull => "queue_full",
+            Outcome::QueueTimeout => "queue_timeout",
+            Outcome::PredictedTimeout => "predicted_timeout",
+            Outcome::Closed => "closed",
+            Outcome::RateLimited => "rate_limited",
+            Outcome::UpstreamUnreachable => "upstream_unreachable",
+            Outcome::UpstreamError => "upstream_error",
+            Outcome::UpstreamTimeout => "upstream_timeout",
+            Outcome::ClientGone => "client_gone",
+        }
+    }
+
+    /// The outcome of a limiter rejection.
+    pub fn of(rejected: &sluicegate::concurrency::Rejected) -> Self {
+        use sluicegate::concurrency::Rejected;
+        match rejected {
+            Rejected::QueueFull { .. } => Outcome::QueueFull,
+            Rejected::QueueTimeout { .. } => Outcome::QueueTimeout,
+            Rejected::PredictedTimeout { .. } => Outcome::PredictedTimeout,
+            Rejected::Closed { .. } => Outcome::Closed,
+            // `Rejected` is non-exhaustive: a reason added later counts as a full queue.
+            _ => Outcome::QueueFull,
+        }
+    }
+}
+
+/// Upper bounds of the histogram buckets, in seconds.
+pub const BUCKETS: [f64; 14] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+/// A Prometheus-style histogram of durations: lock-free, fixed buckets.
+#[derive(Debug, Default)]
+pub struct Histogram {
+    /// Observations per bucket (not cumulative); the last one is `+Inf`.
+    counts: [AtomicU64; BUCKETS.len() + 1],
+    sum_nanos: AtomicU64,
+}
+
+impl Histogram {
+    /// Records one duration.
+    pub fn observe(&self, d: Duration) {
+        let secs = d.as_secs_f64();
+        let i = BUCKETS
+            .iter()
+            .position(|&b| secs <= b)
+            .unwrap_or(BUCKETS.len());
+        self.counts[i].fetch_add(1, Relaxed);
+        let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.sum_nanos.fetch_add(nanos, Relaxed);
+    }
+
+    /// Cumulative counts per bucket (the last is `+Inf`, the total), and the sum in seconds.
+    pub fn read(&self) -> ([u64; BUCKETS.len() + 1], f64) {
+        let mut out = [0; BUCKETS.len() + 1];
+        let mut total = 0u64;
+        for (o, c) in out.iter_mut().zip(&self.counts) {
+            total = total.wrapping_add(c.load(Relaxed));
+            *o = total;
+        }
+        (out, self.sum_nanos.load(Relaxed) as f64 / 1e9)
+    }
+}
+
+/// What one pool has answered and measured since the gate started (kept across reloads).
+#[derive(Debug, Default)]
+pub struct Stats {
+    outcomes: [AtomicU64; Outcome::ALL.len()],
+    /// Requests that skipped the limits through a bypass rule.
+    pub bypassed: AtomicU64,
+    /// Time from arrival to a slot, for requests that had to wait.
+    pub queue_wait: Histogram,
+    /// Time from forwarding to the upstream's response head.
+    pub upstream_latency: Histogram,
+}
+
+impl Stats {
+    /// Counts one request ending in `outcome`.
+    pub fn count(&self, outcome: Outcome) {
+        self.outcomes[outcome as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Requests that ended in `outcome`. Clients that left the queue are counted by the
+    /// limiter (`Snapshot::cancelled`), whether the gate's watch or hyper noticed first:
+    /// pass that count as `cancelled`.
+    pub fn get(&self, outcome: Outcome, cancelled: u64) -> u64 {
+        match outcome {
+            Outcome::ClientGone => cancelled,
+            _ => self.outcomes[outcome as usize].load(Relaxed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_cumulative() {
+        let h = Histogram::default();
+        h.observe(Duration::from_micros(500));
+        h.observe(Duration::from_millis(3));
+        h.observe(Duration::from_secs(100));
+        let (counts, sum) = h.read();
+        assert_eq!(counts[0], 1);
+        assert_eq!(counts[2], 2);
+        assert_eq!(counts[BUCKETS.len() - 1], 2);
+        assert_eq!(counts[BUCKETS.len()], 3);
+        assert!((sum - 100.0035).abs() < 1e-6);
+    }
+
+    #[test]
+    fn outcomes_index_their_own_counter() {
+        let s = Stats::default();
+        for (i, o) in Outcome::ALL.iter().enumerate() {
+            assert_eq!(*o as usize, i);
+        }
+        s.count(Outcome::Forwarded);
+        assert_eq!(s.get(Outcome::Forwarded, 7), 1);
+        assert_eq!(s.get(Outcome::ClientGone, 7), 7);
+    }
+}

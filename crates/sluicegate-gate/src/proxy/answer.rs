@@ -1,0 +1,84 @@
+//! The responses the gate makes itself: a status, a short plain-text body saying why, and
+//! `X-Sluicegate-Reason`. The overload and rate answers are the library's HTTP mapping.
+
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+use http::{Response, StatusCode};
+use http_body_util::{Either, Full};
+use sluicegate::concurrency::Rejected;
+use sluicegate::http::RatePolicy;
+use sluicegate::http::RejectionMapping;
+use sluicegate::rate::Decision;
+
+use super::body::PermitBody;
+use crate::pool::Outcome;
+
+/// The body of any response the gate sends: its own short text, or the upstream's stream.
+pub type GateBody = Either<Full<Bytes>, PermitBody>;
+
+/// `X-Sluicegate-Reason`: why the gate answered itself.
+pub const REASON: HeaderName = HeaderName::from_static("x-sluicegate-reason");
+
+fn tagged(response: Response<Bytes>, outcome: Outcome) -> Response<GateBody> {
+    let mut response = response.map(|b| Either::Left(Full::new(b)));
+    response
+        .headers_mut()
+        .insert(REASON, HeaderValue::from_static(outcome.name()));
+    response
+}
+
+/// `503` + `Retry-After` for a request the pool's limiter turned away.
+pub(super) fn overloaded(mapping: &RejectionMapping, rejected: &Rejected) -> Response<GateBody> {
+    tagged(mapping.overloaded(rejected), Outcome::of(rejected))
+}
+
+/// `429` + `Retry-After` + `RateLimit-Policy` / `RateLimit`.
+pub(super) fn rate_limited(
+    mapping: &RejectionMapping,
+    name: &str,
+    decision: &Decision,
+    quota: Option<RatePolicy>,
+) -> Response<GateBody> {
+    tagged(
+        mapping.rate_limited(name, decision, quota),
+        Outcome::RateLimited,
+    )
+}
+
+/// Any other answer of the gate's own: `status`, `reason` in the header, `text` as the body.
+pub(super) fn plain(
+    status: StatusCode,
+    reason: &'static str,
+    text: &'static str,
+) -> Response<GateBody> {
+    let mut response = Response::new(Either::Left(Full::new(Bytes::from_static(text.as_bytes()))));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(REASON, HeaderValue::from_static(reason));
+    response
+}
+
+/// The answer for a request the upstream could not serve.
+pub(super) fn upstream_failed(outcome: Outcome) -> Response<GateBody> {
+    match outcome {
+        Outcome::UpstreamTimeout => plain(
+            StatusCode::GATEWAY_TIMEOUT,
+            outcome.name(),
+            "upstream timeout: the upstream did not answer in time\n",
+        ),
+        Outcome::UpstreamUnreachable => plain(
+            StatusCode::BAD_GATEWAY,
+            outcome.name(),
+            "upstream unreachable: the upstream refused the connection or could not be reached\n",
+        ),
+        _ => plain(
+            StatusCode::BAD_GATEWAY,
+            Outcome::UpstreamError.name(),
+            "upstream error: the upstream broke off the exchange\n",
+        ),
+    }
+}

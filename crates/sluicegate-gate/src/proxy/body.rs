@@ -1,0 +1,112 @@
+//! The upstream's response body on its way to the client, carrying the request's permit:
+//! the slot is freed when the upstream has sent the whole body, not when the client leaves.
+
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use sluicegate::adaptive::Outcome;
+
+use crate::pool::Held;
+
+/// An upstream body that releases its permit when the upstream is done sending it.
+///
+/// Dropped early (the client went away), it keeps reading the upstream's body in a task of
+/// its own, up to `deadline`, and releases the permit only then: the upstream is still busy
+/// with the request, and freeing its slot would let the gate exceed the limit.
+#[derive(Debug)]
+pub struct PermitBody {
+    inner: Option<Incoming>,
+    held: Option<Held>,
+    /// How the request ended for an adaptive limit (an overload status counts as dropped).
+    outcome: Outcome,
+    deadline: Duration,
+}
+
+impl PermitBody {
+    /// Wraps `inner`, releasing `held` at its end as `outcome`.
+    pub fn new(inner: Incoming, held: Held, outcome: Outcome, deadline: Duration) -> Self {
+        PermitBody {
+            inner: Some(inner),
+            held: Some(held),
+            outcome,
+            deadline,
+        }
+    }
+
+    fn release(&mut self, outcome: Outcome) {
+        if let Some(h) = self.held.take() {
+            h.finish(outcome);
+        }
+    }
+}
+
+impl Body for PermitBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let Some(inner) = self.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let frame = ready!(Pin::new(inner).poll_frame(cx));
+        match &frame {
+            None => {
+                let outcome = self.outcome;
+                self.release(outcome);
+            }
+            Some(Err(_)) => self.release(Outcome::Ignored),
+            Some(Ok(_)) => {}
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.as_ref().is_none_or(Body::is_end_stream)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), Body::size_hint)
+    }
+}
+
+impl Drop for PermitBody {
+    fn drop(&mut self) {
+        let (Some(mut inner), Some(held)) = (self.inner.take(), self.held.take()) else {
+            return;
+        };
+        if inner.is_end_stream() {
+            held.finish(self.outcome);
+            return;
+        }
+        let (outcome, deadline) = (self.outcome, self.deadline);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            let drained = tokio::time::timeout(deadline, async {
+                while let Some(frame) = inner.frame().await {
+                    if frame.is_err() {
+                        return false;
+                    }
+                }
+                true
+            })
+            .await;
+            held.finish(if drained == Ok(true) {
+                outcome
+            } else {
+                Outcome::Ignored
+            });
+        });
+    }
+}

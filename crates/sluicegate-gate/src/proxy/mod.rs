@@ -1,0 +1,47 @@
+//! The proxy: route, bypass, rate, queue, forward. A forwarded request's permit belongs to
+//! the upstream exchange (a task of its own), so a client that leaves cannot free a slot
+//! the upstream is still using.
+
+mod answer;
+mod body;
+mod conn;
+mod handle;
+mod headers;
+
+pub use answer::{GateBody, REASON};
+pub use body::PermitBody;
+pub use conn::{Conn, SharedStream};
+pub use handle::handle;
+pub use headers::strip_hop_by_hop;
+
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+/// The pooled keep-alive HTTP/1 client every pool's requests go through.
+#[derive(Clone, Debug)]
+pub struct Upstream {
+    client: Client<HttpConnector, Incoming>,
+}
+
+impl Upstream {
+    /// A client keeping idle upstream connections 90 s.
+    pub fn new() -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.enforce_http(true);
+        let client = Client::builder(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(std::time::Duration::from_secs(90))
+            .build(connector);
+        Upstream { client }
+    }
+}
+
+impl Default for Upstream {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,241 @@
+//! Listening, serving and stopping: the proxy's accept loops on hyper's HTTP/1 server, the
+//! admin listener, signals (SIGHUP reloads, SIGTERM/SIGINT drain and stop).
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::config::Config;
+use crate::gate::Gate;
+use crate::proxy::{Conn, handle};
+
+/// Why the gate could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The config names something that cannot be set up (a secret file, a limiter).
+    #[error("{0}")]
+    Config(String),
+    /// A listener could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+/// The gate, started: its listeners bound, ready to serve.
+#[derive(Debug)]
+pub struct Started {
+    /// The shared gate.
+    pub gate: Arc<Gate>,
+    proxy: Vec<TcpListener>,
+    admin: Option<(TcpListener, Option<String>)>,
+    http1: http1::Builder,
+    grace: Duration,
+}
+
+impl Started {
+    /// Builds the gate for `config` and binds its listeners.
+    ///
+    /// # Errors
+    ///
+    /// [`StartError`]: a secret or token file that cannot be read, an address in use.
+    pub async fn bind(config: Config, path: Option<PathBuf>) -> Result<Started, StartError> {
+        let token = match &config.admin.token_file {
+            Some(file) => {
+                let t = std::fs::read_to_string(file).map_err(|e| {
+                    StartError::Config(format!(
+                        "cannot read the admin token_file {}: {e}",
+                        file.display()
+                    ))
+                })?;
+                let t = t.trim().to_owned();
+                if t.is_empty() {
+                    return Err(StartError::Config(format!(
+                        "the admin token_file {} is empty",
+                        file.display()
+                    )));
+                }
+                Some(t)
+            }
+            None => None,
+        };
+        let mut http1 = http1::Builder::new();
+        http1
+            .timer(TokioTimer::new())
+            .header_read_timeout(config.header_read_timeout.0)
+            .max_buf_size(*config.max_header_bytes.get_ref())
+            .keep_alive(true);
+        let grace = config.grace_period.0;
+        let mut proxy = Vec::new();
+        for l in &config.listen {
+            proxy.push(listen(l.0).await?);
+        }
+        let admin = match &config.admin.listen {
+            Some(a) => Some((listen(*a.get_ref()).await?, token)),
+            None => None,
+        };
+        let gate = Arc::new(Gate::new(config, path).map_err(StartError::Config)?);
+        Ok(Started {
+            gate,
+            proxy,
+            admin,
+            http1,
+            grace,
+        })
+    }
+
+    /// The proxy's bound addresses.
+    pub fn proxy_addrs(&self) -> Vec<SocketAddr> {
+        self.proxy
+            .iter()
+            .filter_map(|l| l.local_addr().ok())
+            .collect()
+    }
+
+    /// The admin API's bound address, when it has a listener.
+    pub fn admin_addr(&self) -> Option<SocketAddr> {
+        self.admin.as_ref().and_then(|(l, _)| l.local_addr().ok())
+    }
+
+    /// Serves until `stop` turns true, then stops accepting, lets queued and running
+    /// requests finish within the grace period, and returns.
+    pub async fn serve(self, mut stop: watch::Receiver<bool>) {
+        let graceful = Arc::new(GracefulShutdown::new());
+        if let Some((listener, token)) = self.admin {
+            if let Ok(a) = listener.local_addr() {
+                tracing::info!("admin listening on {a}");
+            }
+            let router = crate::admin::router(self.gate.clone(), token);
+            let mut admin_stop = stop.clone();
+            tokio::spawn(async move {
+                let stopped = async move {
+                    let _ = admin_stop.wait_for(|s| *s).await;
+                };
+                let _ = axum::serve(listener, router)
+                    .with_graceful_shutdown(stopped)
+                    .await;
+            });
+        }
+        for l in &self.proxy {
+            if let Ok(a) = l.local_addr() {
+                tracing::info!("proxy listening on {a}");
+            }
+        }
+        let mut loops = Vec::new();
+        for listener in self.proxy {
+            loops.push(tokio::spawn(accept(
+                listener,
+                self.gate.clone(),
+                self.http1.clone(),
+                graceful.clone(),
+                stop.clone(),
+            )));
+        }
+        let _ = stop.wait_for(|s| *s).await;
+        for l in loops {
+            let _ = l.await;
+        }
+        let waiting: usize = self
+            .gate
+            .state()
+            .pools
+            .iter()
+            .map(|p| {
+                let s = p.limit.limiter().snapshot();
+                s.in_flight + s.queued + s.bypass_in_flight
+            })
+            .sum();
+        tracing::info!(requests = waiting, grace = ?self.grace, "shutting down: no new connections; waiting for queued and running requests");
+        let graceful = Arc::try_unwrap(graceful).unwrap_or_else(|_| GracefulShutdown::new());
+        let gate = self.gate.clone();
+        let drained = async move {
+            graceful.shutdown().await;
+            gate.drained().await;
+        };
+        match tokio::time::timeout(self.grace, drained).await {
+            Ok(()) => tracing::info!("shutdown complete"),
+            Err(_) => tracing::warn!("grace period over: stopping with requests unfinished"),
+        }
+    }
+}
+
+async fn listen(addr: SocketAddr) -> Result<TcpListener, StartError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| StartError::Bind { addr, source })
+}
+
+async fn accept(
+    listener: TcpListener,
+    gate: Arc<Gate>,
+    http1: http1::Builder,
+    graceful: Arc<GracefulShutdown>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = stop.wait_for(|s| *s) => return,
+        };
+        let (stream, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                // Out of file descriptors and the like: back off instead of spinning.
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let (conn, io) = Conn::new(stream, peer);
+        let conn = Arc::new(conn);
+        let gate = gate.clone();
+        let service = service_fn(move |req| handle(gate.clone(), conn.clone(), req));
+        let connection = graceful.watch(http1.serve_connection(TokioIo::new(io), service));
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(%peer, error = %e, "client connection ended with an error");
+            }
+        });
+    }
+}
+
+/// Waits for SIGTERM or SIGINT, reloading the config on every SIGHUP meanwhile.
+pub async fn signals(gate: Arc<Gate>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut hup), Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::hangup()),
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            tracing::error!("cannot install signal handlers");
+            return std::future::pending().await;
+        };
+        loop {
+            tokio::select! {
+                _ = hup.recv() => { let _ = crate::reload(&gate); }
+                _ = term.recv() => { tracing::info!("SIGTERM received"); return; }
+                _ = int.recv() => { tracing::info!("SIGINT received"); return; }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = gate;
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

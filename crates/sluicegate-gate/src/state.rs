@@ -1,0 +1,179 @@
+//! What the proxy reads for every request: the routes, the pools they lead to and the
+//! bypass rules. One immutable value, swapped whole on reload.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use http::{HeaderName, Method, Request};
+
+use crate::config::{self, Config};
+use crate::pool::Pool;
+
+/// Routes, pools and bypass rules in force.
+#[derive(Debug)]
+pub struct State {
+    /// Pools by config order.
+    pub pools: Vec<Arc<Pool>>,
+    routes: Vec<Route>,
+    /// Who skips the limits.
+    pub bypass: Bypass,
+}
+
+#[derive(Debug)]
+struct Route {
+    host: Option<String>,
+    prefix: String,
+    methods: Vec<Method>,
+    pool: Arc<Pool>,
+}
+
+/// The bypass rules: trusted networks and a secret header.
+#[derive(Debug, Default)]
+pub struct Bypass {
+    cidrs: Vec<ipnet::IpNet>,
+    /// The secret header, removed before forwarding.
+    pub header: Option<(HeaderName, Vec<u8>)>,
+}
+
+impl Bypass {
+    /// Whether a request from `peer` skips the limits.
+    pub fn allows<B>(&self, req: &Request<B>, peer: IpAddr) -> bool {
+        if let Some((name, secret)) = &self.header
+            && let Some(v) = req.headers().get(name)
+            && constant_time_eq(v.as_bytes(), secret)
+        {
+            return true;
+        }
+        !self.cidrs.is_empty() && self.cidrs.iter().any(|c| c.contains(&peer))
+    }
+}
+
+/// Compares two byte strings in time that depends on their lengths only.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    // black_box keeps the compiler from turning the fold into an early exit.
+    std::hint::black_box(diff) == 0
+}
+
+impl State {
+    /// Builds the state `config` asks for, carrying over from `old` the pools of the same
+    /// name (their limiters, queues, rate state and counters).
+    ///
+    /// # Errors
+    ///
+    /// A pool that cannot be built or a secret file that cannot be read, as text.
+    pub fn build(config: &Config, old: Option<&State>) -> Result<State, String> {
+        // Secrets first: a failure must leave the live pools untouched.
+        let bypass = bypass(&config.bypass)?;
+        let mut pools = Vec::with_capacity(config.pools.len());
+        for p in &config.pools {
+            let prev = old.and_then(|s| s.pool(p.name.get_ref()));
+            pools.push(Arc::new(Pool::build(p, prev.map(|a| &**a))?));
+        }
+        let routes = config.routes.iter().map(|r| route(r, &pools)).collect();
+        Ok(State {
+            pools,
+            routes,
+            bypass,
+        })
+    }
+
+    /// The pool named `name`.
+    pub fn pool(&self, name: &str) -> Option<&Arc<Pool>> {
+        self.pools.iter().find(|p| p.name == name)
+    }
+
+    /// The pool of the first route `req` matches.
+    pub fn route<B>(&self, req: &Request<B>) -> Option<&Arc<Pool>> {
+        let host = req
+            .headers()
+            .get(http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .or_else(|| req.uri().host())
+            .map(strip_port);
+        let path = req.uri().path();
+        self.routes
+            .iter()
+            .find(|r| {
+                r.host
+                    .as_deref()
+                    .is_none_or(|want| host.is_some_and(|h| h.eq_ignore_ascii_case(want)))
+                    && path.starts_with(&r.prefix)
+                    && (r.methods.is_empty() || r.methods.contains(req.method()))
+            })
+            .map(|r| &r.pool)
+    }
+}
+
+fn strip_port(host: &str) -> &str {
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    host.rsplit_once(':').map_or(host, |(h, _)| h)
+}
+
+fn route(r: &config::Route, pools: &[Arc<Pool>]) -> Route {
+    let pool = pools
+        .iter()
+        .find(|p| p.name == *r.pool.get_ref())
+        .or(pools.first())
+        .cloned()
+        .expect("the config check makes sure a route's pool exists");
+    Route {
+        host: r.host.as_ref().map(|h| strip_port(h).to_ascii_lowercase()),
+        prefix: r.path_prefix.clone(),
+        methods: r
+            .methods
+            .iter()
+            .filter_map(|m| Method::from_bytes(m.to_ascii_uppercase().as_bytes()).ok())
+            .collect(),
+        pool,
+    }
+}
+
+fn bypass(cfg: &config::Bypass) -> Result<Bypass, String> {
+    let header = match (&cfg.header, &cfg.secret_file) {
+        (Some(h), Some(file)) => {
+            let secret = std::fs::read_to_string(file).map_err(|e| {
+                format!("cannot read the bypass secret_file {}: {e}", file.display())
+            })?;
+            let secret = secret.trim();
+            if secret.is_empty() {
+                return Err(format!(
+                    "the bypass secret_file {} is empty",
+                    file.display()
+                ));
+            }
+            let name = HeaderName::from_bytes(h.get_ref().as_bytes()).map_err(|e| e.to_string())?;
+            Some((name, secret.as_bytes().to_vec()))
+        }
+        _ => None,
+    };
+    Ok(Bypass {
+        cidrs: cfg.trusted_cidrs.iter().map(|c| c.0).collect(),
+        header,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_eq_compares_whole_strings() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(constant_time_eq(b"", b""));
+    }
+
+    #[test]
+    fn ports_come_off_hosts() {
+        assert_eq!(strip_port("example.com:8080"), "example.com");
+        assert_eq!(strip_port("example.com"), "example.com");
+        assert_eq!(strip_port("[::1]:80"), "::1");
+    }
+}

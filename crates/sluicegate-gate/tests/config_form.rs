@@ -1,0 +1,246 @@
+//! End to end, the config form: `check`, the admin API (kill switch, close / open, token),
+//! reload (SIGHUP and `POST /reload`), and SIGTERM's drain.
+
+mod support;
+
+use std::path::PathBuf;
+
+use support::{Gate, Upstream, eventually, get, write_config};
+
+fn config(up: &Upstream, max: usize, extra: &str) -> String {
+    format!(
+        "listen = [\"127.0.0.1:0\"]\ngrace_period = \"20s\"\n{extra}\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = {max}\nmax_queue = 10\nqueue_timeout = \"20s\"\n\n[[routes]]\npool = \"api\"\n",
+        up.url()
+    )
+}
+
+async fn serve(path: &std::path::Path) -> Gate {
+    Gate::start(&["serve", "--config", path.to_str().unwrap()]).await
+}
+
+fn check(path: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sluicegate"))
+        .args(["check", "--config", path.to_str().unwrap()])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn check_accepts_the_annotated_example() {
+    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/gate.toml");
+    let out = check(&example);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn check_refuses_a_bad_config_with_its_location_and_exit_64() {
+    let path = write_config(
+        "bad",
+        "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\nmax_concurrency = 2\nqueue_timeout = \"10\"\n\n[[routes]]\npool = \"api\"\n",
+    );
+    let out = check(&path);
+    assert_eq!(out.status.code(), Some(64));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}:5:17: duration `10` has no unit",
+            path.display()
+        )),
+        "{err}"
+    );
+    // `serve` refuses it the same way.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sluicegate"))
+        .args(["serve", "--config", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(64));
+}
+
+#[tokio::test]
+async fn the_kill_switch_through_the_admin_api_and_back() {
+    let up = Upstream::start().await;
+    let path = write_config("kill", &config(&up, 2, ""));
+    let gate = serve(&path).await;
+    let r = gate
+        .admin_call(
+            "PUT",
+            "/pools/api/limits",
+            None,
+            r#"{"max_concurrency": 0}"#,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(gate.pool("api").await["limit"], 0);
+    let waiting = tokio::spawn(get(gate.proxy, "/fast", "w"));
+    eventually("queued behind the kill switch", || async {
+        gate.pool("api").await["queued"] == 1
+    })
+    .await;
+    assert!(up.ids().is_empty());
+    let r = gate
+        .admin_call(
+            "PUT",
+            "/pools/api/limits",
+            None,
+            r#"{"max_concurrency": 2}"#,
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(waiting.await.unwrap().status, 200);
+    // Malformed body, unknown pool.
+    let r = gate
+        .admin_call(
+            "PUT",
+            "/pools/api/limits",
+            None,
+            r#"{"max_concurrency": "lots"}"#,
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(r.body.contains("malformed limits"), "{}", r.body);
+    let r = gate
+        .admin_call("PUT", "/pools/nope/limits", None, r#"{"max_queue": 1}"#)
+        .await;
+    assert_eq!(r.status, 404);
+    // A rate, at once.
+    let r = gate
+        .admin_call("PUT", "/pools/api/limits", None, r#"{"rate": "1/m"}"#)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(get(gate.proxy, "/fast", "r1").await.status, 200);
+    assert_eq!(get(gate.proxy, "/fast", "r2").await.status, 429);
+}
+
+#[tokio::test]
+async fn close_and_open_a_pool() {
+    let up = Upstream::start().await;
+    let path = write_config("close", &config(&up, 2, ""));
+    let gate = serve(&path).await;
+    assert_eq!(
+        gate.admin_call("POST", "/pools/api/close", None, "")
+            .await
+            .status,
+        200
+    );
+    let r = get(gate.proxy, "/fast", "x").await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.header("x-sluicegate-reason"), "closed");
+    assert!(r.headers.contains_key("retry-after"));
+    assert_eq!(
+        gate.admin_call("POST", "/pools/api/open", None, "")
+            .await
+            .status,
+        200
+    );
+    assert_eq!(get(gate.proxy, "/fast", "y").await.status, 200);
+    assert_eq!(
+        gate.admin_call("POST", "/pools/nope/close", None, "")
+            .await
+            .status,
+        404
+    );
+}
+
+#[tokio::test]
+async fn the_admin_api_wants_the_token() {
+    let up = Upstream::start().await;
+    let token = write_config("token-file", "s3cret-token\n");
+    let text = config(&up, 2, "").replace(
+        "listen = \"127.0.0.1:0\"\n\n[[pools]]",
+        &format!(
+            "listen = \"127.0.0.1:0\"\ntoken_file = \"{}\"\n\n[[pools]]",
+            token.display()
+        ),
+    );
+    let path = write_config("token", &text);
+    let gate = serve(&path).await;
+    let r = gate.admin_call("GET", "/status", None, "").await;
+    assert_eq!(r.status, 401);
+    assert_eq!(r.header("www-authenticate"), "Bearer");
+    assert_eq!(
+        gate.admin_call("GET", "/status", Some("wrong"), "")
+            .await
+            .status,
+        401
+    );
+    assert_eq!(
+        gate.admin_call("GET", "/status", Some("s3cret-token"), "")
+            .await
+            .status,
+        200
+    );
+    let m = gate
+        .admin_call("GET", "/metrics", Some("s3cret-token"), "")
+        .await;
+    assert_eq!(m.status, 200);
+    assert!(
+        m.body.contains("sluicegate_pool_limit{pool=\"api\"} 2"),
+        "{}",
+        m.body
+    );
+    assert!(
+        m.body
+            .contains("sluicegate_queue_wait_seconds_bucket{pool=\"api\",le=\"+Inf\"}")
+    );
+    assert!(
+        m.body
+            .contains("sluicegate_upstream_latency_seconds_count{pool=\"api\"}")
+    );
+}
+
+#[tokio::test]
+async fn a_reload_with_a_bad_config_keeps_the_old_and_a_good_one_applies() {
+    let up = Upstream::start().await;
+    let path = write_config("reload", &config(&up, 2, ""));
+    let mut gate = serve(&path).await;
+    let held = tokio::spawn(get(gate.proxy, "/hold", "held"));
+    eventually("held upstream", || async { up.current() == 1 }).await;
+
+    support::rewrite(&path, "[[pools]]\nname = 3\n");
+    gate.signal("HUP");
+    let line = gate.log_line("reload refused").await;
+    assert!(line.contains("gate.toml:2:8"), "{line}");
+    let r = gate.admin_call("POST", "/reload", None, "").await;
+    assert_eq!(r.status, 400);
+    assert!(r.body.contains("the config in force stays"), "{}", r.body);
+    assert_eq!(get(gate.proxy, "/fast", "still").await.status, 200);
+    assert_eq!(gate.pool("api").await["limit"], 2);
+
+    support::rewrite(&path, &config(&up, 5, ""));
+    gate.signal("HUP");
+    gate.log_line("config reloaded").await;
+    assert_eq!(gate.pool("api").await["limit"], 5);
+    // The request running across both reloads was not dropped.
+    up.release(1);
+    assert_eq!(held.await.unwrap().status, 200);
+}
+
+#[tokio::test]
+async fn sigterm_lets_queued_and_running_work_finish_then_exits_0() {
+    let up = Upstream::start().await;
+    let path = write_config("term", &config(&up, 1, ""));
+    let mut gate = serve(&path).await;
+    let a = tokio::spawn(get(gate.proxy, "/hold", "a"));
+    eventually("a upstream", || async { up.current() == 1 }).await;
+    let b = tokio::spawn(get(gate.proxy, "/hold", "b"));
+    eventually("b queued", || async {
+        gate.pool("api").await["queued"] == 1
+    })
+    .await;
+    gate.signal("TERM");
+    gate.log_line("shutting down").await;
+    // New connections are refused now.
+    eventually("listener closed", || async {
+        tokio::net::TcpStream::connect(gate.proxy).await.is_err()
+    })
+    .await;
+    up.release(2);
+    assert_eq!(a.await.unwrap().status, 200);
+    assert_eq!(b.await.unwrap().status, 200);
+    let status = gate.child.wait().await.unwrap();
+    assert_eq!(status.code(), Some(0));
+}

@@ -1,0 +1,78 @@
+//! `sluicegate demo`, run as a user runs it (shorter): the closing table has a row per
+//! setting, and the adaptive limit beats no limit at all.
+
+use std::process::Command;
+
+/// One row of the closing table: goodput per second, p99 in ms, refused, gave up.
+#[derive(Debug)]
+struct Row {
+    goodput: f64,
+    p99_ms: f64,
+    gave_up: u64,
+    upstream_peak: u64,
+}
+
+fn row(table: &str, label: &str) -> Row {
+    let line = table
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no `{label}` row in:\n{table}"));
+    // The label has spaces; the seven numbers are the last seven fields.
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    assert!(fields.len() > 7, "columns of `{line}`");
+    let cols = &fields[fields.len() - 7..];
+    Row {
+        goodput: cols[0].parse().unwrap(),
+        p99_ms: cols[3].parse().unwrap(),
+        gave_up: cols[5].parse().unwrap(),
+        upstream_peak: cols[6].parse().unwrap(),
+    }
+}
+
+#[test]
+fn demo_table_shows_the_limits_keeping_goodput_where_no_limit_collapses() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sluicegate"))
+        .args(["demo", "--duration", "15s", "--admin-listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "demo failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Watch it live: http://127.0.0.1:"),
+        "{stdout}"
+    );
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("through the gate"))
+        .unwrap_or_else(|| panic!("no table in:\n{stdout}"));
+    for column in [
+        "goodput/s",
+        "p50 ms",
+        "p99 ms",
+        "refused",
+        "gave up",
+        "upstream",
+    ] {
+        assert!(header.contains(column), "no `{column}` column: {header}");
+    }
+    let none = row(&stdout, "no limit");
+    let fixed = row(&stdout, "static limit");
+    let adaptive = row(&stdout, "adaptive");
+    // With no limit callers give up; with a limit nobody waits that long.
+    assert!(none.gave_up > 0, "{none:?}");
+    assert_eq!(fixed.gave_up, 0, "{fixed:?}");
+    assert!(fixed.upstream_peak <= 10, "static let through {fixed:?}");
+    assert!(
+        adaptive.goodput > 2.0 * none.goodput,
+        "adaptive {adaptive:?} vs none {none:?}"
+    );
+    assert!(
+        adaptive.p99_ms < none.p99_ms,
+        "adaptive {adaptive:?} vs none {none:?}"
+    );
+    assert!(stdout.contains("The adaptive limit"), "{stdout}");
+}

@@ -1,0 +1,127 @@
+//! End to end, clients that misbehave: oversized heads, heads sent byte by byte
+//! (slowloris), half a body, garbage. None may crash the gate or strand a permit.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{Gate, Upstream, eventually, get, raw, write_config};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn gate(up: &Upstream, name: &str) -> Gate {
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\nmax_header_bytes = 8192\nheader_read_timeout = \"300ms\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 1\nmax_queue = 0\nupstream_timeout = \"400ms\"\n\n[[routes]]\npool = \"api\"\n",
+        up.url()
+    );
+    let path = write_config(name, &text);
+    Gate::start(&["serve", "--config", path.to_str().unwrap()]).await
+}
+
+/// Reads what the gate sends until it closes the connection (or 10 s pass).
+async fn read_all(mut s: tokio::net::TcpStream) -> String {
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The gate still forwards: its one slot is free and it is alive.
+async fn still_serves(gate: &Gate) {
+    assert_eq!(gate.pool("api").await["in_flight"], 0);
+    assert_eq!(get(gate.proxy, "/fast", "after").await.status, 200);
+}
+
+#[tokio::test]
+async fn an_oversized_head_is_refused_with_431() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "big").await;
+    let big = format!(
+        "GET /fast HTTP/1.1\r\nhost: x\r\nx-big: {}\r\n\r\n",
+        "a".repeat(20_000)
+    );
+    let answer = read_all(raw(gate.proxy, big.as_bytes()).await).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    assert!(up.ids().is_empty());
+    still_serves(&gate).await;
+}
+
+#[tokio::test]
+async fn a_slowloris_head_is_cut_off_at_the_header_read_timeout() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "slow").await;
+    let mut s = raw(gate.proxy, b"GET /fast HTTP/1.1\r\nhost: x\r\n").await;
+    // One more byte now and then, never the end of the head: the gate must hang up.
+    let closed = async {
+        let mut buf = [0u8; 256];
+        loop {
+            if s.write_all(b"x").await.is_err() {
+                return;
+            }
+            let read = tokio::time::timeout(Duration::from_millis(50), s.read(&mut buf)).await;
+            if let Ok(Ok(0) | Err(_)) = read {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), closed)
+        .await
+        .expect("the slow client was never cut off");
+    assert!(up.ids().is_empty());
+    still_serves(&gate).await;
+}
+
+#[tokio::test]
+async fn half_a_body_ends_in_504_and_frees_the_slot() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "half").await;
+    let s = raw(
+        gate.proxy,
+        b"POST /body HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\nonly ten..",
+    )
+    .await;
+    let answer = read_all(s).await;
+    assert!(answer.starts_with("HTTP/1.1 504"), "{answer}");
+    eventually("slot freed", || async {
+        gate.pool("api").await["in_flight"] == 0
+    })
+    .await;
+    still_serves(&gate).await;
+}
+
+#[tokio::test]
+async fn a_client_that_sends_half_a_body_and_leaves_frees_the_slot() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "half-leave").await;
+    let s = raw(
+        gate.proxy,
+        b"POST /body HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\nonly ten..",
+    )
+    .await;
+    eventually("forwarded", || async { up.ids().len() == 1 }).await;
+    drop(s);
+    eventually("slot freed", || async {
+        gate.pool("api").await["in_flight"] == 0
+    })
+    .await;
+    still_serves(&gate).await;
+}
+
+#[tokio::test]
+async fn garbage_gets_400_and_nothing_else() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "garbage").await;
+    for junk in [
+        &b"\x00\x01\x02 nonsense\r\n\r\n"[..],
+        b"GET / HTTP/9.9\r\n\r\n",
+        b"GET /fast HTTP/1.1\r\nhost: x\r\ncontent-length: -5\r\n\r\n",
+    ] {
+        let answer = read_all(raw(gate.proxy, junk).await).await;
+        assert!(
+            answer.is_empty()
+                || answer.starts_with("HTTP/1.1 4")
+                || answer.starts_with("HTTP/1.1 505"),
+            "{answer}"
+        );
+    }
+    assert!(up.ids().is_empty());
+    still_serves(&gate).await;
+}

@@ -1,0 +1,152 @@
+//! The built `sluicegate` binary, started as a user would start it.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+/// A running gate process; killed when dropped.
+pub struct Gate {
+    pub child: Child,
+    pub proxy: SocketAddr,
+    pub admin: Option<SocketAddr>,
+    /// Every log line the gate writes from now on.
+    pub logs: mpsc::UnboundedReceiver<String>,
+}
+
+impl Gate {
+    /// Runs `sluicegate ARGS` and waits until it says where it listens.
+    pub async fn start(args: &[&str]) -> Gate {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sluicegate"))
+            .args(args)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let (mut proxy, mut admin) = (None, None);
+        let addr_after = |line: &str, what: &str| {
+            line.split(what)
+                .nth(1)
+                .and_then(|r| r.trim().parse::<SocketAddr>().ok())
+        };
+        let mut early = Vec::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(a) = addr_after(&line, "proxy listening on ") {
+                proxy = Some(a);
+            }
+            if let Some(a) = addr_after(&line, "admin listening on ") {
+                admin = Some(a);
+            }
+            early.push(line);
+            // The admin listener is announced first, so the proxy's line ends the start.
+            if proxy.is_some() {
+                break;
+            }
+        }
+        let Some(proxy) = proxy else {
+            panic!("the gate did not start: {early:#?}");
+        };
+        let (tx, logs) = mpsc::unbounded_channel();
+        for l in early {
+            let _ = tx.send(l);
+        }
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let _ = tx.send(line);
+            }
+        });
+        Gate {
+            child,
+            proxy,
+            admin,
+            logs,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap()
+    }
+
+    /// Sends `signal` (`HUP`, `TERM`, ...) to the gate.
+    pub fn signal(&self, signal: &str) {
+        let ok = std::process::Command::new("kill")
+            .args([format!("-{signal}"), self.pid().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill -{signal} failed");
+    }
+
+    /// Waits for a log line containing `text`.
+    pub async fn log_line(&mut self, text: &str) -> String {
+        loop {
+            match tokio::time::timeout(std::time::Duration::from_secs(10), self.logs.recv()).await {
+                Ok(Some(l)) if l.contains(text) => return l,
+                Ok(Some(_)) => {}
+                _ => panic!("no log line with `{text}`"),
+            }
+        }
+    }
+
+    fn admin(&self) -> SocketAddr {
+        self.admin.expect("the gate has no admin listener")
+    }
+
+    /// `GET /status` (with `token` when given) as JSON.
+    pub async fn status(&self) -> Value {
+        let r = self.admin_call("GET", "/status", None, "").await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        serde_json::from_str(&r.body).unwrap()
+    }
+
+    /// One pool's status.
+    pub async fn pool(&self, name: &str) -> Value {
+        self.status().await["pools"][name].clone()
+    }
+
+    pub async fn admin_call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: &str,
+    ) -> super::Reply {
+        let mut req = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", "admin");
+        if let Some(t) = token {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        let req = req
+            .header("content-type", "application/json")
+            .body(http_body_util::Full::new(bytes::Bytes::from(
+                body.to_owned(),
+            )))
+            .unwrap();
+        super::request(self.admin(), req).await
+    }
+}
+
+/// Writes `text` to a fresh file in a temporary directory; returns its path.
+pub fn write_config(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sluicegate-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("gate.toml");
+    rewrite(&path, text);
+    path
+}
+
+/// Replaces the file at `path` with `text`.
+pub fn rewrite(path: &Path, text: &str) {
+    let mut f = std::fs::File::create(path).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}

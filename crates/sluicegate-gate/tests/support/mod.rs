@@ -1,0 +1,29 @@
+//! End-to-end test kit: a real upstream that counts its own concurrency, the built
+//! `sluicegate` binary run as a user runs it, and a small HTTP client.
+#![allow(dead_code, unreachable_pub, unused_imports)]
+
+mod client;
+mod gate;
+mod upstream;
+
+pub use client::{Reply, get, raw, request};
+pub use gate::{Gate, rewrite, write_config};
+pub use upstream::Upstream;
+
+use std::time::Duration;
+
+/// Polls `cond` every 10 ms until it holds, failing after 10 s. Waits for a state, never
+/// measures time.
+pub async fn eventually<F, Fut>(what: &str, mut cond: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..1000 {
+        if cond().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting for: {what}");
+}

@@ -1,0 +1,38 @@
+//! Why a global permit was not handed out.
+
+use std::time::Duration;
+
+/// Why [`GlobalConcurrency::acquire`](super::GlobalConcurrency::acquire) gave no permit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AcquireError {
+    /// This instance's wait queue is full.
+    #[error("the wait queue is full")]
+    QueueFull {
+        /// A hint for the caller: about one queue timeout.
+        retry_after: Duration,
+    },
+    /// No permit came within the queue timeout.
+    #[error("no permit within the queue timeout")]
+    Timeout {
+        /// A hint for the caller: about one queue timeout.
+        retry_after: Duration,
+    },
+    /// Redis did not answer and the limit's failure policy is `Deny`.
+    #[error("redis is unreachable and the limit fails closed")]
+    Unavailable {
+        /// A hint for the caller: the store's probe backoff.
+        retry_after: Duration,
+    },
+}
+
+impl AcquireError {
+    /// How long the caller might wait before trying again.
+    pub fn retry_after(&self) -> Duration {
+        match *self {
+            AcquireError::QueueFull { retry_after }
+            | AcquireError::Timeout { retry_after }
+            | AcquireError::Unavailable { retry_after } => retry_after,
+        }
+    }
+}

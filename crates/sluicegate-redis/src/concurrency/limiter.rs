@@ -1,0 +1,287 @@
+//! The limit itself: a FIFO turnstile per instance in front of the leases in Redis.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use sluicegate::concurrency::ConcurrencyLimiter;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use super::permit::{GlobalPermit, Held};
+use super::scripts::ACQUIRE;
+use super::{AcquireError, subscriber};
+use crate::store::key;
+use crate::{Error, FailurePolicy, RedisStore};
+
+/// At most `max` permits at once across every instance that uses the same store and name.
+///
+/// A permit is a lease in Redis with a TTL: renewed (every TTL / 3) while held, released
+/// when the [`GlobalPermit`] drops, and given back by Redis itself after the TTL when its
+/// holder crashed. When all permits are out, callers wait in this instance's queue — FIFO,
+/// at most `max_queue` of them, each at most `queue_timeout`, and a dropped `acquire` future
+/// leaves the queue at once. Only the first waiter of an instance asks Redis; it is woken by
+/// a message on the limit's pub/sub channel when any instance releases a permit, or when
+/// the earliest lease would expire — never by polling.
+///
+/// # Examples
+///
+/// ```no_run
+/// # use sluicegate_redis::{GlobalConcurrency, RedisStore};
+/// # use std::time::Duration;
+/// # async fn demo(store: RedisStore) -> Result<(), Box<dyn std::error::Error>> {
+/// let model = GlobalConcurrency::builder(&store, "model-server", 8)
+///     .max_queue(100)
+///     .queue_timeout(Duration::from_secs(10))
+///     .build()?;
+/// let permit = model.acquire().await?;
+/// // ... call the model server; at most 8 calls run across all instances ...
+/// drop(permit);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct GlobalConcurrency {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(super) struct Inner {
+    pub(super) store: RedisStore,
+    pub(super) leases: String,
+    pub(super) channel: String,
+    max: u32,
+    pub(super) ttl: Duration,
+    max_queue: usize,
+    queue_timeout: Duration,
+    policy: FailurePolicy,
+    local: ConcurrencyLimiter,
+    turnstile: tokio::sync::Mutex<()>,
+    queued: AtomicUsize,
+    wake: Arc<Notify>,
+    subscriber: JoinHandle<()>,
+    instance: u64,
+    next_id: AtomicU64,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.subscriber.abort();
+    }
+}
+
+/// Settings for a [`GlobalConcurrency`].
+#[derive(Debug)]
+#[must_use]
+pub struct ConcurrencyBuilder<'a> {
+    store: &'a RedisStore,
+    name: String,
+    max: u32,
+    ttl: Duration,
+    max_queue: usize,
+    queue_timeout: Duration,
+    policy: FailurePolicy,
+    instances: u32,
+}
+
+/// One try at Redis.
+enum Try {
+    Taken(String),
+    Full { next_expiry: Duration },
+    Down,
+}
+
+impl GlobalConcurrency {
+    /// A limit named `name` of at most `max` permits at once, shared through `store`.
+    pub fn builder<'a>(store: &'a RedisStore, name: &str, max: u32) -> ConcurrencyBuilder<'a> {
+        ConcurrencyBuilder {
+            store,
+            name: name.to_owned(),
+            max,
+            ttl: Duration::from_secs(10),
+            max_queue: 1000,
+            queue_timeout: Duration::from_secs(30),
+            policy: FailurePolicy::default(),
+            instances: 1,
+        }
+    }
+
+    /// Waits for a permit: at once if one is free, else in this instance's FIFO queue.
+    ///
+    /// # Errors
+    ///
+    /// [`AcquireError::QueueFull`] when `max_queue` callers already wait here;
+    /// [`AcquireError::Timeout`] after `queue_timeout`; [`AcquireError::Unavailable`] when
+    /// Redis does not answer and the policy is [`FailurePolicy::Deny`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future leaves the queue at once. A lease taken in Redis at the instant
+    /// the future is dropped is released (or expires after the TTL); never a leak.
+    pub async fn acquire(&self) -> Result<GlobalPermit, AcquireError> {
+        let inner = &self.inner;
+        let timeout = inner.queue_timeout;
+        let queued = inner.queued.fetch_add(1, Ordering::AcqRel);
+        let _in_queue = Queued(&inner.queued);
+        // `queued` callers are ahead: the one asking Redis, and `queued - 1` waiting.
+        if queued > inner.max_queue {
+            return Err(AcquireError::QueueFull {
+                retry_after: timeout,
+            });
+        }
+        tokio::time::timeout(timeout, self.wait_turn())
+            .await
+            .unwrap_or(Err(AcquireError::Timeout {
+                retry_after: timeout,
+            }))
+    }
+
+    /// At the head of the queue: try Redis, then sleep until a release or the earliest
+    /// expiry, and try again.
+    async fn wait_turn(&self) -> Result<GlobalPermit, AcquireError> {
+        let inner = &self.inner;
+        let _turn = inner.turnstile.lock().await;
+        loop {
+            // Listen before asking, so a release between the answer and the wait is not lost.
+            let released = inner.wake.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            match self.try_once().await {
+                Try::Taken(id) => return Ok(GlobalPermit::new(inner.clone(), Held::Lease(id))),
+                Try::Full { next_expiry } => {
+                    let _ = tokio::time::timeout(next_expiry, released).await;
+                }
+                Try::Down => {
+                    return match inner.policy {
+                        FailurePolicy::Allow => Ok(GlobalPermit::new(inner.clone(), Held::Nothing)),
+                        FailurePolicy::Deny => Err(AcquireError::Unavailable {
+                            retry_after: inner.store.budget(),
+                        }),
+                        FailurePolicy::Local => match inner.local.acquire_owned().await {
+                            Ok(p) => Ok(GlobalPermit::new(inner.clone(), Held::Local(p))),
+                            Err(e) => Err(AcquireError::Timeout {
+                                retry_after: e.retry_after(),
+                            }),
+                        },
+                    };
+                }
+            }
+        }
+    }
+
+    async fn try_once(&self) -> Try {
+        let inner = &self.inner;
+        let id = format!(
+            "{:016x}-{}",
+            inner.instance,
+            inner.next_id.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut conn = inner.store.connection();
+        let mut call = ACQUIRE.key(&inner.leases);
+        call.arg(inner.max).arg(millis(inner.ttl)).arg(&id);
+        let reply: Option<Vec<i64>> = inner.store.call(call.invoke_async(&mut conn)).await;
+        match reply.as_deref() {
+            Some([1, ..]) => Try::Taken(id),
+            Some([0, _, wait]) => Try::Full {
+                next_expiry: Duration::from_millis(u64::try_from(*wait).unwrap_or(1)),
+            },
+            _ => Try::Down,
+        }
+    }
+
+    /// The most permits out at once across all instances.
+    pub fn max(&self) -> u32 {
+        self.inner.max
+    }
+
+    /// How many callers wait in this instance's queue (including the one asking Redis).
+    pub fn queued(&self) -> usize {
+        self.inner.queued.load(Ordering::Acquire)
+    }
+}
+
+/// Counts a caller in the queue until it leaves, however it leaves.
+struct Queued<'a>(&'a AtomicUsize);
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+pub(super) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+impl ConcurrencyBuilder<'_> {
+    /// How long a lease lives without renewal: a crashed holder's permit comes back after
+    /// this (default 10 s; at least 30 ms). Held permits are renewed every third of it.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl.max(Duration::from_millis(30));
+        self
+    }
+
+    /// How many callers may wait in this instance's queue (default 1000; 0 rejects at once
+    /// when all permits are out, except the one caller asking Redis).
+    pub fn max_queue(mut self, max_queue: usize) -> Self {
+        self.max_queue = max_queue;
+        self
+    }
+
+    /// How long a caller waits at most (default 30 s).
+    pub fn queue_timeout(mut self, timeout: Duration) -> Self {
+        self.queue_timeout = timeout;
+        self
+    }
+
+    crate::policy::failure_settings!();
+
+    /// Builds the limit and starts its pub/sub listener on the current tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Runtime`] outside
+    /// a tokio runtime.
+    pub fn build(self) -> Result<GlobalConcurrency, Error> {
+        let leases = key(self.store.prefix(), &self.name, "leases")?;
+        let channel = key(self.store.prefix(), &self.name, "released")?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::Runtime)?;
+        let wake = Arc::new(Notify::new());
+        let subscriber = runtime.spawn(subscriber::listen(
+            self.store.client().clone(),
+            channel.clone(),
+            Arc::downgrade(&wake),
+        ));
+        let share = crate::rate::share(self.max, self.instances) as usize;
+        let local = ConcurrencyLimiter::builder(share)
+            .max_queue(self.max_queue)
+            .queue_timeout(self.queue_timeout)
+            .build()
+            .map_err(|_| Error::Range("the local share of the limit is not a valid limiter"))?;
+        Ok(GlobalConcurrency {
+            inner: Arc::new(Inner {
+                store: self.store.clone(),
+                leases,
+                channel,
+                max: self.max,
+                ttl: self.ttl,
+                max_queue: self.max_queue,
+                queue_timeout: self.queue_timeout,
+                policy: self.policy,
+                local,
+                turnstile: tokio::sync::Mutex::new(()),
+                queued: AtomicUsize::new(0),
+                wake,
+                subscriber,
+                instance: instance_id(),
+                next_id: AtomicU64::new(0),
+            }),
+        })
+    }
+}
+
+/// A random id for this limit object, so lease ids of different instances never collide.
+fn instance_id() -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new()
+        .hash_one((std::process::id(), std::time::SystemTime::now()))
+}

@@ -1,0 +1,27 @@
+//! Errors: a bad URL, name or quota when a store or limiter is built.
+
+use sluicegate::rate::QuotaError;
+
+/// Why a store or a limiter could not be built.
+///
+/// Decisions never fail on a dead Redis: they fall back per the limit's
+/// [`FailurePolicy`](crate::FailurePolicy) instead.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The Redis URL or connection settings were refused by the client.
+    #[error("bad redis connection settings: {0}")]
+    Connection(#[from] redis::RedisError),
+    /// A limit name that cannot be part of a hash-tagged key.
+    #[error("limit name {0:?} must be non-empty and contain no '{{' or '}}'")]
+    Name(String),
+    /// The quota or window itself is invalid.
+    #[error("bad quota: {0}")]
+    Quota(#[from] QuotaError),
+    /// A limit that runs tasks (global concurrency) was built outside a tokio runtime.
+    #[error("a global concurrency limit must be built inside a tokio runtime")]
+    Runtime,
+    /// A quota the Redis scripts cannot represent exactly.
+    #[error("quota out of range for a global limit: {0}")]
+    Range(&'static str),
+}

@@ -1,0 +1,231 @@
+//! Global GCRA: the theoretical arrival time lives in Redis, one script call per decision.
+
+use std::num::NonZeroU32;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::Script;
+use sluicegate::rate::gcra::{GcraParams, step};
+use sluicegate::rate::{CheckError, Decision, Gcra, Quota};
+
+use super::{HybridGcra, Verdict, share};
+use crate::store::key;
+use crate::{Error, FailurePolicy, RedisStore, Source};
+
+static SCRIPT: LazyLock<Script> =
+    LazyLock::new(|| Script::new(concat!(include_str!("time.lua"), include_str!("gcra.lua"))));
+
+/// The largest `burst × interval` the scripts keep exact (2^52 ns, about 52 days).
+const MAX_HORIZON_NS: u64 = 1 << 52;
+
+/// A GCRA rate limit shared by every instance that uses the same store and name.
+///
+/// Each decision is one `EVALSHA` (the script is sent again only after a `NOSCRIPT`): Redis
+/// reads its own clock, runs the same step as [`sluicegate::rate::Gcra`], and the decision is
+/// the same [`Decision`] the local limiter gives. When Redis does not answer within the
+/// store's budget the limit's [`FailurePolicy`] decides.
+///
+/// # Examples
+///
+/// ```no_run
+/// # use sluicegate_redis::{GlobalGcra, RedisStore};
+/// # use sluicegate::rate::Quota;
+/// # async fn demo(store: RedisStore) -> Result<(), sluicegate_redis::Error> {
+/// let limit = GlobalGcra::builder(&store, "upstream", Quota::per_second(100)).build()?;
+/// let decision = limit.check().await;
+/// println!("allowed: {}, retry after {:?}", decision.is_allowed(), decision.retry_after());
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct GlobalGcra {
+    spec: Spec,
+}
+
+/// What strict and hybrid GCRA share: the key, the quota in script units, the fallback.
+#[derive(Debug)]
+pub(super) struct Spec {
+    pub(super) store: RedisStore,
+    pub(super) key: String,
+    pub(super) params: GcraParams,
+    pub(super) t_ns: u64,
+    pub(super) burst: u32,
+    policy: FailurePolicy,
+    local: Gcra,
+}
+
+/// Settings for a [`GlobalGcra`] or a [`HybridGcra`].
+#[derive(Debug)]
+#[must_use]
+pub struct GcraBuilder<'a> {
+    store: &'a RedisStore,
+    name: String,
+    quota: Quota,
+    policy: FailurePolicy,
+    instances: u32,
+    lease: Option<Duration>,
+}
+
+impl GlobalGcra {
+    /// A limit named `name` (unique per store prefix) with `quota`, shared through `store`.
+    /// Strict ([`build`](GcraBuilder::build)) and hybrid
+    /// ([`build_hybrid`](GcraBuilder::build_hybrid)) limits of one name share one bucket.
+    pub fn builder<'a>(store: &'a RedisStore, name: &str, quota: Quota) -> GcraBuilder<'a> {
+        GcraBuilder {
+            store,
+            name: name.to_owned(),
+            quota,
+            policy: FailurePolicy::default(),
+            instances: 1,
+            lease: None,
+        }
+    }
+
+    /// Checks one request.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes may or may not have counted the request in
+    /// Redis (the script may already have run); it never counts it twice.
+    pub async fn check(&self) -> Decision {
+        let verdict = self.decide(1).await;
+        verdict.map_or_else(|_| self.spec.fresh(0), |v| v.decision)
+    }
+
+    /// Checks `n` requests at once: all are allowed or none.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckError::InsufficientCapacity`] when `n` exceeds the burst.
+    pub async fn check_n(&self, n: u32) -> Result<Decision, CheckError> {
+        Ok(self.decide(n).await?.decision)
+    }
+
+    /// Like [`check_n`](Self::check_n), saying who decided and at what Redis time.
+    ///
+    /// # Errors
+    ///
+    /// As [`check_n`](Self::check_n).
+    pub async fn decide(&self, n: u32) -> Result<Verdict, CheckError> {
+        let spec = &self.spec;
+        // Impossible requests are refused here, without a round trip.
+        let (fresh, _) = step(spec.params, 0, 0, n)?;
+        if spec.params.denies_all() {
+            return Ok(Verdict::new(fresh, Source::Redis));
+        }
+        let mut conn = spec.store.connection();
+        let mut call = SCRIPT.key(&spec.key);
+        call.arg(spec.t_ns).arg(spec.burst).arg(n);
+        let reply: Option<Vec<i64>> = spec.store.call(call.invoke_async(&mut conn)).await;
+        match reply.as_deref() {
+            Some(&[allowed, tat, now, sec, usec]) => {
+                let decision = spec.step(tat, now, n)?;
+                debug_assert_eq!(decision.is_allowed(), allowed == 1, "script and step agree");
+                Ok(Verdict::from_redis(decision, sec, usec))
+            }
+            _ => spec.fall_back(n),
+        }
+    }
+}
+
+impl Spec {
+    /// The step the script took, from the state it read: the same decision.
+    pub(super) fn step(&self, tat: i64, now: i64, n: u32) -> Result<Decision, CheckError> {
+        let now = u64::try_from(now).unwrap_or(0);
+        let tat = u64::try_from(tat).unwrap_or(0);
+        let horizon = self.t_ns * u64::from(self.burst);
+        if tat > now + horizon {
+            // Beyond this instance's horizon: another instance wrote it with a longer burst
+            // or period. Denied until it is back within reach.
+            let wait = tat + self.t_ns * u64::from(n) - now - horizon;
+            let reset = Duration::from_nanos(tat - now);
+            return Ok(Decision::deny(
+                self.burst,
+                0,
+                Duration::from_nanos(wait),
+                reset,
+            ));
+        }
+        Ok(step(self.params, tat, now, n)?.0)
+    }
+
+    /// A fresh bucket's answer to `n` (nothing consumed): allowed, or denied on a 0 quota.
+    pub(super) fn fresh(&self, n: u32) -> Decision {
+        step(self.params, 0, 0, n).map_or_else(|_| self.fresh(0), |(d, _)| d)
+    }
+
+    pub(super) fn fall_back(&self, n: u32) -> Result<Verdict, CheckError> {
+        let decision = match self.policy {
+            FailurePolicy::Local => self.local.check_n(n)?,
+            FailurePolicy::Allow => self.fresh(0),
+            FailurePolicy::Deny => {
+                let full = self.t_ns * u64::from(self.burst);
+                step(self.params, full, 0, n.max(1))?.0
+            }
+        };
+        Ok(Verdict::new(decision, Source::Fallback(self.policy)))
+    }
+}
+
+impl GcraBuilder<'_> {
+    crate::policy::failure_settings!();
+
+    /// Hybrid mode only: how long leased tokens may be spent (default: 1/50 of the quota's
+    /// period, so the overshoot bound is 2 % of the quota; see [`HybridGcra`]).
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = Some(lease);
+        self
+    }
+
+    /// Builds a strict limit: one Redis call per decision.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Range`] when
+    /// `burst × interval` exceeds about 52 days.
+    pub fn build(self) -> Result<GlobalGcra, Error> {
+        Ok(GlobalGcra { spec: self.spec()? })
+    }
+
+    /// Builds a hybrid limit: tokens leased from Redis in batches and spent locally.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build); [`Error::Range`] for a zero lease time.
+    pub fn build_hybrid(self) -> Result<HybridGcra, Error> {
+        let lease = self.lease.unwrap_or(self.quota.period() / 50);
+        if lease.is_zero() {
+            return Err(Error::Range("the lease time must be longer than zero"));
+        }
+        Ok(HybridGcra::new(self.spec()?, lease))
+    }
+
+    fn spec(self) -> Result<Spec, Error> {
+        let key = key(self.store.prefix(), &self.name, "gcra")?;
+        let q = self.quota;
+        let t_ns = q.emission_interval().map_or(0, |t| {
+            u64::try_from(t.as_nanos()).unwrap_or(u64::MAX).max(1)
+        });
+        if t_ns.saturating_mul(u64::from(q.burst())) > MAX_HORIZON_NS {
+            return Err(Error::Range(
+                "burst × interval must be at most 2^52 ns (52 days)",
+            ));
+        }
+        let local = match q.count() {
+            0 => Quota::deny_all(),
+            count => {
+                let burst =
+                    NonZeroU32::new(share(q.burst(), self.instances)).unwrap_or(NonZeroU32::MIN);
+                Quota::new(share(count, self.instances), q.period())?.with_burst(burst)
+            }
+        };
+        Ok(Spec {
+            store: self.store.clone(),
+            key,
+            params: GcraParams::from_quota(&q),
+            t_ns,
+            burst: q.burst(),
+            policy: self.policy,
+            local: Gcra::new(local),
+        })
+    }
+}

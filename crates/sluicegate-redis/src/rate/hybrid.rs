@@ -1,0 +1,263 @@
+//! Hybrid GCRA: tokens leased from Redis in batches, spent locally until the lease runs out.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex, PoisonError};
+use std::time::Duration;
+
+use redis::Script;
+use sluicegate::rate::gcra::step;
+use sluicegate::rate::{CheckError, Decision};
+use tokio::time::Instant;
+
+use super::Verdict;
+use super::gcra::Spec;
+use crate::Source;
+
+static SCRIPT: LazyLock<Script> =
+    LazyLock::new(|| Script::new(concat!(include_str!("time.lua"), include_str!("lease.lua"))));
+
+/// A global GCRA limit that leases batches of tokens from Redis and spends them locally, so
+/// most decisions cost no round trip.
+///
+/// A lease may be spent for the [lease time](super::GcraBuilder::lease) `L` after it was
+/// asked for; what is left then expires unused (never given back: see the guide for why
+/// that would break the bound). The batch follows this
+/// instance's traffic: about what it spent in the last `L`, so busy instances lease more.
+/// While Redis says the bucket is empty, the instance denies locally until a batch's worth
+/// has refilled (at most `L`), instead of asking on every request.
+///
+/// **Overshoot**: every admission spends a token Redis counted at most `L` earlier, so in any
+/// interval of length `W` all instances together admit at most `burst + (W + L) / t` — the
+/// strict bound plus `L / t` (the quota's rate × `L`; 2 % of the quota with the default
+/// `L` of 1/50 of its period). `docs/global-limits.md` derives it.
+///
+/// # Examples
+///
+/// ```no_run
+/// # use sluicegate_redis::{GlobalGcra, RedisStore};
+/// # use sluicegate::rate::Quota;
+/// # async fn demo(store: RedisStore) -> Result<(), sluicegate_redis::Error> {
+/// let limit = GlobalGcra::builder(&store, "search", Quota::per_second(50_000)).build_hybrid()?;
+/// let _ = limit.check().await;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct HybridGcra {
+    spec: Spec,
+    lease: Duration,
+    stock: Mutex<Stock>,
+    // One lease call at a time per instance; the others wait for its tokens.
+    refill: tokio::sync::Mutex<()>,
+    decisions: AtomicU64,
+    calls: AtomicU64,
+}
+
+/// What a [`HybridGcra`] has done so far.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HybridStats {
+    /// Decisions made (any source).
+    pub decisions: u64,
+    /// Lease calls sent to Redis.
+    pub redis_calls: u64,
+}
+
+/// The tokens in hand and what Redis said when they were leased.
+#[derive(Debug)]
+struct Stock {
+    tokens: u32,
+    expires: Instant,
+    global_room: u32,
+    reset: Duration,
+    server: Duration,
+    received: Instant,
+    denied_until: Option<(Instant, Decision)>,
+    // Requests asked for since the last lease, spent or not: the traffic a batch should
+    // cover.
+    demand: u64,
+    since: Instant,
+}
+
+impl HybridGcra {
+    pub(super) fn new(spec: Spec, lease: Duration) -> Self {
+        let now = Instant::now();
+        HybridGcra {
+            spec,
+            lease,
+            stock: Mutex::new(Stock {
+                tokens: 0,
+                expires: now,
+                global_room: 0,
+                reset: Duration::ZERO,
+                server: Duration::ZERO,
+                received: now,
+                denied_until: None,
+                demand: 0,
+                since: now,
+            }),
+            refill: tokio::sync::Mutex::new(()),
+            decisions: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    /// Checks one request.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future while it waits for a lease loses nothing: the lease, if it ran,
+    /// is in the instance's stock for the next caller.
+    pub async fn check(&self) -> Decision {
+        let verdict = self.decide(1).await;
+        verdict.map_or_else(|_| self.spec.fresh(0), |v| v.decision)
+    }
+
+    /// Checks `n` requests at once: all are allowed or none.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckError::InsufficientCapacity`] when `n` exceeds the burst.
+    pub async fn check_n(&self, n: u32) -> Result<Decision, CheckError> {
+        Ok(self.decide(n).await?.decision)
+    }
+
+    /// Decisions made and Redis calls sent so far.
+    pub fn stats(&self) -> HybridStats {
+        HybridStats {
+            decisions: self.decisions.load(Ordering::Relaxed),
+            redis_calls: self.calls.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The lease time `L`.
+    pub fn lease_time(&self) -> Duration {
+        self.lease
+    }
+
+    /// Like [`check_n`](Self::check_n), saying who decided. For a decision from a lease,
+    /// [`Verdict::server_time`] is Redis's time at the lease plus the local time since.
+    ///
+    /// # Errors
+    ///
+    /// As [`check_n`](Self::check_n).
+    pub async fn decide(&self, n: u32) -> Result<Verdict, CheckError> {
+        let (fresh, _) = step(self.spec.params, 0, 0, n)?;
+        self.decisions.fetch_add(1, Ordering::Relaxed);
+        self.lock().demand += u64::from(n);
+        if self.spec.params.denies_all() {
+            return Ok(Verdict::new(fresh, Source::Redis));
+        }
+        if let Some(v) = self.spend(n) {
+            return Ok(v);
+        }
+        let _one_lease_at_a_time = self.refill.lock().await;
+        if let Some(v) = self.spend(n) {
+            return Ok(v);
+        }
+        self.lease(n).await
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Stock> {
+        self.stock.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Spends `n` leased tokens, or repeats a recent denial; `None`: ask Redis.
+    fn spend(&self, n: u32) -> Option<Verdict> {
+        let now = Instant::now();
+        let mut s = self.lock();
+        if let Some((until, denial)) = s.denied_until {
+            if now < until {
+                let decision = Decision::deny(
+                    self.spec.burst,
+                    denial.remaining(),
+                    until - now,
+                    denial.reset_after().saturating_sub(now - s.received),
+                );
+                return Some(Verdict::new(decision, Source::Lease));
+            }
+        }
+        if now >= s.expires || s.tokens < n {
+            return None;
+        }
+        s.tokens -= n;
+        let since = now - s.received;
+        let decision = Decision::allow(
+            self.spec.burst,
+            s.global_room.saturating_add(s.tokens),
+            s.reset.saturating_sub(since),
+        );
+        Some(Verdict {
+            decision,
+            source: Source::Lease,
+            server_time: Some(s.server + since),
+        })
+    }
+
+    /// One lease call: a batch sized to recent traffic; what is left of the last one expires.
+    async fn lease(&self, n: u32) -> Result<Verdict, CheckError> {
+        let spec = &self.spec;
+        let sent = Instant::now();
+        let want = {
+            let s = self.lock();
+            let elapsed = (sent - s.since).as_secs_f64().max(1e-6);
+            let rate = s.demand as f64 / elapsed;
+            let batch = (rate * self.lease.as_secs_f64())
+                .ceil()
+                .min(f64::from(u32::MAX)) as u32;
+            let max_batch = (spec.burst / 2).max(n);
+            batch.clamp(n, max_batch)
+        };
+        let mut conn = spec.store.connection();
+        let mut call = SCRIPT.key(&spec.key);
+        call.arg(spec.t_ns).arg(spec.burst).arg(want).arg(n);
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let reply: Option<Vec<i64>> = spec.store.call(call.invoke_async(&mut conn)).await;
+        let Some(&[got, tat, now, sec, usec]) = reply.as_deref() else {
+            return spec.fall_back(n);
+        };
+        let received = Instant::now();
+        let verdict = Verdict::from_redis(Decision::allow(0, 0, Duration::ZERO), sec, usec);
+        let server = verdict.server_time.unwrap_or_default();
+        let got = u32::try_from(got).unwrap_or(0);
+        let mut s = self.lock();
+        s.server = server;
+        s.received = received;
+        if got >= n {
+            let after = spec.step(tat, now, 0)?;
+            *s = Stock {
+                tokens: got - n,
+                expires: sent + self.lease,
+                global_room: after.remaining(),
+                reset: after.reset_after(),
+                server,
+                received,
+                denied_until: None,
+                demand: 0,
+                since: sent,
+            };
+            let decision = Decision::allow(
+                spec.burst,
+                after.remaining().saturating_add(s.tokens),
+                after.reset_after(),
+            );
+            return Ok(Verdict {
+                decision,
+                ..verdict
+            });
+        }
+        // Empty: deny locally until `n` fits and a batch has refilled, at most one lease
+        // time, so a denied instance asks Redis about once per `L`, not once per request.
+        let denial = spec.step(tat, now, n)?;
+        let batch_ready = spec.step(tat, now, want)?.retry_after().min(self.lease);
+        let hold = denial.retry_after().max(batch_ready);
+        let decision = Decision::deny(spec.burst, denial.remaining(), hold, denial.reset_after());
+        s.denied_until = Some((received + hold, decision));
+        s.expires = received;
+        s.demand = 0;
+        s.since = received;
+        Ok(Verdict {
+            decision,
+            ..verdict
+        })
+    }
+}

@@ -1,0 +1,201 @@
+//! Global sliding window: per-slice counts in one Redis hash, one script call per decision.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use redis::Script;
+use sluicegate::clock::MonotonicClock;
+use sluicegate::rate::sliding::{WindowParams, evaluate};
+use sluicegate::rate::{CheckError, Decision, QuotaError, SlidingWindow};
+
+use super::{Verdict, share};
+use crate::store::key;
+use crate::{Error, FailurePolicy, RedisStore, Source};
+
+static SCRIPT: LazyLock<Script> = LazyLock::new(|| Script::new(include_str!("sliding.lua")));
+
+/// A sliding-window rate limit shared by every instance that uses the same store and name:
+/// at most `limit` in any aligned window, `limit · (1 + 1/slices)` in any interval of the
+/// window's length, like [`sluicegate::rate::SlidingWindow`].
+///
+/// Slices are aligned to Redis's clock and are whole microseconds long (the window is
+/// rounded down to that). Each decision is one `EVALSHA`.
+///
+/// # Examples
+///
+/// ```no_run
+/// # use sluicegate_redis::{GlobalWindow, RedisStore};
+/// # use std::time::Duration;
+/// # async fn demo(store: RedisStore) -> Result<(), sluicegate_redis::Error> {
+/// let limit = GlobalWindow::builder(&store, "search", 600, Duration::from_secs(60))
+///     .slices(12)
+///     .build()?;
+/// let _ = limit.check().await;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct GlobalWindow {
+    store: RedisStore,
+    key: String,
+    params: WindowParams,
+    slice_us: u64,
+    policy: FailurePolicy,
+    local: SlidingWindow,
+}
+
+/// Settings for a [`GlobalWindow`].
+#[derive(Debug)]
+#[must_use]
+pub struct WindowBuilder<'a> {
+    store: &'a RedisStore,
+    name: String,
+    limit: u32,
+    window: Duration,
+    slices: u32,
+    policy: FailurePolicy,
+    instances: u32,
+}
+
+impl GlobalWindow {
+    /// The most slices a global window may have (each decision reads all of them).
+    pub const MAX_SLICES: u32 = 64;
+
+    /// A limit named `name` of at most `limit` per `window`, in 10 slices by default.
+    pub fn builder<'a>(
+        store: &'a RedisStore,
+        name: &str,
+        limit: u32,
+        window: Duration,
+    ) -> WindowBuilder<'a> {
+        WindowBuilder {
+            store,
+            name: name.to_owned(),
+            limit,
+            window,
+            slices: SlidingWindow::<MonotonicClock>::DEFAULT_SLICES,
+            policy: FailurePolicy::default(),
+            instances: 1,
+        }
+    }
+
+    /// Checks one request.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`GlobalGcra::check`](crate::GlobalGcra::check).
+    pub async fn check(&self) -> Decision {
+        match self.check_n(1).await {
+            Ok(d) => d,
+            // Unreachable: a limit of 0 denies without an error, any other allows one.
+            Err(_) => self.full(),
+        }
+    }
+
+    /// Checks `n` requests at once: all are allowed or none.
+    ///
+    /// # Errors
+    ///
+    /// [`CheckError::InsufficientCapacity`] when `n` exceeds the limit.
+    pub async fn check_n(&self, n: u32) -> Result<Decision, CheckError> {
+        Ok(self.decide(n).await?.decision)
+    }
+
+    /// Like [`check_n`](Self::check_n), saying who decided and at what Redis time.
+    ///
+    /// # Errors
+    ///
+    /// As [`check_n`](Self::check_n).
+    pub async fn decide(&self, n: u32) -> Result<Verdict, CheckError> {
+        let fresh = evaluate(self.params, |_| 0, 0, n)?;
+        if self.params.limit == 0 {
+            return Ok(Verdict::new(fresh, Source::Redis));
+        }
+        let mut conn = self.store.connection();
+        let mut call = SCRIPT.key(&self.key);
+        call.arg(self.params.limit)
+            .arg(self.params.slices)
+            .arg(self.slice_us)
+            .arg(n);
+        let reply: Option<Vec<i64>> = self.store.call(call.invoke_async(&mut conn)).await;
+        match reply.as_deref() {
+            Some([allowed, into, sec, usec, counts @ ..])
+                if counts.len() == self.params.slices as usize + 1 =>
+            {
+                let count = |j: usize| u64::try_from(counts[j]).unwrap_or(0);
+                let into = u64::try_from(*into).unwrap_or(0);
+                let decision = evaluate(self.params, count, into, n)?;
+                debug_assert_eq!(
+                    decision.is_allowed(),
+                    *allowed == 1,
+                    "script and rule agree"
+                );
+                Ok(Verdict::from_redis(decision, *sec, *usec))
+            }
+            _ => {
+                let decision = match self.policy {
+                    FailurePolicy::Local => self.local.check_n(n)?,
+                    FailurePolicy::Allow => evaluate(self.params, |_| 0, 0, 0)?,
+                    FailurePolicy::Deny => self.full(),
+                };
+                Ok(Verdict::new(decision, Source::Fallback(self.policy)))
+            }
+        }
+    }
+
+    /// The decision of a full window.
+    fn full(&self) -> Decision {
+        let (limit, slices) = (self.params.limit, self.params.slices as usize);
+        let count = |j: usize| if j == slices { u64::from(limit) } else { 0 };
+        evaluate(self.params, count, 0, 1).unwrap_or_else(|_| unreachable!("1 fits any limit"))
+    }
+}
+
+impl WindowBuilder<'_> {
+    /// Slices per window, 1 to [`GlobalWindow::MAX_SLICES`] (default 10; 1 is a fixed
+    /// window).
+    pub fn slices(mut self, slices: u32) -> Self {
+        self.slices = slices;
+        self
+    }
+
+    crate::policy::failure_settings!();
+
+    /// Builds the limit.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Quota`] for a zero
+    /// window, a slice count out of range, or slices shorter than a microsecond.
+    pub fn build(self) -> Result<GlobalWindow, Error> {
+        let key = key(self.store.prefix(), &self.name, "window")?;
+        if self.window.is_zero() {
+            return Err(QuotaError::ZeroPeriod.into());
+        }
+        if self.slices == 0 || self.slices > GlobalWindow::MAX_SLICES {
+            return Err(QuotaError::SliceCount(self.slices).into());
+        }
+        let slice_us = u64::try_from(self.window.as_micros() / u128::from(self.slices))
+            .map_err(|_| Error::Range("window too long"))?;
+        if slice_us == 0 {
+            return Err(QuotaError::WindowTooShort.into());
+        }
+        let local = SlidingWindow::with_clock(
+            share(self.limit, self.instances),
+            self.window,
+            self.slices,
+            MonotonicClock,
+        )?;
+        Ok(GlobalWindow {
+            store: self.store.clone(),
+            key,
+            params: WindowParams {
+                limit: self.limit,
+                slices: self.slices,
+                slice_ns: slice_us.saturating_mul(1000),
+            },
+            slice_us,
+            policy: self.policy,
+            local,
+        })
+    }
+}

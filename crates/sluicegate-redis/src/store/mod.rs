@@ -1,0 +1,214 @@
+//! The connection to Redis every global limit of an instance shares, with its health state.
+
+mod health;
+mod keys;
+
+pub use health::HealthSnapshot;
+pub(crate) use keys::key;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use crate::Error;
+use health::Health;
+
+/// How long [`StoreBuilder::connect`] waits for the first connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// One instance's connection to Redis, shared by all its global limits (cheap to clone).
+///
+/// It is a redis-rs [`ConnectionManager`]: one multiplexed connection that pipelines the
+/// calls of every task and reconnects by itself. On top of it the store keeps a health
+/// state: a call that fails or takes longer than the [budget](StoreBuilder::budget) marks
+/// Redis down, and while it is down decisions fall back at once (no waiting) and one call at
+/// a time probes Redis again, with exponential backoff, until it answers.
+///
+/// # Examples
+///
+/// ```no_run
+/// use sluicegate_redis::{FailurePolicy, GlobalGcra, RedisStore};
+/// use sluicegate::rate::Quota;
+///
+/// # async fn demo() -> Result<(), sluicegate_redis::Error> {
+/// let store = RedisStore::connect("redis://127.0.0.1:6379/").await?;
+/// let payments = GlobalGcra::builder(&store, "payments", Quota::per_second(1000))
+///     .on_failure(FailurePolicy::Local)
+///     .instances(3)
+///     .build()?;
+/// if payments.check().await.is_allowed() {
+///     // call the payment provider
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct RedisStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    conn: ConnectionManager,
+    client: redis::Client,
+    health: Health,
+    budget: Duration,
+    prefix: String,
+}
+
+/// Settings for a [`RedisStore`].
+#[derive(Clone, Debug)]
+pub struct StoreBuilder {
+    url: String,
+    budget: Duration,
+    prefix: String,
+    min_backoff: Duration,
+    max_backoff: Duration,
+}
+
+impl RedisStore {
+    /// The default time a decision may wait on Redis before it falls back: 20 ms.
+    pub const DEFAULT_BUDGET: Duration = Duration::from_millis(20);
+
+    /// A store on `url` with the default settings.
+    ///
+    /// Waits up to a second for the first connection; an instance starts even while Redis
+    /// is down (its limits then fall back until Redis answers).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Connection`] when the URL is malformed.
+    pub async fn connect(url: &str) -> Result<Self, Error> {
+        Self::builder(url).connect().await
+    }
+
+    /// Settings for a store on `url`.
+    pub fn builder(url: &str) -> StoreBuilder {
+        StoreBuilder {
+            url: url.to_owned(),
+            budget: Self::DEFAULT_BUDGET,
+            prefix: "sluicegate".to_owned(),
+            min_backoff: Duration::from_millis(50),
+            max_backoff: Duration::from_secs(2),
+        }
+    }
+
+    /// Whether Redis answered the last call, how often it was lost and found again, and how
+    /// many decisions fell back.
+    pub fn health(&self) -> HealthSnapshot {
+        self.inner.health.snapshot()
+    }
+
+    /// How long a decision waits on Redis at most.
+    pub fn budget(&self) -> Duration {
+        self.inner.budget
+    }
+
+    pub(crate) fn prefix(&self) -> &str {
+        &self.inner.prefix
+    }
+
+    pub(crate) fn connection(&self) -> ConnectionManager {
+        self.inner.conn.clone()
+    }
+
+    /// A new dedicated connection (for pub/sub), outside the shared one.
+    pub(crate) fn client(&self) -> &redis::Client {
+        &self.inner.client
+    }
+
+    /// Runs one Redis call within the budget, or not at all while Redis is down and no probe
+    /// is due. `None` means: decide by the failure policy.
+    pub(crate) async fn call<T, F>(&self, call: F) -> Option<T>
+    where
+        F: Future<Output = redis::RedisResult<T>>,
+    {
+        let health = &self.inner.health;
+        if !health.may_call() {
+            health.fell_back();
+            return None;
+        }
+        match tokio::time::timeout(self.inner.budget, call).await {
+            Ok(Ok(value)) => {
+                health.succeeded();
+                Some(value)
+            }
+            Ok(Err(e)) => {
+                health.failed(&e);
+                health.fell_back();
+                None
+            }
+            Err(_) => {
+                health.failed(&format_args!("no answer within {:?}", self.inner.budget));
+                health.fell_back();
+                None
+            }
+        }
+    }
+}
+
+impl StoreBuilder {
+    /// The longest a decision waits on Redis before it falls back (default 20 ms).
+    pub fn budget(mut self, budget: Duration) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// The prefix of every key the limits write (default `sluicegate`).
+    pub fn prefix(mut self, prefix: &str) -> Self {
+        self.prefix = prefix.to_owned();
+        self
+    }
+
+    /// The wait between probes of a Redis that is down: starts at `min`, doubles per failed
+    /// probe up to `max` (defaults 50 ms and 2 s).
+    pub fn backoff(mut self, min: Duration, max: Duration) -> Self {
+        self.min_backoff = min;
+        self.max_backoff = max.max(min);
+        self
+    }
+
+    /// Builds the store and connects, waiting up to a second (or the budget, if longer);
+    /// when Redis does not answer, the store starts in its down state.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Connection`] when the URL is malformed; [`Error::Name`] when the prefix holds
+    /// a brace (it would break the keys' hash tags).
+    pub async fn connect(self) -> Result<RedisStore, Error> {
+        if self.prefix.contains(['{', '}']) {
+            return Err(Error::Name(self.prefix));
+        }
+        let client = redis::Client::open(self.url.as_str())?;
+        // The manager's own reconnect loop stays short: the store's probes (with their
+        // backoff) decide when to try again, so a dead Redis costs no decision any waiting.
+        let config = ConnectionManagerConfig::new()
+            .set_number_of_retries(1)
+            .set_min_delay(Duration::from_millis(10))
+            .set_max_delay(self.max_backoff)
+            .set_connection_timeout(Some(self.budget.max(Duration::from_millis(100))));
+        let conn = ConnectionManager::new_lazy_with_config(client.clone(), config)?;
+        let store = RedisStore {
+            inner: Arc::new(Inner {
+                conn,
+                client,
+                health: Health::new(self.min_backoff, self.max_backoff),
+                budget: self.budget,
+                prefix: self.prefix,
+            }),
+        };
+        // Connect now (longer than a decision's budget) so that the first decisions do not
+        // fall back while the connection is made; a Redis that is down only starts the store
+        // in its down state.
+        let mut conn = store.connection();
+        let cmd = redis::cmd("PING");
+        let ping = cmd.query_async::<()>(&mut conn);
+        match tokio::time::timeout(CONNECT_TIMEOUT.max(self.budget), ping).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => store.inner.health.failed(&e),
+            Err(_) => store.inner.health.failed(&"no answer to PING"),
+        }
+        Ok(store)
+    }
+}

@@ -1,0 +1,172 @@
+//! Redis killed mid-load and restarted: decisions fall back per policy within the budget,
+//! nothing hangs, and global limiting resumes by itself.
+
+mod support;
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sluicegate::rate::Quota;
+use sluicegate_redis::{FailurePolicy, GlobalGcra, GlobalWindow, RedisStore, Source};
+use support::RedisServer;
+
+/// Generous slack over the 20 ms budget for a loaded 2-core test machine; what this pins is
+/// that no decision waits for Redis's reconnect (seconds) or hangs.
+const SLACK: Duration = Duration::from_millis(400);
+
+async fn store(redis: &RedisServer) -> RedisStore {
+    RedisStore::builder(&redis.url())
+        .backoff(Duration::from_millis(20), Duration::from_millis(200))
+        .connect()
+        .await
+        .unwrap()
+}
+
+/// Checks `limit` from 4 tasks until `stop`, returning the slowest decision and the sources.
+async fn load(limit: Arc<GlobalGcra>, for_: Duration) -> (Duration, Vec<Source>) {
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let limit = limit.clone();
+        tasks.push(tokio::spawn(async move {
+            let (mut slowest, mut sources) = (Duration::ZERO, Vec::new());
+            let end = Instant::now() + for_;
+            while Instant::now() < end {
+                let t = Instant::now();
+                let v = limit.decide(1).await.unwrap();
+                slowest = slowest.max(t.elapsed());
+                sources.push(v.source);
+                tokio::task::yield_now().await;
+            }
+            (slowest, sources)
+        }));
+    }
+    let mut out = (Duration::ZERO, Vec::new());
+    for t in tasks {
+        let (s, v) = t.await.unwrap();
+        out.0 = out.0.max(s);
+        out.1.extend(v);
+    }
+    out
+}
+
+async fn until_redis_decides(limit: &GlobalGcra) -> Duration {
+    let start = Instant::now();
+    loop {
+        if limit.decide(1).await.unwrap().source == Source::Redis {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "global limiting did not resume"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_killed_mid_load_falls_back_within_the_budget_and_resumes_after_restart() {
+    let mut redis = RedisServer::start();
+    let port = redis.port;
+    let store = store(&redis).await;
+    let limit = Arc::new(
+        GlobalGcra::builder(&store, "api", Quota::per_second(1_000_000))
+            .on_failure(FailurePolicy::Allow)
+            .build()
+            .unwrap(),
+    );
+    until_redis_decides(&limit).await;
+
+    let loaded = tokio::spawn(load(limit.clone(), Duration::from_millis(600)));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    redis.kill();
+    let (slowest, sources) = loaded.await.unwrap();
+    assert!(
+        slowest < RedisStore::DEFAULT_BUDGET + SLACK,
+        "a decision took {slowest:?}"
+    );
+    assert!(sources.contains(&Source::Redis));
+    assert!(sources.contains(&Source::Fallback(FailurePolicy::Allow)));
+    let health = store.health();
+    assert!(!health.up);
+    // One outage, or more if a slow answer before the kill already exceeded the budget.
+    assert!(health.outages >= 1);
+    assert!(health.fallbacks > 0);
+
+    // Still down: every decision is the policy's, at once.
+    let (slowest, sources) = load(limit.clone(), Duration::from_millis(200)).await;
+    assert!(
+        slowest < RedisStore::DEFAULT_BUDGET + SLACK,
+        "a decision took {slowest:?}"
+    );
+    assert!(
+        sources
+            .iter()
+            .all(|s| *s == Source::Fallback(FailurePolicy::Allow))
+    );
+
+    let _redis = RedisServer::start_on(port);
+    until_redis_decides(&limit).await;
+    let health = store.health();
+    assert!(health.up);
+    assert_eq!(health.recoveries, health.outages);
+}
+
+#[tokio::test]
+async fn each_policy_decides_by_itself_while_redis_is_down() {
+    let mut redis = RedisServer::start();
+    let store = store(&redis).await;
+    let quota = Quota::per_hour(100).with_burst(NonZeroU32::new(100).unwrap());
+    let build = |name, policy| {
+        GlobalGcra::builder(&store, name, quota)
+            .on_failure(policy)
+            .instances(4)
+            .build()
+            .unwrap()
+    };
+    let (local, allow, deny) = (
+        build("l", FailurePolicy::Local),
+        build("a", FailurePolicy::Allow),
+        build("d", FailurePolicy::Deny),
+    );
+    let window = GlobalWindow::builder(&store, "w", 100, Duration::from_secs(3600))
+        .instances(4)
+        .build()
+        .unwrap();
+    redis.kill();
+    let mut allowed = [0; 4];
+    for _ in 0..40 {
+        allowed[0] += u32::from(local.check().await.is_allowed());
+        allowed[1] += u32::from(allow.check().await.is_allowed());
+        allowed[2] += u32::from(deny.check().await.is_allowed());
+        allowed[3] += u32::from(window.check().await.is_allowed());
+    }
+    // Local: this instance's quarter of the quota; allow: all; deny: none.
+    assert_eq!(allowed, [25, 40, 0, 25]);
+    assert!(deny.check().await.retry_after() > Duration::ZERO);
+}
+
+#[tokio::test]
+async fn an_instance_starts_while_redis_is_down_and_picks_it_up_when_it_comes() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let store = RedisStore::builder(&format!("redis://127.0.0.1:{port}/"))
+        .backoff(Duration::from_millis(20), Duration::from_millis(100))
+        .connect()
+        .await
+        .unwrap();
+    assert!(!store.health().up);
+    let limit = GlobalGcra::builder(&store, "late", Quota::per_second(100))
+        .build()
+        .unwrap();
+    assert_eq!(
+        limit.decide(1).await.unwrap().source,
+        Source::Fallback(FailurePolicy::Local)
+    );
+    let _redis = RedisServer::start_on(port);
+    until_redis_decides(&limit).await;
+    assert!(store.health().up);
+}

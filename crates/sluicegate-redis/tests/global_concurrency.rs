@@ -1,0 +1,245 @@
+//! Global concurrency against a real `redis-server`: never more than N across instances and
+//! N reached, a crashed holder's permits back after the TTL, waiters woken by the release
+//! message, and the local queue's promises (FIFO, cap, timeout, cancel).
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use sluicegate_redis::concurrency::AcquireError;
+use sluicegate_redis::{FailurePolicy, GlobalConcurrency};
+use support::RedisServer;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_instances_never_exceed_the_global_limit_and_reach_it() {
+    let redis = RedisServer::start();
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..3 {
+        let store = support::store(&redis).await;
+        let limit = GlobalConcurrency::builder(&store, "db", 4).build().unwrap();
+        for _ in 0..4 {
+            let (limit, running, most, done) =
+                (limit.clone(), running.clone(), most.clone(), done.clone());
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..15 {
+                    let permit = limit.acquire().await.unwrap();
+                    assert!(permit.is_global());
+                    let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(3)).await; // the work
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    drop(permit);
+                    done.fetch_add(1, Ordering::SeqCst);
+                }
+            }));
+        }
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(done.load(Ordering::SeqCst), 3 * 4 * 15);
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        4,
+        "never more than 4, and 4 reached"
+    );
+}
+
+/// A holder that dies without releasing (its runtime is gone: no renewal, no release) gives
+/// its permits back when their TTL runs out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_holders_permits_come_back_after_the_ttl() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let ttl = Duration::from_millis(600);
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let store = sluicegate_redis::RedisStore::connect(&url).await.unwrap();
+            let limit = GlobalConcurrency::builder(&store, "api", 2)
+                .ttl(ttl)
+                .build()
+                .unwrap();
+            let (a, b) = (
+                limit.acquire().await.unwrap(),
+                limit.acquire().await.unwrap(),
+            );
+            std::mem::forget((a, b)); // the process "dies" holding both
+        });
+        drop(rt);
+    })
+    .join()
+    .unwrap();
+    let crashed = Instant::now();
+
+    let store = support::store(&redis).await;
+    let limit = GlobalConcurrency::builder(&store, "api", 2)
+        .queue_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let permit = limit.acquire().await.unwrap();
+    // Only the TTL could have freed them: nobody released anything.
+    assert!(
+        crashed.elapsed() >= ttl - Duration::from_millis(100),
+        "{:?}",
+        crashed.elapsed()
+    );
+    assert!(permit.is_global());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_on_another_instance_wakes_the_waiter_long_before_the_ttl() {
+    let redis = RedisServer::start();
+    let (a, b) = (support::store(&redis).await, support::store(&redis).await);
+    let ttl = Duration::from_secs(30);
+    let one_a = GlobalConcurrency::builder(&a, "one", 1)
+        .ttl(ttl)
+        .build()
+        .unwrap();
+    let one_b = GlobalConcurrency::builder(&b, "one", 1)
+        .ttl(ttl)
+        .build()
+        .unwrap();
+    let held = one_a.acquire().await.unwrap();
+    let waiter = tokio::spawn(async move {
+        let start = Instant::now();
+        let p = one_b.acquire().await.unwrap();
+        (start.elapsed(), p.is_global())
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!waiter.is_finished(), "the only permit is held");
+    drop(held);
+    let (waited, global) = waiter.await.unwrap();
+    assert!(global);
+    assert!(
+        waited < Duration::from_secs(5),
+        "woken by the release, not the TTL: {waited:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_local_queue_is_fifo_capped_timed_and_cancellable() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let limit = GlobalConcurrency::builder(&store, "q", 1)
+        .max_queue(3)
+        .queue_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let held = limit.acquire().await.unwrap();
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut waiters = Vec::new();
+    for i in 0..3 {
+        let (mine, order) = (limit.clone(), order.clone());
+        waiters.push(tokio::spawn(async move {
+            let p = mine.acquire().await.unwrap();
+            order.lock().unwrap().push(i);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            drop(p);
+        }));
+        // Each one in the queue before the next arrives.
+        while limit.queued() < i + 1 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    // A fourth waiter is one too many (the first asks Redis, two more wait: 3 behind none).
+    let extra = limit.clone();
+    let cancelled = tokio::spawn(async move { extra.acquire().await.map(|_| ()) });
+    while limit.queued() < 4 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert!(matches!(
+        limit.acquire().await,
+        Err(AcquireError::QueueFull { .. })
+    ));
+    // Cancelling a waiter takes it out of the queue at once.
+    cancelled.abort();
+    while limit.queued() > 3 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    drop(held);
+    for w in waiters {
+        w.await.unwrap();
+    }
+    assert_eq!(
+        *order.lock().unwrap(),
+        [0, 1, 2],
+        "first come, first served"
+    );
+
+    let short = GlobalConcurrency::builder(&store, "q", 1)
+        .queue_timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let _held = short.acquire().await.unwrap();
+    assert!(matches!(
+        short.acquire().await,
+        Err(AcquireError::Timeout { .. })
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn while_redis_is_down_permits_follow_the_failure_policy() {
+    let mut redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let build = |policy| {
+        GlobalConcurrency::builder(&store, "p", 4)
+            .on_failure(policy)
+            .instances(2)
+            .queue_timeout(Duration::from_millis(200))
+            .build()
+            .unwrap()
+    };
+    let (local, deny, allow) = (
+        build(FailurePolicy::Local),
+        build(FailurePolicy::Deny),
+        build(FailurePolicy::Allow),
+    );
+    redis.kill();
+    // Local: this instance's half of 4.
+    let (a, b) = (
+        local.acquire().await.unwrap(),
+        local.acquire().await.unwrap(),
+    );
+    assert!(!a.is_global() && !b.is_global());
+    assert!(matches!(
+        local.acquire().await,
+        Err(AcquireError::Timeout { .. })
+    ));
+    assert!(matches!(
+        deny.acquire().await,
+        Err(AcquireError::Unavailable { .. })
+    ));
+    let many: Vec<_> = futures_util::future::join_all((0..10).map(|_| allow.acquire())).await;
+    assert!(many.iter().all(|p| p.is_ok()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_permit_is_renewed_past_its_ttl() {
+    let redis = RedisServer::start();
+    let (a, b) = (support::store(&redis).await, support::store(&redis).await);
+    let ttl = Duration::from_millis(150);
+    let holder = GlobalConcurrency::builder(&a, "r", 1)
+        .ttl(ttl)
+        .build()
+        .unwrap();
+    let other = GlobalConcurrency::builder(&b, "r", 1)
+        .ttl(ttl)
+        .queue_timeout(Duration::from_millis(700))
+        .build()
+        .unwrap();
+    let held = holder.acquire().await.unwrap();
+    // Over four TTLs: only renewal keeps the lease alive.
+    assert!(matches!(
+        other.acquire().await,
+        Err(AcquireError::Timeout { .. })
+    ));
+    drop(held);
+    let other = GlobalConcurrency::builder(&b, "r", 1).build().unwrap();
+    assert!(other.acquire().await.unwrap().is_global());
+}

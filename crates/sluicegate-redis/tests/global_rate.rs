@@ -1,0 +1,164 @@
+//! Global GCRA and sliding window against a real `redis-server`: the same decisions as the
+//! local limiters, scripts reloaded after `NOSCRIPT`, hash-tagged keys, time rebasing.
+
+mod support;
+
+use std::num::NonZeroU32;
+use std::time::Duration;
+
+use redis::Commands;
+use sluicegate::rate::{CheckError, Gcra, Quota};
+use sluicegate_redis::{GlobalGcra, GlobalWindow, RedisStore, Source};
+use support::RedisServer;
+
+fn quota(per_second: u32, burst: u32) -> Quota {
+    Quota::per_second(per_second).with_burst(NonZeroU32::new(burst).unwrap())
+}
+
+#[tokio::test]
+async fn global_gcra_decides_like_the_local_one() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    // One token per 100 s: none comes back while the test runs, however slow the machine.
+    let q = Quota::per_hour(36).with_burst(NonZeroU32::new(3).unwrap());
+    let global = GlobalGcra::builder(&store, "api", q).build().unwrap();
+    let local = Gcra::new(q);
+    for _ in 0..3 {
+        let (g, l) = (global.decide(1).await.unwrap(), local.check());
+        assert_eq!(g.source, Source::Redis);
+        assert!(g.decision.is_allowed());
+        assert_eq!(g.decision.remaining(), l.remaining());
+        assert_eq!(g.decision.limit(), 3);
+    }
+    let denied = global.check().await;
+    assert!(denied.is_denied());
+    assert!(local.check().is_denied());
+    assert!(denied.retry_after() > Duration::ZERO);
+    assert!(denied.retry_after() <= Duration::from_secs(100));
+    assert!(denied.reset_after() <= Duration::from_secs(300));
+    assert!(denied.reset_after() > Duration::from_secs(299));
+}
+
+#[tokio::test]
+async fn global_window_allows_the_limit_then_denies_until_a_slice_ages_out() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let window = GlobalWindow::builder(&store, "search", 5, Duration::from_secs(60))
+        .slices(6)
+        .build()
+        .unwrap();
+    for left in (0..5).rev() {
+        let d = window.check().await;
+        assert!(d.is_allowed());
+        assert_eq!(d.remaining(), left);
+    }
+    let denied = window.check().await;
+    assert!(denied.is_denied());
+    assert!(denied.retry_after() > Duration::ZERO);
+    // The counts leave the edge window (the window and one slice more) within 70 s.
+    assert!(
+        denied.retry_after() <= Duration::from_secs(70),
+        "{denied:?}"
+    );
+    assert_eq!(
+        window.check_n(6).await,
+        Err(CheckError::InsufficientCapacity {
+            requested: 6,
+            capacity: 5
+        })
+    );
+}
+
+#[tokio::test]
+async fn scripts_come_back_after_redis_forgets_them() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let gcra = GlobalGcra::builder(&store, "a", Quota::per_hour(100))
+        .build()
+        .unwrap();
+    let window = GlobalWindow::builder(&store, "b", 100, Duration::from_secs(1))
+        .build()
+        .unwrap();
+    assert_eq!(gcra.decide(1).await.unwrap().source, Source::Redis);
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query(&mut redis.connection())
+        .unwrap();
+    // EVALSHA answers NOSCRIPT; the client loads the script and runs it, still one decision.
+    assert_eq!(gcra.decide(1).await.unwrap().source, Source::Redis);
+    assert_eq!(window.decide(1).await.unwrap().source, Source::Redis);
+    assert_eq!(gcra.check().await.remaining(), 97);
+    assert_eq!(store.health().fallbacks, 0);
+}
+
+#[tokio::test]
+async fn keys_carry_a_hash_tag_per_limit() {
+    let redis = RedisServer::start();
+    let store = RedisStore::builder(&redis.url())
+        .prefix("sg")
+        .connect()
+        .await
+        .unwrap();
+    let _ = GlobalGcra::builder(&store, "pay", quota(10, 10))
+        .build()
+        .unwrap()
+        .check()
+        .await;
+    let _ = GlobalWindow::builder(&store, "pay", 10, Duration::from_secs(1))
+        .build()
+        .unwrap()
+        .check()
+        .await;
+    let mut keys: Vec<String> = redis.connection().keys("*").unwrap();
+    keys.sort();
+    assert_eq!(keys, ["{sg:pay}:gcra", "{sg:pay}:window"]);
+    assert!(
+        GlobalGcra::builder(&store, "a{b", quota(1, 1))
+            .build()
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn a_quota_of_zero_denies_without_asking_redis_and_too_many_at_once_is_an_error() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let off = GlobalGcra::builder(&store, "off", Quota::deny_all())
+        .build()
+        .unwrap();
+    let d = off.check().await;
+    assert!(d.is_denied());
+    assert_eq!(d.retry_after(), Duration::MAX);
+    let small = GlobalGcra::builder(&store, "small", quota(10, 3))
+        .build()
+        .unwrap();
+    assert!(matches!(
+        small.check_n(4).await,
+        Err(CheckError::InsufficientCapacity { requested: 4, .. })
+    ));
+    let keys: Vec<String> = redis.connection().keys("*").unwrap();
+    assert!(keys.is_empty(), "no round trip for either: {keys:?}");
+}
+
+/// Pins the day rollover of the script's time base: a state written more than a day ago
+/// (relative to an old base) is carried over exactly, not lost or misread.
+#[tokio::test]
+async fn gcra_state_survives_the_daily_rebase_of_its_time_origin() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let gcra = GlobalGcra::builder(&store, "old", quota(1, 1))
+        .build()
+        .unwrap();
+    let mut con = redis.connection();
+    let (sec, usec): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
+    // Base 86 401 s ago; the bucket (burst 1) is empty until 1 s from now.
+    let base = sec - 86_401;
+    let tat = (86_401 + 1) * 1_000_000_000_i64 + usec * 1000;
+    let _: () = con
+        .hset_multiple("{sluicegate:old}:gcra", &[("base", base), ("tat", tat)])
+        .unwrap();
+    let d = gcra.check().await;
+    assert!(d.is_denied(), "{d:?}");
+    assert!(d.retry_after() > Duration::from_millis(900), "{d:?}");
+    assert!(d.retry_after() <= Duration::from_secs(1), "{d:?}");
+}

@@ -1,0 +1,213 @@
+//! The scorecard: markdown tables on stdout, CSV files and SVG charts.
+
+mod chart;
+
+pub use chart::chart;
+
+use crate::algo::Algo;
+use crate::engine::{self, Run};
+use crate::judge::{self, Verdict};
+use crate::scenario::Scenario;
+use crate::stats::{self, Summary};
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+fn ms(d: Duration) -> String {
+    format!("{:.0}", d.as_secs_f64() * 1000.0)
+}
+
+fn converge_text(c: Option<Option<Duration>>) -> String {
+    match c {
+        None => "-".into(),
+        Some(None) => "never".into(),
+        Some(Some(d)) => format!("{:.1} s", d.as_secs_f64()),
+    }
+}
+
+/// A markdown table of `summaries`.
+pub fn table(summaries: &[Summary]) -> String {
+    let mut t = String::from(
+        "| scenario | algorithm | goodput | good/offered | p50 ms | p99 ms | p999 ms | p99/unloaded | rejected | timed out | converge |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for s in summaries {
+        let _ = writeln!(
+            t,
+            "| {} | {} | {:.3} | {:.3} | {} | {} | {} | {:.2} | {:.1}% | {:.1}% | {} |",
+            s.scenario,
+            s.algo,
+            s.goodput,
+            s.good_of_offered,
+            ms(s.p50),
+            ms(s.p99),
+            ms(s.p999),
+            s.p99_ratio,
+            s.rejected * 100.0,
+            s.timed_out * 100.0,
+            converge_text(s.converge),
+        );
+    }
+    t
+}
+
+/// The same rows as CSV.
+pub fn csv(summaries: &[Summary]) -> String {
+    let mut t = String::from(
+        "scenario,algorithm,goodput_per_possible,good_per_offered,p50_ms,p99_ms,p999_ms,p99_per_unloaded,rejected,timed_out,converge_s\n",
+    );
+    for s in summaries {
+        let conv = match s.converge {
+            None => String::new(),
+            Some(None) => "never".into(),
+            Some(Some(d)) => format!("{:.1}", d.as_secs_f64()),
+        };
+        let _ = writeln!(
+            t,
+            "{},{},{:.4},{:.4},{},{},{},{:.3},{:.4},{:.4},{}",
+            s.scenario,
+            s.algo,
+            s.goodput,
+            s.good_of_offered,
+            ms(s.p50),
+            ms(s.p99),
+            ms(s.p999),
+            s.p99_ratio,
+            s.rejected,
+            s.timed_out,
+            conv
+        );
+    }
+    t
+}
+
+/// Timeline of every run of one scenario as CSV.
+pub fn timeline_csv(runs: &[Run]) -> String {
+    let mut t = String::from("algorithm,t_s,limit,in_flight,queued,upstream\n");
+    for run in runs {
+        for p in &run.timeline {
+            let _ = writeln!(
+                t,
+                "{},{:.1},{},{},{},{}",
+                run.algo,
+                p.t.as_secs_f64(),
+                p.limit,
+                p.in_flight,
+                p.queued,
+                p.upstream
+            );
+        }
+    }
+    t
+}
+
+/// How to run the scorecard.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// First seed.
+    pub seed: u64,
+    /// Seeds per scenario and algorithm (`seed..seed + seeds`).
+    pub seeds: u64,
+    /// `Some(n)`: run in real time on `n` threads instead of in virtual time.
+    pub threads: Option<usize>,
+    /// Print each run's numbers on stderr.
+    pub progress: bool,
+}
+
+/// What a scorecard produced.
+#[derive(Clone, Debug)]
+pub struct Scorecard {
+    /// Mean summary of every scenario × algorithm.
+    pub summaries: Vec<Summary>,
+    /// Ours judged in each scenario.
+    pub verdicts: Vec<Verdict>,
+}
+
+impl Scorecard {
+    /// The verdict table, then the full table, in markdown.
+    pub fn markdown(&self) -> String {
+        format!(
+            "{}\n{}",
+            judge::table(&self.verdicts),
+            table(&self.summaries)
+        )
+    }
+}
+
+/// Runs every scenario with every algorithm for each seed, writes `scorecard.csv`,
+/// `scorecard.md`, `timeline_<scenario>.csv` and `<scenario>.svg` (from the first seed)
+/// into `out`, and returns the mean values (convergence: the worst seed) and verdicts.
+///
+/// # Errors
+///
+/// Any error writing the files.
+pub fn scorecard(
+    scenarios: &[Scenario],
+    algos: &[Algo],
+    opts: &Options,
+    out: &Path,
+) -> io::Result<Scorecard> {
+    std::fs::create_dir_all(out)?;
+    let mut summaries = Vec::new();
+    let mut verdicts = Vec::new();
+    for s in scenarios {
+        let mut runs = Vec::new();
+        let mut here = Vec::new();
+        for &a in algos {
+            let mut each = Vec::new();
+            for k in 0..opts.seeds.max(1) {
+                let seed = opts.seed + k;
+                let started = std::time::Instant::now();
+                let run = match opts.threads {
+                    Some(n) => engine::run_threaded(s, a, seed, n),
+                    None => engine::run(s, a, seed),
+                };
+                let summary = stats::summarise(s, &run);
+                if opts.progress {
+                    let converge: String = summary
+                        .converge_each
+                        .iter()
+                        .map(|(t, c)| {
+                            format!(" converge@{}s {}", t.as_secs(), converge_text(Some(*c)))
+                        })
+                        .collect();
+                    eprintln!(
+                        "{:<22} {:<11} seed {:<3} goodput {:.3} p99 {:>5} ms{converge}  ({} requests, {:.1} s)",
+                        s.name,
+                        a.name(),
+                        seed,
+                        summary.goodput,
+                        ms(summary.p99),
+                        run.arrivals,
+                        started.elapsed().as_secs_f64()
+                    );
+                }
+                each.push(summary);
+                if k == 0 {
+                    runs.push(run);
+                }
+            }
+            here.push(stats::mean(&each));
+        }
+        let verdict = judge::judge(s, &here);
+        let best = verdict
+            .as_ref()
+            .and_then(|v| v.best.as_ref())
+            .map(|b| b.algo);
+        std::fs::write(
+            out.join(format!("timeline_{}.csv", s.name)),
+            timeline_csv(&runs),
+        )?;
+        chart(s, &runs, best, &out.join(format!("{}.svg", s.name))).map_err(io::Error::other)?;
+        verdicts.extend(verdict);
+        summaries.extend(here);
+    }
+    let card = Scorecard {
+        summaries,
+        verdicts,
+    };
+    std::fs::write(out.join("scorecard.csv"), csv(&card.summaries))?;
+    std::fs::write(out.join("scorecard.md"), card.markdown())?;
+    Ok(card)
+}

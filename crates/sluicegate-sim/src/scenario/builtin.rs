@@ -1,0 +1,44 @@
+//! The built-in scenario files, compiled in so the binary runs from any directory.
+
+macro_rules! files {
+    ($($name:literal),* $(,)?) => {
+        /// `(name, TOML text)` of every built-in scenario, in scorecard order.
+        pub(super) const FILES: &[(&str, &str)] = &[
+            $(($name, include_str!(concat!("../../scenarios/", $name, ".toml")))),*
+        ];
+    };
+}
+
+files![
+    // Under capacity: no rejections, latency as with no limit.
+    "steady_0.5x",
+    "steady_0.8x_200w",
+    "cache_0.8x",
+    "two_speeds_0.8x",
+    "heavy_tail_0.8x",
+    "report_generator_0.5x",
+    // Overloaded, 5 to 2000 workers, 2 ms to 2 s of service.
+    "overload_3x",
+    "overload_10x",
+    "cache_3x",
+    "many_workers_2x",
+    "huge_pool_1.5x",
+    "few_slow_workers_3x",
+    "report_generator_1.5x",
+    "floor_service_3x",
+    "uniform_1.5x",
+    "two_speeds_2x",
+    "heavy_tail_3x",
+    "bursty",
+    "closed_loop",
+    "load_steps",
+    "failures",
+    "fast_failures_unseen",
+    // The upstream changes under load.
+    "capacity_halves",
+    "capacity_fifth",
+    "latency_spike",
+    "network_delay_spike",
+    // For --threads (real time); in virtual time like any other.
+    "threaded_overload",
+];
