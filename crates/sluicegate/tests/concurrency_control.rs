@@ -91,17 +91,19 @@ fn counters_never_go_back_while_try_acquire_hammers_a_full_limiter() {
     let limiter = ConcurrencyLimiter::new(1);
     let held = limiter.try_acquire_owned().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    let hammer = std::thread::spawn({
-        let (limiter, stop) = (limiter.clone(), stop.clone());
-        move || {
-            let mut tries = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                assert!(limiter.try_acquire().is_err());
-                tries += 1;
-            }
-            tries
-        }
-    });
+    let hammers: Vec<_> = (0..2)
+        .map(|_| {
+            let (limiter, stop) = (limiter.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut tries = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    assert!(limiter.try_acquire().is_err());
+                    tries += 1;
+                }
+                tries
+            })
+        })
+        .collect();
     let mut last = limiter.snapshot();
     for _ in 0..200_000 {
         let s = limiter.snapshot();
@@ -115,7 +117,7 @@ fn counters_never_go_back_while_try_acquire_hammers_a_full_limiter() {
         last = s;
     }
     stop.store(true, Ordering::Relaxed);
-    let tries = hammer.join().unwrap();
+    let tries: u64 = hammers.into_iter().map(|h| h.join().unwrap()).sum();
     drop(held);
     let s = limiter.snapshot();
     assert_eq!((s.in_flight, s.completed), (0, 1));
