@@ -210,7 +210,13 @@ async fn accept(
             }
         };
         let _ = stream.set_nodelay(true);
-        let (conn, io) = Conn::new(stream, peer);
+        let (conn, io) = match Conn::new(stream, peer) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(%peer, error = %e, "cannot watch the connection; closing it");
+                continue;
+            }
+        };
         let conn = Arc::new(conn);
         let gate = gate.clone();
         let service = service_fn(move |req| handle(gate.clone(), conn.clone(), req));

@@ -11,7 +11,7 @@ mod headers;
 
 pub use answer::{GateBody, REASON};
 pub use body::PermitBody;
-pub use conn::{Conn, SharedStream};
+pub use conn::Conn;
 pub use handle::handle;
 pub use headers::strip_hop_by_hop;
 
