@@ -58,7 +58,7 @@ impl Totals {
     }
 }
 
-/// Takes a sample of every pool each [`INTERVAL`] and keeps the last five minutes.
+/// Takes a sample of every pool each second and keeps the last five minutes.
 #[derive(Debug, Default)]
 pub struct Sampler {
     kept: Mutex<VecDeque<(u64, Vec<Sample>)>>,
