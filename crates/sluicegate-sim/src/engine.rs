@@ -210,8 +210,12 @@ async fn simulate(s: Scenario, algo: Algo, seed: u64, scale: u32) -> Run {
         t0: clock.t0,
         rng: Mutex::new(SmallRng::seed_from_u64(seed)),
         upstream: Upstream::new(s.upstream.clone(), scale),
-        // The adaptive limiter times its samples with the limiter's clock (the run clock).
-        limiter: AdaptiveLimiter::new(limiter, algo.build(s.upstream.workers)),
+        // The algorithm is timed in simulated time, the limiter's timers in tokio time.
+        limiter: AdaptiveLimiter::with_sample_clock(
+            limiter,
+            algo.build(s.upstream.workers),
+            Arc::new(clock),
+        ),
         deadline: s.deadline * scale,
         scale,
         records: Mutex::new(Vec::new()),

@@ -58,8 +58,20 @@ impl AdaptiveLimiter {
     /// [clock](crate::concurrency::Builder::clock) (by default tokio's, virtual under a
     /// paused runtime), the same one its queue uses.
     pub fn new(limiter: ConcurrencyLimiter, algorithm: impl LimitAlgorithm + 'static) -> Self {
-        apply(&limiter, algorithm.limit());
         let clock = limiter.inner().clock.clone();
+        Self::with_sample_clock(limiter, algorithm, clock)
+    }
+
+    /// Like [`new`](Self::new), but times samples with `clock` rather than the limiter's.
+    /// Only for a simulator that runs the algorithm on another time scale than the
+    /// limiter's timers (`sluicegate-sim` slows tokio time 1000× for microsecond
+    /// resolution); anywhere else use `new`, so that one clock drives the whole limiter.
+    pub fn with_sample_clock(
+        limiter: ConcurrencyLimiter,
+        algorithm: impl LimitAlgorithm + 'static,
+        clock: std::sync::Arc<dyn Clock>,
+    ) -> Self {
+        apply(&limiter, algorithm.limit());
         AdaptiveLimiter {
             limiter,
             shared: Arc::new(Shared {
