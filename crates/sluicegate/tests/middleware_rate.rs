@@ -234,6 +234,9 @@ impl tracing::Subscriber for Warnings {
 async fn request_without_a_key_fails_closed_and_warns_once_naming_the_fix() {
     let warnings = Warnings::default();
     let _guard = tracing::subscriber::set_default(warnings.clone());
+    // Another test thread may have met the warning's callsite first, with no subscriber,
+    // and cached "never interested": ask every callsite again now that this one listens.
+    tracing::callsite::rebuild_interest_cache();
     let layer = RateLimitLayer::new(counting(1))
         .keyed_by(PeerIp::new())
         .policy_name("per-client");
