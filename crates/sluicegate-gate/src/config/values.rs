@@ -5,7 +5,6 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer};
 use sluicegate::rate::Quota;
 
 /// A duration written with a unit: `250ms`, `10s`, `2m`, `1h`.
@@ -147,17 +146,6 @@ impl fmt::Display for KeySource {
     }
 }
 
-/// Deserializes any of the values above from a TOML string, with its own error message.
-macro_rules! from_string {
-    ($($t:ty),*) => {$(
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let s = String::deserialize(d)?;
-                s.parse().map_err(serde::de::Error::custom)
-            }
-        }
-    )*};
-}
 from_string!(Dur, Rate, KeySource);
 
 #[cfg(test)]

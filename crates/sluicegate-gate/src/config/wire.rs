@@ -5,7 +5,6 @@ use std::str::FromStr;
 
 use http::Uri;
 use http::uri::{Authority, Scheme};
-use serde::{Deserialize, Deserializer};
 
 /// An address to listen on: `127.0.0.1:8080`, `[::1]:8080`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,16 +82,6 @@ impl FromStr for Cidr {
     }
 }
 
-macro_rules! from_string {
-    ($($t:ty),*) => {$(
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let s = String::deserialize(d)?;
-                s.parse().map_err(serde::de::Error::custom)
-            }
-        }
-    )*};
-}
 from_string!(ListenAddr, UpstreamUrl, Cidr);
 
 #[cfg(test)]
