@@ -8,6 +8,12 @@ use clap::Parser;
 use sluicegate_gate::cli::{Cli, Command};
 use sluicegate_gate::server::{StartError, Started, check_ready, signals, stop_signal};
 
+/// The proxy allocates a few small buffers per request (header maps, bodies, tasks);
+/// mimalloc's thread-local free lists make that a fraction of glibc malloc's cost
+/// (BENCHMARKS.md, *The gate against nginx and HAProxy*).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// STYLE.md: exit 64 (sysexits `EX_USAGE`) for a config that cannot work.
 const EXIT_BAD_CONFIG: u8 = 64;
 
@@ -55,8 +61,13 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_CONFIG);
         }
     };
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = config.workers {
+    // One worker: a single-threaded runtime (no work stealing, no cross-thread wake-ups).
+    let mut runtime = if config.workers == Some(1) {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    if let Some(n) = config.workers.filter(|&n| n > 1) {
         runtime.worker_threads(n);
     }
     let runtime = match runtime.enable_all().build() {

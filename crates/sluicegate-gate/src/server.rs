@@ -58,7 +58,8 @@ impl Started {
             .timer(TokioTimer::new())
             .header_read_timeout(config.header_read_timeout.0)
             .max_buf_size(*config.max_header_bytes.get_ref())
-            .keep_alive(true);
+            .keep_alive(true)
+            .writev(false);
         let grace = config.grace_period.0;
         let mut proxy = Vec::new();
         for l in &config.listen {

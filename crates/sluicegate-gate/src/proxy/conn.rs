@@ -9,11 +9,15 @@ use std::time::Duration;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
+use super::headers::Forwarding;
+
 /// One accepted client connection.
 #[derive(Debug)]
 pub struct Conn {
     /// The client's address.
     pub peer: SocketAddr,
+    /// What its requests add to `X-Forwarded-For` and `Forwarded`.
+    pub forwarding: Forwarding,
     /// A duplicate handle on the client's socket (same connection, own registration), so
     /// hyper keeps the plain `TcpStream` and its reads stay as cheap as tokio makes them.
     stream: TcpStream,
@@ -32,6 +36,7 @@ impl Conn {
         Ok((
             Conn {
                 peer,
+                forwarding: Forwarding::new(peer),
                 stream: watch,
             },
             stream,

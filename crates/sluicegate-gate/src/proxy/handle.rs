@@ -142,7 +142,7 @@ async fn forward(
     held: Held,
 ) -> Response<GateBody> {
     let (mut parts, body) = req.into_parts();
-    headers::to_upstream(&mut parts, &pool.upstream, conn.peer);
+    headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
     let req = Request::from_parts(parts, body);
     match Exchange::start(&gate.upstream, pool, req, held)
         .finish()

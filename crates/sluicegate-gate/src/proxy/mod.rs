@@ -39,6 +39,7 @@ impl Upstream {
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(std::time::Duration::from_secs(90))
+            .http1_writev(false)
             .build(connector);
         Upstream { client }
     }
