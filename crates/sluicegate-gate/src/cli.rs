@@ -74,7 +74,7 @@ pub struct Serve {
     /// A file holding the admin API's bearer token.
     #[arg(long)]
     pub admin_token_file: Option<PathBuf>,
-    /// Runtime worker threads (default: the config's `workers`, else one per CPU).
+    /// Worker threads (default: the config's `workers`, else one per CPU).
     #[arg(long)]
     pub workers: Option<usize>,
 }

@@ -61,16 +61,12 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_CONFIG);
         }
     };
-    // One worker: a single-threaded runtime (no work stealing, no cross-thread wake-ups).
-    let mut runtime = if config.workers == Some(1) {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-    };
-    if let Some(n) = config.workers.filter(|&n| n > 1) {
-        runtime.worker_threads(n);
-    }
-    let runtime = match runtime.enable_all().build() {
+    // Single-threaded: with more than one worker, `serve` starts a runtime per worker thread
+    // and this one only accepts, answers the admin API and handles signals.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("cannot start the runtime: {e}");
