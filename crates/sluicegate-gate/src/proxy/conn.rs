@@ -67,4 +67,38 @@ impl Conn {
             }
         }
     }
+
+    /// Whether the client has closed its side already, asked of the socket now (one
+    /// non-blocking peek): the reactor may not have reported a close that has arrived.
+    /// Bytes still unread (a body, a pipelined request) hide a close; then this says no.
+    pub fn is_closed_now(&self) -> bool {
+        let mut byte = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+        match socket2::SockRef::from(&self.stream).peek(&mut byte) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::TcpListener;
+
+    #[tokio::test]
+    async fn a_close_is_seen_at_once_without_the_reactor() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (accepted, peer) = listener.accept().await.unwrap();
+        let (conn, _hyper_side) = Conn::new(accepted, peer).unwrap();
+        assert!(!conn.is_closed_now(), "an open, quiet connection");
+        client.shutdown().await.unwrap();
+        drop(client);
+        // Loopback delivers the FIN during the close: no waiting, no reactor turn.
+        assert!(conn.is_closed_now(), "the client's close");
+    }
 }

@@ -109,6 +109,9 @@ async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<GateBody>> {
                 () = conn.closed() => None,
             };
             pool.stats.queue_wait.observe(start.elapsed());
+            // A client that hung up just as its turn came: the close may be in the socket
+            // before the reactor has said so. Checked only after a wait (one syscall).
+            let r = r.filter(|r| r.is_err() || !conn.is_closed_now());
             match r {
                 Some(r) => r,
                 None => {
