@@ -11,6 +11,7 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use sluicegate::adaptive::Outcome;
 
+use super::upstream;
 use crate::pool::Held;
 
 /// An upstream body that releases its permit when the upstream is done sending it.
@@ -25,16 +26,26 @@ pub struct PermitBody {
     /// How the request ended for an adaptive limit (an overload status counts as dropped).
     outcome: Outcome,
     deadline: Duration,
+    /// The upstream connection, reusable once the body has been read to its end.
+    conn: Option<upstream::Conn>,
 }
 
 impl PermitBody {
-    /// Wraps `inner`, releasing `held` at its end as `outcome`.
-    pub fn new(inner: Incoming, held: Held, outcome: Outcome, deadline: Duration) -> Self {
+    /// Wraps `inner`, releasing `held` at its end as `outcome` and handing `conn` back
+    /// to the idle connections.
+    pub(super) fn new(
+        inner: Incoming,
+        held: Held,
+        outcome: Outcome,
+        deadline: Duration,
+        conn: upstream::Conn,
+    ) -> Self {
         PermitBody {
             inner: Some(inner),
             held: Some(held),
             outcome,
             deadline,
+            conn: Some(conn),
         }
     }
 
@@ -61,6 +72,9 @@ impl Body for PermitBody {
             None => {
                 let outcome = self.outcome;
                 self.release(outcome);
+                if let Some(conn) = self.conn.take() {
+                    conn.check_in();
+                }
             }
             Some(Err(_)) => self.release(Outcome::Ignored),
             Some(Ok(_)) => {}
@@ -85,10 +99,14 @@ impl Drop for PermitBody {
             return;
         };
         if inner.is_end_stream() {
+            // The usual end: hyper stops polling a body that says it has ended.
             held.finish(self.outcome);
+            if let Some(conn) = self.conn.take() {
+                conn.check_in();
+            }
             return;
         }
-        let (outcome, deadline) = (self.outcome, self.deadline);
+        let (outcome, deadline, conn) = (self.outcome, self.deadline, self.conn.take());
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -102,11 +120,14 @@ impl Drop for PermitBody {
                 true
             })
             .await;
-            held.finish(if drained == Ok(true) {
-                outcome
+            if drained == Ok(true) {
+                held.finish(outcome);
+                if let Some(conn) = conn {
+                    conn.check_in();
+                }
             } else {
-                Outcome::Ignored
-            });
+                held.finish(Outcome::Ignored);
+            }
         });
     }
 }

@@ -2,37 +2,40 @@
 //! spawn, no channel per request); if the client goes away first, the exchange moves to a
 //! task of its own and keeps the permit until the upstream is done.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::ResponseFuture;
 use sluicegate::adaptive::Outcome as Sample;
 use tokio::time::{Instant, timeout_at};
 
 use super::body::PermitBody;
+use super::upstream::{self, SendError};
 use crate::pool::{Held, Outcome, Pool};
+
+type Sent = Result<(Response<Incoming>, upstream::Conn), SendError>;
+type Pending = Pin<Box<dyn Future<Output = Sent> + Send>>;
 
 /// A request on its way to the upstream, with the permit it holds.
 pub(super) struct Exchange {
     pool: Arc<Pool>,
-    pending: Option<ResponseFuture>,
+    pending: Option<Pending>,
     held: Option<Held>,
     start: Instant,
     deadline: Instant,
 }
 
 impl Exchange {
-    /// Sends `req` to the pool's upstream through `client`.
-    pub(super) fn start(
-        client: &super::Upstream,
-        pool: Arc<Pool>,
-        req: Request<Incoming>,
-        held: Held,
-    ) -> Self {
+    /// Sends `req` (origin-form, `Host` set) to the pool's upstream.
+    pub(super) fn start(pool: Arc<Pool>, req: Request<Incoming>, held: Held) -> Self {
         let start = Instant::now();
         Exchange {
-            pending: Some(client.request(req)),
+            pending: Some(Box::pin(upstream::send(
+                pool.upstream.authority.clone(),
+                req,
+            ))),
             held: Some(held),
             start,
             deadline: start + pool.upstream_timeout,
@@ -67,7 +70,7 @@ impl Exchange {
     }
 }
 
-type Answer = Result<Result<Response<Incoming>, hyper_util::client::legacy::Error>, ()>;
+type Answer = Result<Sent, ()>;
 
 /// Counts and logs how the exchange ended, and hands the permit to the body or releases it.
 fn settle(
@@ -78,7 +81,7 @@ fn settle(
     held: Held,
 ) -> Result<Response<PermitBody>, Outcome> {
     let failed = match result {
-        Ok(Ok(response)) => {
+        Ok(Ok((response, conn))) => {
             pool.stats.upstream_latency.observe(start.elapsed());
             pool.stats.count(Outcome::Forwarded);
             let sample = match response.status() {
@@ -92,14 +95,13 @@ fn settle(
             let rest = pool
                 .upstream_timeout
                 .max(deadline.saturating_duration_since(Instant::now()));
-            return Ok(response.map(|body| PermitBody::new(body, held, sample, rest)));
+            return Ok(response.map(|body| PermitBody::new(body, held, sample, rest, conn)));
         }
         Ok(Err(e)) => {
             held.finish(Sample::Ignored);
-            let outcome = if e.is_connect() {
-                Outcome::UpstreamUnreachable
-            } else {
-                Outcome::UpstreamError
+            let outcome = match e {
+                SendError::Connect(_) => Outcome::UpstreamUnreachable,
+                SendError::Http(_) => Outcome::UpstreamError,
             };
             tracing::info!(pool = %pool.name, reason = outcome.name(), error = %e, "rejected");
             outcome

@@ -62,7 +62,7 @@ pub async fn handle(
             Err(answer) => return Ok(answer),
         }
     };
-    Ok(forward(&gate, pool, &conn, req, held).await)
+    Ok(forward(pool, &conn, req, held).await)
 }
 
 fn check_rates(pool: &Pool, req: &Request<Incoming>, conn: &Conn) -> Option<Response<GateBody>> {
@@ -138,7 +138,6 @@ async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<GateBody>> {
 /// Sends the request upstream and relays the answer. The exchange holds the permit; see
 /// [`Exchange::finish`] for what happens when the client leaves first.
 async fn forward(
-    gate: &Gate,
     pool: Arc<Pool>,
     conn: &Conn,
     req: Request<Incoming>,
@@ -147,10 +146,7 @@ async fn forward(
     let (mut parts, body) = req.into_parts();
     headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
     let req = Request::from_parts(parts, body);
-    match Exchange::start(&gate.upstream, pool, req, held)
-        .finish()
-        .await
-    {
+    match Exchange::start(pool, req, held).finish().await {
         Ok(response) => {
             let (mut parts, body) = response.into_parts();
             headers::strip_hop_by_hop(&mut parts.headers);

@@ -68,31 +68,37 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
-/// Turns the client's request head into the upstream's: absolute URI on `upstream`,
-/// HTTP/1.1, hop-by-hop headers gone, `X-Forwarded-For` / `Forwarded` naming the client.
+/// Turns the client's request head into the upstream's: origin-form URI, HTTP/1.1,
+/// hop-by-hop headers gone, `X-Forwarded-For` / `Forwarded` naming the client, and the
+/// client's `Host` kept (the one an absolute-form request named, else the upstream's own).
 pub(super) fn to_upstream(parts: &mut request::Parts, upstream: &UpstreamUrl, peer: &Forwarding) {
     strip_hop_by_hop(&mut parts.headers);
     if !parts.headers.contains_key(header::HOST)
         && let Some(a) = parts.uri.authority()
         && let Ok(v) = HeaderValue::from_str(a.as_str())
     {
-        // HTTP/1.0 or absolute-form requests: keep the host the client asked for.
+        // Absolute-form requests: keep the host the client asked for.
         parts.headers.insert(header::HOST, v);
     }
-    let path = parts
-        .uri
-        .path_and_query()
-        .cloned()
-        .unwrap_or_else(|| PathAndQuery::from_static("/"));
-    let mut uri = http::uri::Parts::default();
-    uri.scheme = Some(upstream.scheme.clone());
-    uri.authority = Some(upstream.authority.clone());
-    uri.path_and_query = Some(path);
-    if let Ok(u) = Uri::from_parts(uri) {
-        parts.uri = u;
+    // `Forwarded: host=` names the host the client asked for, if it named one.
+    add_forwarded(&mut parts.headers, peer);
+    if !parts.headers.contains_key(header::HOST) {
+        // HTTP/1.0 without a host: HTTP/1.1 needs one; the upstream's own.
+        parts.headers.insert(
+            header::HOST,
+            HeaderValue::from_str(upstream.authority.as_str())
+                .expect("an authority is a header value"),
+        );
+    }
+    if parts.uri.scheme().is_some() || parts.uri.authority().is_some() {
+        let path = parts
+            .uri
+            .path_and_query()
+            .cloned()
+            .unwrap_or_else(|| PathAndQuery::from_static("/"));
+        parts.uri = Uri::from(path);
     }
     parts.version = Version::HTTP_11;
-    add_forwarded(&mut parts.headers, peer);
 }
 
 /// The `X-Forwarded-For` and `Forwarded` values for one client connection, made once: its
@@ -195,7 +201,7 @@ mod tests {
         }
         assert_eq!(p.headers["x-kept"], "yes");
         assert_eq!(p.headers["host"], "api.example");
-        assert_eq!(p.uri, "http://127.0.0.1:9000/a?b=1");
+        assert_eq!(p.uri, "/a?b=1");
         assert_eq!(p.headers["x-forwarded-for"], "10.0.0.7");
         assert_eq!(
             p.headers["forwarded"],
@@ -251,5 +257,28 @@ mod tests {
         strip_hop_by_hop(&mut h);
         assert!(!h.contains_key(header::PROXY_AUTHORIZATION));
         assert_eq!(h[header::ACCEPT], "*/*");
+    }
+
+    #[test]
+    fn absolute_form_becomes_origin_form_and_names_the_host() {
+        let up: UpstreamUrl = "http://127.0.0.1:9000".parse().unwrap();
+        let peer = Forwarding::new("10.0.0.7:5555".parse().unwrap());
+        let mut p = parts(
+            http::Request::get("http://api.example/x?y=1")
+                .body(())
+                .unwrap(),
+        );
+        p.headers.remove(header::HOST);
+        to_upstream(&mut p, &up, &peer);
+        assert_eq!(p.uri, "/x?y=1");
+        assert_eq!(p.headers["host"], "api.example");
+
+        let mut p = parts(http::Request::get("/z").body(()).unwrap());
+        p.version = Version::HTTP_10;
+        to_upstream(&mut p, &up, &peer);
+        assert_eq!(
+            p.headers["host"], "127.0.0.1:9000",
+            "no host at all: the upstream's"
+        );
     }
 }
