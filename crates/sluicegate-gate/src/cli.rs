@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use toml::Spanned;
 
 use crate::config::{self, Config, ConfigError, Dur, ListenAddr, Rate, UpstreamUrl};
@@ -62,6 +62,9 @@ pub struct Serve {
     /// Longest wait in the queue, like `10s`.
     #[arg(long, required_unless_present = "config")]
     pub queue_timeout: Option<Dur>,
+    /// Which queued request goes first when a slot frees (default fifo).
+    #[arg(long, value_enum)]
+    pub queue_order: Option<Order>,
     /// A rate for the whole pool, like `50/s` or `600/m`.
     #[arg(long)]
     pub rate: Option<Rate>,
@@ -74,7 +77,7 @@ pub struct Serve {
     /// A file holding the admin API's bearer token.
     #[arg(long)]
     pub admin_token_file: Option<PathBuf>,
-    /// Runtime worker threads (default: the config's `workers`, else one per CPU).
+    /// Worker threads (default: the config's `workers`, else one per CPU).
     #[arg(long)]
     pub workers: Option<usize>,
 }
@@ -122,9 +125,25 @@ impl Serve {
         p.max_queue = self.max_queue.ok_or_else(|| missing("max-queue"))?;
         p.queue_timeout = self.queue_timeout.ok_or_else(|| missing("queue-timeout"))?;
         p.rate = self.rate;
+        if let Some(o) = self.queue_order {
+            p.queue_order = match o {
+                Order::Fifo => config::QueueOrder::Fifo,
+                Order::Lifo => config::QueueOrder::Lifo,
+            };
+        }
         if let Some(t) = self.upstream_timeout {
             p.upstream_timeout = t;
         }
         Ok(c)
     }
+}
+
+/// The quick form's `--queue-order`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Order {
+    /// First come, first served.
+    Fifo,
+    /// Last come, first served: under a standing queue the freshest requests, whose
+    /// clients are likeliest still waiting, go first.
+    Lifo,
 }

@@ -8,6 +8,12 @@ use clap::Parser;
 use sluicegate_gate::cli::{Cli, Command};
 use sluicegate_gate::server::{StartError, Started, check_ready, signals, stop_signal};
 
+/// The proxy allocates a few small buffers per request (header maps, bodies, tasks);
+/// mimalloc's thread-local free lists make that a fraction of glibc malloc's cost
+/// (BENCHMARKS.md, *The gate against nginx and HAProxy*).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// STYLE.md: exit 64 (sysexits `EX_USAGE`) for a config that cannot work.
 const EXIT_BAD_CONFIG: u8 = 64;
 
@@ -55,11 +61,12 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_CONFIG);
         }
     };
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = config.workers {
-        runtime.worker_threads(n);
-    }
-    let runtime = match runtime.enable_all().build() {
+    // Single-threaded: with more than one worker, `serve` starts a runtime per worker thread
+    // and this one only accepts, answers the admin API and handles signals.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("cannot start the runtime: {e}");

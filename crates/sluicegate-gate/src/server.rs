@@ -1,17 +1,29 @@
 //! Listening, serving and stopping: the proxy's accept loops on hyper's HTTP/1 server, the
 //! admin listener, signals (SIGHUP reloads, SIGTERM/SIGINT drain and stop).
+//!
+//! # Threads
+//!
+//! With one worker (`workers = 1`) everything runs on the runtime that calls
+//! [`Started::serve`] (the binary makes it single-threaded). With `N > 1`, `serve` starts N
+//! single-threaded runtimes on threads of their own and the accept loops hand each new
+//! connection to the next one in turn, as nginx spreads connections over worker processes:
+//! a connection's requests, their upstream exchanges and the upstream connections they use
+//! all stay on one thread, with no work stealing and no wake-ups across threads. The limits
+//! are shared by every thread (the library's limiters are lock-free). The admin API, the
+//! signals and the accept loops stay on the calling runtime.
 
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
-use tokio::net::TcpListener;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use crate::config::Config;
@@ -43,6 +55,7 @@ pub struct Started {
     admin: Option<(TcpListener, Option<String>)>,
     http1: http1::Builder,
     grace: Duration,
+    workers: usize,
 }
 
 impl Started {
@@ -58,8 +71,12 @@ impl Started {
             .timer(TokioTimer::new())
             .header_read_timeout(config.header_read_timeout.0)
             .max_buf_size(*config.max_header_bytes.get_ref())
-            .keep_alive(true);
+            .keep_alive(true)
+            .writev(false);
         let grace = config.grace_period.0;
+        let workers = config.workers.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
         let mut proxy = Vec::new();
         for l in &config.listen {
             proxy.push(listen(l.0).await?);
@@ -75,6 +92,7 @@ impl Started {
             admin,
             http1,
             grace,
+            workers,
         })
     }
 
@@ -115,12 +133,26 @@ impl Started {
                 tracing::info!("proxy listening on {a}");
             }
         }
+        let workers = if self.workers > 1 {
+            match Workers::start(self.workers) {
+                Ok(w) => Some(Arc::new(w)),
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot start the worker threads: serving on one");
+                    None
+                }
+            }
+        } else {
+            None
+        };
         let mut loops = Vec::new();
         for listener in self.proxy {
             loops.push(tokio::spawn(accept(
                 listener,
-                self.gate.clone(),
-                self.http1.clone(),
+                Serving {
+                    gate: self.gate.clone(),
+                    http1: self.http1.clone(),
+                },
+                workers.clone(),
                 graceful.clone(),
                 stop.clone(),
             )));
@@ -149,6 +181,79 @@ impl Started {
         match tokio::time::timeout(self.grace, drained).await {
             Ok(()) => tracing::info!("shutdown complete"),
             Err(_) => tracing::warn!("grace period over: stopping with requests unfinished"),
+        }
+        // Dropping the last handle stops the worker threads (and what still runs on them).
+        drop(workers);
+    }
+}
+
+/// Single-threaded runtimes on threads of their own, each serving the connections handed
+/// to it (see the module docs).
+#[derive(Debug)]
+struct Workers {
+    handles: Vec<tokio::runtime::Handle>,
+    next: AtomicUsize,
+    /// Dropped with `Workers`: each thread's runtime then returns and shuts down.
+    _stops: Vec<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Workers {
+    fn start(n: usize) -> io::Result<Workers> {
+        let mut handles = Vec::with_capacity(n);
+        let mut stops = Vec::with_capacity(n);
+        for i in 0..n {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            handles.push(runtime.handle().clone());
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            stops.push(stop);
+            std::thread::Builder::new()
+                .name(format!("sluicegate-worker-{i}"))
+                .spawn(move || {
+                    runtime.block_on(async move {
+                        let _ = stopped.await;
+                    });
+                })?;
+        }
+        Ok(Workers {
+            handles,
+            next: AtomicUsize::new(0),
+            _stops: stops,
+        })
+    }
+
+    /// The worker for the next connection, in turn.
+    fn pick(&self) -> &tokio::runtime::Handle {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.handles.len();
+        &self.handles[i]
+    }
+}
+
+/// What serving a client connection needs.
+#[derive(Clone)]
+struct Serving {
+    gate: Arc<Gate>,
+    http1: http1::Builder,
+}
+
+impl Serving {
+    /// Serves one accepted connection until it closes, on the current runtime.
+    async fn connection(self, stream: TcpStream, peer: SocketAddr, watcher: Watcher) {
+        let _ = stream.set_nodelay(true);
+        let (conn, io) = match Conn::new(stream, peer) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(%peer, error = %e, "cannot watch the connection; closing it");
+                return;
+            }
+        };
+        let conn = Arc::new(conn);
+        let gate = self.gate;
+        let service = service_fn(move |req| handle(gate.clone(), conn.clone(), req));
+        let connection = watcher.watch(self.http1.serve_connection(TokioIo::new(io), service));
+        if let Err(e) = connection.await {
+            tracing::debug!(%peer, error = %e, "client connection ended with an error");
         }
     }
 }
@@ -190,8 +295,8 @@ async fn listen(addr: SocketAddr) -> Result<TcpListener, StartError> {
 
 async fn accept(
     listener: TcpListener,
-    gate: Arc<Gate>,
-    http1: http1::Builder,
+    serving: Serving,
+    workers: Option<Arc<Workers>>,
     graceful: Arc<GracefulShutdown>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -209,23 +314,30 @@ async fn accept(
                 continue;
             }
         };
-        let _ = stream.set_nodelay(true);
-        let (conn, io) = match Conn::new(stream, peer) {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(%peer, error = %e, "cannot watch the connection; closing it");
-                continue;
+        // Counted from now: a shutdown waits for this connection even before it is served.
+        let watcher = graceful.watcher();
+        let serving = serving.clone();
+        match &workers {
+            None => {
+                tokio::spawn(serving.connection(stream, peer, watcher));
             }
-        };
-        let conn = Arc::new(conn);
-        let gate = gate.clone();
-        let service = service_fn(move |req| handle(gate.clone(), conn.clone(), req));
-        let connection = graceful.watch(http1.serve_connection(TokioIo::new(io), service));
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!(%peer, error = %e, "client connection ended with an error");
+            Some(workers) => {
+                // Moved to the worker's own reactor: deregistered here, registered there.
+                let stream = match stream.into_std() {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::warn!(%peer, error = %e, "cannot hand the connection over; closing it");
+                        continue;
+                    }
+                };
+                workers.pick().spawn(async move {
+                    match TcpStream::from_std(stream) {
+                        Ok(stream) => serving.connection(stream, peer, watcher).await,
+                        Err(e) => tracing::warn!(%peer, error = %e, "cannot serve the connection; closing it"),
+                    }
+                });
             }
-        });
+        }
     }
 }
 

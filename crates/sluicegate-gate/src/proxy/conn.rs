@@ -9,11 +9,15 @@ use std::time::Duration;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
+use super::headers::Forwarding;
+
 /// One accepted client connection.
 #[derive(Debug)]
 pub struct Conn {
     /// The client's address.
     pub peer: SocketAddr,
+    /// What its requests add to `X-Forwarded-For` and `Forwarded`.
+    pub forwarding: Forwarding,
     /// A duplicate handle on the client's socket (same connection, own registration), so
     /// hyper keeps the plain `TcpStream` and its reads stay as cheap as tokio makes them.
     stream: TcpStream,
@@ -32,6 +36,7 @@ impl Conn {
         Ok((
             Conn {
                 peer,
+                forwarding: Forwarding::new(peer),
                 stream: watch,
             },
             stream,
@@ -61,5 +66,39 @@ impl Conn {
                 Err(_) => return,
             }
         }
+    }
+
+    /// Whether the client has closed its side already, asked of the socket now (one
+    /// non-blocking peek): the reactor may not have reported a close that has arrived.
+    /// Bytes still unread (a body, a pipelined request) hide a close; then this says no.
+    pub fn is_closed_now(&self) -> bool {
+        let mut byte = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+        match socket2::SockRef::from(&self.stream).peek(&mut byte) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::TcpListener;
+
+    #[tokio::test]
+    async fn a_close_is_seen_at_once_without_the_reactor() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (accepted, peer) = listener.accept().await.unwrap();
+        let (conn, _hyper_side) = Conn::new(accepted, peer).unwrap();
+        assert!(!conn.is_closed_now(), "an open, quiet connection");
+        client.shutdown().await.unwrap();
+        drop(client);
+        // Loopback delivers the FIN during the close: no waiting, no reactor turn.
+        assert!(conn.is_closed_now(), "the client's close");
     }
 }

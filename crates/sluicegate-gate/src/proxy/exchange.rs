@@ -32,7 +32,7 @@ impl Exchange {
     ) -> Self {
         let start = Instant::now();
         Exchange {
-            pending: Some(client.client.request(req)),
+            pending: Some(client.request(req)),
             held: Some(held),
             start,
             deadline: start + pool.upstream_timeout,

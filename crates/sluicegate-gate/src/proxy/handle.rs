@@ -121,6 +121,9 @@ pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<Gat
                 () = conn.closed() => None,
             };
             pool.stats.queue_wait.observe(start.elapsed());
+            // A client that hung up just as its turn came: the close may be in the socket
+            // before the reactor has said so. Checked only after a wait (one syscall).
+            let r = r.filter(|r| r.is_err() || !conn.is_closed_now());
             match r {
                 Some(r) => r,
                 None => {
@@ -154,7 +157,7 @@ async fn forward(
     held: Held,
 ) -> Response<GateBody> {
     let (mut parts, body) = req.into_parts();
-    headers::to_upstream(&mut parts, &pool.upstream, conn.peer);
+    headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
     let req = Request::from_parts(parts, body);
     match Exchange::start(&gate.upstream, pool, req, held)
         .finish()

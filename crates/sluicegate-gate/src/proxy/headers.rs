@@ -2,6 +2,7 @@
 //! dropped, `X-Forwarded-For` and `Forwarded` added, `Host` kept.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::{Mutex, PoisonError};
 
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::uri::{PathAndQuery, Uri};
@@ -9,8 +10,9 @@ use http::{Version, request};
 
 use crate::config::UpstreamUrl;
 
-/// Headers that describe one connection, not the message (RFC 9110 §7.6.1), never forwarded.
-const HOP_BY_HOP: [HeaderName; 7] = [
+/// Headers this hop removes: those that describe one connection, not the message
+/// (RFC 9110 §7.6.1), and proxy credentials, which are for this hop only.
+static HOP_BY_HOP: [HeaderName; 8] = [
     header::CONNECTION,
     HeaderName::from_static("keep-alive"),
     HeaderName::from_static("proxy-connection"),
@@ -18,34 +20,57 @@ const HOP_BY_HOP: [HeaderName; 7] = [
     header::TRAILER,
     header::TRANSFER_ENCODING,
     header::UPGRADE,
+    header::PROXY_AUTHORIZATION,
 ];
 
 /// Drops the hop-by-hop headers, and those the `Connection` header names.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    if let Some(conn) = headers.get(header::CONNECTION) {
-        let named: Vec<HeaderName> = conn
-            .to_str()
-            .unwrap_or("")
-            .split(',')
-            .filter_map(|t| HeaderName::from_bytes(t.trim().as_bytes()).ok())
-            .filter(|n| !HOP_BY_HOP.contains(n))
-            .collect();
-        for n in named {
-            headers.remove(n);
+    // One pass over the names marks which of the list are present; most requests carry
+    // none, most responses only `Connection`.
+    let mut present = 0u8;
+    for name in headers.keys() {
+        if let Some(i) = HOP_BY_HOP.iter().position(|h| h == name) {
+            present |= 1 << i;
         }
     }
-    for h in &HOP_BY_HOP {
-        if headers.contains_key(h) {
+    if present == 0 {
+        return;
+    }
+    if present & 1 != 0 {
+        let listed: Vec<HeaderValue> = headers
+            .get_all(header::CONNECTION)
+            .iter()
+            .cloned()
+            .collect();
+        for token in listed
+            .iter()
+            .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        {
+            let token = token.trim_ascii();
+            // `keep-alive`, `close` and the like: gone with the list below, or not a header.
+            if token.is_empty()
+                || token.eq_ignore_ascii_case(b"close")
+                || HOP_BY_HOP
+                    .iter()
+                    .any(|h| token.eq_ignore_ascii_case(h.as_str().as_bytes()))
+            {
+                continue;
+            }
+            if let Ok(name) = HeaderName::from_bytes(token) {
+                headers.remove(name);
+            }
+        }
+    }
+    for (i, h) in HOP_BY_HOP.iter().enumerate() {
+        if present & (1 << i) != 0 {
             headers.remove(h);
         }
     }
-    // Proxy credentials are for this hop only.
-    headers.remove(header::PROXY_AUTHORIZATION);
 }
 
 /// Turns the client's request head into the upstream's: absolute URI on `upstream`,
-/// HTTP/1.1, hop-by-hop headers gone, `X-Forwarded-For` / `Forwarded` naming `peer`.
-pub(super) fn to_upstream(parts: &mut request::Parts, upstream: &UpstreamUrl, peer: SocketAddr) {
+/// HTTP/1.1, hop-by-hop headers gone, `X-Forwarded-For` / `Forwarded` naming the client.
+pub(super) fn to_upstream(parts: &mut request::Parts, upstream: &UpstreamUrl, peer: &Forwarding) {
     strip_hop_by_hop(&mut parts.headers);
     if !parts.headers.contains_key(header::HOST)
         && let Some(a) = parts.uri.authority()
@@ -67,30 +92,69 @@ pub(super) fn to_upstream(parts: &mut request::Parts, upstream: &UpstreamUrl, pe
         parts.uri = u;
     }
     parts.version = Version::HTTP_11;
-    add_forwarded(&mut parts.headers, peer.ip());
+    add_forwarded(&mut parts.headers, peer);
 }
 
-fn add_forwarded(headers: &mut HeaderMap, ip: IpAddr) {
+/// The `X-Forwarded-For` and `Forwarded` values for one client connection, made once: its
+/// requests usually all name the same host, so the `Forwarded` element is kept for the last
+/// host seen and made again only when the host changes.
+#[derive(Debug)]
+pub struct Forwarding {
+    /// The client's address alone, the usual `X-Forwarded-For`.
+    xff: HeaderValue,
+    ip: IpAddr,
+    /// The last request's `Host` and the `Forwarded` element made for it.
+    last: Mutex<Option<(HeaderValue, HeaderValue)>>,
+}
+
+impl Forwarding {
+    /// The values for a client at `peer`.
+    pub fn new(peer: SocketAddr) -> Self {
+        let ip = peer.ip();
+        Forwarding {
+            xff: HeaderValue::from_str(&ip.to_string()).expect("an IP address is a header value"),
+            ip,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// The `Forwarded` element for a request naming `host` (or no host).
+    fn element(&self, host: Option<&HeaderValue>) -> Option<HeaderValue> {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        if let (Some(h), Some((seen, value))) = (host, last.as_ref())
+            && h == seen
+        {
+            return Some(value.clone());
+        }
+        // A host that would need escaping inside a quoted string is left out.
+        let host_str = host
+            .and_then(|h| h.to_str().ok())
+            .filter(|h| !h.contains('"') && !h.contains('\\'));
+        let node = match self.ip {
+            IpAddr::V4(v4) => v4.to_string(),
+            IpAddr::V6(v6) => format!("\"[{v6}]\""),
+        };
+        let element = match host_str {
+            Some(h) => format!("for={node};host=\"{h}\";proto=http"),
+            None => format!("for={node};proto=http"),
+        };
+        let value = HeaderValue::from_str(&element).ok()?;
+        if let Some(h) = host {
+            *last = Some((h.clone(), value.clone()));
+        }
+        Some(value)
+    }
+}
+
+fn add_forwarded(headers: &mut HeaderMap, peer: &Forwarding) {
     let xff = match headers.get(X_FORWARDED_FOR).and_then(|v| v.to_str().ok()) {
-        Some(prev) => format!("{prev}, {ip}"),
-        None => ip.to_string(),
+        Some(prev) => HeaderValue::from_str(&format!("{prev}, {}", peer.ip)).ok(),
+        None => Some(peer.xff.clone()),
     };
-    if let Ok(v) = HeaderValue::from_str(&xff) {
+    if let Some(v) = xff {
         headers.insert(X_FORWARDED_FOR, v);
     }
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .filter(|h| !h.contains('"') && !h.contains('\\'));
-    let node = match ip {
-        IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) => format!("\"[{v6}]\""),
-    };
-    let element = match host {
-        Some(h) => format!("for={node};host=\"{h}\";proto=http"),
-        None => format!("for={node};proto=http"),
-    };
-    if let Ok(v) = HeaderValue::from_str(&element) {
+    if let Some(v) = peer.element(headers.get(header::HOST)) {
         headers.append(header::FORWARDED, v);
     }
 }
@@ -121,7 +185,11 @@ mod tests {
                 .unwrap(),
         );
         let up: UpstreamUrl = "http://127.0.0.1:9000".parse().unwrap();
-        to_upstream(&mut p, &up, "10.0.0.7:5555".parse().unwrap());
+        to_upstream(
+            &mut p,
+            &up,
+            &Forwarding::new("10.0.0.7:5555".parse().unwrap()),
+        );
         for h in ["connection", "x-secret-hop", "keep-alive", "te", "upgrade"] {
             assert!(!p.headers.contains_key(h), "{h} forwarded");
         }
@@ -144,8 +212,44 @@ mod tests {
                 .unwrap(),
         );
         let up: UpstreamUrl = "http://u:1".parse().unwrap();
-        to_upstream(&mut p, &up, "[::1]:80".parse().unwrap());
+        to_upstream(&mut p, &up, &Forwarding::new("[::1]:80".parse().unwrap()));
         assert_eq!(p.headers["x-forwarded-for"], "1.2.3.4, ::1");
         assert_eq!(p.headers["forwarded"], "for=\"[::1]\";proto=http");
+    }
+
+    #[test]
+    fn the_forwarded_element_follows_the_host_from_request_to_request() {
+        let up: UpstreamUrl = "http://u:1".parse().unwrap();
+        let peer = Forwarding::new("10.0.0.7:5555".parse().unwrap());
+        for host in ["a.example", "a.example", "b.example", "a.example"] {
+            let mut p = parts(
+                http::Request::get("/")
+                    .header("host", host)
+                    .body(())
+                    .unwrap(),
+            );
+            to_upstream(&mut p, &up, &peer);
+            assert_eq!(
+                p.headers["forwarded"],
+                format!("for=10.0.0.7;host=\"{host}\";proto=http")
+            );
+        }
+        let mut p = parts(http::Request::get("/").body(()).unwrap());
+        p.version = Version::HTTP_10;
+        to_upstream(&mut p, &up, &peer);
+        assert_eq!(p.headers["forwarded"], "for=10.0.0.7;proto=http");
+    }
+
+    #[test]
+    fn proxy_credentials_are_dropped_even_without_other_hop_by_hop_headers() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::PROXY_AUTHORIZATION,
+            HeaderValue::from_static("Basic x"),
+        );
+        h.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
+        strip_hop_by_hop(&mut h);
+        assert!(!h.contains_key(header::PROXY_AUTHORIZATION));
+        assert_eq!(h[header::ACCEPT], "*/*");
     }
 }

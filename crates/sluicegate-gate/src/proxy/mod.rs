@@ -16,37 +16,47 @@ pub use conn::Conn;
 pub use handle::handle;
 pub use headers::strip_hop_by_hop;
 
+use http::Request;
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::{Client, ResponseFuture};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-/// The pooled keep-alive HTTP/1 client every pool's requests go through.
-#[derive(Clone, Debug)]
+/// The keep-alive HTTP/1 client every pool's requests go through: one connection pool per
+/// thread, so the upstream connections a worker thread uses are driven by that thread (see
+/// `server`'s module docs).
+#[derive(Clone, Debug, Default)]
 pub struct Upstream {
-    client: Client<HttpConnector, Incoming>,
+    _private: (),
+}
+
+thread_local! {
+    static CLIENT: Client<HttpConnector, Incoming> = client();
 }
 
 impl Upstream {
-    /// A client keeping idle upstream connections 90 s.
+    /// The handle on the per-thread clients, each keeping idle upstream connections 90 s.
     pub fn new() -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.enforce_http(true);
-        // An upstream that does not even answer the handshake is unreachable: 502 after
-        // this long at most (sooner when the pool's upstream timeout is shorter: 504).
-        connector.set_connect_timeout(Some(std::time::Duration::from_secs(5)));
-        let client = Client::builder(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(std::time::Duration::from_secs(90))
-            .build(connector);
-        Upstream { client }
+        Upstream { _private: () }
+    }
+
+    /// Sends `req` through this thread's client.
+    fn request(&self, req: Request<Incoming>) -> ResponseFuture {
+        CLIENT.with(|c| c.request(req))
     }
 }
 
-impl Default for Upstream {
-    fn default() -> Self {
-        Self::new()
-    }
+fn client() -> Client<HttpConnector, Incoming> {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    connector.enforce_http(true);
+    // An upstream that does not even answer the handshake is unreachable: 502 after
+    // this long at most (sooner when the pool's upstream timeout is shorter: 504).
+    connector.set_connect_timeout(Some(std::time::Duration::from_secs(5)));
+    Client::builder(TokioExecutor::new())
+        .timer(TokioTimer::new())
+        .pool_timer(TokioTimer::new())
+        .pool_idle_timeout(std::time::Duration::from_secs(90))
+        .http1_writev(false)
+        .build(connector)
 }
