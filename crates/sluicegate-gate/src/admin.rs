@@ -85,6 +85,12 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
         "max_queue": p.config.max_queue,
         "queue_timeout": p.config.queue_timeout.to_string(),
         "rate": p.config.rate.map(|r| r.to_string()),
+        "rate_mode": p.global_rate.as_ref().map(|g| match g.mode() {
+            (mode, None) => json!({ "mode": mode }),
+            (mode, Some((decisions, calls))) => {
+                json!({ "mode": mode, "decisions": decisions, "redis_calls": calls })
+            }
+        }),
         "counters": counters,
     })
 }

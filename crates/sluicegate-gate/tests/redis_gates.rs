@@ -284,4 +284,8 @@ async fn a_reload_to_a_redis_that_does_not_answer_keeps_the_store_in_force() {
     assert_eq!(gate.status().await["store"]["redis"], second.url().as_str());
     assert_eq!(get(gate.proxy, "/fast", "c").await.status, 200);
     assert_eq!(gate.status().await["store"]["fallbacks"], 0);
+    let mode = &gate.pool("shared").await["rate_mode"];
+    assert_eq!(mode["mode"], "hybrid", "{mode}");
+    assert_eq!(mode["decisions"], 1, "{mode}");
+    assert_eq!(mode["redis_calls"], 1, "{mode}");
 }

@@ -109,6 +109,18 @@ impl GlobalRate {
         }
     }
 
+    /// `strict` or `hybrid`, and for hybrid mode the decisions made and Redis calls sent so
+    /// far (the batching's gain).
+    pub fn mode(&self) -> (&'static str, Option<(u64, u64)>) {
+        match self {
+            GlobalRate::Strict(_) => ("strict", None),
+            GlobalRate::Hybrid(h) => {
+                let s = h.stats();
+                ("hybrid", Some((s.decisions, s.redis_calls)))
+            }
+        }
+    }
+
     /// The quota, for `RateLimit-Policy`.
     pub fn policy(&self) -> RatePolicy {
         let q = match self {
