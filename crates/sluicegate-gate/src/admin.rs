@@ -79,11 +79,18 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
         "algorithm": p.limit.algorithm(),
         "limit": s.limit,
         "in_flight": s.in_flight,
-        "queued": s.queued,
+        "queued": p.limit.queued(),
+        "scope": if p.limit.global().is_some() || p.global_rate.is_some() { "global" } else { "local" },
         "closed": s.closed,
         "max_queue": p.config.max_queue,
         "queue_timeout": p.config.queue_timeout.to_string(),
         "rate": p.config.rate.map(|r| r.to_string()),
+        "rate_mode": p.global_rate.as_ref().map(|g| match g.mode() {
+            (mode, None) => json!({ "mode": mode }),
+            (mode, Some((decisions, calls))) => {
+                json!({ "mode": mode, "decisions": decisions, "redis_calls": calls })
+            }
+        }),
         "counters": counters,
     })
 }
@@ -95,7 +102,17 @@ async fn status(State(admin): State<Admin>) -> Response {
         .iter()
         .map(|p| (p.name.clone(), pool_status(p)))
         .collect();
-    axum::Json(json!({ "pools": pools })).into_response()
+    let store = state.store.as_ref().map(|s| {
+        let h = s.health();
+        json!({
+            "redis": s.config.redis.get_ref(),
+            "up": h.up,
+            "outages": h.outages,
+            "recoveries": h.recoveries,
+            "fallbacks": h.fallbacks,
+        })
+    });
+    axum::Json(json!({ "pools": pools, "store": store })).into_response()
 }
 
 async fn metrics(State(admin): State<Admin>) -> Response {
@@ -171,7 +188,7 @@ fn open_or_close(admin: &Admin, name: &str, open: bool) -> Response {
 }
 
 async fn reload(State(admin): State<Admin>) -> Response {
-    match crate::reload(&admin.gate) {
+    match crate::reload(&admin.gate).await {
         Ok(()) => (StatusCode::OK, "reloaded\n").into_response(),
         Err(e) => (
             StatusCode::BAD_REQUEST,

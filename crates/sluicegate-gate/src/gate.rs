@@ -8,6 +8,7 @@ use arc_swap::ArcSwap;
 use serde::Deserialize;
 
 use crate::config::{self, Config, Dur, Rate};
+use crate::pool::Store;
 use crate::proxy::Upstream;
 use crate::state::State;
 
@@ -52,11 +53,28 @@ pub enum ChangeError {
 impl Gate {
     /// A gate serving `config`; `path` is the file reloads read (none for the quick form).
     ///
+    /// With a `[store]`, connects to it first (waiting up to a second). A Redis that does
+    /// not answer does not stop the gate: a warning says so, and global pools follow their
+    /// failure policy until Redis answers.
+    ///
     /// # Errors
     ///
-    /// What [`State::build`] refuses.
-    pub fn new(config: Config, path: Option<PathBuf>) -> Result<Gate, String> {
-        let state = State::build(&config, None)?;
+    /// What [`State::build`] refuses, or a store URL the Redis client refuses.
+    pub async fn new(config: Config, path: Option<PathBuf>) -> Result<Gate, String> {
+        let store = match &config.store {
+            Some(cfg) => {
+                let store = Store::connect(cfg).await?;
+                if !store.is_up() {
+                    tracing::warn!(
+                        redis = %cfg.redis.get_ref(),
+                        "redis does not answer: global pools follow their failure policy until it does"
+                    );
+                }
+                Some(store)
+            }
+            None => None,
+        };
+        let state = State::build(&config, None, store.as_ref())?;
         Ok(Gate {
             state: ArcSwap::from_pointee(state),
             config: Mutex::new(config),
@@ -82,15 +100,34 @@ impl Gate {
     /// Re-reads the config file and applies it: limits change at once, queued and running
     /// requests carry on. Listen addresses, the admin listener and `workers` need a restart.
     ///
+    /// A changed `[store]` is connected first; when the new Redis does not answer within a
+    /// second, the reload is refused and the config in force keeps its store. An unchanged
+    /// store is kept (up or down).
+    ///
     /// # Errors
     ///
-    /// The file's [`ConfigError`](config::ConfigError) or a pool that cannot be built; the
-    /// config in force stays.
-    pub fn reload(&self) -> Result<(), String> {
+    /// The file's [`ConfigError`](config::ConfigError), a new store that does not answer, or
+    /// a pool that cannot be built; the config in force stays.
+    pub async fn reload(&self) -> Result<(), String> {
         let Some(path) = &self.path else {
             return Err("no config file to reload (the gate runs from flags)".into());
         };
         let new = config::read(path).map_err(|e| e.to_string())?;
+        let store = match (&new.store, self.state().store.clone()) {
+            (None, _) => None,
+            (Some(cfg), Some(kept)) if kept.config == *cfg => Some(kept),
+            (Some(cfg), _) => {
+                let store = Store::connect(cfg).await?;
+                if !store.is_up() {
+                    return Err(format!(
+                        "{}: the new [store] redis = \"{}\" does not answer; the store in force stays",
+                        path.display(),
+                        cfg.redis.get_ref()
+                    ));
+                }
+                Some(store)
+            }
+        };
         let mut current = self.config();
         let admin = |c: &Config| c.admin.listen.as_ref().map(|a| *a.get_ref());
         let restart: Vec<&str> = [
@@ -104,11 +141,16 @@ impl Gate {
         if !restart.is_empty() {
             tracing::warn!(settings = ?restart, "changed settings take effect at the next restart");
         }
-        self.install(&mut current, new)
+        self.install(&mut current, new, store.as_ref())
     }
 
-    fn install(&self, current: &mut Config, new: Config) -> Result<(), String> {
-        let state = State::build(&new, Some(&self.state.load()))?;
+    fn install(
+        &self,
+        current: &mut Config,
+        new: Config,
+        store: Option<&Store>,
+    ) -> Result<(), String> {
+        let state = State::build(&new, Some(&self.state.load()), store)?;
         self.state.store(Arc::new(state));
         *current = new;
         Ok(())
@@ -152,7 +194,8 @@ impl Gate {
         if let Some(r) = change.rate {
             p.rate = Some(r);
         }
-        self.install(&mut current, new)
+        let store = self.state().store.clone();
+        self.install(&mut current, new, store.as_ref())
             .map_err(ChangeError::Invalid)
     }
 
@@ -186,11 +229,43 @@ impl Gate {
             let state = self.state();
             if state.pools.iter().all(|p| {
                 let s = p.limit.limiter().snapshot();
-                s.in_flight == 0 && s.queued == 0 && s.bypass_in_flight == 0
+                let global_queued = p.limit.global().map_or(0, |g| g.global.queued());
+                s.in_flight == 0 && s.queued == 0 && s.bypass_in_flight == 0 && global_queued == 0
             }) {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
     }
+}
+
+/// Builds every pool of `config` as `serve` would, without serving. With a `[store]` this
+/// connects to Redis on a small runtime of its own; a Redis that does not answer is a
+/// warning, not an error (the gate starts without it, global pools on their failure policy).
+///
+/// # Errors
+///
+/// A pool that cannot be built or a secret file that cannot be read, as text.
+///
+/// # Panics
+///
+/// When called on a tokio runtime's thread with a `[store]` (it blocks on its own runtime).
+pub fn check_pools(config: &Config) -> Result<(), String> {
+    let Some(cfg) = &config.store else {
+        return State::build(config, None, None).map(drop);
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a runtime to check the store: {e}"))?;
+    runtime.block_on(async {
+        let store = Store::connect(cfg).await?;
+        if !store.is_up() {
+            tracing::warn!(
+                redis = %cfg.redis.get_ref(),
+                "redis does not answer: the gate would start with global pools on their failure policy"
+            );
+        }
+        State::build(config, None, Some(&store)).map(drop)
+    })
 }

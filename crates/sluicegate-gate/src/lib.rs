@@ -35,8 +35,8 @@ pub mod state;
 /// # Errors
 ///
 /// Why the new config was refused.
-pub fn reload(gate: &gate::Gate) -> Result<(), String> {
-    match gate.reload() {
+pub async fn reload(gate: &gate::Gate) -> Result<(), String> {
+    match gate.reload().await {
         Ok(()) => {
             tracing::info!("config reloaded");
             Ok(())

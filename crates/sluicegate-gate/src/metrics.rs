@@ -9,6 +9,9 @@ use crate::state::State;
 /// Renders the metrics of every pool in `state`.
 pub fn render(state: &State) -> String {
     let mut out = String::with_capacity(4096);
+    if let Some(store) = &state.store {
+        store_health(&mut out, store.health());
+    }
     let pools = &state.pools;
     gauge(
         &mut out,
@@ -29,7 +32,7 @@ pub fn render(state: &State) -> String {
         "sluicegate_pool_queued",
         "Requests waiting for a slot.",
         pools,
-        |p| p.limit.limiter().snapshot().queued as u64,
+        |p| p.limit.queued() as u64,
     );
     gauge(
         &mut out,
@@ -115,5 +118,40 @@ fn histogram(
         );
         let _ = writeln!(out, "{name}_sum{{pool=\"{}\"}} {sum}", p.name);
         let _ = writeln!(out, "{name}_count{{pool=\"{}\"}} {total}", p.name);
+    }
+}
+
+/// The store's health: up, and how often it was lost, found again, and decided for.
+fn store_health(out: &mut String, h: sluicegate_redis::HealthSnapshot) {
+    let lines = [
+        (
+            "sluicegate_store_up",
+            "gauge",
+            "1 when Redis answered the last call.",
+            u64::from(h.up),
+        ),
+        (
+            "sluicegate_store_outages_total",
+            "counter",
+            "Times Redis was lost (global pools fell back to their failure policy).",
+            h.outages,
+        ),
+        (
+            "sluicegate_store_recoveries_total",
+            "counter",
+            "Times Redis answered again after an outage.",
+            h.recoveries,
+        ),
+        (
+            "sluicegate_store_fallbacks_total",
+            "counter",
+            "Decisions of global pools made by the failure policy instead of Redis.",
+            h.fallbacks,
+        ),
+    ];
+    for (name, kind, help, value) in lines {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        let _ = writeln!(out, "{name} {value}");
     }
 }

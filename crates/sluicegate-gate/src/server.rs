@@ -85,7 +85,7 @@ impl Started {
             Some(a) => Some((listen(*a.get_ref()).await?, token)),
             None => None,
         };
-        let gate = Arc::new(Gate::new(config, path).map_err(StartError::Config)?);
+        let gate = Arc::new(Gate::new(config, path).await.map_err(StartError::Config)?);
         Ok(Started {
             gate,
             proxy,
@@ -284,7 +284,7 @@ pub fn admin_token(config: &Config) -> Result<Option<String>, String> {
 /// Why the gate could not start with `config`.
 pub fn check_ready(config: &Config) -> Result<(), String> {
     admin_token(config)?;
-    crate::state::State::build(config, None).map(drop)
+    crate::gate::check_pools(config)
 }
 
 async fn listen(addr: SocketAddr) -> Result<TcpListener, StartError> {
@@ -375,7 +375,7 @@ pub async fn signals(gate: Arc<Gate>) {
         };
         loop {
             tokio::select! {
-                _ = hup.recv() => { let _ = crate::reload(&gate); }
+                _ = hup.recv() => { let _ = crate::reload(&gate).await; }
                 _ = term.recv() => { tracing::info!("SIGTERM received"); return; }
                 _ = int.recv() => { tracing::info!("SIGINT received"); return; }
             }

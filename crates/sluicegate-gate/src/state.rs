@@ -7,7 +7,7 @@ use std::sync::Arc;
 use http::{HeaderName, Method, Request};
 
 use crate::config::{self, Config};
-use crate::pool::Pool;
+use crate::pool::{Pool, Store};
 
 /// Routes, pools and bypass rules in force.
 #[derive(Debug)]
@@ -17,6 +17,8 @@ pub struct State {
     routes: Vec<Route>,
     /// Who skips the limits.
     pub bypass: Bypass,
+    /// The store global pools share with other gates, when the config has one.
+    pub store: Option<Store>,
 }
 
 #[derive(Debug)]
@@ -60,24 +62,31 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 impl State {
     /// Builds the state `config` asks for, carrying over from `old` the pools of the same
-    /// name (their limiters, queues, rate state and counters).
+    /// name (their limiters, queues, rate state and counters). Global pools keep their
+    /// limits in `store`, the connection to `config`'s `[store]` (see [`Store::connect`]);
+    /// they need a tokio runtime.
     ///
     /// # Errors
     ///
     /// A pool that cannot be built or a secret file that cannot be read, as text.
-    pub fn build(config: &Config, old: Option<&State>) -> Result<State, String> {
+    pub fn build(
+        config: &Config,
+        old: Option<&State>,
+        store: Option<&Store>,
+    ) -> Result<State, String> {
         // Secrets first: a failure must leave the live pools untouched.
         let bypass = bypass(&config.bypass)?;
         let mut pools = Vec::with_capacity(config.pools.len());
         for p in &config.pools {
             let prev = old.and_then(|s| s.pool(p.name.get_ref()));
-            pools.push(Arc::new(Pool::build(p, prev.map(|a| &**a))?));
+            pools.push(Arc::new(Pool::build(p, prev.map(|a| &**a), store)?));
         }
         let routes = config.routes.iter().map(|r| route(r, &pools)).collect();
         Ok(State {
             pools,
             routes,
             bypass,
+            store: store.cloned(),
         })
     }
 
@@ -191,7 +200,7 @@ pool = "a"
 path_prefix = "/b/"
 pool = "b"
 "#;
-        State::build(&crate::config::parse(text, "t").unwrap(), None).unwrap()
+        State::build(&crate::config::parse(text, "t").unwrap(), None, None).unwrap()
     }
 
     fn route(state: &State, method: &str, uri: &str, host: Option<&str>) -> Option<String> {

@@ -25,14 +25,35 @@ fn check(path: &std::path::Path) -> std::process::Output {
         .unwrap()
 }
 
+/// Both examples pass. The global one names a Redis that need not run: `check` still
+/// accepts it (the gate would start with its global pools on their failure policy).
 #[test]
-fn check_accepts_the_annotated_example() {
-    let example = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/gate.toml");
-    let out = check(&example);
+fn check_accepts_the_annotated_examples() {
+    for name in ["gate.toml", "global.toml"] {
+        let example = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(name);
+        let out = check(&example);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn check_refuses_a_global_pool_without_a_store_and_says_what_to_add() {
+    let path = write_config(
+        "no-store",
+        "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\nmax_concurrency = 2\nscope = \"global\"\n\n[[routes]]\npool = \"api\"\n",
+    );
+    let out = check(&path);
+    assert_eq!(out.status.code(), Some(64));
+    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        err.contains(&format!("{}:2:8: pool `api` has `scope = \"global\"` but there is no store: add `[store]` with `redis = ", path.display())),
+        "{err}"
     );
 }
 

@@ -164,3 +164,37 @@ async fn gcra_state_survives_the_daily_rebase_of_its_time_origin() {
     assert!(d.retry_after() > Duration::from_millis(900), "{d:?}");
     assert!(d.retry_after() <= Duration::from_secs(1), "{d:?}");
 }
+
+/// Two quotas on one name: the state the longer one writes lies beyond the shorter one's
+/// horizon. The shorter one denies until the state is back within its reach (the core step
+/// used to underflow on such a state; this crate worked around it until the core was fixed).
+#[tokio::test]
+async fn a_state_written_under_a_longer_burst_is_denied_not_a_panic() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    // One token per 100 s: nothing comes back while the test runs.
+    let long = GlobalGcra::builder(
+        &store,
+        "shared",
+        Quota::per_hour(36).with_burst(NonZeroU32::new(100).unwrap()),
+    )
+    .build()
+    .unwrap();
+    let short = GlobalGcra::builder(
+        &store,
+        "shared",
+        Quota::per_hour(36).with_burst(NonZeroU32::new(3).unwrap()),
+    )
+    .build()
+    .unwrap();
+    assert!(long.check_n(50).await.unwrap().is_allowed()); // state 5000 s ahead
+    let v = short.decide(1).await.unwrap();
+    assert_eq!(v.source, Source::Redis);
+    let d = v.decision;
+    assert!(d.is_denied());
+    assert_eq!(d.remaining(), 0);
+    // Back within reach when state + 100 s ≤ now + 300 s: after 4800 s, less what has passed.
+    assert!(d.retry_after() <= Duration::from_secs(4800), "{d:?}");
+    assert!(d.retry_after() > Duration::from_secs(4790), "{d:?}");
+    assert!(d.reset_after() > Duration::from_secs(4990), "{d:?}");
+}

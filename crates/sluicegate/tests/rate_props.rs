@@ -268,3 +268,31 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Any state, however far ahead of `now` (written under another quota, or read from a
+    /// shared store): the step never panics, a denial leaves fewer than `n`, and the request
+    /// goes through exactly at `retry_after`, never before.
+    #[test]
+    fn gcra_step_on_any_state_allows_exactly_at_retry_after(
+        q in quota(),
+        tat in 0u64..1 << 62,
+        now in 0u64..1 << 62,
+        n in 1u32..20,
+    ) {
+        use sluicegate::rate::gcra::{GcraParams, step};
+        let p = GcraParams::from_quota(&q);
+        let n = n.min(q.burst());
+        let (d, next) = step(p, tat, now, n).unwrap();
+        prop_assert!(d.remaining() <= q.burst());
+        if d.is_allowed() {
+            prop_assert!(next.is_some());
+        } else {
+            prop_assert!(d.remaining() < n);
+            let wait = u64::try_from(d.retry_after().as_nanos()).unwrap();
+            prop_assert!(wait > 0);
+            prop_assert!(step(p, tat, now + wait, n).unwrap().0.is_allowed());
+            prop_assert!(step(p, tat, now + wait - 1, n).unwrap().0.is_denied());
+        }
+    }
+}

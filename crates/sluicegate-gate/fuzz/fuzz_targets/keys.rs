@@ -37,7 +37,7 @@ pool = "by-ip"
 
 fuzz_target!(|data: &[u8]| {
     thread_local! {
-        static STATE: State = State::build(&config::parse(CONFIG, "fuzz").unwrap(), None).unwrap();
+        static STATE: State = State::build(&config::parse(CONFIG, "fuzz").unwrap(), None, None).unwrap();
     }
     let mut parts = data.splitn(4, |&b| b == 0);
     let (Some(method), Some(uri), Some(host)) = (parts.next(), parts.next(), parts.next()) else {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use sluicegate::concurrency::ConcurrencyLimiter;
 
-use super::model::Config;
+use super::model::{Config, QueueOrder, Scope};
 
 /// A config that cannot be used, with where and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,8 +135,86 @@ fn check(config: &Config) -> Result<(), Broken> {
         }
         _ => {}
     }
+    check_store(config)?;
     check_pools(config)?;
     check_routes(config)
+}
+
+fn check_store(config: &Config) -> Result<(), Broken> {
+    let Some(store) = &config.store else {
+        return Ok(());
+    };
+    let url = store.redis.get_ref();
+    if !["redis://", "rediss://", "redis+unix://", "unix://"]
+        .iter()
+        .any(|scheme| url.starts_with(scheme))
+    {
+        return Err((
+            Some(store.redis.span()),
+            format!(
+                "invalid redis URL `{url}`: write `redis://HOST:PORT`, like `redis://127.0.0.1:6379`"
+            ),
+        ));
+    }
+    if store.budget.0.is_zero() {
+        return Err((
+            Some(store.redis.span()),
+            "`[store] budget` must be longer than 0, like `20ms`".into(),
+        ));
+    }
+    if *store.instances.get_ref() == 0 {
+        return Err((
+            Some(store.instances.span()),
+            "`instances` counts the gates sharing the store: at least 1".into(),
+        ));
+    }
+    let prefix = store.prefix.get_ref();
+    if prefix.is_empty() || prefix.contains(['{', '}']) {
+        return Err((
+            Some(store.prefix.span()),
+            format!("`prefix = \"{prefix}\"`: write a non-empty prefix without `{{` or `}}`"),
+        ));
+    }
+    Ok(())
+}
+
+/// The rules for a pool's `scope`, `mode` and `on_redis_failure`.
+fn check_scope(config: &Config, pool: &super::model::Pool) -> Result<(), String> {
+    let name = pool.name.get_ref();
+    if pool.scope == Scope::Local {
+        if pool.mode.is_some() {
+            return Err(format!(
+                "pool `{name}`: `mode` is for global rates: add `scope = \"global\"` or remove `mode`"
+            ));
+        }
+        if pool.on_redis_failure.is_some() {
+            return Err(format!(
+                "pool `{name}`: `on_redis_failure` is for global pools: add `scope = \"global\"` or remove it"
+            ));
+        }
+        return Ok(());
+    }
+    if config.store.is_none() {
+        return Err(format!(
+            "pool `{name}` has `scope = \"global\"` but there is no store: add `[store]` with `redis = \"redis://127.0.0.1:6379\"` (and `instances = N`, the number of gates sharing it)"
+        ));
+    }
+    if pool.adaptive.is_some() {
+        return Err(format!(
+            "pool `{name}`: an adaptive limit follows this gate's own latency and cannot be global: use `max_concurrency` with `scope = \"global\"`, or `scope = \"local\"`"
+        ));
+    }
+    if pool.queue_order == QueueOrder::Lifo {
+        return Err(format!(
+            "pool `{name}`: a global pool queues in arrival order: remove `queue_order = \"lifo\"`"
+        ));
+    }
+    if pool.mode.is_some() && pool.rate.is_none() {
+        return Err(format!(
+            "pool `{name}`: `mode` applies to the pool's `rate`: set `rate` or remove `mode`"
+        ));
+    }
+    Ok(())
 }
 
 fn check_pools(config: &Config) -> Result<(), Broken> {
@@ -224,6 +302,7 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
             }
             _ => {}
         }
+        check_scope(config, pool).map_err(|message| (at.clone(), message))?;
         if pool.queue_timeout.0.is_zero() {
             return Err((
                 at,
@@ -377,6 +456,75 @@ mod tests {
         let e = parse(&text, "g.toml").unwrap_err();
         assert!(e.message.contains("has no limit"), "{e}");
         assert_eq!(e.at, Some((2, 8)));
+    }
+
+    #[test]
+    fn a_global_pool_without_a_store_says_what_to_add() {
+        let text = MINIMAL.replace(
+            "max_concurrency = 4",
+            "max_concurrency = 4\nscope = \"global\"",
+        );
+        let e = parse(&text, "g.toml").unwrap_err();
+        assert_eq!(e.at, Some((2, 8)), "{e}");
+        assert!(e.message.contains("add `[store]` with `redis = "), "{e}");
+    }
+
+    #[test]
+    fn a_store_is_checked_and_located() {
+        let with_store = |store: &str| format!("[store]\n{store}\n{MINIMAL}");
+        let ok = parse(&with_store("redis = \"redis://127.0.0.1:6379\""), "g.toml").unwrap();
+        let store = ok.store.unwrap();
+        assert_eq!(store.budget.to_string(), "20ms");
+        assert_eq!(*store.instances.get_ref(), 1);
+        assert_eq!(store.on_redis_failure, super::super::OnFailure::Local);
+        let e = parse(&with_store("redis = \"http://x:1\""), "g.toml").unwrap_err();
+        assert_eq!(e.at, Some((2, 9)), "{e}");
+        assert!(e.message.contains("redis://HOST:PORT"), "{e}");
+        let e = parse(
+            &with_store("redis = \"redis://x\"\ninstances = 0"),
+            "g.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.at, Some((3, 13)), "{e}");
+        let e = parse(
+            &with_store("redis = \"redis://x\"\nbudgett = \"1s\""),
+            "g.toml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("unknown field"), "{e}");
+        let e = parse(
+            &with_store("redis = \"redis://x\"\non_redis_failure = \"maybe\""),
+            "g.toml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("local"), "{e}");
+    }
+
+    #[test]
+    fn global_only_settings_on_a_local_pool_are_refused() {
+        for (add, says) in [
+            ("mode = \"hybrid\"", "`mode` is for global rates"),
+            (
+                "on_redis_failure = \"deny\"",
+                "`on_redis_failure` is for global pools",
+            ),
+        ] {
+            let text = MINIMAL.replace(
+                "max_concurrency = 4",
+                &format!("max_concurrency = 4\n{add}"),
+            );
+            let e = parse(&text, "g.toml").unwrap_err();
+            assert!(e.message.contains(says), "{e}");
+        }
+        let global = format!(
+            "[store]\nredis = \"redis://x\"\n{}",
+            MINIMAL.replace(
+                "max_concurrency = 4",
+                "scope = \"global\"\n[pools.adaptive]"
+            )
+        );
+        let e = parse(&global, "g.toml").unwrap_err();
+        assert!(e.message.contains("cannot be global"), "{e}");
     }
 
     #[test]

@@ -20,6 +20,9 @@ mod values;
 mod wire;
 
 pub use load::{ConfigError, parse, read, validate};
-pub use model::{Adaptive, Admin, Algorithm, Bypass, Config, PerKeyRate, Pool, QueueOrder, Route};
+pub use model::{
+    Adaptive, Admin, Algorithm, Bypass, Config, OnFailure, PerKeyRate, Pool, QueueOrder, RateMode,
+    Route, Scope, Store,
+};
 pub use values::{Dur, KeySource, Rate};
 pub use wire::{Cidr, ListenAddr, UpstreamUrl};

@@ -35,6 +35,9 @@ pub struct Config {
     /// Requests that skip every limit.
     #[serde(default)]
     pub bypass: Bypass,
+    /// The Redis that pools with `scope = "global"` share with other gates (none: every
+    /// pool is local).
+    pub store: Option<Store>,
     /// The limited resources.
     #[serde(default)]
     pub pools: Vec<Pool>,
@@ -68,6 +71,65 @@ pub struct Bypass {
     pub secret_file: Option<PathBuf>,
 }
 
+/// `[store]`: the Redis that global pools share with the other gates.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Store {
+    /// The Redis URL, such as `redis://127.0.0.1:6379`.
+    pub redis: Spanned<String>,
+    /// Longest wait for Redis per decision (default `20ms`); then the failure policy decides.
+    #[serde(default = "default_budget")]
+    pub budget: Dur,
+    /// How many gates share the store (default 1): the `local` failure policy gives each
+    /// `1 / instances` of a global limit.
+    #[serde(default = "default_instances")]
+    pub instances: Spanned<u32>,
+    /// The prefix of every Redis key (default `sluicegate`): gates that share a Redis but
+    /// not their limits use different prefixes.
+    #[serde(default = "default_prefix_key")]
+    pub prefix: Spanned<String>,
+    /// What global pools decide while Redis does not answer (default `local`); a pool may
+    /// say otherwise.
+    #[serde(default)]
+    pub on_redis_failure: OnFailure,
+}
+
+/// Where a pool's limits are kept.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// In this gate only.
+    #[default]
+    Local,
+    /// In the `[store]`, shared by every gate using it.
+    Global,
+}
+
+/// How a global pool's rate is decided.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RateMode {
+    /// One Redis call per request: never more than the rate across all gates.
+    #[default]
+    Strict,
+    /// Tokens leased from Redis in batches and spent locally: far fewer calls, at most 2 %
+    /// of the rate's count over it.
+    Hybrid,
+}
+
+/// What a global pool decides while Redis does not answer within the budget.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnFailure {
+    /// This gate's share of the limit (the limit divided by `[store] instances`).
+    #[default]
+    Local,
+    /// Let everything through (fail open).
+    Allow,
+    /// Turn everything away (fail closed).
+    Deny,
+}
+
 /// `[[pools]]`: one limited resource, an upstream with its limits.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -99,8 +161,16 @@ pub struct Pool {
     pub rate: Option<Rate>,
     /// Largest burst above the rate (default: the rate's count).
     pub burst: Option<u32>,
-    /// A rate per client (per key).
+    /// A rate per client (per key). Always kept in this gate, whatever the scope.
     pub per_key_rate: Option<PerKeyRate>,
+    /// `local` (default) or `global`: the rate and the concurrency limit kept in the
+    /// `[store]`, shared by every gate using it.
+    #[serde(default)]
+    pub scope: Scope,
+    /// A global pool's rate: `strict` (default) or `hybrid`.
+    pub mode: Option<RateMode>,
+    /// A global pool's failure policy (default: the store's).
+    pub on_redis_failure: Option<OnFailure>,
 }
 
 /// `[pools.adaptive]`: an adaptive concurrency limit.
@@ -205,6 +275,15 @@ fn default_key() -> KeySource {
 }
 fn default_max_keys() -> Spanned<usize> {
     Spanned::new(0..0, 100_000)
+}
+fn default_budget() -> Dur {
+    Dur(std::time::Duration::from_millis(20))
+}
+fn default_instances() -> Spanned<u32> {
+    Spanned::new(0..0, 1)
+}
+fn default_prefix_key() -> Spanned<String> {
+    Spanned::new(0..0, "sluicegate".to_owned())
 }
 fn default_prefix() -> String {
     "/".to_owned()

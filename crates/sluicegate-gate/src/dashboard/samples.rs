@@ -168,7 +168,7 @@ fn sample(pool: &Pool, before: Option<&Totals>, now: &Totals) -> Sample {
         pool: pool.name.clone(),
         limit: snap.limit,
         in_flight: snap.in_flight,
-        queued: snap.queued,
+        queued: pool.limit.queued(),
         closed: snap.closed,
         p50_ms: quantile(&now.latency, &before.latency, 0.50),
         p99_ms: quantile(&now.latency, &before.latency, 0.99),

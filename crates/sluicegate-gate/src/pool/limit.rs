@@ -9,6 +9,9 @@ use sluicegate::adaptive::{
 };
 use sluicegate::concurrency::{ConcurrencyLimiter, OwnedPermit, QueueOrder};
 
+use sluicegate_redis::GlobalPermit;
+
+use super::global::{Global, Store};
 use crate::config::{self, Algorithm};
 
 /// A pool's concurrency limit.
@@ -18,6 +21,8 @@ pub enum Limit {
     Static(ConcurrencyLimiter),
     /// A limit that follows the upstream's latency.
     Adaptive(AdaptiveLimiter),
+    /// A limit kept in the store, shared with other gates.
+    Global(Global),
 }
 
 impl Limit {
@@ -26,7 +31,16 @@ impl Limit {
     /// # Errors
     ///
     /// The limiter's refusal, as text (the config check rules most of them out).
-    pub fn build(pool: &config::Pool) -> Result<Limit, String> {
+    pub fn build(pool: &config::Pool, store: Option<&Store>) -> Result<Limit, String> {
+        if pool.scope == config::Scope::Global {
+            let store = store.ok_or_else(|| {
+                format!(
+                    "pool `{}` is global but the gate has no store",
+                    pool.name.get_ref()
+                )
+            })?;
+            return Global::build(store, pool, None).map(Limit::Global);
+        }
         let order = match pool.queue_order {
             config::QueueOrder::Fifo => QueueOrder::Fifo,
             config::QueueOrder::Lifo => QueueOrder::Lifo,
@@ -54,13 +68,29 @@ impl Limit {
         match self {
             Limit::Static(l) => l,
             Limit::Adaptive(a) => a.limiter(),
+            Limit::Global(g) => &g.shell,
+        }
+    }
+
+    /// Requests waiting for a slot: in the local queue, and for a global pool in its queue
+    /// for the store's permits.
+    pub fn queued(&self) -> usize {
+        let global = self.global().map_or(0, |g| g.global.queued());
+        self.limiter().snapshot().queued + global
+    }
+
+    /// The limit kept in the store, for a global pool.
+    pub fn global(&self) -> Option<&Global> {
+        match self {
+            Limit::Global(g) => Some(g),
+            _ => None,
         }
     }
 
     /// Starts the work of a granted permit (an adaptive limit starts timing it).
     pub fn hold(&self, permit: OwnedPermit) -> Held {
         match self {
-            Limit::Static(_) => Held::Plain(permit),
+            Limit::Static(_) | Limit::Global(_) => Held::Plain(permit),
             Limit::Adaptive(a) => Held::Adaptive(a.wrap(permit)),
         }
     }
@@ -69,6 +99,7 @@ impl Limit {
     pub fn algorithm(&self) -> &'static str {
         match self {
             Limit::Static(_) => "static",
+            Limit::Global(_) => "global",
             Limit::Adaptive(a) => a.algorithm_name(),
         }
     }
@@ -157,6 +188,8 @@ pub enum Held {
     Plain(OwnedPermit),
     /// An adaptive pool's permit, timed.
     Adaptive(AdaptivePermit),
+    /// A global pool's permit and its slot in the local limiter in front.
+    Global(GlobalPermit, OwnedPermit),
 }
 
 impl Held {
@@ -164,6 +197,7 @@ impl Held {
     pub fn finish(self, outcome: Outcome) {
         match self {
             Held::Plain(p) => drop(p),
+            Held::Global(g, p) => drop((g, p)),
             Held::Adaptive(p) => p.finish(outcome),
         }
     }
@@ -184,7 +218,7 @@ mod tests {
     async fn a_ceiling_below_the_default_floor_and_initial_is_obeyed() {
         for alg in ["littles", "gradient2", "vegas", "aimd"] {
             let p = pool(&format!("algorithm = \"{alg}\"\nmax = 5"));
-            let limit = Limit::build(&p).unwrap();
+            let limit = Limit::build(&p, None).unwrap();
             assert!(
                 limit.limiter().max() <= 5,
                 "{alg}: {}",

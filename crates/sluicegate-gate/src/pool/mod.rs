@@ -1,6 +1,7 @@
 //! Pools: the limited resources. Each is an upstream with its concurrency limit and queue,
 //! its rates, and its counters; routes name them, and many routes may share one.
 
+mod global;
 mod limit;
 mod rate;
 mod stats;
@@ -10,6 +11,7 @@ use std::time::Duration;
 
 use sluicegate::rate::Gcra;
 
+pub use global::{Global, GlobalRate, Store};
 pub use limit::{Held, Limit, hand_over};
 pub use rate::{PerKey, check_global, global_policy};
 pub use stats::{BUCKETS, Histogram, Outcome, Stats};
@@ -28,8 +30,12 @@ pub struct Pool {
     pub upstream_timeout: Duration,
     /// The concurrency limit.
     pub limit: Limit,
-    /// The pool-wide rate, if any.
+    /// The pool-wide rate, if any and local.
     pub rate: Option<Arc<Gcra>>,
+    /// The pool-wide rate, if any and global (kept in the store).
+    pub global_rate: Option<Arc<GlobalRate>>,
+    /// The store, for a global pool.
+    pub store: Option<Store>,
     /// The per-client rate, if any.
     pub per_key: Option<PerKey>,
     /// `RateLimit` policy names: the pool-wide one and the per-client one.
@@ -47,24 +53,65 @@ impl Pool {
     /// # Errors
     ///
     /// A limiter that cannot be built, as text.
-    pub fn build(cfg: &config::Pool, old: Option<&Pool>) -> Result<Pool, String> {
+    pub fn build(
+        cfg: &config::Pool,
+        old: Option<&Pool>,
+        store: Option<&Store>,
+    ) -> Result<Pool, String> {
+        let store = (cfg.scope == config::Scope::Global)
+            .then_some(store)
+            .flatten();
+        // Global limits are rebuilt on a new store, or for new failure settings.
+        let same_store = |old: &Pool| {
+            old.store.as_ref().map(|s| &s.config) == store.map(|s| &s.config)
+                && old.config.on_redis_failure == cfg.on_redis_failure
+        };
         let limit = match old {
-            Some(old) if same_limiter(&old.config, cfg) => {
-                if let (Limit::Static(l), Some(max)) = (&old.limit, cfg.max_concurrency) {
-                    l.set_max(max).map_err(|e| e.to_string())?;
+            Some(old) if same_limiter(&old.config, cfg) && same_store(old) => {
+                match (&old.limit, cfg.max_concurrency, store) {
+                    (Limit::Static(l), Some(max), _) => {
+                        l.set_max(max).map_err(|e| e.to_string())?;
+                        old.limit.clone()
+                    }
+                    // The leases live in the store under the pool's name: a new limit on the
+                    // same name counts the old one's permits.
+                    (Limit::Global(g), Some(max), Some(store))
+                        if old.config.max_concurrency != Some(max) =>
+                    {
+                        g.shell.set_max(max).map_err(|e| e.to_string())?;
+                        Limit::Global(Global::build(store, cfg, Some(g.shell.clone()))?)
+                    }
+                    _ => old.limit.clone(),
                 }
-                old.limit.clone()
             }
             Some(old) => {
-                let new = Limit::build(cfg)?;
+                let new = Limit::build(cfg, store)?;
                 hand_over(old.limit.limiter(), new.limiter());
                 new
             }
-            None => Limit::build(cfg)?,
+            None => Limit::build(cfg, store)?,
         };
-        let rate = cfg
-            .rate
-            .map(|r| rate::global(r.quota(cfg.burst), old.and_then(|o| o.rate.as_ref())));
+        let quota = cfg.rate.map(|r| r.quota(cfg.burst));
+        let (rate, global_rate) = match (quota, store) {
+            (None, _) => (None, None),
+            (Some(q), None) => (
+                Some(rate::global(q, old.and_then(|o| o.rate.as_ref()))),
+                None,
+            ),
+            (Some(q), Some(store)) => {
+                let kept = old.filter(|o| {
+                    same_store(o)
+                        && o.config.rate == cfg.rate
+                        && o.config.burst == cfg.burst
+                        && o.config.mode == cfg.mode
+                });
+                let g = match kept.and_then(|o| o.global_rate.clone()) {
+                    Some(g) => g,
+                    None => Arc::new(GlobalRate::build(store, cfg, q)?),
+                };
+                (None, Some(g))
+            }
+        };
         let per_key = cfg
             .per_key_rate
             .as_ref()
@@ -77,6 +124,8 @@ impl Pool {
             upstream_timeout: cfg.upstream_timeout.0,
             limit,
             rate,
+            global_rate,
+            store: store.cloned(),
             per_key,
             stats: old.map_or_else(Default::default, |o| o.stats.clone()),
             config: cfg.clone(),
@@ -90,7 +139,8 @@ fn same_limiter(old: &config::Pool, new: &config::Pool) -> bool {
     let queue = old.max_queue == new.max_queue
         && old.queue_timeout == new.queue_timeout
         && old.queue_order == new.queue_order
-        && old.predictive == new.predictive;
+        && old.predictive == new.predictive
+        && old.scope == new.scope;
     let kind = match (&old.adaptive, &new.adaptive) {
         (None, None) => true,
         (Some(a), Some(b)) => {

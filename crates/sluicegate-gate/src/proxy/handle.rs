@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use super::answer::{self, GateBody};
 use super::conn::Conn;
 use super::exchange::Exchange;
+use super::global;
 use super::headers;
 use crate::gate::Gate;
 use crate::pool::{Held, Outcome, Pool, check_global, global_policy};
@@ -57,7 +58,18 @@ pub async fn handle(
         if let Some(denied) = check_rates(&pool, &req, &conn) {
             return Ok(denied);
         }
-        match admit(&pool, &conn).await {
+        // A global pool asks the store; a local one never takes these branches. Their
+        // futures are boxed so that they do not grow every request's future.
+        if let Some(g) = &pool.global_rate
+            && let Some(denied) = Box::pin(global::check_rate(&pool, g)).await
+        {
+            return Ok(denied);
+        }
+        let admitted = match pool.limit.global() {
+            None => admit(&pool, &conn).await,
+            Some(g) => Box::pin(global::admit_global(&pool, g, &conn)).await,
+        };
+        match admitted {
             Ok(held) => held,
             Err(answer) => return Ok(answer),
         }
@@ -79,7 +91,7 @@ fn check_rates(pool: &Pool, req: &Request<Incoming>, conn: &Conn) -> Option<Resp
         .then(|| rate_limited(pool, &pool.policy_names.0, &d, global_policy(g)))
 }
 
-fn rate_limited(
+pub(super) fn rate_limited(
     pool: &Pool,
     name: &str,
     decision: &Decision,
@@ -89,13 +101,13 @@ fn rate_limited(
     answer::rate_limited(&RejectionMapping::default(), name, decision, policy)
 }
 
-fn reject(pool: &Pool, outcome: Outcome) {
+pub(super) fn reject(pool: &Pool, outcome: Outcome) {
     pool.stats.count(outcome);
     tracing::info!(pool = %pool.name, reason = outcome.name(), "rejected");
 }
 
 /// Waits for a slot, leaving the queue as soon as the client hangs up.
-async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<GateBody>> {
+pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<GateBody>> {
     let limiter = pool.limit.limiter();
     let mut acquire = pin!(limiter.acquire_owned());
     // The first poll takes the fast path: no clock read, no watcher, when a slot is free.

@@ -6,6 +6,7 @@ mod answer;
 mod body;
 mod conn;
 mod exchange;
+mod global;
 mod handle;
 mod headers;
 mod upstream;

@@ -4,10 +4,12 @@
 
 mod client;
 mod gate;
+mod redis;
 mod upstream;
 
 pub use client::{Reply, get, raw, request};
 pub use gate::{Gate, rewrite, write_config};
+pub use redis::RedisServer;
 pub use upstream::Upstream;
 
 use std::time::Duration;

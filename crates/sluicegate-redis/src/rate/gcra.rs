@@ -140,19 +140,8 @@ impl Spec {
     pub(super) fn step(&self, tat: i64, now: i64, n: u32) -> Result<Decision, CheckError> {
         let now = u64::try_from(now).unwrap_or(0);
         let tat = u64::try_from(tat).unwrap_or(0);
-        let horizon = self.t_ns * u64::from(self.burst);
-        if tat > now + horizon {
-            // Beyond this instance's horizon: another instance wrote it with a longer burst
-            // or period. Denied until it is back within reach.
-            let wait = tat + self.t_ns * u64::from(n) - now - horizon;
-            let reset = Duration::from_nanos(tat - now);
-            return Ok(Decision::deny(
-                self.burst,
-                0,
-                Duration::from_nanos(wait),
-                reset,
-            ));
-        }
+        // A state beyond this instance's horizon (another instance wrote it with a longer
+        // burst or period) is denied until it is back within reach: `step` handles it.
         Ok(step(self.params, tat, now, n)?.0)
     }
 

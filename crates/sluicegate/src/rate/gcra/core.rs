@@ -79,9 +79,11 @@ pub fn step(
         let decision = Decision::allowed(params.burst, limit_at - next, params.t, next - now);
         Ok((decision, Some(next)))
     } else {
+        // `base` may lie beyond `limit_at` (a state written under a longer quota, or read from
+        // a shared store): then nothing remains, and the wait covers the whole distance.
         let decision = Decision::denied(
             params.burst,
-            limit_at - base,
+            limit_at.saturating_sub(base),
             params.t,
             next - limit_at,
             base - now,
@@ -131,6 +133,26 @@ mod tests {
         assert!(d.is_denied() && next.is_none());
         assert_eq!(d.retry_after(), Duration::from_millis(100));
         assert_eq!(d.reset_after(), Duration::from_millis(300));
+    }
+
+    /// Pins a defect: a state beyond `now + burst × t` (written under another quota on the
+    /// same key, or read from a shared store such as Redis) made the denial's `remaining`
+    /// underflow — a panic in debug builds, a huge count in release builds.
+    #[test]
+    fn state_beyond_the_horizon_is_denied_until_it_is_back_within_reach() {
+        let p = params(10, 3); // t = 100 ms, horizon 300 ms
+        let tat = 10_000_000_000; // 10 s ahead of now
+        let (d, next) = step(p, tat, 0, 1).unwrap();
+        assert!(d.is_denied() && next.is_none());
+        assert_eq!(d.remaining(), 0);
+        // Back within reach when tat + t ≤ now + horizon, i.e. at 9.8 s.
+        assert_eq!(d.retry_after(), Duration::from_millis(9800));
+        assert_eq!(d.reset_after(), Duration::from_secs(10));
+        let (d, _) = step(p, tat, 9_800_000_000, 1).unwrap();
+        assert!(d.is_allowed());
+        // At the far end of the clock nothing wraps either.
+        let (d, _) = step(p, u64::MAX, 0, 3).unwrap();
+        assert!(d.is_denied() && d.remaining() == 0);
     }
 
     #[test]

@@ -1,0 +1,186 @@
+//! Global pools: the `[store]` (one Redis connection per gate) and a pool's limits kept in
+//! it, shared by every gate using the same store — `sluicegate-redis`'s limiters.
+
+use std::time::Duration;
+
+use sluicegate::concurrency::ConcurrencyLimiter;
+use sluicegate::http::RatePolicy;
+use sluicegate::rate::{Decision, Quota};
+use sluicegate_redis::{
+    FailurePolicy, GlobalConcurrency, GlobalGcra, HealthSnapshot, HybridGcra, RedisStore,
+};
+
+use crate::config::{self, OnFailure, RateMode};
+
+/// The gate's connection to the `[store]`, shared by every global pool.
+#[derive(Clone, Debug)]
+pub struct Store {
+    /// The settings it was made from.
+    pub config: config::Store,
+    redis: RedisStore,
+}
+
+impl Store {
+    /// Connects to the store `cfg` names, waiting up to a second for Redis. A Redis that
+    /// does not answer leaves the store in its down state: global pools follow their failure
+    /// policy until it answers ([`is_up`](Self::is_up) tells).
+    ///
+    /// # Errors
+    ///
+    /// A URL or prefix the Redis client refuses, as text.
+    pub async fn connect(cfg: &config::Store) -> Result<Store, String> {
+        let url = cfg.redis.get_ref();
+        let redis = RedisStore::builder(url)
+            .budget(cfg.budget.0)
+            .prefix(cfg.prefix.get_ref())
+            .connect()
+            .await
+            .map_err(|e| format!("[store] redis = \"{url}\": {e}"))?;
+        Ok(Store {
+            config: cfg.clone(),
+            redis,
+        })
+    }
+
+    /// Whether Redis answered the last call.
+    pub fn is_up(&self) -> bool {
+        self.redis.health().up
+    }
+
+    /// Up or down, outages, recoveries and decisions made by a failure policy.
+    pub fn health(&self) -> HealthSnapshot {
+        self.redis.health()
+    }
+
+    fn policy(&self, pool: &config::Pool) -> FailurePolicy {
+        match pool
+            .on_redis_failure
+            .unwrap_or(self.config.on_redis_failure)
+        {
+            OnFailure::Local => FailurePolicy::Local,
+            OnFailure::Allow => FailurePolicy::Allow,
+            OnFailure::Deny => FailurePolicy::Deny,
+        }
+    }
+
+    fn instances(&self) -> u32 {
+        *self.config.instances.get_ref()
+    }
+}
+
+/// A pool's rate kept in the store.
+#[derive(Debug)]
+// Built once per change and held in an `Arc`: the size difference costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum GlobalRate {
+    /// One Redis call per request.
+    Strict(GlobalGcra),
+    /// Leased batches spent locally.
+    Hybrid(HybridGcra),
+}
+
+impl GlobalRate {
+    /// The rate `pool` asks for, in `store`, named after the pool.
+    ///
+    /// # Errors
+    ///
+    /// A quota the Redis scripts cannot hold, as text.
+    pub fn build(store: &Store, pool: &config::Pool, quota: Quota) -> Result<GlobalRate, String> {
+        let name = pool.name.get_ref();
+        let builder = GlobalGcra::builder(&store.redis, name, quota)
+            .on_failure(store.policy(pool))
+            .instances(store.instances());
+        let built = match pool.mode.unwrap_or_default() {
+            RateMode::Strict => builder.build().map(GlobalRate::Strict),
+            RateMode::Hybrid => builder.build_hybrid().map(GlobalRate::Hybrid),
+        };
+        built.map_err(|e| format!("pool `{name}`: global rate: {e}"))
+    }
+
+    /// Decides on one request.
+    ///
+    /// # Cancel safety
+    ///
+    /// As the library's: dropping it loses no token a later call could use.
+    pub async fn check(&self) -> Decision {
+        match self {
+            GlobalRate::Strict(g) => g.check().await,
+            GlobalRate::Hybrid(h) => h.check().await,
+        }
+    }
+
+    /// `strict` or `hybrid`, and for hybrid mode the decisions made and Redis calls sent so
+    /// far (the batching's gain).
+    pub fn mode(&self) -> (&'static str, Option<(u64, u64)>) {
+        match self {
+            GlobalRate::Strict(_) => ("strict", None),
+            GlobalRate::Hybrid(h) => {
+                let s = h.stats();
+                ("hybrid", Some((s.decisions, s.redis_calls)))
+            }
+        }
+    }
+
+    /// The quota, for `RateLimit-Policy`.
+    pub fn policy(&self) -> RatePolicy {
+        let q = match self {
+            GlobalRate::Strict(g) => g.quota(),
+            GlobalRate::Hybrid(h) => h.quota(),
+        };
+        RatePolicy::new(u64::from(q.count()), q.period())
+    }
+}
+
+/// A global concurrency limit and the local limiter in front of it.
+///
+/// The local limiter (`shell`, `max_concurrency` slots, the pool's queue settings) is what
+/// the admin API, the metrics and shutdown see: it counts this gate's requests that hold a
+/// global permit, it is what `close` closes, and bypasses go through it. The global permit
+/// comes first (in the store's FIFO queue, which has the pool's `max_queue` and
+/// `queue_timeout`); with one in hand a slot is always free, since this gate cannot hold more
+/// than `max_concurrency` of them — except after a fallback to `allow`, when the shell keeps
+/// this gate's own count under the limit.
+#[derive(Clone, Debug)]
+pub struct Global {
+    /// The local limiter in front.
+    pub shell: ConcurrencyLimiter,
+    /// The limit in the store.
+    pub global: GlobalConcurrency,
+}
+
+impl Global {
+    /// The limit `pool` asks for: a new global limit on `store` named after the pool, behind
+    /// `shell` (a new one when `None`).
+    ///
+    /// # Errors
+    ///
+    /// A limiter that cannot be built, as text.
+    pub fn build(
+        store: &Store,
+        pool: &config::Pool,
+        shell: Option<ConcurrencyLimiter>,
+    ) -> Result<Global, String> {
+        let name = pool.name.get_ref();
+        let max = pool.max_concurrency.unwrap_or(0);
+        let shell = match shell {
+            Some(s) => s,
+            None => ConcurrencyLimiter::builder(max)
+                .max_queue(pool.max_queue)
+                .queue_timeout(pool.queue_timeout.0)
+                .predictive(false)
+                .build()
+                .map_err(|e| format!("pool `{name}`: {e}"))?,
+        };
+        let global =
+            GlobalConcurrency::builder(&store.redis, name, u32::try_from(max).unwrap_or(u32::MAX))
+                .max_queue(pool.max_queue)
+                .queue_timeout(pool.queue_timeout.0)
+                // Renewed every third of it; a crashed gate's slots come back after this.
+                .ttl(Duration::from_secs(10))
+                .on_failure(store.policy(pool))
+                .instances(store.instances())
+                .build()
+                .map_err(|e| format!("pool `{name}`: global concurrency: {e}"))?;
+        Ok(Global { shell, global })
+    }
+}
