@@ -36,6 +36,16 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     if present == 0 {
         return;
     }
+    if present == 1
+        && headers.get_all(header::CONNECTION).iter().all(|v| {
+            let v = v.as_bytes();
+            v.eq_ignore_ascii_case(b"keep-alive") || v.eq_ignore_ascii_case(b"close")
+        })
+    {
+        // The usual response: `Connection: keep-alive` (or `close`) and nothing else.
+        headers.remove(header::CONNECTION);
+        return;
+    }
     if present & 1 != 0 {
         let listed: Vec<HeaderValue> = headers
             .get_all(header::CONNECTION)
