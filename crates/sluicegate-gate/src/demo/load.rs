@@ -87,6 +87,8 @@ pub struct Tally {
     /// Requests that failed to connect or broke off.
     pub failed: AtomicU64,
     latencies_us: Mutex<Vec<u32>>,
+    /// `(stated give-up time, when the socket was shut)` in µs since the epoch, per give-up.
+    closes: Mutex<Vec<(u128, u128)>>,
     by_status: Mutex<BTreeMap<u16, u64>>,
     by_reason: Mutex<BTreeMap<String, u64>>,
 }
@@ -112,6 +114,10 @@ pub struct LoadReport {
     pub p50: Duration,
     /// 99th percentile latency of the `2xx` answers.
     pub p99: Duration,
+    /// `(stated give-up time, when the socket was shut)` in µs since the epoch, per give-up:
+    /// the timer fires a little after the stated time, so an upstream's "started after the
+    /// stated time" needs this to tell whether the caller had really gone.
+    pub closes: Vec<(u128, u128)>,
 }
 
 impl LoadReport {
@@ -139,7 +145,7 @@ impl LoadReport {
                 .join(",")
         };
         format!(
-            "{{\"elapsed_s\":{:.3},\"sent\":{},\"ok\":{},\"goodput\":{:.2},\"refused\":{},\"gave_up\":{},\"failed\":{},\"p50_ms\":{:.3},\"p99_ms\":{:.3},\"by_status\":{{{}}},\"by_reason\":{{{}}}}}",
+            "{{\"elapsed_s\":{:.3},\"sent\":{},\"ok\":{},\"goodput\":{:.2},\"refused\":{},\"gave_up\":{},\"failed\":{},\"p50_ms\":{:.3},\"p99_ms\":{:.3},\"by_status\":{{{}}},\"by_reason\":{{{}}},\"closes\":[{}]}}",
             self.elapsed.as_secs_f64(),
             self.sent,
             self.ok,
@@ -151,6 +157,11 @@ impl LoadReport {
             self.p99.as_secs_f64() * 1e3,
             map(&mut self.by_status.iter().map(|(k, v)| (k.to_string(), *v))),
             map(&mut self.by_reason.iter().map(|(k, v)| (k.clone(), *v))),
+            self.closes
+                .iter()
+                .map(|(at, shut)| format!("[{at},{shut}]"))
+                .collect::<Vec<_>>()
+                .join(","),
         )
     }
 }
@@ -243,6 +254,11 @@ impl Tally {
             failed: self.failed.load(Ordering::Relaxed),
             p50: quantile(0.50),
             p99: quantile(0.99),
+            closes: self
+                .closes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
         }
     }
 }
@@ -251,6 +267,9 @@ impl Tally {
 struct Conn {
     send: SendRequest<Empty<Bytes>>,
     task: JoinHandle<()>,
+    /// The socket, to shut at once when the caller gives up (the aborted task closes it
+    /// only when the runtime gets to it).
+    socket: std::net::TcpStream,
 }
 
 impl Drop for Conn {
@@ -262,11 +281,12 @@ impl Drop for Conn {
 async fn connect(target: SocketAddr) -> Option<Conn> {
     let stream = TcpStream::connect(target).await.ok()?;
     let _ = stream.set_nodelay(true);
+    let socket = socket2::SockRef::from(&stream).try_clone().ok()?.into();
     let (send, conn) = http1::handshake(TokioIo::new(stream)).await.ok()?;
     let task = tokio::spawn(async move {
         let _ = conn.await;
     });
-    Some(Conn { send, task })
+    Some(Conn { send, task, socket })
 }
 
 /// Sends one request on `conn` (a new connection when `None`) and waits up to `patience`.
@@ -291,14 +311,16 @@ async fn one_request(
     let mut request = Request::builder()
         .uri(plan.path.as_str())
         .header(http::header::HOST, plan.target.to_string());
+    let mut gives_up_at = 0;
     if let Some(p) = patience {
         // Tell the upstream when this caller leaves, so it can count work done for nobody.
-        let at = std::time::SystemTime::now()
+        gives_up_at = (std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .saturating_sub(start.elapsed())
-            + p;
-        request = request.header(super::upstream::GIVES_UP_AT, at.as_micros().to_string());
+            + p)
+            .as_micros();
+        request = request.header(super::upstream::GIVES_UP_AT, gives_up_at.to_string());
     }
     let request = request.body(Empty::new()).ok()?;
     tally.sent.fetch_add(1, Ordering::Relaxed);
@@ -328,8 +350,18 @@ async fn one_request(
             None
         }
         Err(_) => {
-            // Gave up: dropping the connection closes it, as an impatient caller does.
+            // Gave up: closes the connection, as an impatient caller does.
+            let _ = conn.socket.shutdown(std::net::Shutdown::Both);
+            let shut = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_micros();
             tally.gave_up.fetch_add(1, Ordering::Relaxed);
+            tally
+                .closes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((gives_up_at, shut));
             None
         }
     }

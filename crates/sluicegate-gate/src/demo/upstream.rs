@@ -89,6 +89,10 @@ pub struct UpstreamStats {
     completed: AtomicU64,
     abandoned: AtomicU64,
     started_for_nobody: AtomicU64,
+    /// `(gives up at, started at)` in µs since the epoch, for each request started after its
+    /// caller's stated give-up time: a load generator that knows when it really closed can
+    /// tell which of these truly had nobody waiting.
+    late_starts: std::sync::Mutex<Vec<(u128, u128)>>,
 }
 
 /// A copy of [`UpstreamStats`] at one moment.
@@ -122,6 +126,23 @@ impl UpstreamStats {
     pub fn reset_peak(&self) {
         let now = self.in_flight.load(Ordering::Relaxed);
         self.max_in_flight.store(now, Ordering::Relaxed);
+    }
+
+    /// The counters and the late starts, as the stats endpoint serves them.
+    fn to_json(&self) -> String {
+        let snapshot = self.snapshot().to_json();
+        let late = self
+            .late_starts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|(at, started)| format!("[{at},{started}]"))
+            .collect::<Vec<_>>()
+            .join(",");
+        format!(
+            "{},\"late_starts\":[{late}]}}\n",
+            snapshot.trim_end().trim_end_matches('}')
+        )
     }
 
     fn enter(self: &Arc<Self>) -> InFlight {
@@ -208,7 +229,7 @@ async fn answer(
     service_time: Duration,
 ) -> Response<Full<Bytes>> {
     if req.uri().path() == STATS_PATH {
-        let body = shared.stats.snapshot().to_json();
+        let body = shared.stats.to_json();
         return Response::builder()
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(body)))
@@ -226,30 +247,38 @@ async fn answer(
         let w = shared.model.workers.unwrap_or(1).max(1) as f64;
         stretch += shared.model.contention * queued / w;
     }
-    if caller_is_gone(&req) {
+    if let Some(late) = started_after_give_up(&req) {
         shared
             .stats
             .started_for_nobody
             .fetch_add(1, Ordering::Relaxed);
+        shared
+            .stats
+            .late_starts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(late);
     }
     tokio::time::sleep(service_time.mul_f64(stretch)).await;
     guard.finish();
     ok(stretch)
 }
 
-/// Whether the request's caller said it would give up before now.
-fn caller_is_gone(req: &Request<Incoming>) -> bool {
-    let Some(at) = req
+/// `(gives up at, now)` in µs since the epoch when the request's caller said it would give
+/// up before now.
+fn started_after_give_up(req: &Request<Incoming>) -> Option<(u128, u128)> {
+    let at = req
         .headers()
-        .get(GIVES_UP_AT)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u128>().ok())
-    else {
-        return false;
-    };
-    std::time::SystemTime::now()
+        .get(GIVES_UP_AT)?
+        .to_str()
+        .ok()?
+        .parse::<u128>()
+        .ok()?;
+    let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .is_ok_and(|now| now.as_micros() > at)
+        .ok()?
+        .as_micros();
+    (now > at).then_some((at, now))
 }
 
 /// Counts a request waiting for a worker for as long as it waits.

@@ -1,6 +1,7 @@
 //! A client connection: hyper reads and writes the accepted socket; the proxy watches a
 //! duplicate of it while a request waits in the queue, so a client that hangs up leaves the
-//! queue at once.
+//! queue at once. The duplicate is registered with the reactor only while a request waits:
+//! registered all the time, every request's arrival would be reported twice.
 
 use std::io;
 use std::net::SocketAddr;
@@ -18,9 +19,9 @@ pub struct Conn {
     pub peer: SocketAddr,
     /// What its requests add to `X-Forwarded-For` and `Forwarded`.
     pub forwarding: Forwarding,
-    /// A duplicate handle on the client's socket (same connection, own registration), so
-    /// hyper keeps the plain `TcpStream` and its reads stay as cheap as tokio makes them.
-    stream: TcpStream,
+    /// A duplicate handle on the client's socket (same connection), so hyper keeps the
+    /// plain `TcpStream` and its reads stay as cheap as tokio makes them.
+    stream: std::net::TcpStream,
 }
 
 impl Conn {
@@ -32,12 +33,11 @@ impl Conn {
     /// When the socket cannot be duplicated (out of file descriptors).
     pub fn new(stream: TcpStream, peer: SocketAddr) -> io::Result<(Conn, TcpStream)> {
         let dup: std::net::TcpStream = socket2::SockRef::from(&stream).try_clone()?.into();
-        let watch = TcpStream::from_std(dup)?;
         Ok((
             Conn {
                 peer,
                 forwarding: Forwarding::new(peer),
-                stream: watch,
+                stream: dup,
             },
             stream,
         ))
@@ -54,13 +54,21 @@ impl Conn {
     ///
     /// Cancel safe: it only observes.
     pub async fn closed(&self) {
+        let watch = match self.stream.try_clone().and_then(TcpStream::from_std) {
+            Ok(w) => w,
+            Err(e) => {
+                // Out of file descriptors: the request waits without the watch.
+                tracing::debug!(peer = %self.peer, error = %e, "cannot watch the connection");
+                return std::future::pending().await;
+            }
+        };
         let mut byte = [0u8; 1];
         loop {
-            match self.stream.peek(&mut byte).await {
+            match watch.peek(&mut byte).await {
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
             }
-            match self.stream.ready(Interest::READABLE).await {
+            match watch.ready(Interest::READABLE).await {
                 Ok(r) if r.is_read_closed() => return,
                 Ok(_) => tokio::time::sleep(Duration::from_millis(50)).await,
                 Err(_) => return,
