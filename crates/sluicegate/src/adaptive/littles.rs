@@ -49,7 +49,8 @@ const WARM_BUCKETS: u64 = 3;
 /// - **Application-limited** (no request found every permit taken): the knee, once the
 ///   resource has been seen queueing (bursts then wait in the limiter, not inside the
 ///   resource, where waiting slows everyone); before that, `app_limited_gain` × the demand
-///   seen (the larger of the BDP and the most permits out at once).
+///   seen (the larger of the BDP and the most permits out at once less the resource's own
+///   queue).
 /// - **Saturated**: estimate the requests standing in the resource's own queue as
 ///   `queue = (low RT − its floor) × pass rate`, where *low RT* is the 5th-percentile RT of
 ///   the last three buckets and its *floor* the same measured unqueued, during the last probe.
@@ -59,7 +60,8 @@ const WARM_BUCKETS: u64 = 3;
 ///   (capacity to find), otherwise correct `queue_gain` of the error, at most `× backoff` down
 ///   a bucket.
 /// - **Re-probe**: while saturated, every `probe_interval` or early when the window's mean RT
-///   exceeds `probe_trigger × min RT`, the limit is held at `probe_gain × last pass rate ×
+///   exceeds `probe_trigger × min RT` and (once a probe has measured the floor) the low RT
+///   shows a queue, the limit is held at `probe_gain × last pass rate ×
 ///   min RT` (at least half the limit) long enough to expect `probe_samples` requests. That
 ///   drains the resource's queue; the requests that *started* during the probe (followed until
 ///   they finish) give the unqueued low-RT floor and min RT, so neither can drift. A min RT that
@@ -217,7 +219,9 @@ impl LittlesLaw {
         let mut b = std::mem::replace(&mut self.current, Bucket::new(self.span));
         b.probed = self.probe.is_some();
         b.seal(self.c.min_samples);
-        if let Some(low) = b.low_rt() {
+        // The first buckets see only the requests that finished soon after the start: their
+        // low RT reads low, and a floor taken from it would read every later bucket as queued.
+        if let Some(low) = b.low_rt().filter(|_| self.closed_total >= WARM_BUCKETS) {
             self.lows.push_back(low);
             while self.lows.len() > LOW_WINDOW {
                 self.lows.pop_front();
@@ -321,8 +325,8 @@ impl LittlesLaw {
         }
         let mut next = if !b.saturated {
             // Room for `app_limited_gain` × the demand seen, measured two ways: the BDP, and
-            // the most permits out at once (which also counts the slow requests of a
-            // multi-modal service that a min RT leaves out).
+            // the most permits out at once less the resource's queue (which also counts the
+            // slow requests of a multi-modal service that a min RT leaves out).
             // Once the knee is known, hold it: a limit above it lets a burst queue inside the
             // resource (where waiting slows everyone) instead of in the limiter.
             let peak = self
@@ -331,7 +335,10 @@ impl LittlesLaw {
                 .map(|b| b.max_in_flight)
                 .max()
                 .unwrap_or(0);
-            let demand = bdp.max(peak as f64);
+            // Permits waiting in the resource's own queue are not demand it serves: counting
+            // them would let a burst that queues inside raise the limit, and the slowed
+            // service raise it again (a collapse under a load below capacity).
+            let demand = bdp.max(peak as f64 - queue.unwrap_or(0.0));
             self.knee
                 .unwrap_or((demand * self.c.app_limited_gain).ceil() as usize)
         } else if self.probe_limit(now).is_some() {
@@ -385,8 +392,12 @@ impl LittlesLaw {
         }
         self.base = clamp(next, min, max);
         let min_rt = self.min_rt.unwrap_or(min_rt); // a re-based min RT needs no probe
-        let inflated = window_rt
-            .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
+        // Once a probe has measured the floor, the mean RT alone is no evidence: under
+        // heavy-tailed service it swings far more than 1.5× from one second to the next, so
+        // the low quantile must show a queue too. (Before it, the floor may itself be queued.)
+        let inflated = (queueing || !self.probed)
+            && window_rt
+                .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
         // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
         if self.probe.is_none() && b.saturated && (now >= self.next_probe || inflated) {
             let drained = b.rate() * min_rt.as_secs_f64() * self.c.probe_gain;

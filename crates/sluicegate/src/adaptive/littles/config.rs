@@ -35,7 +35,8 @@ pub struct LittlesLawConfig {
     pub max_step: f64,
     /// Time between min-RT probes while saturated (5 s; at least 50 buckets).
     pub probe_interval: Duration,
-    /// An early min-RT probe starts when the window's RT exceeds min RT by this factor (1.5).
+    /// An early min-RT probe starts when the window's RT exceeds min RT by this factor (1.5)
+    /// and, once a probe has measured the floor, the low RT shows a queue.
     pub probe_trigger: f64,
     /// How long a min-RT probe holds the limit down (200 ms; at least 2 buckets and 3 RTs).
     pub probe_duration: Duration,

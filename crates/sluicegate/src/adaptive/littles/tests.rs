@@ -122,6 +122,25 @@ fn littles_holds_the_knee_through_quiet_spells() {
     assert!(knee > 8, "{knee}");
 }
 
+/// Pins a collapse under a load below capacity (`heavy_tail_0.8x`): a burst that queued
+/// inside the resource raised the most permits out at once, the application-limited limit
+/// (2 × that peak) let still more in, and the slowed service raised the peak again.
+#[test]
+fn littles_app_limited_demand_leaves_out_the_resource_queue() {
+    let mut l = warmed();
+    for idx in 22..=25 {
+        feed(&mut l, idx, 100, 20, IDLE, Outcome::Success);
+    }
+    assert_eq!(l.limit(), 40);
+    // Below the limit (35 of 40 out), but every RT 30 ms over the 20 ms floor: at 1000/s,
+    // 10 of the 35 wait inside the resource. Demand is 25 in service, so 2 × 25 = 50 —
+    // not 2 × 35 = 70.
+    for idx in 26..=28 {
+        feed(&mut l, idx, 100, 30, 35, Outcome::Success);
+    }
+    assert_eq!(feed(&mut l, 29, 1, 30, 35, Outcome::Success), 50);
+}
+
 #[test]
 fn littles_backs_off_on_drops_and_does_not_rise_during_cool_down() {
     let mut l = warmed();
