@@ -79,7 +79,7 @@ impl Conn {
         }
         let now = Instant::now();
         IDLE.with_borrow_mut(|idle| {
-            let list = match idle.iter().position(|(a, _)| *a == self.authority) {
+            let list = match idle.iter().position(|(a, _)| same(a, &self.authority)) {
                 Some(i) => &mut idle[i].1,
                 None => {
                     idle.push((self.authority, Vec::new()));
@@ -101,10 +101,16 @@ impl Conn {
     }
 }
 
+/// The same upstream, byte for byte (`Authority`'s own `==` ignores case, letter by letter;
+/// every pool's authority comes from its config, spelled one way).
+fn same(a: &Authority, b: &Authority) -> bool {
+    a.as_str() == b.as_str()
+}
+
 /// This thread's freshest idle connection to `authority` that can take a request now.
 fn check_out(authority: &Authority) -> Option<SendRequest<Incoming>> {
     IDLE.with_borrow_mut(|idle| {
-        let (_, list) = idle.iter_mut().find(|(a, _)| a == authority)?;
+        let (_, list) = idle.iter_mut().find(|(a, _)| same(a, authority))?;
         let mut i = list.len();
         let mut looked = 0;
         while i > 0 && looked < SCAN {
