@@ -19,7 +19,7 @@ pub use headers::strip_hop_by_hop;
 
 /// The keep-alive HTTP/1 connections every pool's requests go through: idle connections
 /// are kept per thread, so the upstream connections a worker thread uses are driven by that
-/// thread (see `server`'s module docs and [`upstream`]).
+/// thread (see the `server` and `proxy::upstream` module docs).
 #[derive(Clone, Debug, Default)]
 pub struct Upstream {
     _private: (),
