@@ -7,7 +7,7 @@
 //! ([`Conn::check_in`], called by `PermitBody`); an exchange that ends any other way closes
 //! it. Idle connections are dropped once the upstream has closed them (the upstream's own
 //! keep-alive timeout), past [`MAX_IDLE`] per upstream per thread, or when found older than
-//! [`IDLE_TIMEOUT`] as the thread takes or returns one (no timer: a thread without traffic
+//! [`IDLE_TIMEOUT`] as the thread returns one (no timer: a thread without traffic
 //! keeps its idle connections until the upstream closes them). A request that could not
 //! be written on a reused connection (the upstream closed it just as it was picked) is sent
 //! once more on a new one; a request that was written is never sent twice.
