@@ -37,8 +37,8 @@ const ROUND: Duration = Duration::from_secs(3);
 const ROUNDS: usize = 3;
 /// Latency part: a limit no caller reaches, so every decision admits (and writes).
 const LAT_RATE: u32 = 1_000_000;
-const LAT_ROUND: Duration = Duration::from_secs(2);
-const LAT_ROUNDS: usize = 5;
+const LAT_ROUND: Duration = Duration::from_millis(500);
+const LAT_ROUNDS: usize = 20;
 /// Calls per second per caller in the paced latency runs.
 const PACE_RATE: u64 = 1_000;
 
@@ -297,8 +297,14 @@ async fn latency_table(redis: &support::RedisServer) {
                     .arg("RESETSTAT")
                     .query(&mut con)
                     .unwrap();
-                let t = round(redis, *mode, load, n).await;
+                let mut t = round(redis, *mode, load, n).await;
                 usec[i] += redis_usec(&mut con, *mode);
+                t.latencies_ns.sort_unstable();
+                eprintln!(
+                    "{load:?} round {n} {mode:?}: {} decisions, p99 {:.0} µs",
+                    t.decisions,
+                    percentile(&t.latencies_ns, 0.99)
+                );
                 let all = &mut totals[i];
                 all.decisions += t.decisions;
                 all.latencies_ns.extend(t.latencies_ns);
