@@ -113,7 +113,7 @@ async fn keys_carry_a_hash_tag_per_limit() {
         .await;
     let mut keys: Vec<String> = redis.connection().keys("*").unwrap();
     keys.sort();
-    assert_eq!(keys, ["{sg:pay}:gcra", "{sg:pay}:window"]);
+    assert_eq!(keys, ["{sg:pay}:tat", "{sg:pay}:window"]);
     assert!(
         GlobalGcra::builder(&store, "a{b", quota(1, 1))
             .build()
@@ -142,10 +142,11 @@ async fn a_quota_of_zero_denies_without_asking_redis_and_too_many_at_once_is_an_
     assert!(keys.is_empty(), "no round trip for either: {keys:?}");
 }
 
-/// Pins the day rollover of the script's time base: a state written more than a day ago
-/// (relative to an old base) is carried over exactly, not lost or misread.
+/// Pins the state format: the theoretical arrival time in nanoseconds since 1970 (above
+/// 2^53, so the script must read and write it without going through one Lua double), read
+/// exactly into a decision and written back zero-padded.
 #[tokio::test]
-async fn gcra_state_survives_the_daily_rebase_of_its_time_origin() {
+async fn gcra_state_is_nanoseconds_since_1970_read_and_written_exactly() {
     let redis = RedisServer::start();
     let store = support::store(&redis).await;
     let gcra = GlobalGcra::builder(&store, "old", quota(1, 1))
@@ -153,16 +154,30 @@ async fn gcra_state_survives_the_daily_rebase_of_its_time_origin() {
         .unwrap();
     let mut con = redis.connection();
     let (sec, usec): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
-    // Base 86 401 s ago; the bucket (burst 1) is empty until 1 s from now.
-    let base = sec - 86_401;
-    let tat = (86_401 + 1) * 1_000_000_000_i64 + usec * 1000;
-    let _: () = con
-        .hset_multiple("{sluicegate:old}:gcra", &[("base", base), ("tat", tat)])
-        .unwrap();
+    let redis_ns = |(sec, usec): (i64, i64)| sec * 1_000_000_000 + usec * 1000;
+    // The bucket (burst 1) is empty until 1 s from now, to the nanosecond.
+    let tat = redis_ns((sec, usec)) + 1_000_000_007;
+    let _: () = con.set("{sluicegate:old}:tat", tat).unwrap();
     let d = gcra.check().await;
     assert!(d.is_denied(), "{d:?}");
     assert!(d.retry_after() > Duration::from_millis(900), "{d:?}");
     assert!(d.retry_after() <= Duration::from_secs(1), "{d:?}");
+    assert_eq!(d.retry_after().subsec_nanos() % 1000, 7, "{d:?}");
+    // A state from long ago is a full bucket; the step writes now + 1 s back, as an integer.
+    let _: () = con
+        .set("{sluicegate:old}:tat", tat - 86_400_000_000_000)
+        .unwrap();
+    assert!(gcra.check().await.is_allowed());
+    let after: (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
+    let stored: String = con.get("{sluicegate:old}:tat").unwrap();
+    let stored: i64 = stored.parse().unwrap();
+    assert!(stored > redis_ns((sec, usec)) + 1_000_000_000, "{stored}");
+    assert!(stored <= redis_ns(after) + 1_000_000_000, "{stored}");
+    let ttl: i64 = con.pttl("{sluicegate:old}:tat").unwrap();
+    assert!(
+        (1000..=2000).contains(&ttl),
+        "expires once full again: {ttl} ms"
+    );
 }
 
 /// Two quotas on one name: the state the longer one writes lies beyond the shorter one's

@@ -197,7 +197,9 @@ impl GcraBuilder<'_> {
     }
 
     fn spec(self) -> Result<Spec, Error> {
-        let key = key(self.store.prefix(), &self.name, "gcra")?;
+        // `tat`: a string since the state left its hash (a new name, so that instances of
+        // both versions never meet a key of the other type during a rolling upgrade).
+        let key = key(self.store.prefix(), &self.name, "tat")?;
         let q = self.quota;
         let t_ns = q.emission_interval().map_or(0, |t| {
             u64::try_from(t.as_nanos()).unwrap_or(u64::MAX).max(1)

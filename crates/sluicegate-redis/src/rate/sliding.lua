@@ -8,9 +8,10 @@ local time = redis.call('TIME')
 local sec, usec = tonumber(time[1]), tonumber(time[2])
 local us = sec * 1000000 + usec
 local idx = math.floor(us / slice_us)
+-- Slice numbers go to Redis as numbers: it writes integral doubles out in full (%.17g).
 local fields = {}
 for j = 0, slices do
-  fields[j + 1] = string.format('%.0f', idx - slices + j)
+  fields[j + 1] = idx - slices + j
 end
 local raw = redis.call('HMGET', KEYS[1], unpack(fields))
 local counts, in_window = {}, 0

@@ -1,17 +1,18 @@
--- Shared opening of the GCRA scripts: Redis's clock and the state, relative to a time base.
--- KEYS[1]: a hash {base = seconds, tat = ns after base}. Lua numbers are doubles, so times
--- are kept relative to `base` (rebased daily) and every value stays an exact integer below
--- 2^53. Sets sec, usec, base, tat, now (tat and now in ns after base).
+-- Shared opening of the GCRA scripts: Redis's clock and the state.
+-- KEYS[1]: a string, the theoretical arrival time in ns since 1970 on Redis's clock. Lua
+-- numbers are doubles, exact below 2^53 only, so it is read as seconds and ns apart and kept
+-- relative to the current second: every value the step uses stays an exact integer.
+-- Sets sec, usec, tat, now (tat and now in ns after second `sec`, tat at least 0).
 local time = redis.call('TIME')
 local sec, usec = tonumber(time[1]), tonumber(time[2])
-local state = redis.call('HMGET', KEYS[1], 'base', 'tat')
-local base, tat = tonumber(state[1]) or sec, tonumber(state[2]) or 0
-if sec < base or sec - base > 86400 then
-  tat = math.max(tat - (sec - base) * 1000000000, 0)
-  base = sec
+local now, tat = usec * 1000, 0
+local state = redis.call('GET', KEYS[1])
+if state then
+  local s = tonumber(string.sub(state, 1, -10)) or 0
+  tat = math.max((s - sec) * 1000000000 + (tonumber(string.sub(state, -9)) or 0), 0)
 end
-local now = (sec - base) * 1000000000 + usec * 1000
 local function store(new_tat)
-  redis.call('HSET', KEYS[1], 'base', string.format('%.0f', base), 'tat', string.format('%.0f', new_tat))
-  redis.call('PEXPIRE', KEYS[1], math.floor(math.max(new_tat - now, 0) / 1000000) + 1000)
+  local ns = math.fmod(new_tat, 1000000000)
+  redis.call('SET', KEYS[1], string.format('%d%09d', sec + (new_tat - ns) / 1000000000, ns),
+    'PX', math.floor((new_tat - now) / 1000000) + 1000)
 end
