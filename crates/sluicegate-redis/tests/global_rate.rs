@@ -213,3 +213,26 @@ async fn a_state_written_under_a_longer_burst_is_denied_not_a_panic() {
     assert!(d.retry_after() > Duration::from_secs(4790), "{d:?}");
     assert!(d.reset_after() > Duration::from_secs(4990), "{d:?}");
 }
+
+/// The window's key always carries an expiry that outlives the window, though the script
+/// sets it only at the first admission of each slice (the others pay for three commands,
+/// not five).
+#[tokio::test]
+async fn a_window_key_always_expires_after_its_window() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    // Six slices of 10 s: the key must outlive 7 slices (70 s), plus a second of margin.
+    let window = GlobalWindow::builder(&store, "ttl", 100, Duration::from_secs(60))
+        .slices(6)
+        .build()
+        .unwrap();
+    let mut con = redis.connection();
+    for i in 0..5 {
+        assert!(window.check().await.is_allowed());
+        let ttl: i64 = con.pttl("{sluicegate:ttl}:window").unwrap();
+        assert!(
+            (60_000..=71_000).contains(&ttl),
+            "after admission {i}: {ttl} ms"
+        );
+    }
+}

@@ -25,11 +25,15 @@ if limit > 0 and in_window + n <= limit and in_window + counts[1] + n <= cap the
   allowed = 1
   if n > 0 then
     redis.call('HINCRBY', KEYS[1], fields[slices + 1], n)
-    redis.call('PEXPIRE', KEYS[1], math.ceil((slices + 1) * slice_us / 1000) + 1000)
-    -- Slices that aged out while the key stayed alive: drop them now and then.
-    if redis.call('HLEN', KEYS[1]) > slices + 8 then
-      for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
-        if tonumber(f) < idx - slices then redis.call('HDEL', KEYS[1], f) end
+    -- Once per slice, at its first admission (the key may be new): the expiry, which
+    -- then outlives the whole window, and the slices that aged out while the key stayed
+    -- alive, dropped now and then.
+    if counts[slices + 1] == 0 then
+      redis.call('PEXPIRE', KEYS[1], math.ceil((slices + 1) * slice_us / 1000) + 1000)
+      if redis.call('HLEN', KEYS[1]) > slices + 8 then
+        for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
+          if tonumber(f) < idx - slices then redis.call('HDEL', KEYS[1], f) end
+        end
       end
     end
   end
