@@ -58,13 +58,7 @@ impl Exchange {
         self.pending = None;
         let held = self.held.take();
         match held {
-            Some(held) => settle(
-                &self.pool,
-                self.start,
-                self.deadline,
-                result.map_err(|_| ()),
-                held,
-            ),
+            Some(held) => settle(&self.pool, self.start, result.map_err(|_| ()), held),
             None => Err(Outcome::UpstreamError),
         }
     }
@@ -76,7 +70,6 @@ type Answer = Result<Sent, ()>;
 fn settle(
     pool: &Pool,
     start: Instant,
-    deadline: Instant,
     result: Answer,
     held: Held,
 ) -> Result<Response<PermitBody>, Outcome> {
@@ -90,11 +83,9 @@ fn settle(
                 | StatusCode::GATEWAY_TIMEOUT => Sample::Dropped,
                 _ => Sample::Success,
             };
-            // A body the client abandons is read to its end (until the deadline, at least
-            // one more upstream timeout) before the slot is freed.
-            let rest = pool
-                .upstream_timeout
-                .max(deadline.saturating_duration_since(Instant::now()));
+            // A body the client abandons is read to its end (for one more upstream timeout
+            // at most) before the slot is freed.
+            let rest = pool.upstream_timeout;
             return Ok(response.map(|body| PermitBody::new(body, held, sample, rest, conn)));
         }
         Ok(Err(e)) => {
@@ -131,7 +122,7 @@ impl Drop for Exchange {
         // slot until it is done. A body that comes back is drained by `PermitBody`.
         runtime.spawn(async move {
             let result = timeout_at(deadline, pending).await.map_err(|_| ());
-            drop(settle(&pool, start, deadline, result, held));
+            drop(settle(&pool, start, result, held));
         });
     }
 }
