@@ -9,11 +9,10 @@ use serde::Deserialize;
 
 use crate::config::{self, Config, Dur, Rate};
 use crate::pool::Store;
-use crate::proxy::Upstream;
 use crate::state::State;
 
-/// The gate: config and state in force, and the upstream client. Shared by the proxy, the
-/// admin API and the signal handlers.
+/// The gate: config and state in force. Shared by the proxy, the admin API and the signal
+/// handlers.
 #[derive(Debug)]
 pub struct Gate {
     state: ArcSwap<State>,
@@ -21,8 +20,6 @@ pub struct Gate {
     /// at a time; the proxy never takes it.
     config: Mutex<Config>,
     path: Option<PathBuf>,
-    /// The pooled keep-alive client for every upstream.
-    pub upstream: Upstream,
 }
 
 /// A change to a pool's limits (`PUT /pools/NAME/limits`); fields left out stay as they are.
@@ -79,7 +76,6 @@ impl Gate {
             state: ArcSwap::from_pointee(state),
             config: Mutex::new(config),
             path,
-            upstream: Upstream::new(),
         })
     }
 
