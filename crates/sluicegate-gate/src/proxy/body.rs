@@ -70,10 +70,8 @@ impl Body for PermitBody {
         let frame = ready!(Pin::new(inner).poll_frame(cx));
         match &frame {
             None => {
-                let outcome = self.outcome;
-                self.release(outcome);
-                if let Some(conn) = self.conn.take() {
-                    conn.check_in();
+                if let Some(held) = self.held.take() {
+                    read_to_the_end(held, self.outcome, self.conn.take());
                 }
             }
             Some(Err(_)) => self.release(Outcome::Ignored),
@@ -100,10 +98,7 @@ impl Drop for PermitBody {
         };
         if inner.is_end_stream() {
             // The usual end: hyper stops polling a body that says it has ended.
-            held.finish(self.outcome);
-            if let Some(conn) = self.conn.take() {
-                conn.check_in();
-            }
+            read_to_the_end(held, self.outcome, self.conn.take());
             return;
         }
         let (outcome, deadline, conn) = (self.outcome, self.deadline, self.conn.take());
@@ -121,13 +116,19 @@ impl Drop for PermitBody {
             })
             .await;
             if drained == Ok(true) {
-                held.finish(outcome);
-                if let Some(conn) = conn {
-                    conn.check_in();
-                }
+                read_to_the_end(held, outcome, conn);
             } else {
                 held.finish(Outcome::Ignored);
             }
         });
+    }
+}
+
+/// The upstream has sent the whole body: its slot is free, and its connection can take
+/// another request.
+fn read_to_the_end(held: Held, outcome: Outcome, conn: Option<upstream::Conn>) {
+    held.finish(outcome);
+    if let Some(conn) = conn {
+        conn.check_in();
     }
 }
