@@ -147,3 +147,38 @@ pub enum Order {
     /// clients are likeliest still waiting, go first.
     Lifo,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick(extra: &[&str]) -> Config {
+        let mut args = vec![
+            "sluicegate",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--max-concurrency",
+            "2",
+            "--max-queue",
+            "5",
+            "--queue-timeout",
+            "1s",
+        ];
+        args.extend_from_slice(extra);
+        let Command::Serve(serve) = Cli::try_parse_from(args).unwrap().command else {
+            panic!("not serve");
+        };
+        serve.config().unwrap().0
+    }
+
+    #[test]
+    fn the_quick_form_queue_is_fifo_unless_told_lifo() {
+        assert_eq!(quick(&[]).pools[0].queue_order, config::QueueOrder::Fifo);
+        let lifo = quick(&["--queue-order", "lifo"]);
+        assert_eq!(lifo.pools[0].queue_order, config::QueueOrder::Lifo);
+        assert!(Cli::try_parse_from(["sluicegate", "serve", "--queue-order", "random"]).is_err());
+    }
+}
