@@ -130,19 +130,23 @@ impl UpstreamStats {
 
     /// The counters and the late starts, as the stats endpoint serves them.
     fn to_json(&self) -> String {
-        let snapshot = self.snapshot().to_json();
+        let s = self.snapshot();
         let late = self
             .late_starts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
-            .map(|(at, started)| format!("[{at},{started}]"))
-            .collect::<Vec<_>>()
-            .join(",");
-        format!(
-            "{},\"late_starts\":[{late}]}}\n",
-            snapshot.trim_end().trim_end_matches('}')
-        )
+            .map(|&(at, started)| [at, started])
+            .collect::<Vec<_>>();
+        let json = serde_json::json!({
+            "in_flight": s.in_flight,
+            "max_in_flight": s.max_in_flight,
+            "completed": s.completed,
+            "abandoned": s.abandoned,
+            "started_for_nobody": s.started_for_nobody,
+            "late_starts": late,
+        });
+        format!("{json}\n")
     }
 
     fn enter(self: &Arc<Self>) -> InFlight {
@@ -152,19 +156,6 @@ impl UpstreamStats {
             stats: Arc::clone(self),
             done: false,
         }
-    }
-}
-
-impl StatsSnapshot {
-    fn to_json(self) -> String {
-        format!(
-            "{{\"in_flight\":{},\"max_in_flight\":{},\"completed\":{},\"abandoned\":{},\"started_for_nobody\":{}}}\n",
-            self.in_flight,
-            self.max_in_flight,
-            self.completed,
-            self.abandoned,
-            self.started_for_nobody
-        )
     }
 }
 
@@ -304,4 +295,27 @@ fn ok(stretch: f64) -> Response<Full<Bytes>> {
         response.headers_mut().insert("x-upstream-stretch", v);
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stats_say_which_requests_started_after_their_caller_gave_up() {
+        let stats = UpstreamStats::default();
+        stats.started_for_nobody.fetch_add(1, Ordering::Relaxed);
+        stats
+            .late_starts
+            .lock()
+            .unwrap()
+            .push((1_764_612_345_678_901, 1_764_612_345_679_000));
+        let v: serde_json::Value = serde_json::from_str(&stats.to_json()).unwrap();
+        assert_eq!(v["started_for_nobody"], 1);
+        assert_eq!(v["max_in_flight"], 0);
+        assert_eq!(
+            v["late_starts"],
+            serde_json::json!([[1_764_612_345_678_901_u64, 1_764_612_345_679_000_u64]])
+        );
+    }
 }
