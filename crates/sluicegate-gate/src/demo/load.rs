@@ -314,12 +314,8 @@ async fn one_request(
     let mut gives_up_at = 0;
     if let Some(p) = patience {
         // Tell the upstream when this caller leaves, so it can count work done for nobody.
-        gives_up_at = (std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .saturating_sub(start.elapsed())
-            + p)
-            .as_micros();
+        gives_up_at =
+            (super::upstream::since_epoch().saturating_sub(start.elapsed()) + p).as_micros();
         request = request.header(super::upstream::GIVES_UP_AT, gives_up_at.to_string());
     }
     let request = request.body(Empty::new()).ok()?;
@@ -352,10 +348,7 @@ async fn one_request(
         Err(_) => {
             // Gave up: closes the connection, as an impatient caller does.
             let _ = conn.socket.shutdown(std::net::Shutdown::Both);
-            let shut = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_micros();
+            let shut = super::upstream::since_epoch().as_micros();
             tally.gave_up.fetch_add(1, Ordering::Relaxed);
             tally
                 .closes

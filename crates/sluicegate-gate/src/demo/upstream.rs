@@ -255,6 +255,14 @@ async fn answer(
     ok(stretch)
 }
 
+/// The wall clock as time since 1970: what the load generator and the upstream, separate
+/// processes, compare give-up and start times on.
+pub(super) fn since_epoch() -> Duration {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
 /// `(gives up at, now)` in µs since the epoch when the request's caller said it would give
 /// up before now.
 fn started_after_give_up(req: &Request<Incoming>) -> Option<(u128, u128)> {
@@ -265,10 +273,7 @@ fn started_after_give_up(req: &Request<Incoming>) -> Option<(u128, u128)> {
         .ok()?
         .parse::<u128>()
         .ok()?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_micros();
+    let now = since_epoch().as_micros();
     (now > at).then_some((at, now))
 }
 
