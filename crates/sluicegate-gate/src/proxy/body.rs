@@ -8,10 +8,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use sluicegate::adaptive::Outcome;
 
-use super::upstream;
+use super::upstream::{BodyError, UpstreamBody};
 use crate::pool::Held;
 
 /// An upstream body that releases its permit when the upstream is done sending it.
@@ -21,31 +20,28 @@ use crate::pool::Held;
 /// with the request, and freeing its slot would let the gate exceed the limit.
 #[derive(Debug)]
 pub struct PermitBody {
-    inner: Option<Incoming>,
+    /// The body, and with it the upstream connection, reusable once read to its end.
+    inner: Option<UpstreamBody>,
     held: Option<Held>,
     /// How the request ended for an adaptive limit (an overload status counts as dropped).
     outcome: Outcome,
     deadline: Duration,
-    /// The upstream connection, reusable once the body has been read to its end.
-    conn: Option<upstream::Conn>,
 }
 
 impl PermitBody {
-    /// Wraps `inner`, releasing `held` at its end as `outcome` and handing `conn` back
-    /// to the idle connections.
+    /// Wraps `inner`, releasing `held` at its end as `outcome` and handing its connection
+    /// back to the idle connections.
     pub(super) fn new(
-        inner: Incoming,
+        inner: UpstreamBody,
         held: Held,
         outcome: Outcome,
         deadline: Duration,
-        conn: upstream::Conn,
     ) -> Self {
         PermitBody {
             inner: Some(inner),
             held: Some(held),
             outcome,
             deadline,
-            conn: Some(conn),
         }
     }
 
@@ -58,20 +54,20 @@ impl PermitBody {
 
 impl Body for PermitBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BodyError;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let Some(inner) = self.inner.as_mut() else {
             return Poll::Ready(None);
         };
         let frame = ready!(Pin::new(inner).poll_frame(cx));
         match &frame {
             None => {
-                if let Some(held) = self.held.take() {
-                    read_to_the_end(held, self.outcome, self.conn.take());
+                if let (Some(held), Some(inner)) = (self.held.take(), self.inner.take()) {
+                    read_to_the_end(held, self.outcome, inner);
                 }
             }
             Some(Err(_)) => self.release(Outcome::Ignored),
@@ -98,10 +94,10 @@ impl Drop for PermitBody {
         };
         if inner.is_end_stream() {
             // The usual end: hyper stops polling a body that says it has ended.
-            read_to_the_end(held, self.outcome, self.conn.take());
+            read_to_the_end(held, self.outcome, inner);
             return;
         }
-        let (outcome, deadline, conn) = (self.outcome, self.deadline, self.conn.take());
+        let (outcome, deadline) = (self.outcome, self.deadline);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -116,7 +112,7 @@ impl Drop for PermitBody {
             })
             .await;
             if drained == Ok(true) {
-                read_to_the_end(held, outcome, conn);
+                read_to_the_end(held, outcome, inner);
             } else {
                 held.finish(Outcome::Ignored);
             }
@@ -126,9 +122,7 @@ impl Drop for PermitBody {
 
 /// The upstream has sent the whole body: its slot is free, and its connection can take
 /// another request.
-fn read_to_the_end(held: Held, outcome: Outcome, conn: Option<upstream::Conn>) {
+fn read_to_the_end(held: Held, outcome: Outcome, body: UpstreamBody) {
     held.finish(outcome);
-    if let Some(conn) = conn {
-        conn.check_in();
-    }
+    body.check_in();
 }

@@ -12,10 +12,10 @@ use sluicegate::adaptive::Outcome as Sample;
 use tokio::time::{Instant, timeout_at};
 
 use super::body::PermitBody;
-use super::upstream::{self, SendError};
+use super::upstream::{self, SendError, UpstreamBody};
 use crate::pool::{Held, Outcome, Pool};
 
-type Sent = Result<(Response<Incoming>, upstream::Conn), SendError>;
+type Sent = Result<Response<UpstreamBody>, SendError>;
 type Pending = Pin<Box<dyn Future<Output = Sent> + Send>>;
 
 /// A request on its way to the upstream, with the permit it holds.
@@ -74,7 +74,7 @@ fn settle(
     held: Held,
 ) -> Result<Response<PermitBody>, Outcome> {
     let failed = match result {
-        Ok(Ok((response, conn))) => {
+        Ok(Ok(response)) => {
             pool.stats.upstream_latency.observe(start.elapsed());
             pool.stats.count(Outcome::Forwarded);
             let sample = match response.status() {
@@ -86,13 +86,13 @@ fn settle(
             // A body the client abandons is read to its end (for one more upstream timeout
             // at most) before the slot is freed.
             let rest = pool.upstream_timeout;
-            return Ok(response.map(|body| PermitBody::new(body, held, sample, rest, conn)));
+            return Ok(response.map(|body| PermitBody::new(body, held, sample, rest)));
         }
         Ok(Err(e)) => {
             held.finish(Sample::Ignored);
             let outcome = match e {
                 SendError::Connect(_) => Outcome::UpstreamUnreachable,
-                SendError::Http(_) => Outcome::UpstreamError,
+                SendError::Http(_) | SendError::Wire(_) => Outcome::UpstreamError,
             };
             tracing::info!(pool = %pool.name, reason = outcome.name(), error = %e, "rejected");
             outcome

@@ -1,0 +1,428 @@
+//! How an upstream's response body is framed (RFC 9112 §6.3), and the decoder that cuts it
+//! out of the connection's read buffer.
+//!
+//! The decoder is a pure state machine over the bytes read so far: each call hands out the
+//! body bytes that are complete, asks for more, or says the body has ended. It never reads
+//! past the body, so whatever is left in the buffer afterwards was not part of it (and the
+//! connection is not reused).
+//!
+//! ```text
+//! Length(n) ──n bytes──▶ Done
+//! Chunked:  Size ──"0"──▶ Trailers ──empty line──▶ Done
+//!            │ ▲
+//!      n > 0 ▼ │ CRLF
+//!          Data(n) ──n bytes──▶ DataEnd
+//! Close ──end of the connection──▶ Done
+//! ```
+
+use bytes::{Buf, Bytes, BytesMut};
+
+/// The longest chunk-size line (with its extensions) or trailer line accepted.
+const MAX_LINE: usize = 4096;
+/// The most trailer bytes accepted (they are read and dropped).
+const MAX_TRAILERS: usize = 64 * 1024;
+
+/// How a response body ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// No body: a `HEAD` request's answer, `204`, `304`.
+    Empty,
+    /// `Content-Length` bytes.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// Everything until the upstream closes the connection.
+    Close,
+}
+
+/// What the bytes read so far give.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// Body bytes, taken out of the buffer.
+    Data(Bytes),
+    /// More bytes must be read.
+    More,
+    /// The body has ended.
+    Done,
+}
+
+/// A body that does not follow its framing.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum DecodeError {
+    /// A chunk-size line that is not a hexadecimal size, or overflows 64 bits.
+    #[error("bad chunk size line")]
+    ChunkSize,
+    /// A chunk not followed by CRLF.
+    #[error("chunk not followed by CRLF")]
+    ChunkEnd,
+    /// A line longer than [`MAX_LINE`], or trailers longer than [`MAX_TRAILERS`].
+    #[error("chunk line or trailers too long")]
+    TooLong,
+    /// The connection ended before the body did.
+    #[error("upstream closed the connection before the end of the body")]
+    Truncated,
+}
+
+/// Cuts one body out of the read buffer.
+#[derive(Debug)]
+pub(crate) struct Decoder {
+    state: State,
+    trailer_bytes: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Length(u64),
+    Size,
+    Data(u64),
+    DataEnd,
+    Trailers,
+    Close,
+    Done,
+}
+
+impl Decoder {
+    /// A decoder for a body framed as `framing`.
+    pub(crate) fn new(framing: Framing) -> Self {
+        let state = match framing {
+            Framing::Empty | Framing::Length(0) => State::Done,
+            Framing::Length(n) => State::Length(n),
+            Framing::Chunked => State::Size,
+            Framing::Close => State::Close,
+        };
+        Decoder {
+            state,
+            trailer_bytes: 0,
+        }
+    }
+
+    /// Whether the body has ended.
+    pub(crate) fn is_done(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// The body bytes still to come, when known.
+    pub(crate) fn remaining(&self) -> Option<u64> {
+        match self.state {
+            State::Length(n) => Some(n),
+            State::Done => Some(0),
+            _ => None,
+        }
+    }
+
+    /// The next step from the bytes in `buf`: body bytes (taken out of `buf`), a request
+    /// for more, or the end.
+    ///
+    /// # Errors
+    ///
+    /// A [`DecodeError`] when the bytes do not follow the body's framing.
+    pub(crate) fn decode(&mut self, buf: &mut BytesMut) -> Result<Step, DecodeError> {
+        loop {
+            match self.state {
+                State::Done => return Ok(Step::Done),
+                State::Length(n) => {
+                    if buf.is_empty() {
+                        return Ok(Step::More);
+                    }
+                    let take = usize::try_from(n).unwrap_or(usize::MAX).min(buf.len());
+                    let left = n - take as u64;
+                    self.state = if left == 0 {
+                        State::Done
+                    } else {
+                        State::Length(left)
+                    };
+                    return Ok(Step::Data(buf.split_to(take).freeze()));
+                }
+                State::Close => {
+                    if buf.is_empty() {
+                        return Ok(Step::More);
+                    }
+                    return Ok(Step::Data(buf.split().freeze()));
+                }
+                State::Size => {
+                    let Some(line) = take_line(buf)? else {
+                        return Ok(Step::More);
+                    };
+                    let size = chunk_size(&line)?;
+                    self.state = if size == 0 {
+                        State::Trailers
+                    } else {
+                        State::Data(size)
+                    };
+                }
+                State::Data(n) => {
+                    if buf.is_empty() {
+                        return Ok(Step::More);
+                    }
+                    let take = usize::try_from(n).unwrap_or(usize::MAX).min(buf.len());
+                    let left = n - take as u64;
+                    self.state = if left == 0 {
+                        State::DataEnd
+                    } else {
+                        State::Data(left)
+                    };
+                    return Ok(Step::Data(buf.split_to(take).freeze()));
+                }
+                State::DataEnd => match buf.first() {
+                    None => return Ok(Step::More),
+                    Some(b'\n') => {
+                        buf.advance(1);
+                        self.state = State::Size;
+                    }
+                    Some(b'\r') if buf.len() < 2 => return Ok(Step::More),
+                    Some(b'\r') if buf[1] == b'\n' => {
+                        buf.advance(2);
+                        self.state = State::Size;
+                    }
+                    Some(_) => return Err(DecodeError::ChunkEnd),
+                },
+                State::Trailers => {
+                    let Some(line) = take_line(buf)? else {
+                        return Ok(Step::More);
+                    };
+                    self.trailer_bytes += line.len();
+                    if self.trailer_bytes > MAX_TRAILERS {
+                        return Err(DecodeError::TooLong);
+                    }
+                    if line.iter().all(|&b| b == b'\r' || b == b'\n') {
+                        self.state = State::Done;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The connection ended (no more bytes will come).
+    ///
+    /// # Errors
+    ///
+    /// [`DecodeError::Truncated`] unless the body runs to the connection's end (or had
+    /// already ended).
+    pub(crate) fn at_eof(&mut self) -> Result<(), DecodeError> {
+        match self.state {
+            State::Done => Ok(()),
+            State::Close => {
+                self.state = State::Done;
+                Ok(())
+            }
+            _ => Err(DecodeError::Truncated),
+        }
+    }
+}
+
+/// The next line of `buf` (with its `\n`), taken out of it; `None` until it is complete.
+fn take_line(buf: &mut BytesMut) -> Result<Option<BytesMut>, DecodeError> {
+    match buf.iter().take(MAX_LINE).position(|&b| b == b'\n') {
+        Some(i) => Ok(Some(buf.split_to(i + 1))),
+        None if buf.len() >= MAX_LINE => Err(DecodeError::TooLong),
+        None => Ok(None),
+    }
+}
+
+/// The size a chunk-size line announces: hex digits, then optional whitespace and
+/// extensions (`;name=value`), which are ignored.
+fn chunk_size(line: &[u8]) -> Result<u64, DecodeError> {
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    if digits == 0 {
+        return Err(DecodeError::ChunkSize);
+    }
+    let rest = &line[digits..];
+    let rest = rest.strip_suffix(b"\n").unwrap_or(rest);
+    let rest = rest.strip_suffix(b"\r").unwrap_or(rest);
+    let rest = rest.trim_ascii_start();
+    if !(rest.is_empty() || rest[0] == b';') || rest.contains(&b'\r') {
+        return Err(DecodeError::ChunkSize);
+    }
+    line[..digits].iter().try_fold(0u64, |size, &b| {
+        let d = u64::from(char::from(b).to_digit(16).expect("a hex digit"));
+        size.checked_mul(16)
+            .and_then(|s| s.checked_add(d))
+            .ok_or(DecodeError::ChunkSize)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Feeds `input` in pieces cut at `cuts`, collecting the body; `Err` on a decode error,
+    /// `Ok((body, leftover, done))`.
+    fn run(
+        framing: Framing,
+        input: &[u8],
+        cuts: &[usize],
+        eof: bool,
+    ) -> Result<(Vec<u8>, Vec<u8>, bool), DecodeError> {
+        let mut d = Decoder::new(framing);
+        let mut buf = BytesMut::new();
+        let mut body = Vec::new();
+        let mut at = 0;
+        let mut pieces: Vec<usize> = cuts.iter().map(|&c| c.min(input.len())).collect();
+        pieces.sort_unstable();
+        pieces.push(input.len());
+        for end in pieces {
+            buf.extend_from_slice(&input[at..end.max(at)]);
+            at = end.max(at);
+            loop {
+                match d.decode(&mut buf)? {
+                    Step::Data(b) => body.extend_from_slice(&b),
+                    Step::More => break,
+                    Step::Done => {
+                        // What follows the body: the rest of the buffer and what is unread.
+                        let mut left = buf.to_vec();
+                        left.extend_from_slice(&input[at..]);
+                        return Ok((body, left, true));
+                    }
+                }
+            }
+        }
+        if eof {
+            d.at_eof()?;
+        }
+        Ok((body, buf.to_vec(), d.is_done()))
+    }
+
+    #[test]
+    fn a_length_ends_the_body_and_leaves_what_follows() {
+        let (body, left, done) = run(Framing::Length(5), b"helloHTTP", &[2], false).unwrap();
+        assert_eq!(
+            (body.as_slice(), left.as_slice(), done),
+            (&b"hello"[..], &b"HTTP"[..], true)
+        );
+    }
+
+    #[test]
+    fn a_length_cut_short_by_the_connection_is_an_error() {
+        assert_eq!(
+            run(Framing::Length(5), b"hel", &[], true),
+            Err(DecodeError::Truncated)
+        );
+    }
+
+    #[test]
+    fn chunks_with_extensions_and_trailers() {
+        let wire = b"5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nx-trailer: 1\r\n\r\nNEXT";
+        let (body, left, done) = run(Framing::Chunked, wire, &[], false).unwrap();
+        assert_eq!(body, b"hello world");
+        assert_eq!(left, b"NEXT");
+        assert!(done);
+    }
+
+    #[test]
+    fn bare_newlines_are_accepted_in_chunk_framing() {
+        let (body, _, done) = run(Framing::Chunked, b"3\nabc\n0\n\n", &[], false).unwrap();
+        assert_eq!((body.as_slice(), done), (&b"abc"[..], true));
+    }
+
+    #[test]
+    fn hostile_chunk_sizes_are_refused() {
+        for line in [
+            &b"zz\r\n"[..],
+            b"\r\n",
+            b"1 2\r\n",
+            b"10000000000000000\r\n",
+            b"5\rx\r\n",
+        ] {
+            assert_eq!(
+                run(Framing::Chunked, line, &[], false),
+                Err(DecodeError::ChunkSize),
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        // The largest size that fits is a size, not an error: the body then runs short.
+        assert_eq!(
+            run(Framing::Chunked, b"ffffffffffffffff\r\nab", &[], true),
+            Err(DecodeError::Truncated)
+        );
+    }
+
+    #[test]
+    fn a_chunk_without_its_crlf_is_refused() {
+        assert_eq!(
+            run(Framing::Chunked, b"3\r\nabcX", &[], false),
+            Err(DecodeError::ChunkEnd)
+        );
+    }
+
+    #[test]
+    fn endless_lines_are_refused() {
+        let long = vec![b'1'; MAX_LINE + 1];
+        assert_eq!(
+            run(Framing::Chunked, &long, &[], false),
+            Err(DecodeError::TooLong)
+        );
+        let mut trailers = b"0\r\n".to_vec();
+        for _ in 0..(MAX_TRAILERS / 10 + 1) {
+            trailers.extend_from_slice(b"x: 12345\r\n");
+        }
+        assert_eq!(
+            run(Framing::Chunked, &trailers, &[], false),
+            Err(DecodeError::TooLong)
+        );
+    }
+
+    #[test]
+    fn close_framing_runs_to_the_end_of_the_connection() {
+        let (body, _, done) = run(Framing::Close, b"all of it", &[3], true).unwrap();
+        assert_eq!((body.as_slice(), done), (&b"all of it"[..], true));
+    }
+
+    #[test]
+    fn an_empty_body_is_done_at_once() {
+        let mut d = Decoder::new(Framing::Empty);
+        let mut buf = BytesMut::from(&b"NEXT"[..]);
+        assert_eq!(d.decode(&mut buf), Ok(Step::Done));
+        assert_eq!(&buf[..], b"NEXT");
+        assert_eq!(Decoder::new(Framing::Length(0)).remaining(), Some(0));
+    }
+
+    fn chunked(chunks: &[Vec<u8>]) -> Vec<u8> {
+        let mut wire = Vec::new();
+        for c in chunks.iter().filter(|c| !c.is_empty()) {
+            wire.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+            wire.extend_from_slice(c);
+            wire.extend_from_slice(b"\r\n");
+        }
+        wire.extend_from_slice(b"0\r\n\r\n");
+        wire
+    }
+
+    proptest! {
+        /// However the bytes arrive, a chunked body decodes to the same bytes and stops at
+        /// its end, leaving what follows.
+        #[test]
+        fn chunked_decodes_the_same_at_any_cut(
+            chunks in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..40), 0..8),
+            cuts in prop::collection::vec(0usize..400, 0..12),
+        ) {
+            let mut wire = chunked(&chunks);
+            wire.extend_from_slice(b"TAIL");
+            let (body, left, done) = run(Framing::Chunked, &wire, &cuts, false).unwrap();
+            prop_assert_eq!(body, chunks.concat());
+            prop_assert_eq!(left, b"TAIL".to_vec());
+            prop_assert!(done);
+        }
+
+        /// A length-framed body is exactly its length, at any cut.
+        #[test]
+        fn length_decodes_the_same_at_any_cut(
+            body in prop::collection::vec(any::<u8>(), 0..200),
+            cuts in prop::collection::vec(0usize..250, 0..8),
+        ) {
+            let mut wire = body.clone();
+            wire.extend_from_slice(b"TAIL");
+            let (got, left, done) = run(Framing::Length(body.len() as u64), &wire, &cuts, false).unwrap();
+            prop_assert_eq!(got, body);
+            prop_assert_eq!(left, b"TAIL".to_vec());
+            prop_assert!(done);
+        }
+
+        /// Arbitrary bytes never panic the chunk decoder.
+        #[test]
+        fn garbage_never_panics(input in prop::collection::vec(any::<u8>(), 0..300), cuts in prop::collection::vec(0usize..300, 0..6)) {
+            let _ = run(Framing::Chunked, &input, &cuts, true);
+        }
+    }
+}

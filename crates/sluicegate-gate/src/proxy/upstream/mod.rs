@@ -1,0 +1,285 @@
+//! Connections to the upstreams: HTTP/1.1 keep-alive, kept idle per thread.
+//!
+//! A request without a body (most of them) is written by the gate itself on a connection of
+//! its own ([`wire`]); one with a body goes through hyper's client connection, which streams
+//! both ways at once. Either way, a request takes its thread's most recently returned idle
+//! connection to its upstream (a warm socket, and no lock: the list belongs to the thread)
+//! or opens a new one. The connection goes back to the idle list when the response body has
+//! been read to its end ([`UpstreamBody::check_in`], called by `PermitBody`); an exchange
+//! that ends any other way closes it. Idle connections are dropped once the upstream has
+//! closed them (the upstream's own keep-alive timeout), past [`MAX_IDLE`] per upstream per
+//! thread, or when found older than [`IDLE_TIMEOUT`] as the thread returns one (no timer: a
+//! thread without traffic keeps its idle connections until the upstream closes them).
+//!
+//! A reused connection the upstream closed just as it was picked: a request without a body
+//! that got no byte of an answer is sent once more on a new connection when its method is
+//! idempotent (RFC 9110 §9.2.2); hyper's path sends again only what it never wrote.
+//!
+//! Why not hyper-util's pooled client: its shared pool costs a lock, a SipHash of the
+//! upstream's name and a few allocations per request, a fifth of the gate's own work per
+//! request (BENCHMARKS.md, *The gate against nginx and HAProxy*).
+
+mod body;
+mod decode;
+mod wire;
+
+use std::cell::RefCell;
+use std::io;
+use std::time::Duration;
+
+use http::uri::Authority;
+use http::{Method, Request, Response};
+use http_body::Body;
+use hyper::body::Incoming;
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+pub(crate) use body::{BodyError, UpstreamBody};
+use decode::Decoder;
+use wire::Wire;
+pub(crate) use wire::WireError;
+
+/// How long an idle connection is kept.
+pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+/// Idle connections kept per upstream per thread.
+pub(super) const MAX_IDLE: usize = 1024;
+/// An upstream that does not even answer the handshake within this is unreachable (502;
+/// sooner a 504 when the pool's upstream timeout is shorter).
+pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How many idle connections a checkout looks at before opening a new one.
+const SCAN: usize = 8;
+
+/// Why an upstream exchange failed.
+#[derive(Debug)]
+pub(super) enum SendError {
+    /// No connection could be made.
+    Connect(io::Error),
+    /// The exchange failed on hyper's connection.
+    Http(hyper::Error),
+    /// The exchange failed on the gate's own connection.
+    Wire(WireError),
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::Connect(e) => write!(f, "cannot connect: {e}"),
+            SendError::Http(e) => write!(f, "{e}"),
+            SendError::Wire(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// An idle connection and since when.
+struct Idle<C> {
+    conn: C,
+    since: Instant,
+}
+
+/// Idle connections by upstream (a gate has a few upstreams: a list).
+type IdleLists<C> = Vec<(Authority, Vec<Idle<C>>)>;
+
+thread_local! {
+    /// This thread's idle connections of its own.
+    static WIRES: RefCell<IdleLists<Wire>> = const { RefCell::new(Vec::new()) };
+    /// This thread's idle hyper connections.
+    static SENDERS: RefCell<IdleLists<SendRequest<Incoming>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Puts `conn` at the back of `authority`'s idle list, dropping those past the timeout or
+/// the cap from the front.
+fn check_in<C>(idle: &mut IdleLists<C>, authority: Authority, conn: C) {
+    let now = Instant::now();
+    let list = match idle.iter().position(|(a, _)| same(a, &authority)) {
+        Some(i) => &mut idle[i].1,
+        None => {
+            idle.push((authority, Vec::new()));
+            &mut idle.last_mut().expect("just pushed").1
+        }
+    };
+    // The oldest sit at the front: drop those past the timeout, and make room.
+    let stale = list
+        .iter()
+        .take_while(|c| now.duration_since(c.since) > IDLE_TIMEOUT)
+        .count()
+        .max((list.len() + 1).saturating_sub(MAX_IDLE));
+    list.drain(..stale.min(list.len()));
+    list.push(Idle { conn, since: now });
+}
+
+/// The freshest idle connection to `authority` that `usable` accepts; those it calls dead
+/// are dropped on the way.
+fn check_out<C>(
+    idle: &mut IdleLists<C>,
+    authority: &Authority,
+    mut usable: impl FnMut(&mut C) -> Usable,
+) -> Option<C> {
+    let (_, list) = idle.iter_mut().find(|(a, _)| same(a, authority))?;
+    let mut i = list.len();
+    let mut looked = 0;
+    while i > 0 && looked < SCAN {
+        i -= 1;
+        looked += 1;
+        match usable(&mut list[i].conn) {
+            Usable::Dead => drop(list.remove(i)),
+            Usable::Busy => {}
+            Usable::Yes => return Some(list.remove(i).conn),
+        }
+    }
+    None
+}
+
+/// What a checkout finds an idle connection to be.
+enum Usable {
+    Yes,
+    /// Alive but not ready for a request yet.
+    Busy,
+    /// Closed by the upstream.
+    Dead,
+}
+
+/// The same upstream, byte for byte (`Authority`'s own `==` ignores case, letter by letter;
+/// every pool's authority comes from its config, spelled one way).
+fn same(a: &Authority, b: &Authority) -> bool {
+    a.as_str() == b.as_str()
+}
+
+/// Sends `req` (origin-form URI, `Host` set, hop-by-hop headers gone) to the upstream at
+/// `authority`, on an idle connection of this thread or a new one.
+///
+/// # Cancel safety
+///
+/// Dropping the future before the response head arrives closes the connection it was
+/// using: the upstream sees the request end.
+///
+/// # Errors
+///
+/// [`SendError::Connect`] when no connection could be made, [`SendError::Http`] or
+/// [`SendError::Wire`] when the exchange failed on one.
+pub(super) async fn send(
+    authority: Authority,
+    req: Request<Incoming>,
+) -> Result<Response<UpstreamBody>, SendError> {
+    if req.body().is_end_stream() && req.method() != Method::CONNECT {
+        send_wire(authority, req.into_parts().0).await
+    } else {
+        send_hyper(authority, req).await
+    }
+}
+
+/// A request without a body, on the gate's own connection.
+async fn send_wire(
+    authority: Authority,
+    parts: http::request::Parts,
+) -> Result<Response<UpstreamBody>, SendError> {
+    let idle = WIRES.with_borrow_mut(|idle| {
+        check_out(idle, &authority, |w| {
+            if w.is_usable() {
+                Usable::Yes
+            } else {
+                Usable::Dead
+            }
+        })
+    });
+    if let Some(mut wire) = idle {
+        match wire.exchange(&parts).await {
+            Ok(head) => return Ok(answer(wire, head, authority)),
+            // The upstream closed it while it sat idle: once more on a new one, if sending
+            // the request twice cannot do harm.
+            Err(WireError::Unanswered(_)) if parts.method.is_idempotent() => {}
+            Err(e) => return Err(SendError::Wire(e)),
+        }
+    }
+    let mut wire = Wire::new(connect(&authority).await?);
+    match wire.exchange(&parts).await {
+        Ok(head) => Ok(answer(wire, head, authority)),
+        Err(e) => Err(SendError::Wire(e)),
+    }
+}
+
+fn answer(wire: Wire, head: wire::Head, authority: Authority) -> Response<UpstreamBody> {
+    head.response.map(|()| UpstreamBody::Wire {
+        wire,
+        decoder: Decoder::new(head.framing),
+        keep_alive: head.keep_alive,
+        authority,
+    })
+}
+
+/// A request with a body, on hyper's client connection.
+async fn send_hyper(
+    authority: Authority,
+    mut req: Request<Incoming>,
+) -> Result<Response<UpstreamBody>, SendError> {
+    let idle = SENDERS.with_borrow_mut(|idle| {
+        check_out(idle, &authority, |s| {
+            if s.is_closed() {
+                Usable::Dead
+            } else if s.is_ready() {
+                Usable::Yes
+            } else {
+                Usable::Busy
+            }
+        })
+    });
+    if let Some(mut sender) = idle {
+        match sender.try_send_request(req).await {
+            Ok(response) => return Ok(relay(response, sender, authority)),
+            Err(mut e) => match e.take_message() {
+                // Never written: the connection closed as it was picked. A new one.
+                Some(r) => req = r,
+                None => return Err(SendError::Http(e.into_error())),
+            },
+        }
+    }
+    let (mut sender, connection) = http1::Builder::new()
+        .writev(false)
+        .handshake(TokioIo::new(connect(&authority).await?))
+        .await
+        .map_err(SendError::Http)?;
+    // Drives the socket; ends when the upstream closes it or every sender is gone.
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::debug!(error = %e, "upstream connection ended with an error");
+        }
+    });
+    match sender.send_request(req).await {
+        Ok(response) => Ok(relay(response, sender, authority)),
+        Err(e) => Err(SendError::Http(e)),
+    }
+}
+
+fn relay(
+    response: Response<Incoming>,
+    sender: SendRequest<Incoming>,
+    authority: Authority,
+) -> Response<UpstreamBody> {
+    response.map(|body| UpstreamBody::Hyper {
+        body,
+        sender,
+        authority,
+    })
+}
+
+/// A new TCP connection to `authority`, `TCP_NODELAY` set.
+async fn connect(authority: &Authority) -> Result<TcpStream, SendError> {
+    // `[::1]` in a URL is `::1` to the resolver.
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let port = authority.port_u16().unwrap_or(80);
+    let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect((host, port)))
+        .await
+        .map_err(|_| {
+            SendError::Connect(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("no answer from {authority} within {CONNECT_TIMEOUT:?}"),
+            ))
+        })?
+        .map_err(SendError::Connect)?;
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
+}

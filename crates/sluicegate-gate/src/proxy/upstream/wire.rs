@@ -1,0 +1,365 @@
+//! The gate's own HTTP/1.1 exchange with an upstream, for requests without a body (most
+//! requests: `GET`, `HEAD`, `DELETE`, …): the request task writes the head and reads the
+//! answer on the socket itself, and the response body is read from the same socket as the
+//! client takes it ([`super::UpstreamBody`]).
+//!
+//! Why not hyper's client connection for these: it drives the socket from a task of its own
+//! and hands each request and response across channels, and it parses the answer into a
+//! fresh `HeaderMap` through its general machinery; together close to half of the gate's
+//! work per request (BENCHMARKS.md, *The gate against nginx and HAProxy*). Requests with a
+//! body still go through hyper, which streams both ways at once.
+//!
+//! What is read is checked as strictly as hyper does: the head by `httparse` (at most
+//! [`MAX_HEADERS`] headers and [`MAX_HEAD`] bytes), the framing by RFC 9112 §6.3
+//! (`Transfer-Encoding` over `Content-Length`, differing lengths refused, no body for `HEAD`,
+//! `204` and `304`, interim `1xx` answers skipped), the body by [`Decoder`]. A connection
+//! is reused only when the answer was HTTP/1.1 keep-alive (or HTTP/1.0 asking for it), its
+//! body had a length or chunks, and nothing followed it.
+
+use std::io;
+use std::mem::MaybeUninit;
+use std::task::{Context, Poll, Waker};
+
+use bytes::{Buf, BytesMut};
+use http::header::{
+    CONNECTION, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue, TRANSFER_ENCODING,
+};
+use http::{Method, Response, StatusCode, request};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::decode::{DecodeError, Framing};
+
+/// The most headers an answer may carry (hyper's default too).
+pub(super) const MAX_HEADERS: usize = 100;
+/// The longest answer head accepted.
+pub(super) const MAX_HEAD: usize = 64 * 1024;
+/// How much room a read is given.
+pub(super) const READ_SIZE: usize = 8 * 1024;
+
+/// A connection to an upstream with its read buffer.
+#[derive(Debug)]
+pub(crate) struct Wire {
+    pub(super) stream: TcpStream,
+    /// Bytes read and not yet handed on.
+    pub(super) buf: BytesMut,
+    /// The request head being written (kept for the next request).
+    out: Vec<u8>,
+}
+
+/// The answer's head, and how its body is framed.
+#[derive(Debug)]
+pub(super) struct Head {
+    pub(super) response: Response<()>,
+    pub(super) framing: Framing,
+    /// Whether the connection can carry another request after this body.
+    pub(super) keep_alive: bool,
+}
+
+/// Why an exchange on a [`Wire`] failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum WireError {
+    /// Nothing of an answer came back: the request could not be written, or the connection
+    /// ended (or failed) before the first byte of the answer. On a reused connection this is
+    /// the upstream having closed it while it sat idle.
+    #[error("upstream closed the connection before answering{}", .0.as_ref().map(|e| format!(": {e}")).unwrap_or_default())]
+    Unanswered(Option<io::Error>),
+    /// The connection failed while the head was arriving.
+    #[error("reading the answer: {0}")]
+    Read(io::Error),
+    /// The connection ended in the middle of the head.
+    #[error("upstream closed the connection in the middle of the answer's head")]
+    Truncated,
+    /// A head `httparse` refuses (including more than [`MAX_HEADERS`] headers).
+    #[error("bad answer head: {0}")]
+    Parse(#[from] httparse::Error),
+    /// A head longer than [`MAX_HEAD`].
+    #[error("answer head longer than {MAX_HEAD} bytes")]
+    TooLong,
+    /// A head that parses but cannot be relayed.
+    #[error("bad answer: {0}")]
+    Head(&'static str),
+    /// A body that does not follow its framing.
+    #[error("bad answer body: {0}")]
+    Body(#[from] DecodeError),
+}
+
+impl Wire {
+    /// A fresh connection.
+    pub(super) fn new(stream: TcpStream) -> Self {
+        Wire {
+            stream,
+            buf: BytesMut::with_capacity(READ_SIZE),
+            out: Vec::with_capacity(512),
+        }
+    }
+
+    /// Whether an idle connection can take a request: the upstream has sent nothing on it
+    /// (an idle connection that turns readable was closed by the upstream, or carries bytes
+    /// nobody asked for). No system call unless the reactor saw it turn readable.
+    pub(super) fn is_usable(&mut self) -> bool {
+        let mut cx = Context::from_waker(Waker::noop());
+        match self.stream.poll_read_ready(&mut cx) {
+            Poll::Pending => true,
+            Poll::Ready(Err(_)) => false,
+            Poll::Ready(Ok(())) => matches!(
+                self.stream.try_read(&mut [0u8; 1]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock
+            ),
+        }
+    }
+
+    /// Writes the request head (`parts` is origin-form, `Host` set, hop-by-hop headers
+    /// gone; the request has no body) and reads the answer's head.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe: a dropped exchange leaves the connection in an unknown state, and
+    /// the caller drops the connection with it.
+    ///
+    /// # Errors
+    ///
+    /// A [`WireError`] when the request could not be written or the answer is not one.
+    pub(super) async fn exchange(&mut self, parts: &request::Parts) -> Result<Head, WireError> {
+        debug_assert!(
+            self.buf.is_empty(),
+            "a reused connection has nothing left to read"
+        );
+        encode(&mut self.out, parts);
+        self.stream
+            .write_all(&self.out)
+            .await
+            .map_err(|e| WireError::Unanswered(Some(e)))?;
+        let head_request = parts.method == Method::HEAD;
+        loop {
+            if !self.buf.is_empty()
+                && let Some(head) = self.parse(head_request)?
+            {
+                return Ok(head);
+            }
+            if self.buf.len() >= MAX_HEAD {
+                return Err(WireError::TooLong);
+            }
+            self.buf.reserve(READ_SIZE);
+            match self.stream.read_buf(&mut self.buf).await {
+                Ok(0) if self.buf.is_empty() => return Err(WireError::Unanswered(None)),
+                Ok(0) => return Err(WireError::Truncated),
+                Ok(_) => {}
+                Err(e) if self.buf.is_empty() => return Err(WireError::Unanswered(Some(e))),
+                Err(e) => return Err(WireError::Read(e)),
+            }
+        }
+    }
+
+    /// The answer's head if the buffer holds all of it (interim `1xx` answers before it are
+    /// dropped); `None` while it is incomplete.
+    fn parse(&mut self, head_request: bool) -> Result<Option<Head>, WireError> {
+        loop {
+            let mut headers = [const { MaybeUninit::uninit() }; MAX_HEADERS];
+            let mut parsed = httparse::Response::new(&mut []);
+            let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+                &mut parsed,
+                &self.buf,
+                &mut headers,
+            )? {
+                httparse::Status::Complete(len) => len,
+                httparse::Status::Partial => return Ok(None),
+            };
+            let code = parsed.code.unwrap_or_default();
+            let status = StatusCode::from_u16(code).map_err(|_| WireError::Head("bad status"))?;
+            if status == StatusCode::SWITCHING_PROTOCOLS {
+                return Err(WireError::Head(
+                    "101 Switching Protocols to a request without Upgrade",
+                ));
+            }
+            if status.is_informational() {
+                // `100 Continue` and the like: the final answer follows.
+                self.buf.advance(len);
+                continue;
+            }
+            let http11 = parsed.version == Some(1);
+            // Where each name and value sits in the head, so that the values can share the
+            // head's bytes once it is cut out of the buffer.
+            let base = self.buf.as_ptr() as usize;
+            let at: Vec<(usize, usize, usize, usize)> = parsed
+                .headers
+                .iter()
+                .map(|h| {
+                    let name = h.name.as_ptr() as usize - base;
+                    let value = h.value.as_ptr() as usize - base;
+                    (name, name + h.name.len(), value, value + h.value.len())
+                })
+                .collect();
+            let head = self.buf.split_to(len).freeze();
+            let mut map = HeaderMap::with_capacity(at.len());
+            let mut length: Option<u64> = None;
+            let (mut chunked, mut te, mut close, mut keep_alive) = (false, false, false, false);
+            for &(ns, ne, vs, ve) in &at {
+                let name = HeaderName::from_bytes(&head[ns..ne])
+                    .map_err(|_| WireError::Head("bad header name"))?;
+                let value = HeaderValue::from_maybe_shared(head.slice(vs..ve))
+                    .map_err(|_| WireError::Head("bad header value"))?;
+                if name == CONTENT_LENGTH {
+                    let n = content_length(value.as_bytes())?;
+                    if length.is_some_and(|l| l != n) {
+                        return Err(WireError::Head("differing Content-Length headers"));
+                    }
+                    length = Some(n);
+                } else if name == TRANSFER_ENCODING {
+                    te = true;
+                    // The last coding of the last header says whether it is chunked.
+                    chunked = last_token(value.as_bytes()).eq_ignore_ascii_case(b"chunked");
+                } else if name == CONNECTION {
+                    for token in value.as_bytes().split(|&b| b == b',') {
+                        let token = token.trim_ascii();
+                        close |= token.eq_ignore_ascii_case(b"close");
+                        keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
+                    }
+                }
+                map.append(name, value);
+            }
+            let framing = if head_request
+                || status == StatusCode::NO_CONTENT
+                || status == StatusCode::NOT_MODIFIED
+            {
+                Framing::Empty
+            } else if te {
+                if chunked {
+                    Framing::Chunked
+                } else {
+                    Framing::Close
+                }
+            } else {
+                length.map_or(Framing::Close, Framing::Length)
+            };
+            let mut response = Response::new(());
+            *response.status_mut() = status;
+            *response.headers_mut() = map;
+            return Ok(Some(Head {
+                response,
+                framing,
+                // Both framings at once is a message smuggled or mangled: not again.
+                keep_alive: (http11 || keep_alive)
+                    && !close
+                    && framing != Framing::Close
+                    && !(te && length.is_some()),
+            }));
+        }
+    }
+}
+
+/// The request head in HTTP/1.1: request line, the headers as they are, an empty
+/// `Content-Length` where the method usually carries a body (the request has none here).
+fn encode(out: &mut Vec<u8>, parts: &request::Parts) {
+    out.clear();
+    out.extend_from_slice(parts.method.as_str().as_bytes());
+    out.push(b' ');
+    let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    for (name, value) in &parts.headers {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    let bodiless = matches!(
+        parts.method,
+        Method::GET | Method::HEAD | Method::DELETE | Method::OPTIONS | Method::TRACE
+    );
+    if !bodiless && !parts.headers.contains_key(CONTENT_LENGTH) {
+        out.extend_from_slice(b"content-length: 0\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// A `Content-Length` value: digits, or a list of the same digits (RFC 9110 §8.6).
+fn content_length(v: &[u8]) -> Result<u64, WireError> {
+    let bad = WireError::Head("bad Content-Length");
+    let mut length = None;
+    for part in v.split(|&b| b == b',') {
+        let part = part.trim_ascii();
+        if part.is_empty() || part.len() > 19 || !part.iter().all(u8::is_ascii_digit) {
+            return Err(bad);
+        }
+        let n = part.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+        if length.is_some_and(|l| l != n) {
+            return Err(bad);
+        }
+        length = Some(n);
+    }
+    length.ok_or(bad)
+}
+
+/// The last comma-separated token of a header value, without its parameters.
+fn last_token(v: &[u8]) -> &[u8] {
+    let last = v.rsplit(|&b| b == b',').next().unwrap_or_default();
+    last.split(|&b| b == b';')
+        .next()
+        .unwrap_or_default()
+        .trim_ascii()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(method: Method, uri: &str, headers: &[(&str, &str)]) -> request::Parts {
+        let mut b = http::Request::builder().method(method).uri(uri);
+        for (n, v) in headers {
+            b = b.header(*n, *v);
+        }
+        b.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn the_request_head_is_written_as_it_is() {
+        let mut out = Vec::new();
+        encode(
+            &mut out,
+            &parts(Method::GET, "/a?b=1", &[("host", "x"), ("accept", "*/*")]),
+        );
+        assert_eq!(
+            out,
+            b"GET /a?b=1 HTTP/1.1\r\nhost: x\r\naccept: */*\r\n\r\n"
+        );
+        encode(&mut out, &parts(Method::POST, "/", &[("host", "x")]));
+        assert_eq!(
+            out,
+            b"POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n"
+        );
+        encode(
+            &mut out,
+            &parts(Method::PUT, "/", &[("content-length", "0")]),
+        );
+        assert_eq!(out, b"PUT / HTTP/1.1\r\ncontent-length: 0\r\n\r\n");
+    }
+
+    #[test]
+    fn content_length_is_digits_or_a_list_of_the_same() {
+        assert_eq!(content_length(b"42").unwrap(), 42);
+        assert_eq!(content_length(b"7, 7").unwrap(), 7);
+        for bad in [
+            &b""[..],
+            b"-1",
+            b"1 2",
+            b"7, 8",
+            b"+5",
+            b"99999999999999999999",
+            b"0x10",
+        ] {
+            assert!(
+                content_length(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn the_last_coding_decides_chunked() {
+        assert_eq!(last_token(b"gzip, chunked"), b"chunked");
+        assert_eq!(last_token(b"chunked, gzip"), b"gzip");
+        assert_eq!(last_token(b"chunked;q=1"), b"chunked");
+    }
+}

@@ -1,0 +1,225 @@
+//! End to end, how the gate reads an upstream's answers on its own connections (requests
+//! without a body): every body framing, interim answers, and upstreams that break the
+//! rules — a bad answer is a `502`, never a hang, and never a connection reused in an
+//! unknown state.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bytes::Bytes;
+use http::{Method, Request};
+use http_body_util::Full;
+use support::{Gate, get, request};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The raw answer for a request path, and whether the upstream closes after it.
+fn script(path: &str) -> (Vec<u8>, bool) {
+    let keep = |s: &str| (s.as_bytes().to_vec(), false);
+    let close = |s: &str| (s.as_bytes().to_vec(), true);
+    match path {
+        "/length" => keep("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
+        "/chunked" => keep(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
+             5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nx-trailer: t\r\n\r\n",
+        ),
+        "/until-close" => close("HTTP/1.1 200 OK\r\nX-Framing: none\r\n\r\nto the end"),
+        "/head" => keep("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"),
+        "/no-content" => keep("HTTP/1.1 204 No Content\r\n\r\n"),
+        "/not-modified" => keep("HTTP/1.1 304 Not Modified\r\nContent-Length: 50\r\n\r\n"),
+        "/interim" => keep(
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n\
+             HTTP/1.1 201 Created\r\nContent-Length: 4\r\n\r\ndone",
+        ),
+        "/http10" => close("HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nold"),
+        "/bad-length" => close("HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\nhello"),
+        "/two-lengths" => {
+            close("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc")
+        }
+        "/garbage" => close("SSH-2.0-OpenSSH_9.2\r\n\r\n"),
+        "/switch" => close("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n"),
+        "/huge-head" => {
+            let mut s = b"HTTP/1.1 200 OK\r\n".to_vec();
+            for i in 0..3000 {
+                s.extend_from_slice(format!("x-h{i}: {}\r\n", "v".repeat(20)).as_bytes());
+            }
+            (s, true)
+        }
+        "/bad-chunk" => {
+            close("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n")
+        }
+        "/silent" => close(""),
+        _ => keep("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"),
+    }
+}
+
+/// A raw upstream playing [`script`], counting the connections it accepts.
+async fn scripted_upstream() -> (SocketAddr, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(answer_each(stream));
+        }
+    });
+    (addr, accepted)
+}
+
+async fn answer_each(mut stream: TcpStream) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+        buf.drain(..end);
+        let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
+        let (answer, close) = script(&path);
+        if stream.write_all(&answer).await.is_err() || close {
+            return;
+        }
+    }
+}
+
+async fn gate_for(upstream: SocketAddr) -> Gate {
+    let url = format!("http://{upstream}");
+    Gate::start(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &url,
+        "--max-concurrency",
+        "100",
+        "--max-queue",
+        "100",
+        "--queue-timeout",
+        "5s",
+        "--upstream-timeout",
+        "5s",
+        "--workers",
+        "1",
+    ])
+    .await
+}
+
+#[tokio::test]
+async fn every_framing_is_relayed_whole() {
+    let (up, _) = scripted_upstream().await;
+    let gate = gate_for(up).await;
+    for (path, status, body) in [
+        ("/length", 200, "hello"),
+        ("/chunked", 200, "hello world"),
+        ("/until-close", 200, "to the end"),
+        ("/no-content", 204, ""),
+        ("/not-modified", 304, ""),
+        ("/interim", 201, "done"),
+        ("/http10", 200, "old"),
+    ] {
+        let reply = get(gate.proxy, path, path).await;
+        assert_eq!(reply.status, status, "{path}: {reply:?}");
+        assert_eq!(reply.body, body, "{path}");
+    }
+    let head = Request::builder()
+        .method(Method::HEAD)
+        .uri("/head")
+        .header("host", "gate.test")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let reply = request(gate.proxy, head).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        reply.header("content-length"),
+        "1000",
+        "a HEAD answer keeps its length"
+    );
+}
+
+#[tokio::test]
+async fn a_connection_is_reused_only_after_a_clean_keep_alive_answer() {
+    let (up, accepted) = scripted_upstream().await;
+    let gate = gate_for(up).await;
+    for path in ["/length", "/chunked", "/no-content", "/interim", "/length"] {
+        assert!(
+            get(gate.proxy, path, path).await.status.is_success(),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        1,
+        "keep-alive answers share one connection"
+    );
+    // A body that runs to the close, and an HTTP/1.0 answer: the next request needs a new one.
+    for path in ["/until-close", "/length", "/http10", "/length"] {
+        assert!(
+            get(gate.proxy, path, path).await.status.is_success(),
+            "{path}"
+        );
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn an_answer_that_breaks_the_rules_is_a_502() {
+    let (up, _) = scripted_upstream().await;
+    let gate = gate_for(up).await;
+    for path in [
+        "/bad-length",
+        "/two-lengths",
+        "/garbage",
+        "/switch",
+        "/huge-head",
+        "/silent",
+    ] {
+        let reply = get(gate.proxy, path, path).await;
+        assert_eq!(reply.status, 502, "{path}: {reply:?}");
+        assert_eq!(
+            reply.header("x-sluicegate-reason"),
+            "upstream_error",
+            "{path}"
+        );
+    }
+    // The gate is still fine, and so is the upstream's next connection.
+    assert_eq!(get(gate.proxy, "/length", "after").await.body, "hello");
+}
+
+#[tokio::test]
+async fn a_body_that_breaks_its_framing_is_cut_not_completed() {
+    let (up, _) = scripted_upstream().await;
+    let gate = gate_for(up).await;
+    // The head was fine, the body is not: the client must see the connection cut (before
+    // or after the head went out), not a short body passed off as whole.
+    let mut s = TcpStream::connect(gate.proxy).await.unwrap();
+    s.write_all(b"GET /bad-chunk HTTP/1.1\r\nhost: gate.test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let read =
+        tokio::time::timeout(std::time::Duration::from_secs(5), s.read_to_end(&mut got)).await;
+    assert!(
+        read.is_ok(),
+        "the gate ends the connection instead of hanging"
+    );
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        text.is_empty() || text.starts_with("HTTP/1.1 200"),
+        "{text}"
+    );
+    assert!(
+        !text.ends_with("0\r\n\r\n"),
+        "no end-of-body chunk for a broken body: {text}"
+    );
+    assert_eq!(get(gate.proxy, "/length", "after").await.body, "hello");
+}
