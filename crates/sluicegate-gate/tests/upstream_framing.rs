@@ -34,6 +34,10 @@ fn script(path: &str) -> (Vec<u8>, bool) {
             "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n\
              HTTP/1.1 201 Created\r\nContent-Length: 4\r\n\r\ndone",
         ),
+        "/hop" => keep(
+            "HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Hop\r\nX-Hop: 1\r\n\
+             Keep-Alive: timeout=5\r\nX-Kept: yes\r\nContent-Length: 2\r\n\r\nok",
+        ),
         "/http10" => close("HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nold"),
         "/bad-length" => close("HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\nhello"),
         "/two-lengths" => {
@@ -143,6 +147,27 @@ async fn every_framing_is_relayed_whole() {
         reply.header("content-length"),
         "1000",
         "a HEAD answer keeps its length"
+    );
+}
+
+#[tokio::test]
+async fn hop_by_hop_headers_of_the_answer_stop_at_the_gate() {
+    let (up, accepted) = scripted_upstream().await;
+    let gate = gate_for(up).await;
+    let reply = get(gate.proxy, "/hop", "hop").await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("x-kept"), "yes");
+    assert_eq!(
+        reply.header("x-hop"),
+        "",
+        "named by Connection: this hop's only"
+    );
+    assert_eq!(reply.header("keep-alive"), "");
+    assert_eq!(get(gate.proxy, "/length", "next").await.body, "hello");
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        1,
+        "Connection: keep-alive, X-Hop is still keep-alive"
     );
 }
 

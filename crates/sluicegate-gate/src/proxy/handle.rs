@@ -159,11 +159,7 @@ async fn forward(
     headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
     let req = Request::from_parts(parts, body);
     match Exchange::start(pool, req, held).finish().await {
-        Ok(response) => {
-            let (mut parts, body) = response.into_parts();
-            headers::strip_hop_by_hop(&mut parts.headers);
-            Response::from_parts(parts, Either::Right(body))
-        }
+        Ok(response) => response.map(Either::Right),
         Err(outcome) => answer::upstream_failed(outcome),
     }
 }

@@ -55,28 +55,39 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
             .iter()
             .cloned()
             .collect();
-        for token in listed
-            .iter()
-            .flat_map(|v| v.as_bytes().split(|&b| b == b','))
-        {
-            let token = token.trim_ascii();
-            // `keep-alive`, `close` and the like: gone with the list below, or not a header.
-            if token.is_empty()
-                || token.eq_ignore_ascii_case(b"close")
-                || HOP_BY_HOP
-                    .iter()
-                    .any(|h| token.eq_ignore_ascii_case(h.as_str().as_bytes()))
-            {
-                continue;
-            }
-            if let Ok(name) = HeaderName::from_bytes(token) {
-                headers.remove(name);
-            }
-        }
+        remove_listed(headers, &listed);
     }
     for (i, h) in HOP_BY_HOP.iter().enumerate() {
         if present & (1 << i) != 0 {
             headers.remove(h);
+        }
+    }
+}
+
+/// Whether `name` is one of the hop-by-hop headers every hop removes (not counting those a
+/// `Connection` header names).
+pub(super) fn is_hop_by_hop(name: &HeaderName) -> bool {
+    matches!(name.as_str().len(), 2 | 7 | 10 | 16 | 17 | 19) && HOP_BY_HOP.contains(name)
+}
+
+/// Removes the headers the `Connection` values in `listed` name (RFC 9110 §7.6.1).
+pub(super) fn remove_listed(headers: &mut HeaderMap, listed: &[HeaderValue]) {
+    for token in listed
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+    {
+        let token = token.trim_ascii();
+        // `keep-alive`, `close` and the like: gone with the list, or not a header.
+        if token.is_empty()
+            || token.eq_ignore_ascii_case(b"close")
+            || HOP_BY_HOP
+                .iter()
+                .any(|h| token.eq_ignore_ascii_case(h.as_str().as_bytes()))
+        {
+            continue;
+        }
+        if let Ok(name) = HeaderName::from_bytes(token) {
+            headers.remove(name);
         }
     }
 }

@@ -147,7 +147,8 @@ fn same(a: &Authority, b: &Authority) -> bool {
 }
 
 /// Sends `req` (origin-form URI, `Host` set, hop-by-hop headers gone) to the upstream at
-/// `authority`, on an idle connection of this thread or a new one.
+/// `authority`, on an idle connection of this thread or a new one. The answer comes back
+/// without its hop-by-hop headers.
 ///
 /// # Cancel safety
 ///
@@ -256,7 +257,9 @@ fn relay(
     sender: SendRequest<Incoming>,
     authority: Authority,
 ) -> Response<UpstreamBody> {
-    response.map(|body| UpstreamBody::Hyper {
+    let (mut parts, body) = response.into_parts();
+    super::headers::strip_hop_by_hop(&mut parts.headers);
+    Response::from_parts(parts, body).map(|body| UpstreamBody::Hyper {
         body,
         sender,
         authority,

@@ -29,6 +29,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::decode::{DecodeError, Framing};
+use crate::proxy::headers;
 
 /// The most headers an answer may carry (hyper's default too).
 pub(super) const MAX_HEADERS: usize = 100;
@@ -47,7 +48,7 @@ pub(crate) struct Wire {
     out: Vec<u8>,
 }
 
-/// The answer's head, and how its body is framed.
+/// The answer's head (hop-by-hop headers gone), and how its body is framed.
 #[derive(Debug)]
 pub(super) struct Head {
     pub(super) response: Response<()>,
@@ -193,6 +194,8 @@ impl Wire {
             let head = self.buf.split_to(len).freeze();
             let mut map = HeaderMap::with_capacity(at.len());
             let mut length: Option<u64> = None;
+            // `Connection` values naming other headers, which go too (rare).
+            let mut listed = Vec::new();
             let (mut chunked, mut te, mut close, mut keep_alive) = (false, false, false, false);
             for &(ns, ne, vs, ve) in &at {
                 let name = HeaderName::from_bytes(&head[ns..ne])
@@ -210,14 +213,24 @@ impl Wire {
                     // The last coding of the last header says whether it is chunked.
                     chunked = last_token(value.as_bytes()).eq_ignore_ascii_case(b"chunked");
                 } else if name == CONNECTION {
+                    let mut other = false;
                     for token in value.as_bytes().split(|&b| b == b',') {
                         let token = token.trim_ascii();
-                        close |= token.eq_ignore_ascii_case(b"close");
-                        keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
+                        let c = token.eq_ignore_ascii_case(b"close");
+                        let k = token.eq_ignore_ascii_case(b"keep-alive");
+                        (close, keep_alive, other) = (close | c, keep_alive | k, other | !(c || k));
                     }
+                    if other {
+                        listed.push(value);
+                    }
+                    continue;
                 }
-                map.append(name, value);
+                // Hop-by-hop headers stop here: the client's hop gets none of them.
+                if !headers::is_hop_by_hop(&name) {
+                    map.append(name, value);
+                }
             }
+            headers::remove_listed(&mut map, &listed);
             let framing = if head_request
                 || status == StatusCode::NO_CONTENT
                 || status == StatusCode::NOT_MODIFIED
