@@ -12,6 +12,7 @@ use sluicegate::adaptive::Outcome as Sample;
 use tokio::time::{Instant, timeout_at};
 
 use super::body::PermitBody;
+use super::headers::Added;
 use super::upstream::{self, SendError, UpstreamBody};
 use crate::pool::{Held, Outcome, Pool};
 
@@ -28,13 +29,15 @@ pub(super) struct Exchange {
 }
 
 impl Exchange {
-    /// Sends `req` (origin-form, `Host` set) to the pool's upstream.
-    pub(super) fn start(pool: Arc<Pool>, req: Request<Incoming>, held: Held) -> Self {
+    /// Sends `req` (origin-form, `Host` set) with the headers this hop adds to the pool's
+    /// upstream.
+    pub(super) fn start(pool: Arc<Pool>, req: Request<Incoming>, added: Added, held: Held) -> Self {
         let start = Instant::now();
         Exchange {
             pending: Some(Box::pin(upstream::send(
                 pool.upstream.authority.clone(),
                 req,
+                added,
             ))),
             held: Some(held),
             start,

@@ -156,9 +156,9 @@ async fn forward(
     held: Held,
 ) -> Response<GateBody> {
     let (mut parts, body) = req.into_parts();
-    headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
+    let added = headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
     let req = Request::from_parts(parts, body);
-    match Exchange::start(pool, req, held).finish().await {
+    match Exchange::start(pool, req, added, held).finish().await {
         Ok(response) => response.map(Either::Right),
         Err(outcome) => answer::upstream_failed(outcome),
     }

@@ -93,20 +93,27 @@ pub(super) fn remove_listed(headers: &mut HeaderMap, listed: &[HeaderValue]) {
 }
 
 /// Turns the client's request head into the upstream's: origin-form URI, HTTP/1.1,
-/// hop-by-hop headers gone, `X-Forwarded-For` / `Forwarded` naming the client, and the
-/// client's `Host` kept (the one an absolute-form request named, else the upstream's own).
-pub(super) fn to_upstream(parts: &mut request::Parts, upstream: &UpstreamUrl, peer: &Forwarding) {
+/// hop-by-hop headers gone, and the client's `Host` kept (the one an absolute-form request
+/// named, else the upstream's own). Returns the `X-Forwarded-For` / `Forwarded` headers
+/// naming the client, for the connection to the upstream to add ([`Added`]).
+pub(super) fn to_upstream(
+    parts: &mut request::Parts,
+    upstream: &UpstreamUrl,
+    peer: &Forwarding,
+) -> Added {
     strip_hop_by_hop(&mut parts.headers);
-    if !parts.headers.contains_key(header::HOST)
+    let mut host = parts.headers.get(header::HOST).cloned();
+    if host.is_none()
         && let Some(a) = parts.uri.authority()
         && let Ok(v) = HeaderValue::from_str(a.as_str())
     {
         // Absolute-form requests: keep the host the client asked for.
-        parts.headers.insert(header::HOST, v);
+        parts.headers.insert(header::HOST, v.clone());
+        host = Some(v);
     }
     // `Forwarded: host=` names the host the client asked for, if it named one.
-    add_forwarded(&mut parts.headers, peer);
-    if !parts.headers.contains_key(header::HOST) {
+    let forwarded = peer.element(host.as_ref());
+    if host.is_none() {
         // HTTP/1.0 without a host: HTTP/1.1 needs one; the upstream's own.
         parts.headers.insert(
             header::HOST,
@@ -114,6 +121,20 @@ pub(super) fn to_upstream(parts: &mut request::Parts, upstream: &UpstreamUrl, pe
                 .expect("an authority is a header value"),
         );
     }
+    let xff = match parts.headers.get(X_FORWARDED_FOR) {
+        None => Some(peer.xff.clone()),
+        Some(prev) => {
+            // The client's list goes on with this client, in the same header.
+            let merged = prev
+                .to_str()
+                .ok()
+                .and_then(|p| HeaderValue::from_str(&format!("{p}, {}", peer.ip)).ok());
+            if let Some(v) = merged {
+                parts.headers.insert(X_FORWARDED_FOR, v);
+            }
+            None
+        }
+    };
     if parts.uri.scheme().is_some() || parts.uri.authority().is_some() {
         let path = parts
             .uri
@@ -123,6 +144,31 @@ pub(super) fn to_upstream(parts: &mut request::Parts, upstream: &UpstreamUrl, pe
         parts.uri = Uri::from(path);
     }
     parts.version = Version::HTTP_11;
+    Added { xff, forwarded }
+}
+
+/// The headers this hop adds to a request, kept out of its `HeaderMap`: the gate's own
+/// upstream connection writes them after the client's headers (no map insert), hyper's
+/// gets them inserted ([`Added::insert_into`]). Either way the upstream sees the same.
+#[derive(Debug, Default)]
+pub(super) struct Added {
+    /// `X-Forwarded-For: <client>`, when the client sent none (else the client's list was
+    /// extended in place).
+    pub(super) xff: Option<HeaderValue>,
+    /// One more `Forwarded` element, after any the client sent.
+    pub(super) forwarded: Option<HeaderValue>,
+}
+
+impl Added {
+    /// Adds them to `headers`.
+    pub(super) fn insert_into(self, headers: &mut HeaderMap) {
+        if let Some(v) = self.xff {
+            headers.insert(X_FORWARDED_FOR, v);
+        }
+        if let Some(v) = self.forwarded {
+            headers.append(header::FORWARDED, v);
+        }
+    }
 }
 
 /// The `X-Forwarded-For` and `Forwarded` values for one client connection, made once: its
@@ -176,19 +222,6 @@ impl Forwarding {
     }
 }
 
-fn add_forwarded(headers: &mut HeaderMap, peer: &Forwarding) {
-    let xff = match headers.get(X_FORWARDED_FOR).and_then(|v| v.to_str().ok()) {
-        Some(prev) => HeaderValue::from_str(&format!("{prev}, {}", peer.ip)).ok(),
-        None => Some(peer.xff.clone()),
-    };
-    if let Some(v) = xff {
-        headers.insert(X_FORWARDED_FOR, v);
-    }
-    if let Some(v) = peer.element(headers.get(header::HOST)) {
-        headers.append(header::FORWARDED, v);
-    }
-}
-
 /// `X-Forwarded-For`.
 pub(super) const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 
@@ -208,6 +241,11 @@ mod tests {
 
     fn parts(req: http::Request<()>) -> request::Parts {
         req.into_parts().0
+    }
+
+    /// The head the upstream gets, the added headers in the map.
+    fn to_upstream(p: &mut request::Parts, up: &UpstreamUrl, peer: &Forwarding) {
+        super::to_upstream(p, up, peer).insert_into(&mut p.headers);
     }
 
     #[test]

@@ -36,6 +36,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use super::headers::Added;
+
 pub(crate) use body::{BodyError, UpstreamBody};
 use decode::Decoder;
 use wire::Wire;
@@ -146,8 +148,8 @@ fn same(a: &Authority, b: &Authority) -> bool {
     a.as_str() == b.as_str()
 }
 
-/// Sends `req` (origin-form URI, `Host` set, hop-by-hop headers gone) to the upstream at
-/// `authority`, on an idle connection of this thread or a new one. The answer comes back
+/// Sends `req` (origin-form URI, `Host` set, hop-by-hop headers gone) and the headers this
+/// hop adds to the upstream at `authority`, on an idle connection of this thread or a new one. The answer comes back
 /// without its hop-by-hop headers.
 ///
 /// # Cancel safety
@@ -161,11 +163,13 @@ fn same(a: &Authority, b: &Authority) -> bool {
 /// [`SendError::Wire`] when the exchange failed on one.
 pub(super) async fn send(
     authority: Authority,
-    req: Request<Incoming>,
+    mut req: Request<Incoming>,
+    added: Added,
 ) -> Result<Response<UpstreamBody>, SendError> {
     if req.body().is_end_stream() && req.method() != Method::CONNECT {
-        send_wire(authority, req.into_parts().0).await
+        send_wire(authority, req.into_parts().0, added).await
     } else {
+        added.insert_into(req.headers_mut());
         send_hyper(authority, req).await
     }
 }
@@ -174,6 +178,7 @@ pub(super) async fn send(
 async fn send_wire(
     authority: Authority,
     parts: http::request::Parts,
+    added: Added,
 ) -> Result<Response<UpstreamBody>, SendError> {
     let idle = WIRES.with_borrow_mut(|idle| {
         check_out(idle, &authority, |w| {
@@ -185,7 +190,7 @@ async fn send_wire(
         })
     });
     if let Some(mut wire) = idle {
-        match wire.exchange(&parts).await {
+        match wire.exchange(&parts, &added).await {
             Ok(head) => return Ok(answer(wire, head, authority)),
             // The upstream closed it while it sat idle: once more on a new one, if sending
             // the request twice cannot do harm.
@@ -194,7 +199,7 @@ async fn send_wire(
         }
     }
     let mut wire = Wire::new(connect(&authority).await?);
-    match wire.exchange(&parts).await {
+    match wire.exchange(&parts, &added).await {
         Ok(head) => Ok(answer(wire, head, authority)),
         Err(e) => Err(SendError::Wire(e)),
     }

@@ -22,14 +22,14 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::{Buf, BytesMut};
 use http::header::{
-    CONNECTION, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue, TRANSFER_ENCODING,
+    CONNECTION, CONTENT_LENGTH, FORWARDED, HeaderMap, HeaderName, HeaderValue, TRANSFER_ENCODING,
 };
 use http::{Method, Response, StatusCode, request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::decode::{DecodeError, Framing};
-use crate::proxy::headers;
+use crate::proxy::headers::{self, Added, X_FORWARDED_FOR};
 
 /// The most headers an answer may carry (hyper's default too).
 pub(super) const MAX_HEADERS: usize = 100;
@@ -121,12 +121,16 @@ impl Wire {
     /// # Errors
     ///
     /// A [`WireError`] when the request could not be written or the answer is not one.
-    pub(super) async fn exchange(&mut self, parts: &request::Parts) -> Result<Head, WireError> {
+    pub(super) async fn exchange(
+        &mut self,
+        parts: &request::Parts,
+        added: &Added,
+    ) -> Result<Head, WireError> {
         debug_assert!(
             self.buf.is_empty(),
             "a reused connection has nothing left to read"
         );
-        encode(&mut self.out, parts);
+        encode(&mut self.out, parts, added);
         self.stream
             .write_all(&self.out)
             .await
@@ -261,20 +265,30 @@ impl Wire {
     }
 }
 
-/// The request head in HTTP/1.1: request line, the headers as they are, an empty
-/// `Content-Length` where the method usually carries a body (the request has none here).
-fn encode(out: &mut Vec<u8>, parts: &request::Parts) {
+/// The request head in HTTP/1.1: request line, the headers as they are, then those this
+/// hop adds, and an empty `Content-Length` where the method usually carries a body (the
+/// request has none here).
+fn encode(out: &mut Vec<u8>, parts: &request::Parts, added: &Added) {
     out.clear();
     out.extend_from_slice(parts.method.as_str().as_bytes());
     out.push(b' ');
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str());
     out.extend_from_slice(target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    for (name, value) in &parts.headers {
-        out.extend_from_slice(name.as_str().as_bytes());
+    let mut line = |name: &str, value: &HeaderValue| {
+        out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b": ");
         out.extend_from_slice(value.as_bytes());
         out.extend_from_slice(b"\r\n");
+    };
+    for (name, value) in &parts.headers {
+        line(name.as_str(), value);
+    }
+    if let Some(v) = &added.xff {
+        line(X_FORWARDED_FOR.as_str(), v);
+    }
+    if let Some(v) = &added.forwarded {
+        line(FORWARDED.as_str(), v);
     }
     let bodiless = matches!(
         parts.method,
@@ -331,12 +345,17 @@ mod tests {
         encode(
             &mut out,
             &parts(Method::GET, "/a?b=1", &[("host", "x"), ("accept", "*/*")]),
+            &Added::default(),
         );
         assert_eq!(
             out,
             b"GET /a?b=1 HTTP/1.1\r\nhost: x\r\naccept: */*\r\n\r\n"
         );
-        encode(&mut out, &parts(Method::POST, "/", &[("host", "x")]));
+        encode(
+            &mut out,
+            &parts(Method::POST, "/", &[("host", "x")]),
+            &Added::default(),
+        );
         assert_eq!(
             out,
             b"POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n"
@@ -344,8 +363,24 @@ mod tests {
         encode(
             &mut out,
             &parts(Method::PUT, "/", &[("content-length", "0")]),
+            &Added::default(),
         );
         assert_eq!(out, b"PUT / HTTP/1.1\r\ncontent-length: 0\r\n\r\n");
+        let added = Added {
+            xff: Some(HeaderValue::from_static("10.0.0.7")),
+            forwarded: Some(HeaderValue::from_static("for=10.0.0.7;proto=http")),
+        };
+        encode(
+            &mut out,
+            &parts(Method::GET, "/", &[("forwarded", "for=1.2.3.4")]),
+            &added,
+        );
+        assert_eq!(
+            out,
+            b"GET / HTTP/1.1\r\nforwarded: for=1.2.3.4\r\nx-forwarded-for: 10.0.0.7\r\n\
+              forwarded: for=10.0.0.7;proto=http\r\n\r\n",
+            "the client's headers, then this hop's"
+        );
     }
 
     #[test]
