@@ -5,16 +5,14 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use http::{Method, Request};
 use http_body_util::Full;
-use support::{Gate, get, request};
+use support::{Gate, RawUpstream, get, request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 /// The raw answer for a request path, and whether the upstream closes after it.
 fn script(path: &str) -> (Vec<u8>, bool) {
@@ -60,68 +58,14 @@ fn script(path: &str) -> (Vec<u8>, bool) {
     }
 }
 
-/// A raw upstream playing [`script`], counting the connections it accepts.
-async fn scripted_upstream() -> (SocketAddr, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let count = accepted.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            count.fetch_add(1, Ordering::SeqCst);
-            tokio::spawn(answer_each(stream));
-        }
-    });
-    (addr, accepted)
-}
-
-async fn answer_each(mut stream: TcpStream) {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-            match stream.read(&mut chunk).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-        let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
-        buf.drain(..end);
-        let path = head.split(' ').nth(1).unwrap_or("/").to_owned();
-        let (answer, close) = script(&path);
-        if stream.write_all(&answer).await.is_err() || close {
-            return;
-        }
-    }
-}
-
-async fn gate_for(upstream: SocketAddr) -> Gate {
-    let url = format!("http://{upstream}");
-    Gate::start(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--upstream",
-        &url,
-        "--max-concurrency",
-        "100",
-        "--max-queue",
-        "100",
-        "--queue-timeout",
-        "5s",
-        "--upstream-timeout",
-        "5s",
-        "--workers",
-        "1",
-    ])
-    .await
+async fn scripted_upstream() -> RawUpstream {
+    RawUpstream::start(Arc::new(script)).await
 }
 
 #[tokio::test]
 async fn every_framing_is_relayed_whole() {
-    let (up, _) = scripted_upstream().await;
-    let gate = gate_for(up).await;
+    let up = scripted_upstream().await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
     for (path, status, body) in [
         ("/length", 200, "hello"),
         ("/chunked", 200, "hello world"),
@@ -152,8 +96,8 @@ async fn every_framing_is_relayed_whole() {
 
 #[tokio::test]
 async fn hop_by_hop_headers_of_the_answer_stop_at_the_gate() {
-    let (up, accepted) = scripted_upstream().await;
-    let gate = gate_for(up).await;
+    let up = scripted_upstream().await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
     let reply = get(gate.proxy, "/hop", "hop").await;
     assert_eq!(reply.status, 200);
     assert_eq!(reply.header("x-kept"), "yes");
@@ -165,7 +109,7 @@ async fn hop_by_hop_headers_of_the_answer_stop_at_the_gate() {
     assert_eq!(reply.header("keep-alive"), "");
     assert_eq!(get(gate.proxy, "/length", "next").await.body, "hello");
     assert_eq!(
-        accepted.load(Ordering::SeqCst),
+        up.accepted(),
         1,
         "Connection: keep-alive, X-Hop is still keep-alive"
     );
@@ -173,19 +117,15 @@ async fn hop_by_hop_headers_of_the_answer_stop_at_the_gate() {
 
 #[tokio::test]
 async fn a_connection_is_reused_only_after_a_clean_keep_alive_answer() {
-    let (up, accepted) = scripted_upstream().await;
-    let gate = gate_for(up).await;
+    let up = scripted_upstream().await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
     for path in ["/length", "/chunked", "/no-content", "/interim", "/length"] {
         assert!(
             get(gate.proxy, path, path).await.status.is_success(),
             "{path}"
         );
     }
-    assert_eq!(
-        accepted.load(Ordering::SeqCst),
-        1,
-        "keep-alive answers share one connection"
-    );
+    assert_eq!(up.accepted(), 1, "keep-alive answers share one connection");
     // A body that runs to the close, and an HTTP/1.0 answer: the next request needs a new one.
     for path in ["/until-close", "/length", "/http10", "/length"] {
         assert!(
@@ -193,13 +133,13 @@ async fn a_connection_is_reused_only_after_a_clean_keep_alive_answer() {
             "{path}"
         );
     }
-    assert_eq!(accepted.load(Ordering::SeqCst), 3);
+    assert_eq!(up.accepted(), 3);
 }
 
 #[tokio::test]
 async fn an_answer_that_breaks_the_rules_is_a_502() {
-    let (up, _) = scripted_upstream().await;
-    let gate = gate_for(up).await;
+    let up = scripted_upstream().await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
     for path in [
         "/bad-length",
         "/two-lengths",
@@ -222,8 +162,8 @@ async fn an_answer_that_breaks_the_rules_is_a_502() {
 
 #[tokio::test]
 async fn a_body_that_breaks_its_framing_is_cut_not_completed() {
-    let (up, _) = scripted_upstream().await;
-    let gate = gate_for(up).await;
+    let up = scripted_upstream().await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
     // The head was fine, the body is not: the client must see the connection cut (before
     // or after the head went out), not a short body passed off as whole.
     let mut s = TcpStream::connect(gate.proxy).await.unwrap();

@@ -20,6 +20,30 @@ pub struct Gate {
 }
 
 impl Gate {
+    /// `sluicegate serve` in front of `upstream` with limits too high to be hit and
+    /// `workers` worker threads.
+    pub async fn in_front_of(upstream: SocketAddr, workers: &str) -> Gate {
+        let url = format!("http://{upstream}");
+        Gate::start(&[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &url,
+            "--max-concurrency",
+            "100",
+            "--max-queue",
+            "100",
+            "--queue-timeout",
+            "5s",
+            "--upstream-timeout",
+            "5s",
+            "--workers",
+            workers,
+        ])
+        .await
+    }
+
     /// Runs `sluicegate ARGS` and waits until it says where it listens.
     pub async fn start(args: &[&str]) -> Gate {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sluicegate"))

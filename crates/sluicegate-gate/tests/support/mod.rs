@@ -4,11 +4,13 @@
 
 mod client;
 mod gate;
+mod raw_upstream;
 mod redis;
 mod upstream;
 
 pub use client::{Reply, get, raw, request};
 pub use gate::{Gate, rewrite, write_config};
+pub use raw_upstream::{RawUpstream, Script};
 pub use redis::RedisServer;
 pub use upstream::Upstream;
 

@@ -121,17 +121,14 @@ impl Decoder {
             match self.state {
                 State::Done => return Ok(Step::Done),
                 State::Length(n) => {
-                    if buf.is_empty() {
-                        return Ok(Step::More);
-                    }
-                    let take = usize::try_from(n).unwrap_or(usize::MAX).min(buf.len());
-                    let left = n - take as u64;
-                    self.state = if left == 0 {
-                        State::Done
-                    } else {
-                        State::Length(left)
-                    };
-                    return Ok(Step::Data(buf.split_to(take).freeze()));
+                    return Ok(take(buf, n, |left| match left {
+                        0 => State::Done,
+                        n => State::Length(n),
+                    })
+                    .map_or(Step::More, |(bytes, next)| {
+                        self.state = next;
+                        Step::Data(bytes)
+                    }));
                 }
                 State::Close => {
                     if buf.is_empty() {
@@ -151,17 +148,14 @@ impl Decoder {
                     };
                 }
                 State::Data(n) => {
-                    if buf.is_empty() {
-                        return Ok(Step::More);
-                    }
-                    let take = usize::try_from(n).unwrap_or(usize::MAX).min(buf.len());
-                    let left = n - take as u64;
-                    self.state = if left == 0 {
-                        State::DataEnd
-                    } else {
-                        State::Data(left)
-                    };
-                    return Ok(Step::Data(buf.split_to(take).freeze()));
+                    return Ok(take(buf, n, |left| match left {
+                        0 => State::DataEnd,
+                        n => State::Data(n),
+                    })
+                    .map_or(Step::More, |(bytes, next)| {
+                        self.state = next;
+                        Step::Data(bytes)
+                    }));
                 }
                 State::DataEnd => match buf.first() {
                     None => return Ok(Step::More),
@@ -208,6 +202,16 @@ impl Decoder {
             _ => Err(DecodeError::Truncated),
         }
     }
+}
+
+/// Up to `n` bytes out of `buf` and the state for what is left of the `n`; `None` when
+/// `buf` is empty.
+fn take(buf: &mut BytesMut, n: u64, then: impl FnOnce(u64) -> State) -> Option<(Bytes, State)> {
+    if buf.is_empty() {
+        return None;
+    }
+    let count = usize::try_from(n).unwrap_or(usize::MAX).min(buf.len());
+    Some((buf.split_to(count).freeze(), then(n - count as u64)))
 }
 
 /// The next line of `buf` (with its `\n`), taken out of it; `None` until it is complete.
