@@ -170,7 +170,8 @@ pub(super) async fn send(
         send_wire(authority, req.into_parts().0, added).await
     } else {
         added.insert_into(req.headers_mut());
-        send_hyper(authority, req).await
+        // Boxed: hyper's futures would otherwise size every request's future.
+        Box::pin(send_hyper(authority, req)).await
     }
 }
 
