@@ -138,7 +138,7 @@ impl Wire {
         let head_request = parts.method == Method::HEAD;
         loop {
             if !self.buf.is_empty()
-                && let Some(head) = self.parse(head_request)?
+                && let Some(head) = parse(&mut self.buf, head_request)?
             {
                 return Ok(head);
             }
@@ -155,113 +155,113 @@ impl Wire {
             }
         }
     }
+}
 
-    /// The answer's head if the buffer holds all of it (interim `1xx` answers before it are
-    /// dropped); `None` while it is incomplete.
-    fn parse(&mut self, head_request: bool) -> Result<Option<Head>, WireError> {
-        loop {
-            let mut headers = [const { MaybeUninit::uninit() }; MAX_HEADERS];
-            let mut parsed = httparse::Response::new(&mut []);
-            let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
-                &mut parsed,
-                &self.buf,
-                &mut headers,
-            )? {
-                httparse::Status::Complete(len) => len,
-                httparse::Status::Partial => return Ok(None),
-            };
-            let code = parsed.code.unwrap_or_default();
-            let status = StatusCode::from_u16(code).map_err(|_| WireError::Head("bad status"))?;
-            if status == StatusCode::SWITCHING_PROTOCOLS {
-                return Err(WireError::Head(
-                    "101 Switching Protocols to a request without Upgrade",
-                ));
-            }
-            if status.is_informational() {
-                // `100 Continue` and the like: the final answer follows.
-                self.buf.advance(len);
+/// The answer's head, taken out of `buf`, if `buf` holds all of it (interim `1xx` answers before it are
+/// dropped); `None` while it is incomplete.
+fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireError> {
+    loop {
+        let mut headers = [const { MaybeUninit::uninit() }; MAX_HEADERS];
+        let mut parsed = httparse::Response::new(&mut []);
+        let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+            &mut parsed,
+            &buf[..],
+            &mut headers,
+        )? {
+            httparse::Status::Complete(len) => len,
+            httparse::Status::Partial => return Ok(None),
+        };
+        let code = parsed.code.unwrap_or_default();
+        let status = StatusCode::from_u16(code).map_err(|_| WireError::Head("bad status"))?;
+        if status == StatusCode::SWITCHING_PROTOCOLS {
+            return Err(WireError::Head(
+                "101 Switching Protocols to a request without Upgrade",
+            ));
+        }
+        if status.is_informational() {
+            // `100 Continue` and the like: the final answer follows.
+            buf.advance(len);
+            continue;
+        }
+        let http11 = parsed.version == Some(1);
+        // Where each name and value sits in the head, so that the values can share the
+        // head's bytes once it is cut out of the buffer.
+        let base = buf.as_ptr() as usize;
+        let at: Vec<(usize, usize, usize, usize)> = parsed
+            .headers
+            .iter()
+            .map(|h| {
+                let name = h.name.as_ptr() as usize - base;
+                let value = h.value.as_ptr() as usize - base;
+                (name, name + h.name.len(), value, value + h.value.len())
+            })
+            .collect();
+        let head = buf.split_to(len).freeze();
+        let mut map = HeaderMap::with_capacity(at.len());
+        let mut length: Option<u64> = None;
+        // `Connection` values naming other headers, which go too (rare).
+        let mut listed = Vec::new();
+        let (mut chunked, mut te, mut close, mut keep_alive) = (false, false, false, false);
+        for &(ns, ne, vs, ve) in &at {
+            let name = HeaderName::from_bytes(&head[ns..ne])
+                .map_err(|_| WireError::Head("bad header name"))?;
+            let value = HeaderValue::from_maybe_shared(head.slice(vs..ve))
+                .map_err(|_| WireError::Head("bad header value"))?;
+            if name == CONTENT_LENGTH {
+                let n = content_length(value.as_bytes())?;
+                if length.is_some_and(|l| l != n) {
+                    return Err(WireError::Head("differing Content-Length headers"));
+                }
+                length = Some(n);
+            } else if name == TRANSFER_ENCODING {
+                te = true;
+                // The last coding of the last header says whether it is chunked.
+                chunked = last_token(value.as_bytes()).eq_ignore_ascii_case(b"chunked");
+            } else if name == CONNECTION {
+                let mut other = false;
+                for token in value.as_bytes().split(|&b| b == b',') {
+                    let token = token.trim_ascii();
+                    let c = token.eq_ignore_ascii_case(b"close");
+                    let k = token.eq_ignore_ascii_case(b"keep-alive");
+                    (close, keep_alive, other) = (close | c, keep_alive | k, other | !(c || k));
+                }
+                if other {
+                    listed.push(value);
+                }
                 continue;
             }
-            let http11 = parsed.version == Some(1);
-            // Where each name and value sits in the head, so that the values can share the
-            // head's bytes once it is cut out of the buffer.
-            let base = self.buf.as_ptr() as usize;
-            let at: Vec<(usize, usize, usize, usize)> = parsed
-                .headers
-                .iter()
-                .map(|h| {
-                    let name = h.name.as_ptr() as usize - base;
-                    let value = h.value.as_ptr() as usize - base;
-                    (name, name + h.name.len(), value, value + h.value.len())
-                })
-                .collect();
-            let head = self.buf.split_to(len).freeze();
-            let mut map = HeaderMap::with_capacity(at.len());
-            let mut length: Option<u64> = None;
-            // `Connection` values naming other headers, which go too (rare).
-            let mut listed = Vec::new();
-            let (mut chunked, mut te, mut close, mut keep_alive) = (false, false, false, false);
-            for &(ns, ne, vs, ve) in &at {
-                let name = HeaderName::from_bytes(&head[ns..ne])
-                    .map_err(|_| WireError::Head("bad header name"))?;
-                let value = HeaderValue::from_maybe_shared(head.slice(vs..ve))
-                    .map_err(|_| WireError::Head("bad header value"))?;
-                if name == CONTENT_LENGTH {
-                    let n = content_length(value.as_bytes())?;
-                    if length.is_some_and(|l| l != n) {
-                        return Err(WireError::Head("differing Content-Length headers"));
-                    }
-                    length = Some(n);
-                } else if name == TRANSFER_ENCODING {
-                    te = true;
-                    // The last coding of the last header says whether it is chunked.
-                    chunked = last_token(value.as_bytes()).eq_ignore_ascii_case(b"chunked");
-                } else if name == CONNECTION {
-                    let mut other = false;
-                    for token in value.as_bytes().split(|&b| b == b',') {
-                        let token = token.trim_ascii();
-                        let c = token.eq_ignore_ascii_case(b"close");
-                        let k = token.eq_ignore_ascii_case(b"keep-alive");
-                        (close, keep_alive, other) = (close | c, keep_alive | k, other | !(c || k));
-                    }
-                    if other {
-                        listed.push(value);
-                    }
-                    continue;
-                }
-                // Hop-by-hop headers stop here: the client's hop gets none of them.
-                if !headers::is_hop_by_hop(&name) {
-                    map.append(name, value);
-                }
+            // Hop-by-hop headers stop here: the client's hop gets none of them.
+            if !headers::is_hop_by_hop(&name) {
+                map.append(name, value);
             }
-            headers::remove_listed(&mut map, &listed);
-            let framing = if head_request
-                || status == StatusCode::NO_CONTENT
-                || status == StatusCode::NOT_MODIFIED
-            {
-                Framing::Empty
-            } else if te {
-                if chunked {
-                    Framing::Chunked
-                } else {
-                    Framing::Close
-                }
-            } else {
-                length.map_or(Framing::Close, Framing::Length)
-            };
-            let mut response = Response::new(());
-            *response.status_mut() = status;
-            *response.headers_mut() = map;
-            return Ok(Some(Head {
-                response,
-                framing,
-                // Both framings at once is a message smuggled or mangled: not again.
-                keep_alive: (http11 || keep_alive)
-                    && !close
-                    && framing != Framing::Close
-                    && !(te && length.is_some()),
-            }));
         }
+        headers::remove_listed(&mut map, &listed);
+        let framing = if head_request
+            || status == StatusCode::NO_CONTENT
+            || status == StatusCode::NOT_MODIFIED
+        {
+            Framing::Empty
+        } else if te {
+            if chunked {
+                Framing::Chunked
+            } else {
+                Framing::Close
+            }
+        } else {
+            length.map_or(Framing::Close, Framing::Length)
+        };
+        let mut response = Response::new(());
+        *response.status_mut() = status;
+        *response.headers_mut() = map;
+        return Ok(Some(Head {
+            response,
+            framing,
+            // Both framings at once is a message smuggled or mangled: not again.
+            keep_alive: (http11 || keep_alive)
+                && !close
+                && framing != Framing::Close
+                && !(te && length.is_some()),
+        }));
     }
 }
 
@@ -330,6 +330,7 @@ fn last_token(v: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn parts(method: Method, uri: &str, headers: &[(&str, &str)]) -> request::Parts {
         let mut b = http::Request::builder().method(method).uri(uri);
@@ -409,5 +410,83 @@ mod tests {
         assert_eq!(last_token(b"gzip, chunked"), b"chunked");
         assert_eq!(last_token(b"chunked, gzip"), b"gzip");
         assert_eq!(last_token(b"chunked;q=1"), b"chunked");
+    }
+
+    fn header_name() -> impl Strategy<Value = String> {
+        "x-[a-z0-9-]{1,12}"
+    }
+
+    fn header_value() -> impl Strategy<Value = String> {
+        "[!-~]([ -~]{0,20}[!-~])?"
+    }
+
+    proptest! {
+        /// Any bytes from an upstream: a head, an error or "more", never a panic.
+        #[test]
+        fn any_answer_bytes_never_panic(
+            bytes in prop::collection::vec(any::<u8>(), 0..600),
+            status_line in any::<bool>(),
+            head in any::<bool>(),
+        ) {
+            // Half the time behind a valid status line, so that the headers get parsed.
+            let mut buf = BytesMut::new();
+            if status_line {
+                buf.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
+            }
+            buf.extend_from_slice(&bytes);
+            let _ = parse(&mut buf, head);
+        }
+
+        /// However a head arrives, it parses to the same status and headers, only once it is
+        /// whole, and leaves the body's bytes in the buffer.
+        #[test]
+        fn a_head_parses_the_same_at_any_cut(
+            status in 200u16..600,
+            headers in prop::collection::vec((header_name(), header_value()), 0..12),
+            length in prop::option::of(0u64..100),
+            cuts in prop::collection::vec(0usize..800, 0..10),
+        ) {
+            let mut wire = format!("HTTP/1.1 {status} X\r\n");
+            for (n, v) in &headers {
+                wire.push_str(&format!("{n}: {v}\r\n"));
+            }
+            if let Some(l) = length {
+                wire.push_str(&format!("content-length: {l}\r\n"));
+            }
+            wire.push_str("\r\nBODY");
+            let bytes = wire.as_bytes();
+            let head_len = bytes.len() - 4;
+            let mut ends: Vec<usize> = cuts.iter().map(|&c| c.min(bytes.len())).collect();
+            ends.sort_unstable();
+            ends.push(bytes.len());
+            let mut buf = BytesMut::new();
+            let mut at = 0;
+            let mut got = None;
+            for end in ends {
+                buf.extend_from_slice(&bytes[at..end.max(at)]);
+                at = end.max(at);
+                if let Some(head) = parse(&mut buf, false).unwrap() {
+                    prop_assert!(at >= head_len, "complete at {at} of {head_len}");
+                    got = Some(head);
+                    break;
+                }
+            }
+            let head = got.expect("the whole head parses");
+            buf.extend_from_slice(&bytes[at..]);
+            prop_assert_eq!(&buf[..], b"BODY");
+            prop_assert_eq!(head.response.status().as_u16(), status);
+            let map = head.response.headers();
+            for (n, v) in &headers {
+                prop_assert!(map.get_all(n.as_str()).iter().any(|x| x == v.as_str()), "{n}: {v}");
+            }
+            let no_body = status == 204 || status == 304;
+            let framing = match length {
+                _ if no_body => Framing::Empty,
+                Some(l) => Framing::Length(l),
+                None => Framing::Close,
+            };
+            prop_assert_eq!(head.framing, framing);
+            prop_assert_eq!(head.keep_alive, no_body || length.is_some());
+        }
     }
 }
