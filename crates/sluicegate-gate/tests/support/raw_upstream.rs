@@ -1,6 +1,7 @@
-//! A raw HTTP/1.1 upstream written byte by byte: it answers each request (without a body)
-//! with whatever bytes a test scripts for its path, and counts the connections it accepts.
-//! For upstreams that bend or break the rules, which no HTTP library would write.
+//! A raw HTTP/1.1 upstream written byte by byte: it answers each request with whatever
+//! bytes a test scripts for its path, and counts the connections it accepts. For upstreams
+//! that bend or break the rules, which no HTTP library would write. A request's body
+//! (by `Content-Length` only) is read and dropped.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,6 +23,15 @@ pub struct RawUpstream {
 impl RawUpstream {
     /// Listens on a free loopback port and answers by `script`.
     pub async fn start(script: Script) -> RawUpstream {
+        RawUpstream::listen(script, false).await
+    }
+
+    /// Like [`RawUpstream::start`], but writes each answer one byte per write.
+    pub async fn start_dribbling(script: Script) -> RawUpstream {
+        RawUpstream::listen(script, true).await
+    }
+
+    async fn listen(script: Script, dribble: bool) -> RawUpstream {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let accepted = Arc::new(AtomicUsize::new(0));
@@ -29,7 +39,8 @@ impl RawUpstream {
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 count.fetch_add(1, Ordering::SeqCst);
-                tokio::spawn(answer_each(stream, script.clone()));
+                let _ = stream.set_nodelay(true);
+                tokio::spawn(answer_each(stream, script.clone(), dribble));
             }
         });
         RawUpstream { addr, accepted }
@@ -41,11 +52,19 @@ impl RawUpstream {
     }
 }
 
-async fn answer_each(mut stream: TcpStream, script: Script) {
+/// A request head's `Content-Length`, 0 without one.
+fn body_length(head: &str) -> usize {
+    head.lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(n, _)| n.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+async fn answer_each(mut stream: TcpStream, script: Script, dribble: bool) {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
-        // Requests without bodies: one ends at its blank line.
         while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
             match stream.read(&mut chunk).await {
                 Ok(0) | Err(_) => return,
@@ -55,9 +74,27 @@ async fn answer_each(mut stream: TcpStream, script: Script) {
         let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
         let head = String::from_utf8_lossy(&buf[..end]).into_owned();
         buf.drain(..end);
+        let body = body_length(&head);
+        while buf.len() < body {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        }
+        buf.drain(..body);
         let path = head.split(' ').nth(1).unwrap_or("/");
         let (answer, close) = script(path);
-        if stream.write_all(&answer).await.is_err() || close {
+        let written = if dribble {
+            let mut ok = true;
+            for b in &answer {
+                ok = ok && stream.write_all(&[*b]).await.is_ok();
+                tokio::task::yield_now().await;
+            }
+            ok
+        } else {
+            stream.write_all(&answer).await.is_ok()
+        };
+        if !written || close {
             return;
         }
     }

@@ -27,6 +27,7 @@ use std::cell::RefCell;
 use std::io;
 use std::time::Duration;
 
+use http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::uri::Authority;
 use http::{Method, Request, Response};
 use http_body::Body;
@@ -263,6 +264,11 @@ fn relay(
     authority: Authority,
 ) -> Response<UpstreamBody> {
     let (mut parts, body) = response.into_parts();
+    if parts.headers.contains_key(TRANSFER_ENCODING) {
+        // A length that came with transfer codings is not the relayed body's (RFC 9112
+        // §6.3 item 3: removed before forwarding).
+        parts.headers.remove(CONTENT_LENGTH);
+    }
     super::headers::strip_hop_by_hop(&mut parts.headers);
     Response::from_parts(parts, body).map(|body| UpstreamBody::Hyper {
         body,

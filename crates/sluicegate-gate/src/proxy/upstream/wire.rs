@@ -235,6 +235,11 @@ impl Wire {
                 }
             }
             headers::remove_listed(&mut map, &listed);
+            if te {
+                // The body is relayed without this hop's codings: a length that came with
+                // them is not the body's (RFC 9112 §6.3 item 3: removed before forwarding).
+                map.remove(CONTENT_LENGTH);
+            }
             let framing = if head_request
                 || status == StatusCode::NO_CONTENT
                 || status == StatusCode::NOT_MODIFIED

@@ -1,0 +1,212 @@
+//! End to end, a review of the gate's own upstream HTTP/1.1 path (requests without a body)
+//! against hyper's client path (requests with a body): the same answer must give the client
+//! the same result either way, odd but legal framings are relayed byte-exact, and a
+//! connection goes back to the idle list only in a known state.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::Request;
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::TokioIo;
+use support::{Gate, RawUpstream};
+use tokio::net::TcpStream;
+
+/// What a client got: the status, a header, and the body, or why there was none.
+#[derive(Debug, PartialEq)]
+struct Got {
+    status: u16,
+    header: Option<Vec<u8>>,
+    body: Result<Vec<u8>, ()>,
+}
+
+/// `method path` to `addr` on a fresh connection (with `body` when not empty), reading
+/// `header` and the whole body; `None` when the gate cut the connection before a head.
+async fn fetch(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+    header: &str,
+) -> Option<Got> {
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", "gate.test")
+        .body(Full::new(Bytes::from(body.to_owned())))
+        .unwrap();
+    let resp = send.send_request(req).await.ok()?;
+    let status = resp.status().as_u16();
+    let header = resp.headers().get(header).map(|v| v.as_bytes().to_vec());
+    let body = resp
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes().to_vec())
+        .map_err(|_| ());
+    Some(Got {
+        status,
+        header,
+        body,
+    })
+}
+
+/// A body of `n` bytes that is not the same at any two nearby offsets.
+fn pattern(n: usize, seed: usize) -> Vec<u8> {
+    (0..n).map(|i| ((i * 7 + seed * 13) % 251) as u8).collect()
+}
+
+/// `body` in chunks of `size` bytes, sizes in uppercase hex with leading zeros.
+fn chunked(body: &[u8], size: usize) -> Vec<u8> {
+    let mut wire = Vec::new();
+    for c in body.chunks(size) {
+        wire.extend_from_slice(format!("00{:X};n=v\r\n", c.len()).as_bytes());
+        wire.extend_from_slice(c);
+        wire.extend_from_slice(b"\r\n");
+    }
+    wire.extend_from_slice(b"0\r\nx-t: 1\r\n\r\n");
+    wire
+}
+
+const MIB: usize = 1 << 20;
+
+/// The raw answer for a request path, and whether the upstream closes after it.
+fn script(path: &str) -> (Vec<u8>, bool) {
+    let keep = |s: &[u8]| (s.to_vec(), false);
+    let close = |s: &[u8]| (s.to_vec(), true);
+    match path {
+        "/length" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
+        "/chunk-edges" => keep(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
+              00005 ; a=1;b=\"x y\"\r\nhello\r\nA\r\n 0123456\r\n\r\n0000\r\nx-t: 1\r\ny: 2\r\n\r\n",
+        ),
+        "/chunk-cut-after-last" => close(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n",
+        ),
+        "/plus-length" => close(b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello"),
+        "/spaced-length" => keep(b"HTTP/1.1 200 OK\r\nContent-Length:   5  \r\n\r\nhello"),
+        "/length-list" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nhello"),
+        "/gzip-chunked" => keep(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        ),
+        "/chunked-gzip" => close(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        ),
+        "/two-te" => close(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\nraw",
+        ),
+        "/te-and-length" => keep(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n\
+              3\r\nabc\r\n0\r\n\r\n",
+        ),
+        "/http10-te" => keep(
+            b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n\
+              3\r\nabc\r\n0\r\n\r\n",
+        ),
+        "/http10" => close(b"HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nold"),
+        "/http10-keep-alive" => {
+            keep(b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 3\r\n\r\nold")
+        }
+        "/http10-until-close" => close(b"HTTP/1.0 200 OK\r\n\r\nto the end"),
+        "/obs-text" => keep(b"HTTP/1.1 200 OK\r\nX-Obs: caf\xe9 \xff\r\nContent-Length: 2\r\n\r\nok"),
+        "/bare-lf-head" => keep(b"HTTP/1.1 200 OK\nContent-Length: 2\n\nok"),
+        "/close-mid-length" => close(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"),
+        "/storm" => {
+            let mut s = b"HTTP/1.1 100 Continue\r\n\r\n".repeat(2000);
+            s.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+            (s, false)
+        }
+        "/big-length" => {
+            let mut s = format!("HTTP/1.1 200 OK\r\nContent-Length: {MIB}\r\n\r\n").into_bytes();
+            s.extend_from_slice(&pattern(MIB, 1));
+            (s, false)
+        }
+        "/big-chunked" => {
+            let mut s = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+            s.extend_from_slice(&chunked(&pattern(MIB, 2), 100_000));
+            (s, false)
+        }
+        "/head-with-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
+        _ => {
+            // `/id/N`: a body of its own for request N, framed by length or chunks.
+            let n: usize = path.trim_start_matches("/id/").parse().unwrap_or(0);
+            let body = format!("<{n}>").repeat(1 + n * 37 % 900);
+            if n.is_multiple_of(2) {
+                let mut s = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len())
+                    .into_bytes();
+                s.extend_from_slice(body.as_bytes());
+                (s, false)
+            } else {
+                let mut s = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+                s.extend_from_slice(&chunked(body.as_bytes(), 1000));
+                (s, false)
+            }
+        }
+    }
+}
+
+/// The same answer reaches the client the same way whether the request went out on the
+/// gate's own connection (`GET`, no body) or through hyper's client (`POST` with a body).
+#[tokio::test]
+async fn the_gates_own_path_answers_as_hyper_does() {
+    let up = RawUpstream::start(Arc::new(script)).await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
+    let ok = |b: &[u8]| Some(Ok(b.to_vec()));
+    for (path, status, body) in [
+        ("/chunk-edges", 200, ok(b"hello 0123456\r\n")),
+        ("/chunk-cut-after-last", 200, Some(Err(()))),
+        ("/plus-length", 502, None),
+        ("/spaced-length", 200, ok(b"hello")),
+        ("/length-list", 200, ok(b"hello")),
+        ("/gzip-chunked", 200, ok(b"abc")),
+        ("/chunked-gzip", 200, ok(b"3\r\nabc\r\n0\r\n\r\n")),
+        ("/two-te", 200, ok(b"raw")),
+        ("/te-and-length", 200, ok(b"abc")),
+        ("/http10", 200, ok(b"old")),
+        ("/http10-keep-alive", 200, ok(b"old")),
+        ("/http10-until-close", 200, ok(b"to the end")),
+        ("/obs-text", 200, ok(b"ok")),
+        ("/bare-lf-head", 200, ok(b"ok")),
+        ("/close-mid-length", 200, Some(Err(()))),
+        ("/storm", 200, ok(b"ok")),
+    ] {
+        let own = fetch(gate.proxy, "GET", path, "", "x-obs").await;
+        let hyper = fetch(gate.proxy, "POST", path, "x", "x-obs").await;
+        match (&own, body) {
+            // Cut: before the head went out, or in the body.
+            (None, Some(Err(()))) => {}
+            (Some(got), Some(Err(()))) => assert!(got.body.is_err(), "{path}: {own:?}"),
+            (None, _) => panic!(
+                "{path}: no head (hyper: {:?})",
+                fetch(gate.proxy, "POST", path, "x", "x-obs").await
+            ),
+            (Some(got), body) => {
+                assert_eq!(got.status, status, "{path}: {own:?}");
+                if let Some(body) = body {
+                    assert_eq!(got.body, body, "{path}");
+                }
+            }
+        }
+        // A cut before or after the head went out is the same to the client: no whole body.
+        let cut = |g: &Option<Got>| g.as_ref().is_none_or(|g| g.body.is_err());
+        if !(cut(&own) && cut(&hyper)) {
+            assert_eq!(own, hyper, "{path}: the gate's path and hyper's differ");
+        }
+    }
+    let obs = fetch(gate.proxy, "GET", "/obs-text", "", "x-obs")
+        .await
+        .unwrap();
+    assert_eq!(
+        obs.header.as_deref(),
+        Some(&b"caf\xe9 \xff"[..]),
+        "obs-text relayed as it is"
+    );
+}
