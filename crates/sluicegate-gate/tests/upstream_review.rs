@@ -170,6 +170,7 @@ async fn the_gates_own_path_answers_as_hyper_does() {
         ("/chunked-gzip", 200, ok(b"3\r\nabc\r\n0\r\n\r\n")),
         ("/two-te", 200, ok(b"raw")),
         ("/te-and-length", 200, ok(b"abc")),
+        ("/http10-te", 502, None),
         ("/http10", 200, ok(b"old")),
         ("/http10-keep-alive", 200, ok(b"old")),
         ("/http10-until-close", 200, ok(b"to the end")),

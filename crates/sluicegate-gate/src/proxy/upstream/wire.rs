@@ -235,6 +235,10 @@ impl Wire {
                 }
             }
             headers::remove_listed(&mut map, &listed);
+            if te && !http11 {
+                // RFC 9112 §6.1: faulty framing; hyper's client refuses it too.
+                return Err(WireError::Head("Transfer-Encoding in an HTTP/1.0 answer"));
+            }
             if te {
                 // The body is relayed without this hop's codings: a length that came with
                 // them is not the body's (RFC 9112 §6.3 item 3: removed before forwarding).
