@@ -211,3 +211,155 @@ async fn the_gates_own_path_answers_as_hyper_does() {
         "obs-text relayed as it is"
     );
 }
+
+/// Bodies far larger than a read (1 MiB, by length and in 100 000-byte chunks) arrive
+/// byte-exact on either path, and the connection carries the next request.
+#[tokio::test]
+async fn a_large_body_is_relayed_byte_exact() {
+    let up = RawUpstream::start(Arc::new(script)).await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
+    for (path, seed) in [("/big-length", 1), ("/big-chunked", 2)] {
+        for (method, body) in [("GET", ""), ("POST", "x")] {
+            let got = fetch(gate.proxy, method, path, body, "x").await.unwrap();
+            assert_eq!(got.status, 200, "{method} {path}");
+            let got = got.body.unwrap();
+            assert_eq!(got.len(), MIB, "{method} {path}");
+            assert!(
+                got == pattern(MIB, seed),
+                "{method} {path}: the bytes differ"
+            );
+        }
+    }
+    // Two connections: the gate's own and hyper's, each reused.
+    assert_eq!(up.accepted(), 2);
+}
+
+/// A head and body that arrive one byte per read are relayed whole (as hyper's path
+/// relays them), and the connection is reused: nothing of an answer is left behind.
+#[tokio::test]
+async fn an_answer_one_byte_at_a_time_is_relayed_whole() {
+    let up = RawUpstream::start_dribbling(Arc::new(script)).await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
+    let paths = [
+        "/length",
+        "/chunk-edges",
+        "/id/7",
+        "/id/8",
+        "/http10-keep-alive",
+    ];
+    let mut own = Vec::new();
+    for path in paths {
+        let got = fetch(gate.proxy, "GET", path, "", "x").await.unwrap();
+        assert_eq!(got.status, 200, "{path}");
+        assert!(got.body.is_ok(), "{path}");
+        own.push(got);
+    }
+    assert_eq!(up.accepted(), 1, "one connection, reused after each answer");
+    for (path, own) in paths.into_iter().zip(own) {
+        let hyper = fetch(gate.proxy, "POST", path, "x", "x").await.unwrap();
+        assert_eq!(own, hyper, "{path}");
+    }
+}
+
+/// After each keep-alive answer the next request goes on the same connection, and after
+/// each answer that leaves the connection in doubt it goes on a new one.
+#[tokio::test]
+async fn a_connection_is_reused_exactly_when_its_answer_ended_cleanly() {
+    let up = RawUpstream::start(Arc::new(script)).await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
+    let _ = fetch(gate.proxy, "GET", "/length", "", "x").await;
+    for (path, reused) in [
+        ("/length", true),
+        ("/chunk-edges", true),
+        ("/gzip-chunked", true),
+        ("/length-list", true),
+        ("/http10-keep-alive", true),
+        ("/storm", true),
+        ("/te-and-length", false),
+        ("/http10-te", false),
+        ("/chunked-gzip", false),
+        ("/http10", false),
+        ("/close-mid-length", false),
+    ] {
+        let before = up.accepted();
+        let _ = fetch(gate.proxy, "GET", path, "", "x").await;
+        let got = fetch(gate.proxy, "GET", "/length", "", "x").await.unwrap();
+        assert_eq!(got.body, Ok(b"hello".to_vec()), "after {path}");
+        let opened = up.accepted() - before;
+        assert_eq!(
+            opened,
+            usize::from(!reused),
+            "after {path}: connections opened"
+        );
+    }
+}
+
+/// A `HEAD` answered with a body (a broken upstream): the body is not relayed, and its
+/// bytes are never read as the next request's answer.
+#[tokio::test]
+async fn a_body_after_a_head_answer_never_reaches_the_next_request() {
+    for dribble in [false, true] {
+        let script = Arc::new(script);
+        let up = if dribble {
+            RawUpstream::start_dribbling(script).await
+        } else {
+            RawUpstream::start(script).await
+        };
+        let gate = Gate::in_front_of(up.addr, "1").await;
+        for i in 0..5 {
+            let head = fetch(gate.proxy, "HEAD", "/head-with-body", "", "content-length").await;
+            let head = head.unwrap();
+            assert_eq!((head.status, head.body), (200, Ok(Vec::new())), "{i}");
+            assert_eq!(head.header.as_deref(), Some(&b"5"[..]));
+            let got = fetch(gate.proxy, "GET", "/id/4", "", "x").await.unwrap();
+            assert_eq!(got.status, 200, "{i}, dribble {dribble}");
+            assert_eq!(got.body, Ok(script_body("/id/4")), "{i}, dribble {dribble}");
+        }
+    }
+}
+
+/// The body `script` sends for `path` (by length).
+fn script_body(path: &str) -> Vec<u8> {
+    let (answer, _) = script(path);
+    let at = answer.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    answer[at..].to_vec()
+}
+
+/// Many clients at once on two worker threads, each request with a body of its own: every
+/// client gets its own body, whole, on connections that are reused.
+#[tokio::test]
+async fn concurrent_requests_on_reused_connections_get_their_own_answers() {
+    let up = RawUpstream::start(Arc::new(script)).await;
+    let gate = Gate::in_front_of(up.addr, "2").await;
+    let proxy = gate.proxy;
+    let tasks: Vec<_> = (0..40)
+        .map(|t| {
+            tokio::spawn(async move {
+                for r in 0..8 {
+                    let n = t * 8 + r;
+                    let path = format!("/id/{n}");
+                    let (method, body) = if n % 5 == 0 {
+                        ("POST", "x")
+                    } else {
+                        ("GET", "")
+                    };
+                    let got = fetch(proxy, method, &path, body, "x").await.unwrap();
+                    let want = format!("<{n}>").repeat(1 + n * 37 % 900);
+                    assert_eq!(got.status, 200, "{path}");
+                    assert!(
+                        got.body == Ok(want.into_bytes()),
+                        "{path}: another answer's body"
+                    );
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert!(
+        up.accepted() <= 2 * 2 * 40,
+        "connections are reused: {}",
+        up.accepted()
+    );
+}
