@@ -7,13 +7,16 @@ mod support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use http::Request;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use support::{Gate, RawUpstream};
-use tokio::net::TcpStream;
+use support::{Gate, RawUpstream, eventually};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
 
 /// What a client got: the status, a header, and the body, or why there was none.
 #[derive(Debug, PartialEq)]
@@ -134,6 +137,23 @@ fn script(path: &str) -> (Vec<u8>, bool) {
             s.extend_from_slice(&chunked(&pattern(MIB, 2), 100_000));
             (s, false)
         }
+        "/half-head" => keep(b"HTTP/1.1 200 OK\r\nContent-Le"),
+        "/no-reason" => keep(b"HTTP/1.1 200\r\nContent-Length: 2\r\n\r\nok"),
+        "/obs-fold" => close(b"HTTP/1.1 200 OK\r\nX-A: 1\r\n  2\r\nContent-Length: 2\r\n\r\nok"),
+        "/space-before-colon" => close(b"HTTP/1.1 200 OK\r\nContent-Length : 2\r\n\r\nok"),
+        "/dup-length" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 02\r\n\r\nok"),
+        "/no-content-with-body" => keep(b"HTTP/1.1 204 No Content\r\nContent-Length: 3\r\n\r\nabc"),
+        "/continue-then-close" => close(b"HTTP/1.1 100 Continue\r\n\r\n"),
+        "/headers-95" | "/headers-101" => {
+            let n: usize = path[9..].parse().unwrap();
+            let mut s = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n".to_vec();
+            for i in 1..n {
+                s.extend_from_slice(format!("x-h{i}: v\r\n").as_bytes());
+            }
+            s.extend_from_slice(b"\r\nok");
+            (s, true)
+        }
+        "/half-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"),
         "/head-with-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
         _ => {
             // `/id/N`: a body of its own for request N, framed by length or chunks.
@@ -178,6 +198,14 @@ async fn the_gates_own_path_answers_as_hyper_does() {
         ("/bare-lf-head", 200, ok(b"ok")),
         ("/close-mid-length", 200, Some(Err(()))),
         ("/storm", 200, ok(b"ok")),
+        ("/no-reason", 200, ok(b"ok")),
+        ("/obs-fold", 502, None),
+        ("/space-before-colon", 502, None),
+        ("/dup-length", 200, ok(b"ok")),
+        ("/no-content-with-body", 204, ok(b"")),
+        ("/continue-then-close", 502, None),
+        ("/headers-95", 200, ok(b"ok")),
+        ("/headers-101", 502, None),
     ] {
         let own = fetch(gate.proxy, "GET", path, "", "x-obs").await;
         let hyper = fetch(gate.proxy, "POST", path, "x", "x-obs").await;
@@ -362,4 +390,207 @@ async fn concurrent_requests_on_reused_connections_get_their_own_answers() {
         "connections are reused: {}",
         up.accepted()
     );
+}
+
+/// A gate with a short upstream timeout and an admin listener, in front of `upstream`.
+async fn impatient_gate(upstream: SocketAddr, concurrency: &str, timeout: &str) -> Gate {
+    let url = format!("http://{upstream}");
+    Gate::start(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &url,
+        "--max-concurrency",
+        concurrency,
+        "--max-queue",
+        "100",
+        "--queue-timeout",
+        "10s",
+        "--upstream-timeout",
+        timeout,
+        "--admin-listen",
+        "127.0.0.1:0",
+        "--workers",
+        "1",
+    ])
+    .await
+}
+
+/// An upstream that sends half a head and stalls is a `504` at the upstream timeout on
+/// either path (no hang), and the slot is free again.
+#[tokio::test]
+async fn half_a_head_then_silence_is_a_504_at_the_upstream_timeout() {
+    let up = RawUpstream::start(Arc::new(script)).await;
+    let gate = impatient_gate(up.addr, "10", "300ms").await;
+    for (method, body) in [("GET", ""), ("POST", "x")] {
+        let got = fetch(
+            gate.proxy,
+            method,
+            "/half-head",
+            body,
+            "x-sluicegate-reason",
+        )
+        .await;
+        let got = got.unwrap();
+        assert_eq!(got.status, 504, "{method}");
+        assert_eq!(
+            got.header.as_deref(),
+            Some(&b"upstream_timeout"[..]),
+            "{method}"
+        );
+    }
+    assert_eq!(gate.pool("default").await["in_flight"], 0);
+    assert_eq!(
+        fetch(gate.proxy, "GET", "/length", "", "x")
+            .await
+            .unwrap()
+            .body,
+        Ok(b"hello".to_vec())
+    );
+}
+
+/// A request the upstream read and then closed on without a word: sent once more on a new
+/// connection only when its method is idempotent; a `POST` without a body is sent once.
+#[tokio::test]
+async fn an_unanswered_request_is_sent_again_only_when_idempotent() {
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counted = hits.clone();
+    let up = RawUpstream::start(Arc::new(move |path: &str| {
+        if path == "/drop" {
+            counted.fetch_add(1, Ordering::SeqCst);
+            return (Vec::new(), true);
+        }
+        script(path)
+    }))
+    .await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
+    for (method, sent) in [("POST", 1), ("DELETE", 2), ("GET", 2), ("PATCH", 1)] {
+        // A kept-alive connection to reuse, then the request on it.
+        assert_eq!(
+            fetch(gate.proxy, "GET", "/length", "", "x")
+                .await
+                .unwrap()
+                .status,
+            200
+        );
+        hits.store(0, Ordering::SeqCst);
+        let got = fetch(gate.proxy, method, "/drop", "", "x").await.unwrap();
+        assert_eq!(got.status, 502, "{method}");
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            sent,
+            "{method}: times the upstream saw it"
+        );
+    }
+}
+
+/// An upstream that answers `/slow` with the first half of its body, then the rest when
+/// `release` is notified, and every other request with `ok`; it counts its connections.
+async fn held_upstream(release: Arc<Notify>) -> (SocketAddr, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            let release = release.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match s.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                    let slow = buf.starts_with(b"GET /slow ");
+                    buf.drain(..end);
+                    if slow {
+                        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf";
+                        s.write_all(head).await.unwrap();
+                        release.notified().await;
+                        s.write_all(b"-rest!").await.unwrap();
+                    } else {
+                        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                            .await
+                            .unwrap();
+                    }
+                }
+            });
+        }
+    });
+    (addr, accepted)
+}
+
+/// A client that leaves in the middle of the body does not free the slot: the gate reads
+/// the rest of the body first, then frees the slot and reuses the connection.
+#[tokio::test]
+async fn a_client_leaving_mid_body_frees_the_slot_only_when_the_upstream_is_done() {
+    let release = Arc::new(Notify::new());
+    let (addr, accepted) = held_upstream(release.clone()).await;
+    let gate = impatient_gate(addr, "1", "10s").await;
+    let mut client = TcpStream::connect(gate.proxy).await.unwrap();
+    client
+        .write_all(b"GET /slow HTTP/1.1\r\nhost: gate.test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    while !got.ends_with(b"half") {
+        let mut chunk = [0u8; 1024];
+        let n = client.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&chunk[..n]);
+    }
+    drop(client);
+    // The next request waits for the slot: the upstream is still sending the first body.
+    let proxy = gate.proxy;
+    let next = tokio::spawn(async move { fetch(proxy, "GET", "/next", "", "x").await });
+    eventually("the next request is queued", || async {
+        gate.pool("default").await["queued"] == 1
+    })
+    .await;
+    assert!(!next.is_finished());
+    assert_eq!(gate.pool("default").await["in_flight"], 1);
+    release.notify_one();
+    let next = next.await.unwrap().unwrap();
+    assert_eq!((next.status, next.body), (200, Ok(b"ok".to_vec())));
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        1,
+        "the drained connection carries the next request"
+    );
+}
+
+/// An upstream that stalls in the middle of a body its client then abandons: the gate
+/// gives up reading it at the upstream timeout, frees the slot, and does not reuse the
+/// connection.
+#[tokio::test]
+async fn a_body_stalled_and_abandoned_frees_the_slot_at_the_upstream_timeout() {
+    let up = RawUpstream::start(Arc::new(script)).await;
+    let gate = impatient_gate(up.addr, "10", "300ms").await;
+    let mut client = TcpStream::connect(gate.proxy).await.unwrap();
+    client
+        .write_all(b"GET /half-body HTTP/1.1\r\nhost: gate.test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    while !got.ends_with(b"half") {
+        let mut chunk = [0u8; 1024];
+        let n = client.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&chunk[..n]);
+    }
+    assert_eq!(gate.pool("default").await["in_flight"], 1);
+    drop(client);
+    eventually("the slot is free", || async {
+        gate.pool("default").await["in_flight"] == 0
+    })
+    .await;
+    let got = fetch(gate.proxy, "GET", "/length", "", "x").await.unwrap();
+    assert_eq!(got.body, Ok(b"hello".to_vec()));
+    assert_eq!(up.accepted(), 2, "the stalled connection is not reused");
 }
