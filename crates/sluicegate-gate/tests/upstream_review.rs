@@ -15,7 +15,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use support::{Gate, RawUpstream, eventually};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
 /// What a client got: the status, a header, and the body, or why there was none.
@@ -153,6 +153,7 @@ fn script(path: &str) -> (Vec<u8>, bool) {
             s.extend_from_slice(b"\r\nok");
             (s, true)
         }
+        "/slow" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf<hold>-rest!"),
         "/half-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"),
         "/head-with-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
         _ => {
@@ -485,54 +486,13 @@ async fn an_unanswered_request_is_sent_again_only_when_idempotent() {
     }
 }
 
-/// An upstream that answers `/slow` with the first half of its body, then the rest when
-/// `release` is notified, and every other request with `ok`; it counts its connections.
-async fn held_upstream(release: Arc<Notify>) -> (SocketAddr, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let count = accepted.clone();
-    tokio::spawn(async move {
-        while let Ok((mut s, _)) = listener.accept().await {
-            count.fetch_add(1, Ordering::SeqCst);
-            let release = release.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                loop {
-                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match s.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    }
-                    let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-                    let slow = buf.starts_with(b"GET /slow ");
-                    buf.drain(..end);
-                    if slow {
-                        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf";
-                        s.write_all(head).await.unwrap();
-                        release.notified().await;
-                        s.write_all(b"-rest!").await.unwrap();
-                    } else {
-                        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                            .await
-                            .unwrap();
-                    }
-                }
-            });
-        }
-    });
-    (addr, accepted)
-}
-
 /// A client that leaves in the middle of the body does not free the slot: the gate reads
 /// the rest of the body first, then frees the slot and reuses the connection.
 #[tokio::test]
 async fn a_client_leaving_mid_body_frees_the_slot_only_when_the_upstream_is_done() {
     let release = Arc::new(Notify::new());
-    let (addr, accepted) = held_upstream(release.clone()).await;
-    let gate = impatient_gate(addr, "1", "10s").await;
+    let up = RawUpstream::start_holding(Arc::new(script), release.clone()).await;
+    let gate = impatient_gate(up.addr, "1", "10s").await;
     let mut client = TcpStream::connect(gate.proxy).await.unwrap();
     client
         .write_all(b"GET /slow HTTP/1.1\r\nhost: gate.test\r\n\r\n")
@@ -548,7 +508,7 @@ async fn a_client_leaving_mid_body_frees_the_slot_only_when_the_upstream_is_done
     drop(client);
     // The next request waits for the slot: the upstream is still sending the first body.
     let proxy = gate.proxy;
-    let next = tokio::spawn(async move { fetch(proxy, "GET", "/next", "", "x").await });
+    let next = tokio::spawn(async move { fetch(proxy, "GET", "/length", "", "x").await });
     eventually("the next request is queued", || async {
         gate.pool("default").await["queued"] == 1
     })
@@ -557,9 +517,9 @@ async fn a_client_leaving_mid_body_frees_the_slot_only_when_the_upstream_is_done
     assert_eq!(gate.pool("default").await["in_flight"], 1);
     release.notify_one();
     let next = next.await.unwrap().unwrap();
-    assert_eq!((next.status, next.body), (200, Ok(b"ok".to_vec())));
+    assert_eq!((next.status, next.body), (200, Ok(b"hello".to_vec())));
     assert_eq!(
-        accepted.load(Ordering::SeqCst),
+        up.accepted(),
         1,
         "the drained connection carries the next request"
     );
