@@ -154,6 +154,8 @@ fn script(path: &str) -> (Vec<u8>, bool) {
             (s, true)
         }
         "/slow" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf<hold>-rest!"),
+        "/bare-lf-chunks" => keep(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\n0\n\n"),
+        "/ws-chunk" => keep(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3 \t; x\r\nabc\r\n0\r\n\r\n"),
         "/half-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"),
         "/head-with-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
         _ => {
@@ -199,6 +201,8 @@ async fn the_gates_own_path_answers_as_hyper_does() {
         ("/bare-lf-head", 200, ok(b"ok")),
         ("/close-mid-length", 200, Some(Err(()))),
         ("/storm", 200, ok(b"ok")),
+        ("/bare-lf-chunks", 200, Some(Err(()))),
+        ("/ws-chunk", 200, ok(b"abc")),
         ("/no-reason", 200, ok(b"ok")),
         ("/obs-fold", 502, None),
         ("/space-before-colon", 502, None),
