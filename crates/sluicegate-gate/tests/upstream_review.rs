@@ -156,6 +156,11 @@ fn script(path: &str) -> (Vec<u8>, bool) {
         "/slow" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf<hold>-rest!"),
         "/bare-lf-chunks" => keep(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\n0\n\n"),
         "/ws-chunk" => keep(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3 \t; x\r\nabc\r\n0\r\n\r\n"),
+        "/slow-chunked" => keep(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nhalf\r\n<hold>\
+              6\r\n-rest!\r\n0\r\n\r\n",
+        ),
+        "/slow-head" => keep(b"<hold>HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
         "/half-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"),
         "/head-with-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
         _ => {
@@ -490,43 +495,55 @@ async fn an_unanswered_request_is_sent_again_only_when_idempotent() {
     }
 }
 
-/// A client that leaves in the middle of the body does not free the slot: the gate reads
-/// the rest of the body first, then frees the slot and reuses the connection.
+/// A client that leaves before the head or in the middle of the body (by length or in
+/// chunks) does not free the slot: the gate reads the rest of the answer first, then frees
+/// the slot and reuses the connection.
 #[tokio::test]
-async fn a_client_leaving_mid_body_frees_the_slot_only_when_the_upstream_is_done() {
-    let release = Arc::new(Notify::new());
-    let up = RawUpstream::start_holding(Arc::new(script), release.clone()).await;
-    let gate = impatient_gate(up.addr, "1", "10s").await;
-    let mut client = TcpStream::connect(gate.proxy).await.unwrap();
-    client
-        .write_all(b"GET /slow HTTP/1.1\r\nhost: gate.test\r\n\r\n")
-        .await
-        .unwrap();
-    let mut got = Vec::new();
-    while !got.ends_with(b"half") {
-        let mut chunk = [0u8; 1024];
-        let n = client.read(&mut chunk).await.unwrap();
-        assert!(n > 0, "{}", String::from_utf8_lossy(&got));
-        got.extend_from_slice(&chunk[..n]);
+async fn a_client_leaving_early_frees_the_slot_only_when_the_upstream_is_done() {
+    for path in ["/slow", "/slow-chunked", "/slow-head"] {
+        let release = Arc::new(Notify::new());
+        let up = RawUpstream::start_holding(Arc::new(script), release.clone()).await;
+        let gate = impatient_gate(up.addr, "1", "10s").await;
+        let mut client = TcpStream::connect(gate.proxy).await.unwrap();
+        let req = format!("GET {path} HTTP/1.1\r\nhost: gate.test\r\n\r\n");
+        client.write_all(req.as_bytes()).await.unwrap();
+        if path == "/slow-head" {
+            eventually("the request is forwarded", || async {
+                gate.pool("default").await["in_flight"] == 1 && up.accepted() == 1
+            })
+            .await;
+        } else {
+            let mut got = Vec::new();
+            while !got.windows(4).any(|w| w == b"half") {
+                let mut chunk = [0u8; 1024];
+                let n = client.read(&mut chunk).await.unwrap();
+                assert!(n > 0, "{path}: {}", String::from_utf8_lossy(&got));
+                got.extend_from_slice(&chunk[..n]);
+            }
+        }
+        drop(client);
+        // The next request waits for the slot: the upstream is still sending the answer.
+        let proxy = gate.proxy;
+        let next = tokio::spawn(async move { fetch(proxy, "GET", "/length", "", "x").await });
+        eventually("the next request is queued", || async {
+            gate.pool("default").await["queued"] == 1
+        })
+        .await;
+        assert!(!next.is_finished(), "{path}");
+        assert_eq!(gate.pool("default").await["in_flight"], 1, "{path}");
+        release.notify_one();
+        let next = next.await.unwrap().unwrap();
+        assert_eq!(
+            (next.status, next.body),
+            (200, Ok(b"hello".to_vec())),
+            "{path}"
+        );
+        assert_eq!(
+            up.accepted(),
+            1,
+            "{path}: the drained connection carries the next request"
+        );
     }
-    drop(client);
-    // The next request waits for the slot: the upstream is still sending the first body.
-    let proxy = gate.proxy;
-    let next = tokio::spawn(async move { fetch(proxy, "GET", "/length", "", "x").await });
-    eventually("the next request is queued", || async {
-        gate.pool("default").await["queued"] == 1
-    })
-    .await;
-    assert!(!next.is_finished());
-    assert_eq!(gate.pool("default").await["in_flight"], 1);
-    release.notify_one();
-    let next = next.await.unwrap().unwrap();
-    assert_eq!((next.status, next.body), (200, Ok(b"hello".to_vec())));
-    assert_eq!(
-        up.accepted(),
-        1,
-        "the drained connection carries the next request"
-    );
 }
 
 /// An upstream that stalls in the middle of a body its client then abandons: the gate
