@@ -161,6 +161,14 @@ fn script(path: &str) -> (Vec<u8>, bool) {
               6\r\n-rest!\r\n0\r\n\r\n",
         ),
         "/slow-head" => keep(b"<hold>HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"),
+        "/te-bad-length" => keep(
+            b"HTTP/1.1 200 OK\r\nContent-Length: abc\r\nTransfer-Encoding: chunked\r\n\r\n\
+              3\r\nabc\r\n0\r\n\r\n",
+        ),
+        "/no-content-bad-length" => keep(b"HTTP/1.1 204 No Content\r\nContent-Length: x\r\n\r\n"),
+        "/http10-te-no-content" => {
+            keep(b"HTTP/1.0 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n")
+        }
         "/half-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"),
         "/head-with-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
         _ => {
@@ -199,6 +207,9 @@ async fn the_gates_own_path_answers_as_hyper_does() {
         ("/two-te", 200, ok(b"raw")),
         ("/te-and-length", 200, ok(b"abc")),
         ("/http10-te", 502, None),
+        ("/te-bad-length", 200, ok(b"abc")),
+        ("/no-content-bad-length", 204, ok(b"")),
+        ("/http10-te-no-content", 204, ok(b"")),
         ("/http10", 200, ok(b"old")),
         ("/http10-keep-alive", 200, ok(b"old")),
         ("/http10-until-close", 200, ok(b"to the end")),
@@ -314,6 +325,7 @@ async fn a_connection_is_reused_exactly_when_its_answer_ended_cleanly() {
         ("/http10-keep-alive", true),
         ("/storm", true),
         ("/te-and-length", false),
+        ("/te-bad-length", false),
         ("/http10-te", false),
         ("/chunked-gzip", false),
         ("/http10", false),
