@@ -169,6 +169,10 @@ fn script(path: &str) -> (Vec<u8>, bool) {
         "/http10-te-no-content" => {
             keep(b"HTTP/1.0 204 No Content\r\nTransfer-Encoding: chunked\r\n\r\n")
         }
+        "/switch" => close(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n"),
+        "/upper-chunked" => keep(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: CHUNKED\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        ),
         "/half-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"),
         "/head-with-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
         _ => {
@@ -207,6 +211,8 @@ async fn the_gates_own_path_answers_as_hyper_does() {
         ("/two-te", 200, ok(b"raw")),
         ("/te-and-length", 200, ok(b"abc")),
         ("/http10-te", 502, None),
+        ("/switch", 502, None),
+        ("/upper-chunked", 200, ok(b"abc")),
         ("/te-bad-length", 200, ok(b"abc")),
         ("/no-content-bad-length", 204, ok(b"")),
         ("/http10-te-no-content", 204, ok(b"")),

@@ -35,6 +35,8 @@ use crate::proxy::headers::{self, Added, X_FORWARDED_FOR};
 pub(super) const MAX_HEADERS: usize = 100;
 /// The longest answer head accepted.
 pub(super) const MAX_HEAD: usize = 64 * 1024;
+/// Why a `101` answer is refused: the gate forwards no `Upgrade`.
+pub(super) const UNASKED_UPGRADE: &str = "101 Switching Protocols to a request without Upgrade";
 /// How much room a read is given.
 pub(super) const READ_SIZE: usize = 8 * 1024;
 
@@ -173,9 +175,7 @@ impl Wire {
             let code = parsed.code.unwrap_or_default();
             let status = StatusCode::from_u16(code).map_err(|_| WireError::Head("bad status"))?;
             if status == StatusCode::SWITCHING_PROTOCOLS {
-                return Err(WireError::Head(
-                    "101 Switching Protocols to a request without Upgrade",
-                ));
+                return Err(WireError::Head(UNASKED_UPGRADE));
             }
             if status.is_informational() {
                 // `100 Continue` and the like: the final answer follows.
