@@ -173,6 +173,16 @@ fn script(path: &str) -> (Vec<u8>, bool) {
         "/upper-chunked" => keep(
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: CHUNKED\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
         ),
+        "/near-limit-head" => {
+            // Just under 64 KiB of head.
+            let (n, len) = (15, 4300);
+            let mut s = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n".to_vec();
+            for i in 0..n {
+                s.extend_from_slice(format!("x-h{i}: {}\r\n", "v".repeat(len)).as_bytes());
+            }
+            s.extend_from_slice(b"\r\nok");
+            (s, true)
+        }
         "/half-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"),
         "/head-with-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
         _ => {
@@ -212,6 +222,7 @@ async fn the_gates_own_path_answers_as_hyper_does() {
         ("/te-and-length", 200, ok(b"abc")),
         ("/http10-te", 502, None),
         ("/switch", 502, None),
+        ("/near-limit-head", 200, ok(b"ok")),
         ("/upper-chunked", 200, ok(b"abc")),
         ("/te-bad-length", 200, ok(b"abc")),
         ("/no-content-bad-length", 204, ok(b"")),
