@@ -183,6 +183,10 @@ fn script(path: &str) -> (Vec<u8>, bool) {
             s.extend_from_slice(b"\r\nok");
             (s, true)
         }
+        "/then-408" => keep(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok<hold>\
+              HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        ),
         "/half-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"),
         "/head-with-body" => keep(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
         _ => {
@@ -603,4 +607,23 @@ async fn a_body_stalled_and_abandoned_frees_the_slot_at_the_upstream_timeout() {
     let got = fetch(gate.proxy, "GET", "/length", "", "x").await.unwrap();
     assert_eq!(got.body, Ok(b"hello".to_vec()));
     assert_eq!(up.accepted(), 2, "the stalled connection is not reused");
+}
+
+/// An upstream that writes on an idle connection (a `408` before closing it, as some
+/// servers do at their keep-alive timeout): the next request does not get those bytes as
+/// its answer, it goes on a new connection.
+#[tokio::test]
+async fn bytes_on_an_idle_connection_are_never_taken_for_an_answer() {
+    let release = Arc::new(Notify::new());
+    let up = RawUpstream::start_holding(Arc::new(script), release.clone()).await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
+    let first = fetch(gate.proxy, "GET", "/then-408", "", "x")
+        .await
+        .unwrap();
+    assert_eq!(first.body, Ok(b"ok".to_vec()));
+    release.notify_one();
+    eventually("the 408 is written", || async { up.written() == 1 }).await;
+    let next = fetch(gate.proxy, "GET", "/length", "", "x").await.unwrap();
+    assert_eq!((next.status, next.body), (200, Ok(b"hello".to_vec())));
+    assert_eq!(up.accepted(), 2);
 }

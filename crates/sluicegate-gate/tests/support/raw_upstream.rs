@@ -20,6 +20,7 @@ pub type Script = Arc<dyn Fn(&str) -> (Vec<u8>, bool) + Send + Sync>;
 pub struct RawUpstream {
     pub addr: SocketAddr,
     accepted: Arc<AtomicUsize>,
+    written: Arc<AtomicUsize>,
 }
 
 impl RawUpstream {
@@ -47,20 +48,31 @@ impl RawUpstream {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let accepted = Arc::new(AtomicUsize::new(0));
-        let count = accepted.clone();
+        let written = Arc::new(AtomicUsize::new(0));
+        let (count, answers) = (accepted.clone(), written.clone());
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 count.fetch_add(1, Ordering::SeqCst);
                 let _ = stream.set_nodelay(true);
-                tokio::spawn(answer_each(stream, script.clone(), pace.clone()));
+                let answers = answers.clone();
+                tokio::spawn(answer_each(stream, script.clone(), pace.clone(), answers));
             }
         });
-        RawUpstream { addr, accepted }
+        RawUpstream {
+            addr,
+            accepted,
+            written,
+        }
     }
 
     /// The connections accepted so far.
     pub fn accepted(&self) -> usize {
         self.accepted.load(Ordering::SeqCst)
+    }
+
+    /// The answers written to the end so far.
+    pub fn written(&self) -> usize {
+        self.written.load(Ordering::SeqCst)
     }
 }
 
@@ -105,12 +117,12 @@ async fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<Strin
     Some(head)
 }
 
-async fn answer_each(mut stream: TcpStream, script: Script, pace: Pace) {
+async fn answer_each(mut stream: TcpStream, script: Script, pace: Pace, written: Arc<AtomicUsize>) {
     let mut buf = Vec::new();
     while let Some(head) = read_request(&mut stream, &mut buf).await {
         let path = head.split(' ').nth(1).unwrap_or("/");
         let (answer, close) = script(path);
-        let written = match &pace {
+        let ok = match &pace {
             Pace::Whole => stream.write_all(&answer).await.is_ok(),
             Pace::Dribble => {
                 let mut ok = true;
@@ -129,7 +141,11 @@ async fn answer_each(mut stream: TcpStream, script: Script, pace: Pace) {
                 None => stream.write_all(&answer).await.is_ok(),
             },
         };
-        if !written || close {
+        if !ok {
+            return;
+        }
+        written.fetch_add(1, Ordering::SeqCst);
+        if close {
             return;
         }
     }
