@@ -329,6 +329,7 @@ async fn an_answer_one_byte_at_a_time_is_relayed_whole() {
         let hyper = fetch(gate.proxy, "POST", path, "x", "x").await.unwrap();
         assert_eq!(own, hyper, "{path}");
     }
+    assert_eq!(up.accepted(), 2, "and hyper's connection, reused too");
 }
 
 /// After each keep-alive answer the next request goes on the same connection, and after
@@ -626,4 +627,25 @@ async fn bytes_on_an_idle_connection_are_never_taken_for_an_answer() {
     let next = fetch(gate.proxy, "GET", "/length", "", "x").await.unwrap();
     assert_eq!((next.status, next.body), (200, Ok(b"hello".to_vec())));
     assert_eq!(up.accepted(), 2);
+}
+
+/// Requests with a body (hyper's client path) reuse their connection after a chunked
+/// answer as after one with a length: hyper's `Incoming` never says a chunked body has
+/// ended, so such connections were closed after one exchange.
+#[tokio::test]
+async fn a_connection_is_reused_after_a_chunked_answer_to_a_request_with_a_body() {
+    let up = RawUpstream::start(Arc::new(script)).await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
+    for path in [
+        "/length",
+        "/chunk-edges",
+        "/id/7",
+        "/chunk-edges",
+        "/length",
+    ] {
+        let got = fetch(gate.proxy, "POST", path, "x", "x").await.unwrap();
+        assert_eq!(got.status, 200, "{path}");
+        assert!(got.body.is_ok(), "{path}");
+    }
+    assert_eq!(up.accepted(), 1, "one connection, reused after each answer");
 }

@@ -278,6 +278,7 @@ fn relay(
     Ok(
         Response::from_parts(parts, body).map(|body| UpstreamBody::Hyper {
             body,
+            ended: false,
             sender,
             authority,
         }),
