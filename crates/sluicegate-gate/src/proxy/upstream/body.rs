@@ -30,6 +30,9 @@ pub(crate) enum UpstreamBody {
     /// Read by hyper's client connection (requests that carried a body).
     Hyper {
         body: Incoming,
+        /// Whether `body` has given its last frame (`Incoming` never says a chunked body
+        /// has ended).
+        ended: bool,
         sender: SendRequest<Incoming>,
         authority: Authority,
     },
@@ -52,10 +55,11 @@ impl UpstreamBody {
             }
             UpstreamBody::Hyper {
                 body,
+                ended,
                 sender,
                 authority,
             } => {
-                if body.is_end_stream() && !sender.is_closed() {
+                if (ended || body.is_end_stream()) && !sender.is_closed() {
                     super::SENDERS.with_borrow_mut(|idle| super::check_in(idle, authority, sender));
                 }
             }
@@ -89,16 +93,18 @@ impl Body for UpstreamBody {
                     }
                 }
             },
-            UpstreamBody::Hyper { body, .. } => Pin::new(body)
-                .poll_frame(cx)
-                .map(|f| f.map(|r| r.map_err(BodyError::from))),
+            UpstreamBody::Hyper { body, ended, .. } => {
+                let frame = ready!(Pin::new(body).poll_frame(cx));
+                *ended = frame.is_none();
+                Poll::Ready(frame.map(|r| r.map_err(BodyError::from)))
+            }
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match self {
             UpstreamBody::Wire { decoder, .. } => decoder.is_done(),
-            UpstreamBody::Hyper { body, .. } => body.is_end_stream(),
+            UpstreamBody::Hyper { body, ended, .. } => *ended || body.is_end_stream(),
         }
     }
 

@@ -27,8 +27,9 @@ use std::cell::RefCell;
 use std::io;
 use std::time::Duration;
 
+use http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::uri::Authority;
-use http::{Method, Request, Response};
+use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use hyper::body::Incoming;
 use hyper::client::conn::http1::{self, SendRequest};
@@ -233,7 +234,7 @@ async fn send_hyper(
     });
     if let Some(mut sender) = idle {
         match sender.try_send_request(req).await {
-            Ok(response) => return Ok(relay(response, sender, authority)),
+            Ok(response) => return relay(response, sender, authority),
             Err(mut e) => match e.take_message() {
                 // Never written: the connection closed as it was picked. A new one.
                 Some(r) => req = r,
@@ -253,23 +254,36 @@ async fn send_hyper(
         }
     });
     match sender.send_request(req).await {
-        Ok(response) => Ok(relay(response, sender, authority)),
+        Ok(response) => relay(response, sender, authority),
         Err(e) => Err(SendError::Http(e)),
     }
 }
 
+/// The answer hyper read, without its hop-by-hop headers; a `101` (the gate never asks for
+/// an upgrade) is an error, as on the gate's own path.
 fn relay(
     response: Response<Incoming>,
     sender: SendRequest<Incoming>,
     authority: Authority,
-) -> Response<UpstreamBody> {
+) -> Result<Response<UpstreamBody>, SendError> {
+    if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+        return Err(SendError::Wire(WireError::Head(wire::UNASKED_UPGRADE)));
+    }
     let (mut parts, body) = response.into_parts();
+    if parts.headers.contains_key(TRANSFER_ENCODING) {
+        // A length that came with transfer codings is not the relayed body's (RFC 9112
+        // §6.3 item 3: removed before forwarding).
+        parts.headers.remove(CONTENT_LENGTH);
+    }
     super::headers::strip_hop_by_hop(&mut parts.headers);
-    Response::from_parts(parts, body).map(|body| UpstreamBody::Hyper {
-        body,
-        sender,
-        authority,
-    })
+    Ok(
+        Response::from_parts(parts, body).map(|body| UpstreamBody::Hyper {
+            body,
+            ended: false,
+            sender,
+            authority,
+        }),
+    )
 }
 
 /// A new TCP connection to `authority`, `TCP_NODELAY` set.

@@ -35,6 +35,8 @@ use crate::proxy::headers::{self, Added, X_FORWARDED_FOR};
 pub(super) const MAX_HEADERS: usize = 100;
 /// The longest answer head accepted.
 pub(super) const MAX_HEAD: usize = 64 * 1024;
+/// Why a `101` answer is refused: the gate forwards no `Upgrade`.
+pub(super) const UNASKED_UPGRADE: &str = "101 Switching Protocols to a request without Upgrade";
 /// How much room a read is given.
 pub(super) const READ_SIZE: usize = 8 * 1024;
 
@@ -174,9 +176,7 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
         let code = parsed.code.unwrap_or_default();
         let status = StatusCode::from_u16(code).map_err(|_| WireError::Head("bad status"))?;
         if status == StatusCode::SWITCHING_PROTOCOLS {
-            return Err(WireError::Head(
-                "101 Switching Protocols to a request without Upgrade",
-            ));
+            return Err(WireError::Head(UNASKED_UPGRADE));
         }
         if status.is_informational() {
             // `100 Continue` and the like: the final answer follows.
@@ -199,6 +199,8 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
         let head = buf.split_to(len).freeze();
         let mut map = HeaderMap::with_capacity(at.len());
         let mut length: Option<u64> = None;
+        // Why the `Content-Length` headers give no length (refused only where one counts).
+        let mut bad_length: Option<&'static str> = None;
         // `Connection` values naming other headers, which go too (rare).
         let mut listed = Vec::new();
         let (mut chunked, mut te, mut close, mut keep_alive) = (false, false, false, false);
@@ -208,11 +210,13 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
             let value = HeaderValue::from_maybe_shared(head.slice(vs..ve))
                 .map_err(|_| WireError::Head("bad header value"))?;
             if name == CONTENT_LENGTH {
-                let n = content_length(value.as_bytes())?;
-                if length.is_some_and(|l| l != n) {
-                    return Err(WireError::Head("differing Content-Length headers"));
+                match content_length(value.as_bytes()) {
+                    Some(n) if length.is_some_and(|l| l != n) => {
+                        bad_length = Some("differing Content-Length headers");
+                    }
+                    Some(n) => length = Some(n),
+                    None => bad_length = Some("bad Content-Length"),
                 }
-                length = Some(n);
             } else if name == TRANSFER_ENCODING {
                 te = true;
                 // The last coding of the last header says whether it is chunked.
@@ -236,17 +240,28 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
             }
         }
         headers::remove_listed(&mut map, &listed);
+        if te {
+            // The body is relayed without this hop's codings: a length that came with
+            // them is not the body's (RFC 9112 §6.3 item 3: removed before forwarding).
+            map.remove(CONTENT_LENGTH);
+        }
         let framing = if head_request
             || status == StatusCode::NO_CONTENT
             || status == StatusCode::NOT_MODIFIED
         {
             Framing::Empty
         } else if te {
+            if !http11 {
+                // RFC 9112 §6.1: faulty framing; hyper's client refuses it too.
+                return Err(WireError::Head("Transfer-Encoding in an HTTP/1.0 answer"));
+            }
             if chunked {
                 Framing::Chunked
             } else {
                 Framing::Close
             }
+        } else if let Some(why) = bad_length {
+            return Err(WireError::Head(why));
         } else {
             length.map_or(Framing::Close, Framing::Length)
         };
@@ -260,7 +275,7 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
             keep_alive: (http11 || keep_alive)
                 && !close
                 && framing != Framing::Close
-                && !(te && length.is_some()),
+                && !(te && (length.is_some() || bad_length.is_some())),
         }));
     }
 }
@@ -300,22 +315,22 @@ fn encode(out: &mut Vec<u8>, parts: &request::Parts, added: &Added) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// A `Content-Length` value: digits, or a list of the same digits (RFC 9110 §8.6).
-fn content_length(v: &[u8]) -> Result<u64, WireError> {
-    let bad = WireError::Head("bad Content-Length");
+/// A `Content-Length` value: digits, or a list of the same digits (RFC 9110 §8.6); `None`
+/// for anything else.
+fn content_length(v: &[u8]) -> Option<u64> {
     let mut length = None;
     for part in v.split(|&b| b == b',') {
         let part = part.trim_ascii();
         if part.is_empty() || part.len() > 19 || !part.iter().all(u8::is_ascii_digit) {
-            return Err(bad);
+            return None;
         }
         let n = part.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
         if length.is_some_and(|l| l != n) {
-            return Err(bad);
+            return None;
         }
         length = Some(n);
     }
-    length.ok_or(bad)
+    length
 }
 
 /// The last comma-separated token of a header value, without its parameters.
@@ -386,8 +401,8 @@ mod tests {
 
     #[test]
     fn content_length_is_digits_or_a_list_of_the_same() {
-        assert_eq!(content_length(b"42").unwrap(), 42);
-        assert_eq!(content_length(b"7, 7").unwrap(), 7);
+        assert_eq!(content_length(b"42"), Some(42));
+        assert_eq!(content_length(b"7, 7"), Some(7));
         for bad in [
             &b""[..],
             b"-1",
@@ -398,7 +413,7 @@ mod tests {
             b"0x10",
         ] {
             assert!(
-                content_length(bad).is_err(),
+                content_length(bad).is_none(),
                 "{:?}",
                 String::from_utf8_lossy(bad)
             );
