@@ -8,6 +8,7 @@ mod support;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::Request;
@@ -608,6 +609,44 @@ async fn a_body_stalled_and_abandoned_frees_the_slot_at_the_upstream_timeout() {
     let got = fetch(gate.proxy, "GET", "/length", "", "x").await.unwrap();
     assert_eq!(got.body, Ok(b"hello".to_vec()));
     assert_eq!(up.accepted(), 2, "the stalled connection is not reused");
+}
+
+/// An upstream that stalls in the middle of a body while its client keeps waiting: the
+/// gate gives up after the upstream timeout without a byte (on either path), cuts the
+/// client's connection (a short body is never passed off as whole) and frees the slot;
+/// it used to hold both for as long as the upstream kept the connection open.
+#[tokio::test]
+async fn a_body_stalled_while_the_client_waits_is_cut_at_the_upstream_timeout() {
+    let up = RawUpstream::start(Arc::new(script)).await;
+    let gate = impatient_gate(up.addr, "10", "300ms").await;
+    for request in [
+        &b"GET /half-body HTTP/1.1\r\nhost: gate.test\r\n\r\n"[..],
+        b"POST /half-body HTTP/1.1\r\nhost: gate.test\r\ncontent-length: 1\r\n\r\nx",
+    ] {
+        let mut client = TcpStream::connect(gate.proxy).await.unwrap();
+        client.write_all(request).await.unwrap();
+        let mut got = Vec::new();
+        let ended = tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                let mut chunk = [0u8; 1024];
+                match client.read(&mut chunk).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&chunk[..n]),
+                }
+            }
+        })
+        .await;
+        let text = String::from_utf8_lossy(&got);
+        assert!(ended.is_ok(), "the client still waits: {text}");
+        assert!(
+            text.ends_with("half"),
+            "the head and half the body, then the cut: {text}"
+        );
+        eventually("the slot is free", || async {
+            gate.pool("default").await["in_flight"] == 0
+        })
+        .await;
+    }
 }
 
 /// An upstream that writes on an idle connection (a `408` before closing it, as some

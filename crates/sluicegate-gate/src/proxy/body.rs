@@ -1,6 +1,8 @@
 //! The upstream's response body on its way to the client, carrying the request's permit:
-//! the slot is freed when the upstream has sent the whole body, not when the client leaves.
+//! the slot is freed when the upstream has sent the whole body, not when the client leaves,
+//! and not later than an upstream timeout after the upstream last sent a byte.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
@@ -9,6 +11,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use sluicegate::adaptive::Outcome;
+use tokio::time::{Instant, Sleep};
 
 use super::upstream::{BodyError, UpstreamBody};
 use crate::pool::Held;
@@ -18,6 +21,11 @@ use crate::pool::Held;
 /// Dropped early (the client went away), it keeps reading the upstream's body in a task of
 /// its own, up to `deadline`, and releases the permit only then: the upstream is still busy
 /// with the request, and freeing its slot would let the gate exceed the limit.
+///
+/// An upstream that stops sending in the middle of a body while the client waits: after
+/// `deadline` without a byte the body ends in an error (hyper cuts the client's connection:
+/// a short body is never passed off as whole), the upstream connection is closed and the
+/// slot freed. The timer is armed only when a read has to wait.
 #[derive(Debug)]
 pub struct PermitBody {
     /// The body, and with it the upstream connection, reusable once read to its end.
@@ -26,6 +34,10 @@ pub struct PermitBody {
     /// How the request ended for an adaptive limit (an overload status counts as dropped).
     outcome: Outcome,
     deadline: Duration,
+    /// Armed the first time the body waits for the upstream.
+    idle: Option<Pin<Box<Sleep>>>,
+    /// A frame came since the timer was last set.
+    moved: bool,
 }
 
 impl PermitBody {
@@ -42,7 +54,35 @@ impl PermitBody {
             held: Some(held),
             outcome,
             deadline,
+            idle: None,
+            moved: false,
         }
+    }
+
+    /// The upstream has nothing for now: waits, up to `deadline` since its last byte.
+    fn wait_for_upstream(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        let deadline = self.deadline;
+        let idle = match &mut self.idle {
+            Some(idle) => {
+                if std::mem::take(&mut self.moved) {
+                    idle.as_mut().reset(Instant::now() + deadline);
+                }
+                idle
+            }
+            None => self.idle.insert(Box::pin(tokio::time::sleep(deadline))),
+        };
+        ready!(idle.as_mut().poll(cx));
+        // Stalled: close the upstream connection (it sees the request end) and free the slot.
+        self.inner = None;
+        self.release(Outcome::Dropped);
+        tracing::info!(after = ?deadline, "upstream stopped sending a body; cut");
+        Poll::Ready(Some(Err(format!(
+            "upstream sent nothing for {deadline:?} in the middle of a body"
+        )
+        .into())))
     }
 
     fn release(&mut self, outcome: Outcome) {
@@ -63,7 +103,10 @@ impl Body for PermitBody {
         let Some(inner) = self.inner.as_mut() else {
             return Poll::Ready(None);
         };
-        let frame = ready!(Pin::new(inner).poll_frame(cx));
+        let Poll::Ready(frame) = Pin::new(inner).poll_frame(cx) else {
+            return self.wait_for_upstream(cx);
+        };
+        self.moved = true;
         match &frame {
             None => {
                 if let (Some(held), Some(inner)) = (self.held.take(), self.inner.take()) {
