@@ -81,6 +81,13 @@ const LIMIT_LOG: usize = 16;
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start);
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
 ///   the slow start overshot by the buckets it took to see the queue).
+/// - **A start already past the knee** (an initial limit above the resource's concurrency):
+///   every RT was queued from the first request, so the floor and min RT were too. It shows
+///   as a queue seen at the starting limit before any growth, or as the slow start doubling
+///   the limit without 25 % more pass rate (BBR's full-pipe test, on buckets where nearly
+///   every request found every permit taken and, at the starting limit, in a steady state:
+///   pass rate × mean RT ≈ the limit). Either way the limit returns to the starting one and a
+///   probe at half of it starts at once, to measure the floor below the knee.
 /// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
 /// - **Drops**: a bucket with more than `drop_fraction` drops multiplies the limit by
