@@ -37,6 +37,17 @@ const RT_BUCKETS: usize = 3;
 /// Buckets of data before a saturated warm-up trusts its mean RT.
 const WARM_BUCKETS: u64 = 3;
 
+/// The slow start's pass rate must grow by this factor when the limit has doubled; if it
+/// does not, the starting limit was already past the knee (BBR's full-pipe test).
+const FULL_PIPE_GROWTH: f64 = 1.25;
+
+/// A bucket is in a steady state when its pass rate × mean RT accounts for this share of
+/// the permits.
+const STEADY: f64 = 0.8;
+
+/// Limit changes remembered, to know the limit a request started under.
+const LIMIT_LOG: usize = 16;
+
 /// Little's law with a window of buckets: `bdp = pass rate × min RT`, the concurrency at
 /// which the resource is busy all the time and nothing waits — and Little's law again on the
 /// resource's own queue, to hold the limit just past that point.
@@ -70,6 +81,13 @@ const WARM_BUCKETS: u64 = 3;
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start);
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
 ///   the slow start overshot by the buckets it took to see the queue).
+/// - **A start already past the knee** (an initial limit above the resource's concurrency):
+///   every RT was queued from the first request, so the floor and min RT were too. It shows
+///   as a queue seen at the starting limit before any growth, or as the slow start doubling
+///   the limit without 25 % more pass rate (BBR's full-pipe test, on buckets where nearly
+///   every request found every permit taken and, at the starting limit, in a steady state:
+///   pass rate × mean RT ≈ the limit). Either way the limit returns to the starting one and a
+///   probe at half of it starts at once, to measure the floor below the knee.
 /// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
 /// - **Drops**: a bucket with more than `drop_fraction` drops multiplies the limit by
@@ -112,6 +130,10 @@ pub struct LittlesLaw {
     /// The limit the queue steering last set while the resource queued: the knee, held
     /// while demand stays below it.
     knee: Option<usize>,
+    /// Pass rates of the pinned buckets at the starting limit, for the full-pipe test.
+    startup: Vec<f64>,
+    /// When the limit last changed, and what it was before (the last few changes).
+    limit_log: VecDeque<(Nanos, usize)>,
 }
 
 impl LittlesLaw {
@@ -139,6 +161,8 @@ impl LittlesLaw {
             low_floor: None,
             knee_found: false,
             knee: None,
+            startup: Vec::new(),
+            limit_log: VecDeque::new(),
         }
     }
 
@@ -232,7 +256,14 @@ impl LittlesLaw {
         while self.closed.len() > self.c.pass_buckets.max(1) {
             self.closed.pop_front();
         }
+        let before = self.limit;
         self.limit = self.next_limit(&b, closed_at);
+        if self.limit != before {
+            self.limit_log.push_back((closed_at, before));
+            if self.limit_log.len() > LIMIT_LOG {
+                self.limit_log.pop_front();
+            }
+        }
         self.span = self.next_span(&b);
         self.current.span = self.span;
         self.recent_limits.push_back(self.limit);
@@ -314,10 +345,24 @@ impl LittlesLaw {
         let target = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
         let queue = self.queue_estimate();
         let queueing = queue.is_some_and(|q| q > target);
+        if let Some(knee) = self.full_pipe(b) {
+            // The pass rate did not grow with the limit: the starting limit already queued the
+            // resource, so the floor and min RT measured so far are queued ones (and a drain
+            // to the BDP they give would stay above the knee). Back to the starting limit,
+            // which already had this throughput, and probe below it at once.
+            self.knee_found = true;
+            self.base = clamp(knee, min, max);
+            let limit = clamp(knee / 2, min, max);
+            self.start_probe(now, short_rt, limit);
+            return limit;
+        }
         // The slow start ends at the first queue: the limit has overshot by the growth of the
         // buckets it took to see it, so it drops at once to the BDP plus the target queue
         // (BBR's drain) instead of backing off a step a bucket.
         let drain = queueing && !self.knee_found && b.saturated && self.probe.is_none();
+        // Queueing at the starting limit, before any growth: the floor and min RT were
+        // measured at a limit already past the knee, queued. Probe below it at once.
+        let queued_from_start = drain && self.base <= clamp(self.c.initial, min, max);
         self.knee_found |= queueing;
         let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
         if b.saturated && queueing {
@@ -399,12 +444,60 @@ impl LittlesLaw {
             && window_rt
                 .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
         // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
-        if self.probe.is_none() && b.saturated && (now >= self.next_probe || inflated) {
+        if self.probe.is_none()
+            && b.saturated
+            && (queued_from_start || now >= self.next_probe || inflated)
+        {
             let drained = b.rate() * min_rt.as_secs_f64() * self.c.probe_gain;
-            let limit = (drained as usize).clamp(self.base / 2, self.base);
+            let limit = if queued_from_start {
+                self.base / 2
+            } else {
+                (drained as usize).clamp(self.base / 2, self.base)
+            };
             self.start_probe(now, short_rt, limit);
         }
         self.probe_limit(now).unwrap_or(self.base)
+    }
+
+    /// The lower of the limit in force at `t` and the one before it (as far as the log
+    /// reaches back): a request that started just after a raise, on a permit the raise made,
+    /// found every permit of the old limit taken.
+    fn limit_at(&self, t: Nanos) -> usize {
+        let mut limit = self.limit;
+        for &(from, before) in self.limit_log.iter().rev() {
+            if t >= from {
+                return limit.min(before);
+            }
+            limit = before;
+        }
+        limit
+    }
+
+    /// BBR's full-pipe test on the slow start, against the starting limit: once the limit has
+    /// doubled from it, with demand filling every permit, the pass rate must have grown by
+    /// `FULL_PIPE_GROWTH`; if not, the starting limit (returned) was already past the knee.
+    /// By Little's law, a limit × 2 that brings no more throughput doubled the RT: the
+    /// resource was queueing all along.
+    fn full_pipe(&mut self, b: &Bucket) -> Option<usize> {
+        if self.knee_found || !b.pinned() || self.probe.is_some() {
+            self.startup.clear();
+            return None;
+        }
+        let initial = clamp(self.c.initial, self.c.min, self.c.max);
+        let limit = self.base;
+        if limit == initial {
+            // Only a bucket in a steady state: the requests it saw finish account for every
+            // permit (Little's law, `in flight = rate × RT`). Right after the start, the fast
+            // requests of a two-speed service finish first and overstate the rate.
+            let in_flight = b.rt_sum.as_secs_f64() / b.span.as_secs_f64().max(1e-9);
+            if in_flight >= STEADY * limit as f64 {
+                self.startup.push(b.rate());
+            }
+            return None;
+        }
+        let rate = self.startup.iter().sum::<f64>() / self.startup.len().max(1) as f64;
+        (!self.startup.is_empty() && limit >= 2 * initial && b.rate() < FULL_PIPE_GROWTH * rate)
+            .then_some(initial)
     }
 
     fn start_probe(&mut self, now: Nanos, short_rt: Option<Duration>, limit: usize) {
@@ -457,6 +550,8 @@ impl LimitAlgorithm for LittlesLaw {
             }
             self.bucket_end = Some(if end < at { at } else { end + self.span });
         }
+        // Pinned: it took the last permit of the limit in force when it started.
+        let pinned = s.in_flight >= self.limit_at(s.start);
         let b = &mut self.current;
         // Against the lowest recent limit: a request that started before a raise found every
         // permit of the old limit taken.
@@ -467,6 +562,7 @@ impl LimitAlgorithm for LittlesLaw {
             .min()
             .unwrap_or(self.limit);
         b.saturated |= s.in_flight >= threshold.min(self.limit);
+        b.at_limit += u64::from(pinned);
         b.max_in_flight = b.max_in_flight.max(s.in_flight);
         match s.outcome {
             Outcome::Success => {

@@ -22,6 +22,8 @@ pub(super) struct Bucket {
     pub(super) max_in_flight: usize,
     /// Some request started with every permit taken: demand reached the limit.
     pub(super) saturated: bool,
+    /// Samples whose request started with every permit taken.
+    pub(super) at_limit: u64,
     /// A min-RT probe was under way: its pass rate understates the resource.
     pub(super) probed: bool,
 }
@@ -51,6 +53,13 @@ impl Bucket {
             self.low = Some(*kth);
         }
         self.rts = Vec::new();
+    }
+
+    /// Nearly every request (90 %) started with every permit taken: demand is not what
+    /// limits the pass rate.
+    pub(super) fn pinned(&self) -> bool {
+        let samples = self.passes + self.drops;
+        samples > 0 && self.at_limit as f64 >= 0.9 * samples as f64
     }
 
     /// Rate of successes per second over the bucket's span.

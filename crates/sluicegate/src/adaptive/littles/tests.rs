@@ -141,6 +141,44 @@ fn littles_app_limited_demand_leaves_out_the_resource_queue() {
     assert_eq!(feed(&mut l, 29, 1, 30, 35, Outcome::Success), 50);
 }
 
+/// Pins the start in front of a pool smaller than the initial limit (`report_generator_1.5x`,
+/// the gate's demo): every RT was queued from the first request, so the floor was too, and
+/// the first queue seen at the starting limit drained only to a BDP taken from queued RTs,
+/// which kept the limit at the starting one, above the pool.
+#[test]
+fn littles_queue_at_the_starting_limit_probes_below_it_at_once() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    // 200/s at the starting limit of 20, every permit taken; RT 100 ms, then 60 ms.
+    for idx in 1..=3 {
+        feed(&mut l, idx, 20, 100, FULL, Outcome::Success);
+    }
+    // Closing bucket 4, the first whose low RT counts for the floor: the mean low of the last
+    // three buckets (87 ms) over the floor (60 ms) × 200/s is a queue of 5.3 > 2, seen before
+    // the limit ever grew. Probe at half the starting limit at once, not after 5 s.
+    feed(&mut l, 4, 20, 60, FULL, Outcome::Success);
+    assert_eq!(feed(&mut l, 5, 1, 60, FULL, Outcome::Success), 10);
+    assert!(l.probing());
+}
+
+/// Pins the same start when the low RTs do not show it: the slow start doubled the limit and
+/// the pass rate stayed flat (BBR's full-pipe test), so the starting limit was already past
+/// the knee.
+#[test]
+fn littles_slow_start_without_more_throughput_returns_below_the_starting_limit() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    // 200/s at every limit, every permit taken, RT 100 ms: the queue estimate reads no queue
+    // (the floor was taken queued), so the slow start grows.
+    let mut limits = Vec::new();
+    for idx in 1..=8 {
+        limits.push(feed(&mut l, idx, 20, 100, FULL, Outcome::Success));
+    }
+    // The first bucket at 45 (more than twice 20) brought no more answers: probe at half the
+    // starting limit, which the limit returns to after the probe.
+    assert_eq!(limits[..7], [20, 20, 20, 20, 30, 45, 10]);
+    assert!(l.probing());
+    assert_eq!(l.base, 20);
+}
+
 #[test]
 fn littles_backs_off_on_drops_and_does_not_rise_during_cool_down() {
     let mut l = warmed();
