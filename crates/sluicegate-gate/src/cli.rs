@@ -68,7 +68,8 @@ pub struct Serve {
     /// A rate for the whole pool, like `50/s` or `600/m`.
     #[arg(long)]
     pub rate: Option<Rate>,
-    /// Longest wait for the upstream's response head, like `30s` (default 60s).
+    /// Longest wait for the upstream's response head or the next byte of its body, like `30s`
+    /// (default 60s).
     #[arg(long)]
     pub upstream_timeout: Option<Dur>,
     /// Where the admin API listens, like `127.0.0.1:9901`.

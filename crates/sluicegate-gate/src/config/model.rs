@@ -154,7 +154,8 @@ pub struct Pool {
     /// Turn away at once a request that would time out in the queue anyway (default `true`).
     #[serde(default = "yes")]
     pub predictive: bool,
-    /// Longest wait for the upstream's response head (default `60s`); then `504`.
+    /// Longest wait for the upstream's response head (default `60s`; then `504`), and for each
+    /// next byte of its body (then the client's connection is cut).
     #[serde(default = "default_upstream_timeout")]
     pub upstream_timeout: Dur,
     /// A rate for the whole pool (GCRA), such as `50/s` (default: none).
