@@ -3,6 +3,7 @@
 
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::uri::Authority;
@@ -25,6 +26,8 @@ pub(crate) enum UpstreamBody {
         decoder: Decoder,
         /// Whether the connection can take another request once the body has ended.
         keep_alive: bool,
+        /// How long the upstream keeps it idle, when it said.
+        keep_for: Option<Duration>,
         authority: Authority,
     },
     /// Read by hyper's client connection (requests that carried a body).
@@ -35,6 +38,8 @@ pub(crate) enum UpstreamBody {
         ended: bool,
         sender: SendRequest<Incoming>,
         authority: Authority,
+        /// How long the upstream keeps it idle, when it said.
+        keep_for: Option<Duration>,
     },
 }
 
@@ -47,10 +52,12 @@ impl UpstreamBody {
                 wire,
                 decoder,
                 keep_alive,
+                keep_for,
                 authority,
             } => {
                 if keep_alive && decoder.is_done() && wire.buf.is_empty() {
-                    super::WIRES.with_borrow_mut(|idle| super::check_in(idle, authority, wire));
+                    super::WIRES
+                        .with_borrow_mut(|idle| super::check_in(idle, authority, wire, keep_for));
                 }
             }
             UpstreamBody::Hyper {
@@ -58,9 +65,11 @@ impl UpstreamBody {
                 ended,
                 sender,
                 authority,
+                keep_for,
             } => {
                 if (ended || body.is_end_stream()) && !sender.is_closed() {
-                    super::SENDERS.with_borrow_mut(|idle| super::check_in(idle, authority, sender));
+                    super::SENDERS
+                        .with_borrow_mut(|idle| super::check_in(idle, authority, sender, keep_for));
                 }
             }
         }

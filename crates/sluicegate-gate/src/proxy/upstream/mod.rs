@@ -75,10 +75,12 @@ impl std::fmt::Display for SendError {
     }
 }
 
-/// An idle connection and since when.
+/// An idle connection, since when, and until when its upstream said it would keep it.
 struct Idle<C> {
     conn: C,
     since: Instant,
+    /// From the upstream's `Keep-Alive: timeout=N` ([`keep_for`]), when it sent one.
+    until: Option<Instant>,
 }
 
 /// Idle connections by upstream (a gate has a few upstreams: a list).
@@ -91,9 +93,10 @@ thread_local! {
     static SENDERS: RefCell<IdleLists<SendRequest<Incoming>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Puts `conn` at the back of `authority`'s idle list, dropping those past the timeout or
-/// the cap from the front.
-fn check_in<C>(idle: &mut IdleLists<C>, authority: Authority, conn: C) {
+/// Puts `conn` at the back of `authority`'s idle list, to be kept at most `keep_for` (the
+/// upstream's own keep-alive timeout, when it said), dropping those past the timeout or the
+/// cap from the front.
+fn check_in<C>(idle: &mut IdleLists<C>, authority: Authority, conn: C, keep_for: Option<Duration>) {
     let now = Instant::now();
     let list = match idle.iter().position(|(a, _)| same(a, &authority)) {
         Some(i) => &mut idle[i].1,
@@ -109,7 +112,11 @@ fn check_in<C>(idle: &mut IdleLists<C>, authority: Authority, conn: C) {
         .count()
         .max((list.len() + 1).saturating_sub(MAX_IDLE));
     list.drain(..stale.min(list.len()));
-    list.push(Idle { conn, since: now });
+    list.push(Idle {
+        conn,
+        since: now,
+        until: keep_for.map(|d| now + d),
+    });
 }
 
 /// The freshest idle connection to `authority` that `usable` accepts; those it calls dead
@@ -122,9 +129,18 @@ fn check_out<C>(
     let (_, list) = idle.iter_mut().find(|(a, _)| same(a, authority))?;
     let mut i = list.len();
     let mut looked = 0;
+    // Read only for upstreams that said how long they keep an idle connection.
+    let mut now = None;
     while i > 0 && looked < SCAN {
         i -= 1;
         looked += 1;
+        if let Some(until) = list[i].until
+            && *now.get_or_insert_with(Instant::now) >= until
+        {
+            // The upstream closes it about now: a request sent on it could be lost.
+            list.remove(i);
+            continue;
+        }
         match usable(&mut list[i].conn) {
             Usable::Dead => drop(list.remove(i)),
             Usable::Busy => {}
@@ -132,6 +148,26 @@ fn check_out<C>(
         }
     }
     None
+}
+
+/// How long to keep an idle connection whose upstream answered `Keep-Alive: timeout=N`
+/// (RFC 9112 leaves the header to HTTP/1.0; Node, Apache and others still send it): a
+/// little less than `N` seconds, so that a request is not sent just as the upstream closes
+/// the connection (a request with a body, or one not idempotent, cannot be sent again).
+pub(super) fn keep_for(keep_alive: &[u8]) -> Option<Duration> {
+    let secs: u64 = keep_alive.split(|&b| b == b',').find_map(|param| {
+        let (name, value) = param
+            .trim_ascii()
+            .split_at(param.trim_ascii().iter().position(|&b| b == b'=')?);
+        let value = value[1..].trim_ascii();
+        (name.trim_ascii().eq_ignore_ascii_case(b"timeout")
+            && !value.is_empty()
+            && value.len() <= 9
+            && value.iter().all(u8::is_ascii_digit))
+        .then(|| value.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')))
+    })?;
+    let ms = secs * 1000;
+    Some(Duration::from_millis(ms - ms.min(1000).min(ms / 4)))
 }
 
 /// What a checkout finds an idle connection to be.
@@ -212,6 +248,7 @@ fn answer(wire: Wire, head: wire::Head, authority: Authority) -> Response<Upstre
         wire,
         decoder: Decoder::new(head.framing),
         keep_alive: head.keep_alive,
+        keep_for: head.keep_for,
         authority,
     })
 }
@@ -275,6 +312,10 @@ fn relay(
         // §6.3 item 3: removed before forwarding).
         parts.headers.remove(CONTENT_LENGTH);
     }
+    let keep_for = parts
+        .headers
+        .get("keep-alive")
+        .and_then(|v| keep_for(v.as_bytes()));
     super::headers::strip_hop_by_hop(&mut parts.headers);
     Ok(
         Response::from_parts(parts, body).map(|body| UpstreamBody::Hyper {
@@ -282,6 +323,7 @@ fn relay(
             ended: false,
             sender,
             authority,
+            keep_for,
         }),
     )
 }
@@ -305,4 +347,53 @@ async fn connect(authority: &Authority) -> Result<TcpStream, SendError> {
         .map_err(SendError::Connect)?;
     let _ = stream.set_nodelay(true);
     Ok(stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keep_alive_timeouts_are_read_and_shortened() {
+        let secs = |v: &str| keep_for(v.as_bytes()).map(|d| d.as_millis());
+        assert_eq!(secs("timeout=5"), Some(4000));
+        assert_eq!(secs("timeout=5, max=1000"), Some(4000));
+        assert_eq!(secs("max=1000, Timeout = 60"), Some(59_000));
+        assert_eq!(secs("timeout=1"), Some(750));
+        assert_eq!(secs("timeout=0"), Some(0));
+        for bad in [
+            "",
+            "max=5",
+            "timeout=",
+            "timeout=-1",
+            "timeout=5s",
+            "timeout=9999999999",
+        ] {
+            assert_eq!(secs(bad), None, "{bad}");
+        }
+    }
+
+    /// An idle connection whose upstream said how long it keeps it is not taken after that
+    /// (the upstream closes it about then); one whose upstream said nothing is.
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_connection_is_not_used_past_the_upstreams_keep_alive() {
+        let up: Authority = "up:80".parse().unwrap();
+        let mut idle: IdleLists<u32> = Vec::new();
+        let take = |idle: &mut IdleLists<u32>| check_out(idle, &up, |_| Usable::Yes);
+        check_in(&mut idle, up.clone(), 1, Some(Duration::from_secs(4)));
+        tokio::time::advance(Duration::from_secs(3)).await;
+        assert_eq!(take(&mut idle), Some(1), "within what the upstream said");
+        check_in(&mut idle, up.clone(), 1, Some(Duration::from_secs(4)));
+        check_in(&mut idle, up.clone(), 2, None);
+        tokio::time::advance(Duration::from_secs(5)).await;
+        assert_eq!(take(&mut idle), Some(2), "no word from the upstream: kept");
+        check_in(&mut idle, up.clone(), 3, Some(Duration::from_secs(4)));
+        tokio::time::advance(Duration::from_secs(4)).await;
+        assert_eq!(
+            take(&mut idle),
+            None,
+            "both past their upstream's keep-alive"
+        );
+        assert!(idle[0].1.is_empty(), "and dropped");
+    }
 }

@@ -19,6 +19,7 @@
 use std::io;
 use std::mem::MaybeUninit;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use http::header::{
@@ -57,6 +58,8 @@ pub(super) struct Head {
     pub(super) framing: Framing,
     /// Whether the connection can carry another request after this body.
     pub(super) keep_alive: bool,
+    /// How long the upstream keeps the connection idle, from its `Keep-Alive: timeout=N`.
+    pub(super) keep_for: Option<Duration>,
 }
 
 /// Why an exchange on a [`Wire`] failed.
@@ -204,6 +207,7 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
         // `Connection` values naming other headers, which go too (rare).
         let mut listed = Vec::new();
         let (mut chunked, mut te, mut close, mut keep_alive) = (false, false, false, false);
+        let mut keep_for = None;
         for &(ns, ne, vs, ve) in &at {
             let name = HeaderName::from_bytes(&head[ns..ne])
                 .map_err(|_| WireError::Head("bad header name"))?;
@@ -233,6 +237,9 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
                     listed.push(value);
                 }
                 continue;
+            }
+            if name.as_str() == "keep-alive" {
+                keep_for = super::keep_for(value.as_bytes());
             }
             // Hop-by-hop headers stop here: the client's hop gets none of them.
             if !headers::is_hop_by_hop(&name) {
@@ -271,6 +278,7 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
         return Ok(Some(Head {
             response,
             framing,
+            keep_for,
             // Both framings at once is a message smuggled or mangled: not again.
             keep_alive: (http11 || keep_alive)
                 && !close
