@@ -307,6 +307,20 @@ fn relay(
         return Err(SendError::Wire(WireError::Head(wire::UNASKED_UPGRADE)));
     }
     let (mut parts, body) = response.into_parts();
+    let codings = parts
+        .headers
+        .get_all(TRANSFER_ENCODING)
+        .iter()
+        .map(|v| wire::chunked_codings(v.as_bytes()).unwrap_or(usize::MAX / 2))
+        .sum::<usize>();
+    if codings > 1
+        && parts.status != StatusCode::NO_CONTENT
+        && parts.status != StatusCode::NOT_MODIFIED
+    {
+        // As on the gate's own path: a coding other than chunked would reach the client
+        // undeclared.
+        return Err(SendError::Wire(WireError::Head(wire::OTHER_CODING)));
+    }
     if parts.headers.contains_key(TRANSFER_ENCODING) {
         // A length that came with transfer codings is not the relayed body's (RFC 9112
         // §6.3 item 3: removed before forwarding).

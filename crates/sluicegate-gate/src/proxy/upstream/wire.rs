@@ -206,7 +206,7 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
         let mut bad_length: Option<&'static str> = None;
         // `Connection` values naming other headers, which go too (rare).
         let mut listed = Vec::new();
-        let (mut chunked, mut te, mut close, mut keep_alive) = (false, false, false, false);
+        let (mut codings, mut te, mut close, mut keep_alive) = (0usize, false, false, false);
         let mut keep_for = None;
         for &(ns, ne, vs, ve) in &at {
             let name = HeaderName::from_bytes(&head[ns..ne])
@@ -223,8 +223,7 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
                 }
             } else if name == TRANSFER_ENCODING {
                 te = true;
-                // The last coding of the last header says whether it is chunked.
-                chunked = last_token(value.as_bytes()).eq_ignore_ascii_case(b"chunked");
+                codings += chunked_codings(value.as_bytes()).unwrap_or(usize::MAX / 2);
             } else if name == CONNECTION {
                 let mut other = false;
                 for token in value.as_bytes().split(|&b| b == b',') {
@@ -262,11 +261,12 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
                 // RFC 9112 §6.1: faulty framing; hyper's client refuses it too.
                 return Err(WireError::Head("Transfer-Encoding in an HTTP/1.0 answer"));
             }
-            if chunked {
-                Framing::Chunked
-            } else {
-                Framing::Close
+            if codings != 1 {
+                // Another coding (gzip, …): relayed without this hop's header, the client
+                // could not tell the bytes were encoded. nginx refuses it too.
+                return Err(WireError::Head(OTHER_CODING));
             }
+            Framing::Chunked
         } else if let Some(why) = bad_length {
             return Err(WireError::Head(why));
         } else {
@@ -341,14 +341,19 @@ fn content_length(v: &[u8]) -> Option<u64> {
     length
 }
 
-/// The last comma-separated token of a header value, without its parameters.
-fn last_token(v: &[u8]) -> &[u8] {
-    let last = v.rsplit(|&b| b == b',').next().unwrap_or_default();
-    last.split(|&b| b == b';')
-        .next()
-        .unwrap_or_default()
-        .trim_ascii()
+/// How many codings a `Transfer-Encoding` value lists, if every one is `chunked` (the only
+/// coding the gate decodes; the header does not reach the client).
+pub(super) fn chunked_codings(v: &[u8]) -> Option<usize> {
+    v.split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .filter(|c| !c.is_empty())
+        .try_fold(0, |n, c| {
+            c.eq_ignore_ascii_case(b"chunked").then_some(n + 1)
+        })
 }
+
+/// Why an answer in a transfer coding other than `chunked` is refused.
+pub(super) const OTHER_CODING: &str = "transfer coding other than chunked";
 
 #[cfg(test)]
 mod tests {
@@ -429,10 +434,23 @@ mod tests {
     }
 
     #[test]
-    fn the_last_coding_decides_chunked() {
-        assert_eq!(last_token(b"gzip, chunked"), b"chunked");
-        assert_eq!(last_token(b"chunked, gzip"), b"gzip");
-        assert_eq!(last_token(b"chunked;q=1"), b"chunked");
+    fn only_chunked_is_a_coding_the_gate_relays() {
+        assert_eq!(chunked_codings(b"chunked"), Some(1));
+        assert_eq!(chunked_codings(b"Chunked "), Some(1));
+        assert_eq!(chunked_codings(b"chunked, chunked"), Some(2));
+        for other in [
+            &b"gzip, chunked"[..],
+            b"chunked, gzip",
+            b"chunked;q=1",
+            b"identity",
+        ] {
+            assert_eq!(
+                chunked_codings(other),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(other)
+            );
+        }
     }
 
     fn header_name() -> impl Strategy<Value = String> {
