@@ -39,6 +39,11 @@ pub struct GlobalWindow {
     key: String,
     params: WindowParams,
     slice_us: u64,
+    /// The ring's struct format: `<` and `slices + 3` doubles.
+    format: String,
+    /// The ring's expiry, set at each slice's first admission: the window, a slice and a
+    /// second.
+    expiry_ms: u64,
     policy: FailurePolicy,
     local: SlidingWindow,
 }
@@ -111,25 +116,33 @@ impl GlobalWindow {
             return Ok(Verdict::new(fresh, Source::Redis));
         }
         let mut conn = self.store.connection();
+        let (limit, slices) = (self.params.limit, self.params.slices);
         let mut call = SCRIPT.key(&self.key);
-        call.arg(self.params.limit)
-            .arg(self.params.slices)
+        call.arg(&self.format)
+            .arg(slices)
             .arg(self.slice_us)
-            .arg(n);
+            .arg(limit - n)
+            .arg(self.params.edge_cap() - u64::from(n))
+            .arg(n)
+            .arg(self.expiry_ms)
+            .arg(8 * slices + 16);
         let reply: Option<Vec<i64>> = self.store.call(call.invoke_async(&mut conn)).await;
         match reply.as_deref() {
-            Some([allowed, into, sec, usec, counts @ ..])
-                if counts.len() == self.params.slices as usize + 1 =>
+            Some([age, us, stored @ ..])
+                if stored.is_empty() || stored.len() == slices as usize + 1 =>
             {
-                let count = |j: usize| u64::try_from(counts[j]).unwrap_or(0);
-                let into = u64::try_from(*into).unwrap_or(0);
+                let age = usize::try_from(*age).unwrap_or(usize::MAX);
+                let count = |j: usize| {
+                    let c = j.checked_add(age).and_then(|k| stored.get(k));
+                    c.map_or(0, |&c| u64::try_from(c).unwrap_or(0))
+                };
+                let into = u64::try_from(*us).unwrap_or(0) % self.slice_us * 1000;
                 let decision = evaluate(self.params, count, into, n)?;
-                debug_assert_eq!(
-                    decision.is_allowed(),
-                    *allowed == 1,
-                    "script and rule agree"
-                );
-                Ok(Verdict::from_redis(decision, *sec, *usec))
+                Ok(Verdict::from_redis(
+                    decision,
+                    us / 1_000_000,
+                    us % 1_000_000,
+                ))
             }
             _ => {
                 let decision = match self.policy {
@@ -177,7 +190,10 @@ impl WindowBuilder<'_> {
     /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Quota`] for a zero
     /// window, a slice count out of range, or slices shorter than a microsecond.
     pub fn build(self) -> Result<GlobalWindow, Error> {
-        let key = key(self.store.prefix(), &self.name, "window")?;
+        // `ring`: one packed string since the counts left their hash (a new name, so that
+        // instances of two versions never meet a key of the other type during a rolling
+        // upgrade).
+        let key = key(self.store.prefix(), &self.name, "ring")?;
         if self.window.is_zero() {
             return Err(QuotaError::ZeroPeriod.into());
         }
@@ -204,6 +220,11 @@ impl WindowBuilder<'_> {
                 slice_ns: slice_us.saturating_mul(1000),
             },
             slice_us,
+            format: format!("<{}", "d".repeat(self.slices as usize + 3)),
+            expiry_ms: (u64::from(self.slices) + 1)
+                .saturating_mul(slice_us)
+                .div_ceil(1000)
+                .saturating_add(1000),
             policy: self.policy,
             local,
         })
