@@ -114,16 +114,21 @@ fn window_counts_move_on_with_the_slices() {
     let redis = RedisServer::start();
     let mut con = redis.connection();
     let s = 1_790_000_000;
-    assert_eq!(sliding(&mut con, (s, 10), 2), [4, s * 1_000_000 + 10]);
+    // Admitted: the window's count and the leaving slice's, all the rule needs.
+    assert_eq!(
+        sliding(&mut con, (s, 10), 2),
+        [-1, s * 1_000_000 + 10, 0, 0]
+    );
     assert_eq!(ring(&mut con), [1e6, s as f64, 0.0, 0.0, 0.0, 2.0]);
     assert_eq!(
         sliding(&mut con, (s, 20), 1),
-        [0, s * 1_000_000 + 20, 0, 0, 0, 2]
+        [-1, s * 1_000_000 + 20, 2, 0]
     );
-    assert_eq!(
-        sliding(&mut con, (s + 1, 0), 3),
-        [1, (s + 1) * 1_000_000, 0, 0, 0, 3]
-    );
+    // Asked for nothing: the stored counts, moved on by 0 slices.
+    let reply = sliding(&mut con, (s, 30), 0);
+    assert_eq!(reply, [0, s * 1_000_000 + 30, 0, 0, 0, 3]);
+    let reply = sliding(&mut con, (s + 1, 0), 3);
+    assert_eq!(reply, [-1, (s + 1) * 1_000_000, 3, 0]);
     assert_eq!(ring(&mut con), [1e6, (s + 1) as f64, 0.0, 0.0, 3.0, 3.0]);
     let ttl: i64 = con.pttl("w").unwrap();
     assert!(
@@ -131,14 +136,16 @@ fn window_counts_move_on_with_the_slices() {
         "set at a slice's first: {ttl}"
     );
     // Two slices on: the window is [3, 3, 0, 0] (slice s about to leave): 7 more would make
-    // 10 in the window but 13 with the leaving slice, the edge cap; 8 would not.
+    // 10 in the window but 13 with the leaving slice, the edge cap; 8 would not. A denial
+    // answers the stored counts and how far the window moved past them.
     let reply = sliding(&mut con, (s + 3, 0), 8);
     assert_eq!(reply, [2, (s + 3) * 1_000_000, 0, 0, 3, 3]);
     assert_eq!(ring(&mut con), [1e6, (s + 1) as f64, 0.0, 0.0, 3.0, 3.0]);
-    sliding(&mut con, (s + 3, 0), 7);
+    let reply = sliding(&mut con, (s + 3, 0), 7);
+    assert_eq!(reply, [-1, (s + 3) * 1_000_000, 3, 3]);
     assert_eq!(ring(&mut con), [1e6, (s + 3) as f64, 3.0, 3.0, 0.0, 7.0]);
     // Four slices on, nothing of the ring is left in the window.
-    assert_eq!(sliding(&mut con, (s + 7, 0), 0)[0], 4);
+    assert_eq!(sliding(&mut con, (s + 7, 0), 0), [4, (s + 7) * 1_000_000]);
 }
 
 #[test]
@@ -152,14 +159,19 @@ fn a_ring_of_another_shape_starts_empty_and_a_clock_stepped_back_counts_in_the_n
         .flat_map(|d: &f64| d.to_le_bytes())
         .collect();
     let _: () = con.set("w", other).unwrap();
-    assert_eq!(sliding(&mut con, (s, 0), 1), [4, s * 1_000_000]);
+    assert_eq!(sliding(&mut con, (s, 0), 0), [4, s * 1_000_000]);
+    assert_eq!(sliding(&mut con, (s, 0), 1), [-1, s * 1_000_000, 0, 0]);
     assert_eq!(ring(&mut con), [1e6, s as f64, 0.0, 0.0, 0.0, 1.0]);
     // Of another length (4 slices): the same.
     let _: () = con.set("w", vec![0u8; 8 * 7]).unwrap();
-    assert_eq!(sliding(&mut con, (s, 0), 1)[0], 4);
+    assert_eq!(sliding(&mut con, (s, 0), 0), [4, s * 1_000_000]);
+    assert_eq!(sliding(&mut con, (s, 0), 1), [-1, s * 1_000_000, 0, 0]);
     // The clock steps back two slices: the newest slice written keeps counting.
     sliding(&mut con, (s + 2, 0), 2);
-    assert_eq!(sliding(&mut con, (s, 0), 1), [0, s * 1_000_000, 0, 1, 0, 2]);
+    assert_eq!(ring(&mut con), [1e6, (s + 2) as f64, 0.0, 1.0, 0.0, 2.0]);
+    let reply = sliding(&mut con, (s, 0), 0);
+    assert_eq!(reply, [0, s * 1_000_000, 0, 1, 0, 2]);
+    assert_eq!(sliding(&mut con, (s, 0), 1), [-1, s * 1_000_000, 3, 0]);
     assert_eq!(ring(&mut con), [1e6, (s + 2) as f64, 0.0, 1.0, 0.0, 3.0]);
 }
 

@@ -5,9 +5,11 @@
 -- ARGV: [1] its struct format ('<' and slices + 3 'd's), [2] slices, [3] slice length (us),
 -- [4] limit - n, [5] edge cap - n, [6] n, [7] the key's expiry (ms: the window, a slice and a
 -- second), [8] the byte offset of the newest count.
--- Returns {age, server us since 1970, stored counts...}: the window's count j (0 = the
--- slice about to leave, slices = the current one) is stored count j + age, 0 past the end; an
--- absent ring, or one of another shape, has age slices + 1 and no counts.
+-- Returns, when it admits n > 0: {-1, server us since 1970, the window's count, the count of
+-- the slice about to leave}, all the rule needs then. Else {age, server us, stored counts...}:
+-- the window's count j (0 = the slice about to leave, slices = the current one) is stored
+-- count j + age, 0 past the end; an absent ring, or one of another shape, has age slices + 1
+-- and no counts.
 local slices, slice_us = tonumber(ARGV[2]), tonumber(ARGV[3])
 local time = redis.call('TIME')
 local us = time[1] * 1000000 + time[2]
@@ -27,8 +29,8 @@ if age <= slices then
   oldest = r[3 + age]
   for k = 4 + age, 3 + slices do window = window + r[k] end
 end
-local n = tonumber(ARGV[6])
-if n > 0 and window <= tonumber(ARGV[4]) and window + oldest <= tonumber(ARGV[5]) then
+local n = ARGV[6]
+if n ~= '0' and window <= tonumber(ARGV[4]) and window + oldest <= tonumber(ARGV[5]) then
   if age == 0 then
     redis.call('SETRANGE', KEYS[1], ARGV[8], struct.pack('<d', r[3 + slices] + n))
   else
@@ -38,6 +40,7 @@ if n > 0 and window <= tonumber(ARGV[4]) and window + oldest <= tonumber(ARGV[5]
     ring[3 + slices] = n
     redis.call('SET', KEYS[1], struct.pack(ARGV[1], unpack(ring)), 'PX', ARGV[7])
   end
+  return { -1, us, window, oldest }
 end
 if age > slices then return { age, us } end
 r[1], r[2], r[4 + slices] = age, us, nil

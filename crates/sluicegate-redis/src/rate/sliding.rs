@@ -127,24 +127,37 @@ impl GlobalWindow {
             .arg(self.expiry_ms)
             .arg(8 * slices + 16);
         let reply: Option<Vec<i64>> = self.store.call(call.invoke_async(&mut conn)).await;
-        match reply.as_deref() {
+        let decided = match reply.as_deref() {
+            // Admitted: the window's count and the leaving slice's, all the rule needs.
+            Some(&[-1, us, window, oldest]) => {
+                let slices = slices as usize;
+                let count = |j: usize| match j {
+                    0 => oldest,
+                    j if j == slices => window,
+                    _ => 0,
+                };
+                Some((us, self.evaluate_at(count, us, n)))
+            }
             Some([age, us, stored @ ..])
                 if stored.is_empty() || stored.len() == slices as usize + 1 =>
             {
                 let age = usize::try_from(*age).unwrap_or(usize::MAX);
                 let count = |j: usize| {
-                    let c = j.checked_add(age).and_then(|k| stored.get(k));
-                    c.map_or(0, |&c| u64::try_from(c).unwrap_or(0))
+                    j.checked_add(age)
+                        .and_then(|k| stored.get(k))
+                        .map_or(0, |&c| c)
                 };
-                let into = u64::try_from(*us).unwrap_or(0) % self.slice_us * 1000;
-                let decision = evaluate(self.params, count, into, n)?;
-                Ok(Verdict::from_redis(
-                    decision,
-                    us / 1_000_000,
-                    us % 1_000_000,
-                ))
+                Some((*us, self.evaluate_at(count, *us, n)))
             }
-            _ => {
+            _ => None,
+        };
+        match decided {
+            Some((us, decision)) => Ok(Verdict::from_redis(
+                decision?,
+                us / 1_000_000,
+                us % 1_000_000,
+            )),
+            None => {
                 let decision = match self.policy {
                     FailurePolicy::Local => self.local.check_n(n)?,
                     FailurePolicy::Allow => evaluate(self.params, |_| 0, 0, 0)?,
@@ -153,6 +166,23 @@ impl GlobalWindow {
                 Ok(Verdict::new(decision, Source::Fallback(self.policy)))
             }
         }
+    }
+
+    /// The rule on the counts the script read (`count(j)`, 0 = the slice about to leave) at
+    /// Redis's time `us` (µs since 1970).
+    fn evaluate_at(
+        &self,
+        count: impl Fn(usize) -> i64,
+        us: i64,
+        n: u32,
+    ) -> Result<Decision, CheckError> {
+        let into = u64::try_from(us).unwrap_or(0) % self.slice_us * 1000;
+        evaluate(
+            self.params,
+            |j| u64::try_from(count(j)).unwrap_or(0),
+            into,
+            n,
+        )
     }
 
     /// The most admitted per window.
