@@ -15,7 +15,9 @@ use crate::{Error, FailurePolicy, RedisStore, Source};
 static SCRIPT: LazyLock<Script> =
     LazyLock::new(|| Script::new(concat!(include_str!("time.lua"), include_str!("gcra.lua"))));
 
-/// The largest `burst × interval` the scripts keep exact (2^52 ns, about 52 days).
+/// The largest `burst × interval` the scripts allow (2^52 ns, about 52 days): the state is
+/// kept modulo 2^23 s (`time.lua`) and lies at most one horizon ahead of now, a span that
+/// must stay shorter than the modulus for the state to be read back without doubt.
 const MAX_HORIZON_NS: u64 = 1 << 52;
 
 /// A GCRA rate limit shared by every instance that uses the same store and name.
