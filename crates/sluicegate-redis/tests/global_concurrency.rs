@@ -172,7 +172,9 @@ async fn the_local_queue_is_fifo_capped_timed_and_cancellable() {
         "first come, first served"
     );
 
-    let short = GlobalConcurrency::builder(&store, "q", 1)
+    // A limit of its own: on "q" the waiters' releases (sent from spawned tasks after their
+    // drop) could still be on their way, and under load its first acquire timed out.
+    let short = GlobalConcurrency::builder(&store, "q-short", 1)
         .queue_timeout(Duration::from_millis(100))
         .build()
         .unwrap();

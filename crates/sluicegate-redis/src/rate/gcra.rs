@@ -15,7 +15,9 @@ use crate::{Error, FailurePolicy, RedisStore, Source};
 static SCRIPT: LazyLock<Script> =
     LazyLock::new(|| Script::new(concat!(include_str!("time.lua"), include_str!("gcra.lua"))));
 
-/// The largest `burst × interval` the scripts keep exact (2^52 ns, about 52 days).
+/// The largest `burst × interval` the scripts allow (2^52 ns, about 52 days): the state is
+/// kept modulo 2^23 s (`time.lua`) and lies at most one horizon ahead of now, a span that
+/// must stay shorter than the modulus for the state to be read back without doubt.
 const MAX_HORIZON_NS: u64 = 1 << 52;
 
 /// A GCRA rate limit shared by every instance that uses the same store and name.
@@ -49,6 +51,11 @@ pub(super) struct Spec {
     pub(super) params: GcraParams,
     pub(super) t_ns: u64,
     pub(super) burst: u32,
+    /// `t_ns × burst`: how far ahead of now the state may run.
+    pub(super) horizon_ns: u64,
+    /// The state key's expiry, set at each write: one horizon and a second (it outlives
+    /// the state, which is due by then).
+    pub(super) expiry_ms: u64,
     pub(super) quota: Quota,
     policy: FailurePolicy,
     local: Gcra,
@@ -115,14 +122,12 @@ impl GlobalGcra {
         }
         let mut conn = spec.store.connection();
         let mut call = SCRIPT.key(&spec.key);
-        call.arg(spec.t_ns).arg(spec.burst).arg(n);
+        call.arg(spec.t_ns * u64::from(n))
+            .arg(spec.horizon_ns)
+            .arg(spec.expiry_ms);
         let reply: Option<Vec<i64>> = spec.store.call(call.invoke_async(&mut conn)).await;
         match reply.as_deref() {
-            Some(&[allowed, tat, now, sec, usec]) => {
-                let decision = spec.step(tat, now, n)?;
-                debug_assert_eq!(decision.is_allowed(), allowed == 1, "script and step agree");
-                Ok(Verdict::from_redis(decision, sec, usec))
-            }
+            Some(&[tat, sec, usec]) => Ok(Verdict::from_redis(spec.step(tat, n)?, sec, usec)),
             _ => spec.fall_back(n),
         }
     }
@@ -136,10 +141,10 @@ impl GlobalGcra {
 }
 
 impl Spec {
-    /// The step the script took, from the state it read: the same decision.
-    pub(super) fn step(&self, tat: i64, now: i64, n: u32) -> Result<Decision, CheckError> {
-        let now = u64::try_from(now).unwrap_or(0);
-        let tat = u64::try_from(tat).unwrap_or(0);
+    /// The step the script took, from the state it read (ns after Redis's now): the same
+    /// decision.
+    pub(super) fn step(&self, tat: i64, n: u32) -> Result<Decision, CheckError> {
+        let (tat, now) = (u64::try_from(tat).unwrap_or(0), 0);
         // A state beyond this instance's horizon (another instance wrote it with a longer
         // burst or period) is denied until it is back within reach: `step` handles it.
         Ok(step(self.params, tat, now, n)?.0)
@@ -197,9 +202,10 @@ impl GcraBuilder<'_> {
     }
 
     fn spec(self) -> Result<Spec, Error> {
-        // `tat`: a string since the state left its hash (a new name, so that instances of
-        // both versions never meet a key of the other type during a rolling upgrade).
-        let key = key(self.store.prefix(), &self.name, "tat")?;
+        // `tatmod`: the state modulo 2^23 s (a new name each time the format changed, so that
+        // instances of two versions never misread each other's state during a rolling
+        // upgrade; docs/global-limits.md).
+        let key = key(self.store.prefix(), &self.name, "tatmod")?;
         let q = self.quota;
         let t_ns = q.emission_interval().map_or(0, |t| {
             u64::try_from(t.as_nanos()).unwrap_or(u64::MAX).max(1)
@@ -209,6 +215,7 @@ impl GcraBuilder<'_> {
                 "burst × interval must be at most 2^52 ns (52 days)",
             ));
         }
+        let horizon_ns = t_ns * u64::from(q.burst());
         let local = match q.count() {
             0 => Quota::deny_all(),
             count => {
@@ -223,6 +230,8 @@ impl GcraBuilder<'_> {
             params: GcraParams::from_quota(&q),
             t_ns,
             burst: q.burst(),
+            horizon_ns,
+            expiry_ms: horizon_ns.div_ceil(1_000_000) + 1000,
             quota: q,
             policy: self.policy,
             local: Gcra::new(local),

@@ -216,9 +216,13 @@ impl HybridGcra {
         };
         let mut conn = spec.store.connection();
         let mut call = SCRIPT.key(&spec.key);
-        call.arg(spec.t_ns).arg(spec.burst).arg(want).arg(n);
+        call.arg(spec.t_ns)
+            .arg(spec.horizon_ns)
+            .arg(spec.expiry_ms)
+            .arg(want)
+            .arg(n);
         let reply: Option<Vec<i64>> = spec.store.call(call.invoke_async(&mut conn)).await;
-        let Some(&[got, tat, now, sec, usec]) = reply.as_deref() else {
+        let Some(&[got, tat, sec, usec]) = reply.as_deref() else {
             return spec.fall_back(n);
         };
         self.calls.fetch_add(1, Ordering::Relaxed);
@@ -230,13 +234,11 @@ impl HybridGcra {
         s.server = server;
         s.received = received;
         if got >= n {
-            let after = spec.step(tat, now, 0)?;
+            let after = spec.step(tat, 0)?;
             // A partial batch means the bucket is drained: once it is spent, wait for a
             // batch to refill (at most `L`) instead of trickling one round trip per token.
             let denied_until = (got < want).then(|| {
-                let refill = spec
-                    .step(tat, now, want)
-                    .map_or(self.lease, |d| d.retry_after());
+                let refill = spec.step(tat, want).map_or(self.lease, |d| d.retry_after());
                 let hold = refill.min(self.lease);
                 let denial = Decision::deny(spec.burst, 0, hold, after.reset_after());
                 (received + hold, denial)
@@ -264,8 +266,8 @@ impl HybridGcra {
         }
         // Empty: deny locally until `n` fits and a batch has refilled, at most one lease
         // time, so a denied instance asks Redis about once per `L`, not once per request.
-        let denial = spec.step(tat, now, n)?;
-        let batch_ready = spec.step(tat, now, want)?.retry_after().min(self.lease);
+        let denial = spec.step(tat, n)?;
+        let batch_ready = spec.step(tat, want)?.retry_after().min(self.lease);
         let hold = denial.retry_after().max(batch_ready);
         let decision = Decision::deny(spec.burst, denial.remaining(), hold, denial.reset_after());
         s.denied_until = Some((received + hold, decision));

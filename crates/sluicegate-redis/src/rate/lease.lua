@@ -1,13 +1,12 @@
 -- Hybrid mode: lease up to `want` tokens (at least `need`, else none) in one GCRA step.
--- ARGV: t (ns), burst, want, need. Returns {got, tat after, now, server s, server us}.
-local t, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
-local want, need = tonumber(ARGV[3]), tonumber(ARGV[4])
-local from = math.max(tat, now)
-local avail = math.floor((now + t * burst - from) / t)
+-- ARGV: [1] t (ns), [2] t x burst (ns), [4] want, [5] need. Returns {got, tat after the step
+-- (ns after now), server s, server us}.
+local t = tonumber(ARGV[1])
+local avail = math.floor((ARGV[2] - tat) / t)
 local got = 0
-if avail >= need then
-  got = math.min(want, avail)
-  tat = from + t * got
+if avail >= tonumber(ARGV[5]) then
+  got = math.min(tonumber(ARGV[4]), avail)
+  tat = tat + t * got
   store(tat)
 end
-return {got, tat, now, sec, usec}
+return {got, tat, time[1], time[2]}

@@ -39,6 +39,11 @@ pub struct GlobalWindow {
     key: String,
     params: WindowParams,
     slice_us: u64,
+    /// The ring's struct format: `<` and `slices + 3` doubles.
+    format: String,
+    /// The ring's expiry, set at each slice's first admission: the window, a slice and a
+    /// second.
+    expiry_ms: u64,
     policy: FailurePolicy,
     local: SlidingWindow,
 }
@@ -111,27 +116,48 @@ impl GlobalWindow {
             return Ok(Verdict::new(fresh, Source::Redis));
         }
         let mut conn = self.store.connection();
+        let (limit, slices) = (self.params.limit, self.params.slices);
         let mut call = SCRIPT.key(&self.key);
-        call.arg(self.params.limit)
-            .arg(self.params.slices)
+        call.arg(&self.format)
+            .arg(slices)
             .arg(self.slice_us)
-            .arg(n);
+            .arg(limit - n)
+            .arg(self.params.edge_cap() - u64::from(n))
+            .arg(n)
+            .arg(self.expiry_ms)
+            .arg(8 * slices + 16);
         let reply: Option<Vec<i64>> = self.store.call(call.invoke_async(&mut conn)).await;
-        match reply.as_deref() {
-            Some([allowed, into, sec, usec, counts @ ..])
-                if counts.len() == self.params.slices as usize + 1 =>
-            {
-                let count = |j: usize| u64::try_from(counts[j]).unwrap_or(0);
-                let into = u64::try_from(*into).unwrap_or(0);
-                let decision = evaluate(self.params, count, into, n)?;
-                debug_assert_eq!(
-                    decision.is_allowed(),
-                    *allowed == 1,
-                    "script and rule agree"
-                );
-                Ok(Verdict::from_redis(decision, *sec, *usec))
+        let decided = match reply.as_deref() {
+            // Admitted: the window's count and the leaving slice's, all the rule needs.
+            Some(&[-1, us, window, oldest]) => {
+                let slices = slices as usize;
+                let count = |j: usize| match j {
+                    0 => oldest,
+                    j if j == slices => window,
+                    _ => 0,
+                };
+                Some((us, self.evaluate_at(count, us, n)))
             }
-            _ => {
+            Some([age, us, stored @ ..])
+                if stored.is_empty() || stored.len() == slices as usize + 1 =>
+            {
+                let age = usize::try_from(*age).unwrap_or(usize::MAX);
+                let count = |j: usize| {
+                    j.checked_add(age)
+                        .and_then(|k| stored.get(k))
+                        .map_or(0, |&c| c)
+                };
+                Some((*us, self.evaluate_at(count, *us, n)))
+            }
+            _ => None,
+        };
+        match decided {
+            Some((us, decision)) => Ok(Verdict::from_redis(
+                decision?,
+                us / 1_000_000,
+                us % 1_000_000,
+            )),
+            None => {
                 let decision = match self.policy {
                     FailurePolicy::Local => self.local.check_n(n)?,
                     FailurePolicy::Allow => evaluate(self.params, |_| 0, 0, 0)?,
@@ -140,6 +166,23 @@ impl GlobalWindow {
                 Ok(Verdict::new(decision, Source::Fallback(self.policy)))
             }
         }
+    }
+
+    /// The rule on the counts the script read (`count(j)`, 0 = the slice about to leave) at
+    /// Redis's time `us` (µs since 1970).
+    fn evaluate_at(
+        &self,
+        count: impl Fn(usize) -> i64,
+        us: i64,
+        n: u32,
+    ) -> Result<Decision, CheckError> {
+        let into = u64::try_from(us).unwrap_or(0) % self.slice_us * 1000;
+        evaluate(
+            self.params,
+            |j| u64::try_from(count(j)).unwrap_or(0),
+            into,
+            n,
+        )
     }
 
     /// The most admitted per window.
@@ -177,7 +220,10 @@ impl WindowBuilder<'_> {
     /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Quota`] for a zero
     /// window, a slice count out of range, or slices shorter than a microsecond.
     pub fn build(self) -> Result<GlobalWindow, Error> {
-        let key = key(self.store.prefix(), &self.name, "window")?;
+        // `ring`: one packed string since the counts left their hash (a new name, so that
+        // instances of two versions never meet a key of the other type during a rolling
+        // upgrade).
+        let key = key(self.store.prefix(), &self.name, "ring")?;
         if self.window.is_zero() {
             return Err(QuotaError::ZeroPeriod.into());
         }
@@ -204,6 +250,11 @@ impl WindowBuilder<'_> {
                 slice_ns: slice_us.saturating_mul(1000),
             },
             slice_us,
+            format: format!("<{}", "d".repeat(self.slices as usize + 3)),
+            expiry_ms: (u64::from(self.slices) + 1)
+                .saturating_mul(slice_us)
+                .div_ceil(1000)
+                .saturating_add(1000),
             policy: self.policy,
             local,
         })
