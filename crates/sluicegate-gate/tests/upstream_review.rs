@@ -440,26 +440,15 @@ async fn concurrent_requests_on_reused_connections_get_their_own_answers() {
 
 /// A gate with a short upstream timeout and an admin listener, in front of `upstream`.
 async fn impatient_gate(upstream: SocketAddr, concurrency: &str, timeout: &str) -> Gate {
-    let url = format!("http://{upstream}");
-    Gate::start(&[
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--upstream",
-        &url,
-        "--max-concurrency",
-        concurrency,
-        "--max-queue",
-        "100",
-        "--queue-timeout",
-        "10s",
-        "--upstream-timeout",
-        timeout,
-        "--admin-listen",
-        "127.0.0.1:0",
-        "--workers",
-        "1",
-    ])
+    Gate::in_front_of_with(
+        upstream,
+        &[
+            ("--max-concurrency", concurrency),
+            ("--queue-timeout", "10s"),
+            ("--upstream-timeout", timeout),
+            ("--admin-listen", "127.0.0.1:0"),
+        ],
+    )
     .await
 }
 

@@ -23,25 +23,32 @@ impl Gate {
     /// `sluicegate serve` in front of `upstream` with limits too high to be hit and
     /// `workers` worker threads.
     pub async fn in_front_of(upstream: SocketAddr, workers: &str) -> Gate {
+        Gate::in_front_of_with(upstream, &[("--workers", workers)]).await
+    }
+
+    /// `sluicegate serve` in front of `upstream`: one worker, a concurrency of 100, a queue
+    /// of 100 with a 5 s timeout, a 5 s upstream timeout — each flag in `set` replacing its
+    /// default or added.
+    pub async fn in_front_of_with(upstream: SocketAddr, set: &[(&str, &str)]) -> Gate {
         let url = format!("http://{upstream}");
-        Gate::start(&[
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            &url,
-            "--max-concurrency",
-            "100",
-            "--max-queue",
-            "100",
-            "--queue-timeout",
-            "5s",
-            "--upstream-timeout",
-            "5s",
-            "--workers",
-            workers,
-        ])
-        .await
+        let mut flags: Vec<(&str, &str)> = vec![
+            ("--listen", "127.0.0.1:0"),
+            ("--upstream", &url),
+            ("--max-concurrency", "100"),
+            ("--max-queue", "100"),
+            ("--queue-timeout", "5s"),
+            ("--upstream-timeout", "5s"),
+            ("--workers", "1"),
+        ];
+        for &(flag, value) in set {
+            match flags.iter_mut().find(|(f, _)| *f == flag) {
+                Some(f) => f.1 = value,
+                None => flags.push((flag, value)),
+            }
+        }
+        let mut args = vec!["serve"];
+        args.extend(flags.iter().flat_map(|&(f, v)| [f, v]));
+        Gate::start(&args).await
     }
 
     /// Runs `sluicegate ARGS` and waits until it says where it listens.
