@@ -34,10 +34,40 @@ pub struct PermitBody {
     /// How the request ended for an adaptive limit (an overload status counts as dropped).
     outcome: Outcome,
     deadline: Duration,
-    /// Armed the first time the body waits for the upstream.
-    idle: Option<Pin<Box<Sleep>>>,
+    /// How long the upstream has kept the body waiting.
+    stall: Stall,
+}
+
+/// How long an upstream has kept a body waiting: a timer armed the first time the body
+/// has to wait, set again when a frame came since it was last set.
+#[derive(Debug, Default)]
+struct Stall {
+    sleep: Option<Pin<Box<Sleep>>>,
     /// A frame came since the timer was last set.
     moved: bool,
+}
+
+impl Stall {
+    /// A frame came from the upstream.
+    fn moved(&mut self) {
+        self.moved = true;
+    }
+
+    /// The body has to wait: ready once `after` has passed without a frame.
+    fn poll_expired(&mut self, cx: &mut Context<'_>, after: Duration) -> Poll<()> {
+        // Frames before the first wait are behind the timer armed now: forgotten either way.
+        let moved = std::mem::take(&mut self.moved);
+        let sleep = match &mut self.sleep {
+            Some(sleep) => {
+                if moved {
+                    sleep.as_mut().reset(Instant::now() + after);
+                }
+                sleep
+            }
+            None => self.sleep.insert(Box::pin(tokio::time::sleep(after))),
+        };
+        sleep.as_mut().poll(cx)
+    }
 }
 
 impl PermitBody {
@@ -54,8 +84,7 @@ impl PermitBody {
             held: Some(held),
             outcome,
             deadline,
-            idle: None,
-            moved: false,
+            stall: Stall::default(),
         }
     }
 
@@ -65,16 +94,7 @@ impl PermitBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let deadline = self.deadline;
-        let idle = match &mut self.idle {
-            Some(idle) => {
-                if std::mem::take(&mut self.moved) {
-                    idle.as_mut().reset(Instant::now() + deadline);
-                }
-                idle
-            }
-            None => self.idle.insert(Box::pin(tokio::time::sleep(deadline))),
-        };
-        ready!(idle.as_mut().poll(cx));
+        ready!(self.stall.poll_expired(cx, deadline));
         // Stalled: close the upstream connection (it sees the request end) and free the slot.
         self.inner = None;
         self.release(Outcome::Dropped);
@@ -106,7 +126,7 @@ impl Body for PermitBody {
         let Poll::Ready(frame) = Pin::new(inner).poll_frame(cx) else {
             return self.wait_for_upstream(cx);
         };
-        self.moved = true;
+        self.stall.moved();
         match &frame {
             None => {
                 if let (Some(held), Some(inner)) = (self.held.take(), self.inner.take()) {
@@ -168,4 +188,43 @@ impl Drop for PermitBody {
 fn read_to_the_end(held: Held, outcome: Outcome, body: UpstreamBody) {
     held.finish(outcome);
     body.check_in();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn poll(stall: &mut Stall, after: Duration) -> Poll<()> {
+        stall.poll_expired(&mut Context::from_waker(std::task::Waker::noop()), after)
+    }
+
+    /// A body that waits is cut one timeout after the upstream's last frame, not later.
+    #[tokio::test(start_paused = true)]
+    async fn a_stall_ends_one_timeout_after_the_last_frame() {
+        let after = Duration::from_secs(1);
+        let mut stall = Stall::default();
+        stall.moved();
+        assert!(poll(&mut stall, after).is_pending(), "just armed");
+        tokio::time::advance(after).await;
+        assert!(
+            poll(&mut stall, after).is_ready(),
+            "a timeout without a frame"
+        );
+
+        let mut stall = Stall::default();
+        assert!(poll(&mut stall, after).is_pending());
+        tokio::time::advance(Duration::from_millis(600)).await;
+        stall.moved();
+        assert!(
+            poll(&mut stall, after).is_pending(),
+            "a frame came: set again"
+        );
+        tokio::time::advance(Duration::from_millis(600)).await;
+        assert!(
+            poll(&mut stall, after).is_pending(),
+            "0.6 s since the frame"
+        );
+        tokio::time::advance(Duration::from_millis(400)).await;
+        assert!(poll(&mut stall, after).is_ready(), "1 s since the frame");
+    }
 }
