@@ -29,10 +29,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     // none, most responses only `Connection`.
     let mut present = 0u8;
     for name in headers.keys() {
-        // The list's names are 2, 7, 10, 16, 17 or 19 bytes long: most names are none.
-        if matches!(name.as_str().len(), 2 | 7 | 10 | 16 | 17 | 19)
-            && let Some(i) = HOP_BY_HOP.iter().position(|h| h == name)
-        {
+        if let Some(i) = hop_by_hop_index(name) {
             present |= 1 << i;
         }
     }
@@ -67,7 +64,15 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
 /// Whether `name` is one of the hop-by-hop headers every hop removes (not counting those a
 /// `Connection` header names).
 pub(super) fn is_hop_by_hop(name: &HeaderName) -> bool {
-    matches!(name.as_str().len(), 2 | 7 | 10 | 16 | 17 | 19) && HOP_BY_HOP.contains(name)
+    hop_by_hop_index(name).is_some()
+}
+
+/// Where `name` is in [`HOP_BY_HOP`].
+fn hop_by_hop_index(name: &HeaderName) -> Option<usize> {
+    // The list's names are 2, 7, 10, 16, 17 or 19 bytes long: most names are none.
+    matches!(name.as_str().len(), 2 | 7 | 10 | 16 | 17 | 19)
+        .then(|| HOP_BY_HOP.iter().position(|h| h == name))
+        .flatten()
 }
 
 /// Removes the headers the `Connection` values in `listed` name (RFC 9110 §7.6.1).

@@ -156,9 +156,8 @@ fn check_out<C>(
 /// the connection (a request with a body, or one not idempotent, cannot be sent again).
 pub(super) fn keep_for(keep_alive: &[u8]) -> Option<Duration> {
     let secs: u64 = keep_alive.split(|&b| b == b',').find_map(|param| {
-        let (name, value) = param
-            .trim_ascii()
-            .split_at(param.trim_ascii().iter().position(|&b| b == b'=')?);
+        let param = param.trim_ascii();
+        let (name, value) = param.split_at(param.iter().position(|&b| b == b'=')?);
         let value = value[1..].trim_ascii();
         (name.trim_ascii().eq_ignore_ascii_case(b"timeout")
             && !value.is_empty()
@@ -186,8 +185,8 @@ fn same(a: &Authority, b: &Authority) -> bool {
 }
 
 /// Sends `req` (origin-form URI, `Host` set, hop-by-hop headers gone) and the headers this
-/// hop adds to the upstream at `authority`, on an idle connection of this thread or a new one. The answer comes back
-/// without its hop-by-hop headers.
+/// hop adds to the upstream at `authority`, on an idle connection of this thread or a new
+/// one. The answer comes back without its hop-by-hop headers.
 ///
 /// # Cancel safety
 ///
@@ -311,9 +310,8 @@ fn relay(
         .headers
         .get_all(TRANSFER_ENCODING)
         .iter()
-        .map(|v| wire::chunked_codings(v.as_bytes()).unwrap_or(usize::MAX / 2))
-        .sum::<usize>();
-    if codings > 1
+        .try_fold(0, |n, v| wire::chunked_codings(Some(n), v.as_bytes()));
+    if !matches!(codings, Some(0 | 1))
         && parts.status != StatusCode::NO_CONTENT
         && parts.status != StatusCode::NOT_MODIFIED
     {

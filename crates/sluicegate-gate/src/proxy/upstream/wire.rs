@@ -162,8 +162,8 @@ impl Wire {
     }
 }
 
-/// The answer's head, taken out of `buf`, if `buf` holds all of it (interim `1xx` answers before it are
-/// dropped); `None` while it is incomplete.
+/// The answer's head, taken out of `buf`, if `buf` holds all of it (interim `1xx` answers
+/// before it are dropped); `None` while it is incomplete.
 fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireError> {
     loop {
         let mut headers = [const { MaybeUninit::uninit() }; MAX_HEADERS];
@@ -206,7 +206,7 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
         let mut bad_length: Option<&'static str> = None;
         // `Connection` values naming other headers, which go too (rare).
         let mut listed = Vec::new();
-        let (mut codings, mut te, mut close, mut keep_alive) = (0usize, false, false, false);
+        let (mut codings, mut te, mut close, mut keep_alive) = (Some(0), false, false, false);
         let mut keep_for = None;
         for &(ns, ne, vs, ve) in &at {
             let name = HeaderName::from_bytes(&head[ns..ne])
@@ -223,7 +223,7 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
                 }
             } else if name == TRANSFER_ENCODING {
                 te = true;
-                codings += chunked_codings(value.as_bytes()).unwrap_or(usize::MAX / 2);
+                codings = chunked_codings(codings, value.as_bytes());
             } else if name == CONNECTION {
                 let mut other = false;
                 for token in value.as_bytes().split(|&b| b == b',') {
@@ -261,7 +261,7 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
                 // RFC 9112 §6.1: faulty framing; hyper's client refuses it too.
                 return Err(WireError::Head("Transfer-Encoding in an HTTP/1.0 answer"));
             }
-            if codings != 1 {
+            if codings != Some(1) {
                 // Another coding (gzip, …): relayed without this hop's header, the client
                 // could not tell the bytes were encoded. nginx refuses it too.
                 return Err(WireError::Head(OTHER_CODING));
@@ -341,13 +341,14 @@ fn content_length(v: &[u8]) -> Option<u64> {
     length
 }
 
-/// How many codings a `Transfer-Encoding` value lists, if every one is `chunked` (the only
-/// coding the gate decodes; the header does not reach the client).
-pub(super) fn chunked_codings(v: &[u8]) -> Option<usize> {
+/// Counts the codings of one more `Transfer-Encoding` value onto `so_far`, as long as every
+/// coding is `chunked` (the only one the gate decodes; the header does not reach the
+/// client); `None` from the first other coding on. A body is relayed only at `Some(1)`.
+pub(super) fn chunked_codings(so_far: Option<usize>, v: &[u8]) -> Option<usize> {
     v.split(|&b| b == b',')
         .map(<[u8]>::trim_ascii)
         .filter(|c| !c.is_empty())
-        .try_fold(0, |n, c| {
+        .try_fold(so_far?, |n, c| {
             c.eq_ignore_ascii_case(b"chunked").then_some(n + 1)
         })
 }
@@ -435,9 +436,15 @@ mod tests {
 
     #[test]
     fn only_chunked_is_a_coding_the_gate_relays() {
-        assert_eq!(chunked_codings(b"chunked"), Some(1));
-        assert_eq!(chunked_codings(b"Chunked "), Some(1));
-        assert_eq!(chunked_codings(b"chunked, chunked"), Some(2));
+        assert_eq!(chunked_codings(Some(0), b"chunked"), Some(1));
+        assert_eq!(chunked_codings(Some(0), b"Chunked "), Some(1));
+        assert_eq!(chunked_codings(Some(0), b"chunked, chunked"), Some(2));
+        assert_eq!(chunked_codings(Some(1), b"chunked"), Some(2), "two headers");
+        assert_eq!(
+            chunked_codings(None, b"chunked"),
+            None,
+            "after another coding"
+        );
         for other in [
             &b"gzip, chunked"[..],
             b"chunked, gzip",
@@ -445,7 +452,7 @@ mod tests {
             b"identity",
         ] {
             assert_eq!(
-                chunked_codings(other),
+                chunked_codings(Some(0), other),
                 None,
                 "{:?}",
                 String::from_utf8_lossy(other)
