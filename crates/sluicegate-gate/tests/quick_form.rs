@@ -280,10 +280,10 @@ async fn over_the_rate_answers_429_with_the_ratelimit_headers() {
 
 #[tokio::test]
 async fn an_unreachable_upstream_answers_502_fast_and_keeps_no_permit() {
-    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let dead = format!("http://{}", closed.local_addr().unwrap());
-    drop(closed);
-    let url = dead.clone();
+    // Not a listener dropped to free its port: another test's gate bound it once, and CI
+    // saw that gate's 503 here.
+    let (_refusing, dead) = support::refusing_port();
+    let url = format!("http://{dead}");
     let gate = Gate::start(&[
         "serve",
         "--listen",

@@ -31,3 +31,14 @@ where
     }
     panic!("timed out waiting for: {what}");
 }
+
+/// A loopback address that refuses connections for as long as the socket lives: bound, not
+/// listening, so no other test running in parallel can bind the port meanwhile (a listener
+/// dropped to free its port could be bound again at once, and requests meant to be refused
+/// reached another test's server).
+pub fn refusing_port() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = socket.local_addr().unwrap();
+    (socket, addr)
+}
