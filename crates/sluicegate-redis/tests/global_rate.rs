@@ -115,7 +115,7 @@ async fn keys_carry_a_hash_tag_per_limit() {
         .await;
     let mut keys: Vec<String> = redis.connection().keys("*").unwrap();
     keys.sort();
-    assert_eq!(keys, ["{sg:pay}:ring", "{sg:pay}:tatmod"]);
+    assert_eq!(keys, ["{sg:pay}:ringsum", "{sg:pay}:tatf64"]);
     assert!(
         GlobalGcra::builder(&store, "a{b", quota(1, 1))
             .build()
@@ -145,10 +145,12 @@ async fn a_quota_of_zero_denies_without_asking_redis_and_too_many_at_once_is_an_
 }
 
 /// Pins the state format: the theoretical arrival time in nanoseconds modulo 2^23 s (so that
-/// it is one exact Lua double), read exactly into a decision and written back as an integer.
+/// it is one exact double), stored as 8 little-endian bytes, read exactly into a decision and
+/// written back exactly, with an expiry 2 s after the state.
 #[tokio::test]
 async fn gcra_state_is_nanoseconds_modulo_2_23_seconds_read_and_written_exactly() {
     const M: i64 = (1 << 23) * 1_000_000_000;
+    const KEY: &str = "{sluicegate:old}:tatf64";
     let redis = RedisServer::start();
     let store = support::store(&redis).await;
     let gcra = GlobalGcra::builder(&store, "old", quota(1, 1))
@@ -157,32 +159,32 @@ async fn gcra_state_is_nanoseconds_modulo_2_23_seconds_read_and_written_exactly(
     let mut con = redis.connection();
     let (sec, usec): (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
     let redis_ns = |(sec, usec): (i64, i64)| (sec % (1 << 23)) * 1_000_000_000 + usec * 1000;
+    let packed = |ns: i64| (ns as f64).to_le_bytes().to_vec();
     // The bucket (burst 1) is empty until 1 s from now, to the nanosecond.
     let tat = (redis_ns((sec, usec)) + 1_000_000_007) % M;
-    let _: () = con.set("{sluicegate:old}:tatmod", tat).unwrap();
+    let _: () = con.set(KEY, packed(tat)).unwrap();
     let d = gcra.check().await;
     assert!(d.is_denied(), "{d:?}");
     assert!(d.retry_after() > Duration::from_millis(900), "{d:?}");
     assert!(d.retry_after() <= Duration::from_secs(1), "{d:?}");
     assert_eq!(d.retry_after().subsec_nanos() % 1000, 7, "{d:?}");
-    // A state a day behind is a full bucket; the step writes now + 1 s back, as an integer.
+    // A state a day behind is a full bucket; the step writes now + 1 s back.
     let _: () = con
-        .set(
-            "{sluicegate:old}:tatmod",
-            (tat - 86_400_000_000_000).rem_euclid(M),
-        )
+        .set(KEY, packed((tat - 86_400_000_000_000).rem_euclid(M)))
         .unwrap();
     assert!(gcra.check().await.is_allowed());
     let after: (i64, i64) = redis::cmd("TIME").query(&mut con).unwrap();
-    let stored: String = con.get("{sluicegate:old}:tatmod").unwrap();
-    let stored: i64 = stored.parse().unwrap();
+    let stored: Vec<u8> = con.get(KEY).unwrap();
+    let stored = f64::from_le_bytes(stored.try_into().unwrap());
+    assert_eq!(stored.fract(), 0.0);
+    let stored = stored as i64;
     let ahead_of = |from: (i64, i64)| (stored - redis_ns(from)).rem_euclid(M);
     assert!(ahead_of((sec, usec)) >= 1_000_000_000, "{stored}");
     assert!(ahead_of(after) <= 1_000_000_000, "{stored}");
-    let ttl: i64 = con.pttl("{sluicegate:old}:tatmod").unwrap();
+    let ttl: i64 = con.pttl(KEY).unwrap();
     assert!(
-        (1000..=2000).contains(&ttl),
-        "expires a horizon and a second after the write: {ttl} ms"
+        (2000..=3001).contains(&ttl),
+        "expires 2 s after the state, 1 s ahead: {ttl} ms"
     );
 }
 
@@ -235,7 +237,7 @@ async fn a_window_key_always_expires_after_its_window() {
     let mut con = redis.connection();
     for i in 0..5 {
         assert!(window.check().await.is_allowed());
-        let ttl: i64 = con.pttl("{sluicegate:ttl}:ring").unwrap();
+        let ttl: i64 = con.pttl("{sluicegate:ttl}:ringsum").unwrap();
         assert!(
             (60_000..=71_000).contains(&ttl),
             "after admission {i}: {ttl} ms"

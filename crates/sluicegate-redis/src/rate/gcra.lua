@@ -1,6 +1,8 @@
 -- One GCRA step, the same integer arithmetic as sluicegate::rate::gcra::step with now = 0.
--- ARGV: [1] t x n (ns), [2] t x burst (ns). Returns {tat before the step (ns after now),
--- server s, server us}.
-local nxt = tat + ARGV[1]
-if nxt <= tonumber(ARGV[2]) then store(nxt) end
-return {tat, time[1], time[2]}
+-- ARGV[1]: two little-endian doubles (struct '<dd'): t x n and t x burst (ns).
+-- Sets ahead (the state to write, in ns after now; nil: nothing to write) and the reply: three
+-- little-endian doubles, the tat before the step (ns after now), server s and server us.
+local tn, h = struct.unpack('<dd', ARGV[1])
+local ahead = tat + tn
+if ahead > h then ahead = nil end
+local reply = struct.pack('<ddd', tat, sec, usec)

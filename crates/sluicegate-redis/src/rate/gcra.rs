@@ -8,12 +8,18 @@ use redis::Script;
 use sluicegate::rate::gcra::{GcraParams, step};
 use sluicegate::rate::{CheckError, Decision, Gcra, Quota};
 
+use super::packed::{pack, unpack};
 use super::{HybridGcra, Verdict, share};
 use crate::store::key;
 use crate::{Error, FailurePolicy, RedisStore, Source};
 
-static SCRIPT: LazyLock<Script> =
-    LazyLock::new(|| Script::new(concat!(include_str!("time.lua"), include_str!("gcra.lua"))));
+static SCRIPT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("time.lua"),
+        include_str!("gcra.lua"),
+        include_str!("write.lua")
+    ))
+});
 
 /// The largest `burst × interval` the scripts allow (2^52 ns, about 52 days): the state is
 /// kept modulo 2^23 s (`time.lua`) and lies at most one horizon ahead of now, a span that
@@ -53,9 +59,6 @@ pub(super) struct Spec {
     pub(super) burst: u32,
     /// `t_ns × burst`: how far ahead of now the state may run.
     pub(super) horizon_ns: u64,
-    /// The state key's expiry, set at each write: one horizon and a second (it outlives
-    /// the state, which is due by then).
-    pub(super) expiry_ms: u64,
     pub(super) quota: Quota,
     policy: FailurePolicy,
     local: Gcra,
@@ -122,11 +125,9 @@ impl GlobalGcra {
         }
         let mut conn = spec.store.connection();
         let mut call = SCRIPT.key(&spec.key);
-        call.arg(spec.t_ns * u64::from(n))
-            .arg(spec.horizon_ns)
-            .arg(spec.expiry_ms);
-        let reply: Option<Vec<i64>> = spec.store.call(call.invoke_async(&mut conn)).await;
-        match reply.as_deref() {
+        call.arg(pack([spec.t_ns * u64::from(n), spec.horizon_ns]));
+        let reply: Option<Vec<u8>> = spec.store.call(call.invoke_async(&mut conn)).await;
+        match reply.as_deref().and_then(unpack).as_deref() {
             Some(&[tat, sec, usec]) => Ok(Verdict::from_redis(spec.step(tat, n)?, sec, usec)),
             _ => spec.fall_back(n),
         }
@@ -202,10 +203,10 @@ impl GcraBuilder<'_> {
     }
 
     fn spec(self) -> Result<Spec, Error> {
-        // `tatmod`: the state modulo 2^23 s (a new name each time the format changed, so that
-        // instances of two versions never misread each other's state during a rolling
-        // upgrade; docs/global-limits.md).
-        let key = key(self.store.prefix(), &self.name, "tatmod")?;
+        // `tatf64`: the state modulo 2^23 s as one packed double (a new name each time the
+        // format changed, so that instances of two versions never misread each other's state
+        // during a rolling upgrade; docs/global-limits.md).
+        let key = key(self.store.prefix(), &self.name, "tatf64")?;
         let q = self.quota;
         let t_ns = q.emission_interval().map_or(0, |t| {
             u64::try_from(t.as_nanos()).unwrap_or(u64::MAX).max(1)
@@ -231,7 +232,6 @@ impl GcraBuilder<'_> {
             t_ns,
             burst: q.burst(),
             horizon_ns,
-            expiry_ms: horizon_ns.div_ceil(1_000_000) + 1000,
             quota: q,
             policy: self.policy,
             local: Gcra::new(local),

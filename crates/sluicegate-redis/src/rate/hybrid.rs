@@ -13,8 +13,13 @@ use super::Verdict;
 use super::gcra::Spec;
 use crate::Source;
 
-static SCRIPT: LazyLock<Script> =
-    LazyLock::new(|| Script::new(concat!(include_str!("time.lua"), include_str!("lease.lua"))));
+static SCRIPT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(concat!(
+        include_str!("time.lua"),
+        include_str!("lease.lua"),
+        include_str!("write.lua")
+    ))
+});
 
 /// A global GCRA limit that leases batches of tokens from Redis and spends them locally, so
 /// most decisions cost no round trip.
@@ -216,11 +221,7 @@ impl HybridGcra {
         };
         let mut conn = spec.store.connection();
         let mut call = SCRIPT.key(&spec.key);
-        call.arg(spec.t_ns)
-            .arg(spec.horizon_ns)
-            .arg(spec.expiry_ms)
-            .arg(want)
-            .arg(n);
+        call.arg(spec.t_ns).arg(spec.horizon_ns).arg(want).arg(n);
         let reply: Option<Vec<i64>> = spec.store.call(call.invoke_async(&mut conn)).await;
         let Some(&[got, tat, sec, usec]) = reply.as_deref() else {
             return spec.fall_back(n);

@@ -2,6 +2,7 @@
 
 mod gcra;
 mod hybrid;
+mod packed;
 
 mod sliding;
 mod verdict;

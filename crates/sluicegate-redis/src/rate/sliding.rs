@@ -1,4 +1,5 @@
-//! Global sliding window: per-slice counts in one Redis hash, one script call per decision.
+//! Global sliding window: per-slice counts in one packed Redis string, one script call per
+//! decision.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -8,6 +9,7 @@ use sluicegate::clock::MonotonicClock;
 use sluicegate::rate::sliding::{WindowParams, evaluate};
 use sluicegate::rate::{CheckError, Decision, QuotaError, SlidingWindow};
 
+use super::packed::{pack, unpack};
 use super::{Verdict, share};
 use crate::store::key;
 use crate::{Error, FailurePolicy, RedisStore, Source};
@@ -39,7 +41,7 @@ pub struct GlobalWindow {
     key: String,
     params: WindowParams,
     slice_us: u64,
-    /// The ring's struct format: `<` and `slices + 3` doubles.
+    /// The struct format of the ring's older counts: `<` and `slices` doubles.
     format: String,
     /// The ring's expiry, set at each slice's first admission: the window, a slice and a
     /// second.
@@ -118,16 +120,16 @@ impl GlobalWindow {
         let mut conn = self.store.connection();
         let (limit, slices) = (self.params.limit, self.params.slices);
         let mut call = SCRIPT.key(&self.key);
-        call.arg(&self.format)
-            .arg(slices)
-            .arg(self.slice_us)
-            .arg(limit - n)
-            .arg(self.params.edge_cap() - u64::from(n))
-            .arg(n)
-            .arg(self.expiry_ms)
-            .arg(8 * slices + 16);
-        let reply: Option<Vec<i64>> = self.store.call(call.invoke_async(&mut conn)).await;
-        let decided = match reply.as_deref() {
+        call.arg(&self.format).arg(pack([
+            u64::from(slices),
+            self.slice_us,
+            u64::from(limit - n),
+            self.params.edge_cap() - u64::from(n),
+            u64::from(n),
+            self.expiry_ms,
+        ]));
+        let reply: Option<Vec<u8>> = self.store.call(call.invoke_async(&mut conn)).await;
+        let decided = match reply.as_deref().and_then(unpack).as_deref() {
             // Admitted: the window's count and the leaving slice's, all the rule needs.
             Some(&[-1, us, window, oldest]) => {
                 let slices = slices as usize;
@@ -220,10 +222,10 @@ impl WindowBuilder<'_> {
     /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Quota`] for a zero
     /// window, a slice count out of range, or slices shorter than a microsecond.
     pub fn build(self) -> Result<GlobalWindow, Error> {
-        // `ring`: one packed string since the counts left their hash (a new name, so that
-        // instances of two versions never meet a key of the other type during a rolling
-        // upgrade).
-        let key = key(self.store.prefix(), &self.name, "ring")?;
+        // `ringsum`: one packed string with the counts' total in front (a new name for each
+        // format, so that instances of two versions never misread each other's state
+        // during a rolling upgrade; docs/global-limits.md).
+        let key = key(self.store.prefix(), &self.name, "ringsum")?;
         if self.window.is_zero() {
             return Err(QuotaError::ZeroPeriod.into());
         }
@@ -250,7 +252,7 @@ impl WindowBuilder<'_> {
                 slice_ns: slice_us.saturating_mul(1000),
             },
             slice_us,
-            format: format!("<{}", "d".repeat(self.slices as usize + 3)),
+            format: format!("<{}", "d".repeat(self.slices as usize)),
             expiry_ms: (u64::from(self.slices) + 1)
                 .saturating_mul(slice_us)
                 .div_ceil(1000)

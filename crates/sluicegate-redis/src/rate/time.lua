@@ -1,17 +1,19 @@
--- Shared opening of the GCRA scripts: Redis's clock and the state, relative to now.
--- KEYS[1]: a string, the theoretical arrival time (tat) in ns on Redis's clock modulo
--- M = 2^23 s (97 days), so below 2^53 and exact as one Lua double. A live key's tat lies in
--- [now - 1 s, now + H], H = 2^52 ns the longest horizon (burst x t) the builder allows, a span
--- shorter than M: tat - now comes back exactly from the two residues.
--- ARGV[3]: the key's expiry (ms), one horizon and a second.
--- Sets time (Redis's TIME), now (ns modulo M) and tat (ns after now, 0 when due or absent).
+-- Opening of the GCRA scripts: Redis's clock and the state, relative to now.
+-- KEYS[1]: a string of one little-endian double (struct '<d'), the theoretical arrival time
+-- (tat) in ns on Redis's clock modulo M = 2^23 s (97 days), so below 2^53 and exact. A live
+-- key's tat lies in [now - 3 s, now + H] (write.lua: a key outlives its state by at most about
+-- 2 s), H = 2^52 ns the longest horizon (burst x t) the builder allows, a span shorter than M:
+-- tat - now comes back exactly from the two residues.
+-- Sets sec, usec (Redis's TIME), now (ns modulo M), old (the stored residue, or false) and
+-- tat (ns after now, 0 when due or absent).
 local time = redis.call('TIME')
-local now = time[1] % 8388608 * 1000000000 + time[2] * 1000
-local tat = redis.call('GET', KEYS[1])
-if not tat then
-  tat = 0
-else
-  tat = tat - now
+local sec, usec = time[1] + 0, time[2] + 0
+local now = sec % 8388608 * 1000000000 + usec * 1000
+local old = redis.call('GET', KEYS[1])
+local tat = 0
+if old then
+  old = struct.unpack('<d', old)
+  tat = old - now
   if tat > 4503599627370496 then
     tat = 0 -- behind now, across the wrap
   elseif tat <= -3885008372629504 then
@@ -19,10 +21,4 @@ else
   elseif tat < 0 then
     tat = 0
   end
-end
--- Writes now + ahead (0 <= ahead <= 2^53 ns) modulo M, every step exact below 2^53.
-local function store(ahead)
-  local v = now - 8388608000000000 + ahead
-  if v < 0 then v = v + 8388608000000000 end
-  redis.call('SET', KEYS[1], string.format('%d', v), 'PX', ARGV[3])
 end
