@@ -318,12 +318,10 @@ fn window_call(
     (sec, usec): (i64, i64),
     n: i64,
 ) -> Vec<i64> {
-    let format = format!("<{}", "d".repeat(slices as usize));
     // As the crate sets it: the window, a slice and a second.
     let expiry = (slices + 1) * 1000 + 1000;
     let reply: Vec<u8> = at(sec, usec, SLIDING)
         .key("w")
-        .arg(format)
         .arg(packed(&[slices, 1_000_000, 10 - n, 13 - n, n, expiry]))
         .invoke(con)
         .unwrap();

@@ -4,14 +4,14 @@
 -- 2255), the total of the counts, the newest slice's count, then the counts of the `slices`
 -- slices before it, oldest first. The four doubles in front are all that an admission within
 -- the newest slice reads and writes.
--- ARGV: [1] '<' and `slices` 'd's, [2] six little-endian doubles: slices, slice length (us),
--- limit - n, edge cap - n, n, the key's expiry (ms: the window, a slice and a second).
+-- ARGV[1]: six little-endian doubles: slices, slice length (us), limit - n, edge cap - n, n,
+-- the key's expiry (ms: the window, a slice and a second).
 -- Answers little-endian doubles. When it admits n > 0: -1, server us since 1970, the window's
 -- count, the count of the slice about to leave: all the rule needs then. Else age, server us,
 -- then the stored counts, oldest first: the window's count j (0 = the slice about to leave,
 -- slices = the current one) is stored count j + age, 0 past the end; an absent ring, or one of
 -- another shape, has age slices + 1 and no counts.
-local slices, slice_us, room, edge, n, expiry = struct.unpack('<dddddd', ARGV[2])
+local slices, slice_us, room, edge, n, expiry = struct.unpack('<dddddd', ARGV[1])
 local time = redis.call('TIME')
 local us = time[1] * 1000000 + time[2]
 local idx = (us - us % slice_us) / slice_us
@@ -32,9 +32,10 @@ if age == 0 and n > 0 and total - oldest <= room and total <= edge then
   return struct.pack('<dddd', -1, us, total - oldest, oldest)
 end
 -- The stored counts, oldest first: s[1 .. slices + 1].
+local counts = '<' .. string.rep('d', slices)
 local s = {}
 if age <= slices then
-  s = { struct.unpack(ARGV[1], r, 33) }
+  s = { struct.unpack(counts, r, 33) }
   s[slices + 1] = newest -- where unpack put the position after the counts
 end
 local window, leaving = 0, s[1 + age] or 0
@@ -43,8 +44,8 @@ if n > 0 and window <= room and window + leaving <= edge then
   -- The first admission of a slice: the ring moves on, and its expiry with it.
   local ring = { slice_us, idx, window + leaving + n, (s[1 + slices + age] or 0) + n }
   for j = 0, slices - 1 do ring[5 + j] = s[1 + j + age] or 0 end
-  redis.call('SET', KEYS[1], struct.pack(ARGV[1] .. 'dddd', unpack(ring)), 'PX', expiry)
+  redis.call('SET', KEYS[1], struct.pack(counts .. 'dddd', unpack(ring)), 'PX', expiry)
   return struct.pack('<dddd', -1, us, window, leaving)
 end
 if age > slices then return struct.pack('<dd', age, us) end
-return struct.pack(ARGV[1] .. 'ddd', age, us, unpack(s))
+return struct.pack(counts .. 'ddd', age, us, unpack(s))

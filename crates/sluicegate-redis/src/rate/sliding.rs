@@ -41,8 +41,6 @@ pub struct GlobalWindow {
     key: String,
     params: WindowParams,
     slice_us: u64,
-    /// The struct format of the ring's older counts: `<` and `slices` doubles.
-    format: String,
     /// The ring's expiry, set at each slice's first admission: the window, a slice and a
     /// second.
     expiry_ms: u64,
@@ -120,7 +118,7 @@ impl GlobalWindow {
         let mut conn = self.store.connection();
         let (limit, slices) = (self.params.limit, self.params.slices);
         let mut call = SCRIPT.key(&self.key);
-        call.arg(&self.format).arg(pack([
+        call.arg(pack([
             u64::from(slices),
             self.slice_us,
             u64::from(limit - n),
@@ -252,7 +250,6 @@ impl WindowBuilder<'_> {
                 slice_ns: slice_us.saturating_mul(1000),
             },
             slice_us,
-            format: format!("<{}", "d".repeat(self.slices as usize)),
             expiry_ms: (u64::from(self.slices) + 1)
                 .saturating_mul(slice_us)
                 .div_ceil(1000)
