@@ -2,8 +2,8 @@
 -- KEYS[1]: a string of little-endian doubles (struct '<d'): the slice length (us), the number
 -- of the newest slice written (floor(us since 1970 / slice length), exact below 2^53, so until
 -- 2255), the total of the counts, the newest slice's count, then the counts of the `slices`
--- slices before it, oldest first. The four doubles in front are all that an admission within
--- the newest slice reads and writes.
+-- slices before it, oldest first. An admission within the newest slice reads the first five
+-- doubles (the oldest count is the fifth) and rewrites the third and the fourth.
 -- ARGV[1]: six little-endian doubles: slices, slice length (us), limit - n, edge cap - n, n,
 -- the key's expiry (ms: the window, a slice and a second).
 -- Answers little-endian doubles. When it admits n > 0: -1, server us since 1970, the window's
