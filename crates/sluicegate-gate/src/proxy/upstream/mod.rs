@@ -280,6 +280,8 @@ async fn send_hyper(
     }
     let (mut sender, connection) = http1::Builder::new()
         .writev(false)
+        // The same head limit as the gate's own path (hyper's default is ~400 KiB).
+        .max_buf_size(wire::MAX_HEAD)
         .handshake(TokioIo::new(connect(&authority).await?))
         .await
         .map_err(SendError::Http)?;
