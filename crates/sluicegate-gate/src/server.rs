@@ -28,7 +28,7 @@ use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::gate::Gate;
-use crate::proxy::{Conn, handle};
+use crate::proxy::{Conn, handle, sweep_idle_upstreams};
 
 /// Why the gate could not start.
 #[derive(Debug, thiserror::Error)]
@@ -144,6 +144,11 @@ impl Started {
         } else {
             None
         };
+        // One worker: this runtime serves the connections, and sweeps their idle upstream
+        // connections (each worker thread sweeps its own).
+        let sweeper = workers
+            .is_none()
+            .then(|| tokio::spawn(sweep_idle_upstreams()));
         let mut loops = Vec::new();
         for listener in self.proxy {
             loops.push(tokio::spawn(accept(
@@ -184,6 +189,9 @@ impl Started {
         }
         // Dropping the last handle stops the worker threads (and what still runs on them).
         drop(workers);
+        if let Some(sweeper) = sweeper {
+            sweeper.abort();
+        }
     }
 }
 
@@ -248,7 +256,10 @@ impl Workers {
                 .name(format!("sluicegate-worker-{i}"))
                 .spawn(move || {
                     runtime.block_on(async move {
-                        let _ = stopped.await;
+                        tokio::select! {
+                            _ = stopped => {}
+                            () = sweep_idle_upstreams() => {}
+                        }
                     });
                 })?;
         }
