@@ -314,7 +314,10 @@ async fn send_hyper(
     }
     let (mut sender, connection) = http1::Builder::new()
         .writev(false)
-        // The same head limit as the gate's own path (hyper's default is ~400 KiB).
+        // The same limits as the gate's own path: 64 KiB of head, exact however it arrives
+        // (the buffer's size alone is no exact limit), and 64 KiB of trailers (hyper's
+        // default is 16 KiB). The read buffer stays at 64 KiB too (hyper's is ~400 KiB).
+        .max_header_size(wire::MAX_HEAD)
         .max_buf_size(wire::MAX_HEAD)
         .handshake(TokioIo::new(connect(&authority).await?))
         .await
