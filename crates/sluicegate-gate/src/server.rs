@@ -146,9 +146,9 @@ impl Started {
         };
         // One worker: this runtime serves the connections, and sweeps their idle upstream
         // connections (each worker thread sweeps its own).
-        let sweeper = workers
+        let _sweeper = workers
             .is_none()
-            .then(|| tokio::spawn(sweep_idle_upstreams()));
+            .then(|| AbortOnDrop(tokio::spawn(sweep_idle_upstreams())));
         let mut loops = Vec::new();
         for listener in self.proxy {
             loops.push(tokio::spawn(accept(
@@ -189,9 +189,6 @@ impl Started {
         }
         // Dropping the last handle stops the worker threads (and what still runs on them).
         drop(workers);
-        if let Some(sweeper) = sweeper {
-            sweeper.abort();
-        }
     }
 }
 
@@ -228,6 +225,15 @@ pub fn raise_open_files_limit() {
              systemd's `LimitNOFILE=`) to serve more",
             now / 2
         );
+    }
+}
+
+/// A task stopped when this is dropped (when `serve` returns or is dropped).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
