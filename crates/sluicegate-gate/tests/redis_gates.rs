@@ -286,3 +286,45 @@ async fn a_reload_to_a_redis_that_does_not_answer_keeps_the_store_in_force() {
     assert_eq!(mode["decisions"], 1, "{mode}");
     assert_eq!(mode["redis_calls"], 1, "{mode}");
 }
+
+/// A client that hangs up while it waits in the store's queue is counted as `client_gone`,
+/// as one leaving a local queue is (the local limiter never sees a global pool's waiters).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_leaving_the_global_queue_is_counted_as_gone() {
+    let redis = RedisServer::start();
+    let upstream = Upstream::start().await;
+    let text = config(&redis, &upstream, BUDGET) + "[[routes]]\npool = \"shared\"\n";
+    let gates = gates(1, "gone", &text).await;
+    let gate = &gates[0];
+    let mut held = Vec::new();
+    for j in 0..N {
+        let addr = gate.proxy;
+        held.push(tokio::spawn(async move {
+            get(addr, "/hold", &j.to_string()).await
+        }));
+    }
+    eventually("N requests at the upstream", || async {
+        upstream.current() == N
+    })
+    .await;
+    let waiting = support::raw(gate.proxy, b"GET /hold HTTP/1.1\r\nhost: gate.test\r\n\r\n").await;
+    eventually("one waiting in the store's queue", || async {
+        queued(&gates).await == 1
+    })
+    .await;
+    drop(waiting);
+    eventually("the waiter gone from the queue", || async {
+        queued(&gates).await == 0
+    })
+    .await;
+    upstream.release(N);
+    for h in held {
+        assert_eq!(h.await.unwrap().status, 200);
+    }
+    assert_eq!(gate.pool("shared").await["counters"]["client_gone"], 1);
+    assert_eq!(
+        upstream.ids().len(),
+        N,
+        "the waiter never reached the upstream"
+    );
+}

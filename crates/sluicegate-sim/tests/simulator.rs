@@ -139,3 +139,30 @@ fn threaded_mode_accounts_for_every_request_under_the_adaptive_limit() {
     assert_eq!(end.timed_out + end.cancelled, count(Fate::QueueTimeout));
     assert!(run.records.iter().any(|r| r.fate == Fate::Good));
 }
+
+/// The timeline counts, per 100 ms, the callers turned away and those that timed out in the
+/// queue: its columns add up to the run's own records, so a trace shows when the rejections
+/// happened.
+#[test]
+fn timeline_counts_every_rejection_and_queue_timeout_once() {
+    let s = shortened("cache_3x", 2);
+    let run = engine::run(&s, Algo::Littles, 1);
+    let count = |f: Fate| run.records.iter().filter(|r| r.fate == f).count() as u64;
+    let csv = sluicegate_sim::report::timeline_csv(std::slice::from_ref(&run));
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts")
+    );
+    let (mut rejected, mut timeouts) = (0, 0);
+    for line in lines {
+        let cols: Vec<&str> = line.split(',').collect();
+        rejected += cols[6].parse::<u64>().unwrap();
+        timeouts += cols[7].parse::<u64>().unwrap();
+    }
+    assert!(count(Fate::Rejected) > 0, "3x overload turns callers away");
+    // Requests that ended after the last tick (served late) are not in the timeline; the
+    // turned-away ones all end while arrivals last.
+    assert_eq!(rejected, count(Fate::Rejected));
+    assert_eq!(timeouts, count(Fate::QueueTimeout));
+}

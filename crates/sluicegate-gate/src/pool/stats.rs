@@ -130,13 +130,15 @@ impl Stats {
         self.outcomes[outcome as usize].fetch_add(1, Relaxed);
     }
 
-    /// Requests that ended in `outcome`. Clients that left the queue are counted by the
-    /// limiter (`Snapshot::cancelled`), whether the gate's watch or hyper noticed first:
-    /// pass that count as `cancelled`.
+    /// Requests that ended in `outcome`. Clients that left the local queue are counted by
+    /// the limiter (`Snapshot::cancelled`), whether the gate's watch or hyper noticed first:
+    /// pass that count as `cancelled`; those that left a global pool's queue in the store
+    /// are counted here.
     pub fn get(&self, outcome: Outcome, cancelled: u64) -> u64 {
+        let counted = self.outcomes[outcome as usize].load(Relaxed);
         match outcome {
-            Outcome::ClientGone => cancelled,
-            _ => self.outcomes[outcome as usize].load(Relaxed),
+            Outcome::ClientGone => cancelled.wrapping_add(counted),
+            _ => counted,
         }
     }
 }

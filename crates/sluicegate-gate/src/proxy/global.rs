@@ -34,6 +34,9 @@ pub(super) async fn admit_global(
         return admit(pool, conn).await;
     }
     let start = Instant::now();
+    // Counts the client as gone unless it gets an answer from the store: it hung up while
+    // it waited, or hyper dropped this future because it did.
+    let mut leaving = Leaving(pool, true);
     let acquired = {
         let acquire = pin!(g.global.acquire());
         tokio::select! {
@@ -47,6 +50,13 @@ pub(super) async fn admit_global(
     if waited > std::time::Duration::from_millis(1) {
         pool.stats.queue_wait.observe(waited);
     }
+    // A client that hung up just as its turn came: the close may be in the socket before
+    // the reactor has said so (as in the local queue). Asked only after a real wait.
+    let acquired = acquired.filter(|r| {
+        r.is_err() || waited <= std::time::Duration::from_millis(1) || !conn.is_closed_now()
+    });
+    leaving.1 = acquired.is_none();
+    drop(leaving);
     let permit = match acquired {
         Some(Ok(permit)) => permit,
         Some(Err(e)) => {
@@ -60,6 +70,7 @@ pub(super) async fn admit_global(
             return Err(answer::overloaded(&RejectionMapping::default(), &rejected));
         }
         None => {
+            // A permit taken for a client that has gone is released here, unused.
             tracing::debug!(pool = %pool.name, "client left the global queue");
             return Err(answer::plain(
                 http::StatusCode::SERVICE_UNAVAILABLE,
@@ -71,5 +82,16 @@ pub(super) async fn admit_global(
     match admit(pool, conn).await? {
         Held::Plain(slot) => Ok(Held::Global(permit, slot)),
         other => Ok(other),
+    }
+}
+
+/// Counts a client as gone from a global pool's queue when dropped armed.
+struct Leaving<'a>(&'a Pool, bool);
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        if self.1 {
+            self.0.stats.count(Outcome::ClientGone);
+        }
     }
 }

@@ -5,7 +5,7 @@ mod chart;
 pub use chart::chart;
 
 use crate::algo::Algo;
-use crate::engine::{self, Run};
+use crate::engine::{self, Fate, Run};
 use crate::judge::{self, Verdict};
 use crate::scenario::Scenario;
 use crate::stats::{self, Summary};
@@ -84,18 +84,33 @@ pub fn csv(summaries: &[Summary]) -> String {
 
 /// Timeline of every run of one scenario as CSV.
 pub fn timeline_csv(runs: &[Run]) -> String {
-    let mut t = String::from("algorithm,t_s,limit,in_flight,queued,upstream\n");
+    let mut t =
+        String::from("algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts\n");
     for run in runs {
-        for p in &run.timeline {
+        // Requests turned away or timed out in the queue in each tick (by when they ended).
+        let mut turned = vec![(0u64, 0u64); run.timeline.len()];
+        for r in &run.records {
+            let tick = (r.end.as_nanos() / engine::TICK.as_nanos()) as usize;
+            if let Some(c) = turned.get_mut(tick) {
+                match r.fate {
+                    Fate::Rejected => c.0 += 1,
+                    Fate::QueueTimeout => c.1 += 1,
+                    _ => {}
+                }
+            }
+        }
+        for (p, (rejected, timeouts)) in run.timeline.iter().zip(turned) {
             let _ = writeln!(
                 t,
-                "{},{:.1},{},{},{},{}",
+                "{},{:.1},{},{},{},{},{},{}",
                 run.algo,
                 p.t.as_secs_f64(),
                 p.limit,
                 p.in_flight,
                 p.queued,
-                p.upstream
+                p.upstream,
+                rejected,
+                timeouts
             );
         }
     }

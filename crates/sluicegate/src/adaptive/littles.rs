@@ -45,6 +45,10 @@ const FULL_PIPE_GROWTH: f64 = 1.25;
 /// the permits.
 const STEADY: f64 = 0.8;
 
+/// Share of a bucket's requests that found every permit taken for the slow start to grow:
+/// fewer, and demand only touched the limit now and then (a load below capacity).
+const STARTUP_PRESSED: f64 = 0.1;
+
 /// Limit changes remembered, to know the limit a request started under.
 const LIMIT_LOG: usize = 16;
 
@@ -61,24 +65,28 @@ const LIMIT_LOG: usize = 16;
 ///   resource has been seen queueing (bursts then wait in the limiter, not inside the
 ///   resource, where waiting slows everyone); before that, `app_limited_gain` × the demand
 ///   seen (the larger of the BDP and the most permits out at once less the resource's own
-///   queue).
+///   queue) — unless the resource queues anyway: then that demand plus the target queue is
+///   the knee.
 /// - **Saturated**: estimate the requests standing in the resource's own queue as
 ///   `queue = (low RT − its floor) × pass rate`, where *low RT* is the 5th-percentile RT of
 ///   the last three buckets and its *floor* the same measured unqueued, during the last probe.
 ///   Low quantiles of RT move with queueing delay but hardly with service-time noise, which is
 ///   what makes this estimate steady where mean RT is not. Then steer the queue to
 ///   `queue_target × limit` (at least 2): grow by `max_step` while there is clearly no queue
-///   (capacity to find), otherwise correct `queue_gain` of the error, at most `× backoff` down
-///   a bucket.
-/// - **Re-probe**: while saturated, every `probe_interval` or early when the window's mean RT
-///   exceeds `probe_trigger × min RT` and (once a probe has measured the floor) the low RT
-///   shows a queue, the limit is held at `probe_gain × last pass rate ×
+///   and nearly every request (90 %) found every permit taken (capacity to find; when most
+///   found one free, demand only touches the limit), otherwise correct `queue_gain` of the
+///   error, at most `× backoff` down a bucket.
+/// - **Re-probe**: while nearly every request finds every permit taken, every
+///   `probe_interval` or early when the window's mean RT exceeds `probe_trigger × min RT`,
+///   (once a probe has measured the floor) the low RT shows a queue, and the window was
+///   measured after the last probe (unless that one found a new regime), the limit is held at `probe_gain × last pass rate ×
 ///   min RT` (at least half the limit) long enough to expect `probe_samples` requests. That
 ///   drains the resource's queue; the requests that *started* during the probe (followed until
 ///   they finish) give the unqueued low-RT floor and min RT, so neither can drift. A min RT that
 ///   moved by more than 25 % marks a new regime: older pass-rate buckets are forgotten. No
 ///   growth until the probe is done.
-/// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start);
+/// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
+///   while at least a tenth of the requests found every permit taken;
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
 ///   the slow start overshot by the buckets it took to see the queue).
 /// - **A start already past the knee** (an initial limit above the resource's concurrency):
@@ -90,7 +98,8 @@ const LIMIT_LOG: usize = 16;
 ///   probe at half of it starts at once, to measure the floor below the knee.
 /// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
-/// - **Drops**: a bucket with more than `drop_fraction` drops multiplies the limit by
+/// - **Drops**: a bucket with drops, when the last buckets holding at least
+///   `1 / drop_fraction` samples have `drop_fraction` drops, multiplies the limit by
 ///   `backoff`; for `cool_down` after that the limit may fall but not rise.
 /// - Always within `[min, max]`; an idle bucket changes nothing.
 ///
@@ -134,6 +143,8 @@ pub struct LittlesLaw {
     startup: Vec<f64>,
     /// When the limit last changed, and what it was before (the last few changes).
     limit_log: VecDeque<(Nanos, usize)>,
+    /// Buckets closed since the last probe finished measuring.
+    since_probe: usize,
 }
 
 impl LittlesLaw {
@@ -163,6 +174,7 @@ impl LittlesLaw {
             knee: None,
             startup: Vec::new(),
             limit_log: VecDeque::new(),
+            since_probe: usize::MAX,
         }
     }
 
@@ -252,6 +264,7 @@ impl LittlesLaw {
             }
         }
         self.closed_total += 1;
+        self.since_probe = self.since_probe.saturating_add(1);
         self.closed.push_back(b.clone());
         while self.closed.len() > self.c.pass_buckets.max(1) {
             self.closed.pop_front();
@@ -284,6 +297,9 @@ impl LittlesLaw {
             self.probe_rt.passes,
             self.c.probe_samples / 2,
         ) else {
+            // Too few answers to measure anything (a heavy tail at half the limit): no early
+            // probe until the window is measured anew, or probes follow back to back.
+            self.since_probe = 0;
             return;
         };
         let rt = match self.min_rt {
@@ -296,6 +312,8 @@ impl LittlesLaw {
                     if let (Some(old), Some(new)) = (self.low_floor, low) {
                         self.low_floor = Some(old.min((old + new) / 2));
                     }
+                    // The floor held: no early probe until the window is measured anew.
+                    self.since_probe = 0;
                     (old + rt) / 2
                 } else {
                     self.low_floor = low.or(self.low_floor);
@@ -384,6 +402,14 @@ impl LittlesLaw {
             // them would let a burst that queues inside raise the limit, and the slowed
             // service raise it again (a collapse under a load below capacity).
             let demand = bdp.max(peak as f64 - queue.unwrap_or(0.0));
+            if queueing && self.knee.is_none() && self.probe.is_none() {
+                // The resource queues while demand stays below the limit: the limit is past
+                // its knee, and room for bursts is room to queue inside (a surge of slow
+                // requests then slows everyone). The demand it served, less that queue, is the
+                // knee: hold it, as once a knee is known.
+                let knee = demand * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
+                self.knee = Some(clamp((knee.ceil() as usize).min(self.base), min, max));
+            }
             self.knee
                 .unwrap_or((demand * self.c.app_limited_gain).ceil() as usize)
         } else if self.probe_limit(now).is_some() {
@@ -407,8 +433,13 @@ impl LittlesLaw {
             let steering = q >= clear || self.probe.is_some();
             let next = if steering {
                 base + self.c.queue_gain * (target - q)
-            } else {
+            } else if b.pinned() || (!self.knee_found && b.pressed(STARTUP_PRESSED)) {
                 (base * step).max(base + 1.0)
+            } else {
+                // Some request found every permit taken, but most did not: demand only
+                // touched the limit, which is not what holds the pass rate back. Growing here
+                // lets the next burst of a load below capacity queue inside the resource.
+                base
             };
             let next = if drain {
                 let bdp = self.pass_rate(false) * min_rt.as_secs_f64();
@@ -428,8 +459,7 @@ impl LittlesLaw {
         } else {
             self.base // not enough data for a queue estimate yet
         };
-        let samples = b.passes + b.drops;
-        if b.drops > 0 && b.drops as f64 >= self.c.drop_fraction * samples as f64 {
+        if b.drops > 0 && self.dropping() {
             next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
             self.cool_until = now + self.at_least_buckets(self.c.cool_down, 10);
         } else if now < self.cool_until {
@@ -440,13 +470,19 @@ impl LittlesLaw {
         // Once a probe has measured the floor, the mean RT alone is no evidence: under
         // heavy-tailed service it swings far more than 1.5× from one second to the next, so
         // the low quantile must show a queue too. (Before it, the floor may itself be queued.)
+        // The window must also have been measured after the last probe: right after one, it
+        // still holds the buckets that set it off, and a heavy-tailed RT re-triggered probes
+        // back to back (each at half the limit, under a load the resource carried).
         let inflated = (queueing || !self.probed)
+            && self.since_probe >= self.c.pass_buckets
             && window_rt
                 .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
         // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
+        // A probe drains a queue the limit holds inside the resource; when most requests found
+        // a permit free, the limit holds none there (it empties between bursts).
         if self.probe.is_none()
             && b.saturated
-            && (queued_from_start || now >= self.next_probe || inflated)
+            && (queued_from_start || (b.pinned() && (now >= self.next_probe || inflated)))
         {
             let drained = b.rate() * min_rt.as_secs_f64() * self.c.probe_gain;
             let limit = if queued_from_start {
@@ -457,6 +493,23 @@ impl LittlesLaw {
             self.start_probe(now, short_rt, limit);
         }
         self.probe_limit(now).unwrap_or(self.base)
+    }
+
+    /// Whether the drops of the last buckets reach `drop_fraction` of their samples, counted
+    /// over the fewest recent buckets that hold enough samples to resolve that fraction (100
+    /// for 1 %): in a bucket of 60 answers one late answer is 1.7 %, and a heavy-tailed service
+    /// whose own tail passes the deadline once in 2500 requests backed off every few seconds.
+    fn dropping(&self) -> bool {
+        let enough = (1.0 / self.c.drop_fraction.max(1e-9)).ceil();
+        let (mut drops, mut samples) = (0u64, 0u64);
+        for b in self.closed.iter().rev() {
+            drops += b.drops;
+            samples += b.passes + b.drops;
+            if samples as f64 >= enough {
+                break;
+            }
+        }
+        samples > 0 && drops as f64 >= self.c.drop_fraction * samples as f64
     }
 
     /// The lower of the limit in force at `t` and the one before it (as far as the log

@@ -58,8 +58,13 @@ impl Bucket {
     /// Nearly every request (90 %) started with every permit taken: demand is not what
     /// limits the pass rate.
     pub(super) fn pinned(&self) -> bool {
+        self.pressed(0.9)
+    }
+
+    /// At least `share` of the requests started with every permit taken.
+    pub(super) fn pressed(&self, share: f64) -> bool {
         let samples = self.passes + self.drops;
-        samples > 0 && self.at_limit as f64 >= 0.9 * samples as f64
+        samples > 0 && self.at_limit as f64 >= share * samples as f64
     }
 
     /// Rate of successes per second over the bucket's span.

@@ -44,7 +44,8 @@ pub struct LittlesLawConfig {
     /// half the limit): low enough to drain the resource's own queue, so the RTs measured are
     /// unqueued ones.
     pub probe_gain: f64,
-    /// Drops in a bucket, as a fraction of its samples, that trigger a back-off (0.01).
+    /// Drops, as a fraction of the samples of the last buckets holding at least
+    /// `1 / drop_fraction` of them, that trigger a back-off (0.01).
     pub drop_fraction: f64,
     /// Factor on the limit on a back-off (0.9); also the largest step down a bucket.
     pub backoff: f64,

@@ -124,7 +124,10 @@ fn littles_holds_the_knee_through_quiet_spells() {
 
 /// Pins a collapse under a load below capacity (`heavy_tail_0.8x`): a burst that queued
 /// inside the resource raised the most permits out at once, the application-limited limit
-/// (2 × that peak) let still more in, and the slowed service raised the peak again.
+/// (2 × that peak) let still more in, and the slowed service raised the peak again. And the
+/// same in `two_speeds_0.8x` once the peak was corrected for the queue: 2 × the demand kept
+/// 136–153 permits in front of 50 workers while a surge of slow requests queued 50 deep inside
+/// the resource, whose queue now sets the knee instead.
 #[test]
 fn littles_app_limited_demand_leaves_out_the_resource_queue() {
     let mut l = warmed();
@@ -133,12 +136,15 @@ fn littles_app_limited_demand_leaves_out_the_resource_queue() {
     }
     assert_eq!(l.limit(), 40);
     // Below the limit (35 of 40 out), but every RT 30 ms over the 20 ms floor: at 1000/s,
-    // 10 of the 35 wait inside the resource. Demand is 25 in service, so 2 × 25 = 50 —
-    // not 2 × 35 = 70.
-    for idx in 26..=28 {
-        feed(&mut l, idx, 100, 30, 35, Outcome::Success);
+    // 10 of the 35 wait inside the resource. Never 2 × 35 = 70: closing bucket 26 the queue
+    // (3.3, over the mean low of 20, 20 and 30 ms) passes its target of 2, and the demand in
+    // service, 35 − 3.3, sets the knee: 31.7 × 1.04 + 2 → 35. The next buckets, 35 out of
+    // 35, are saturated and steered: 33, then 30 (the × 0.9 bound).
+    let mut limits = Vec::new();
+    for idx in 26..=29 {
+        limits.push(feed(&mut l, idx, 100, 30, 35, Outcome::Success));
     }
-    assert_eq!(feed(&mut l, 29, 1, 30, 35, Outcome::Success), 50);
+    assert_eq!(limits, [40, 35, 33, 30]);
 }
 
 /// Pins the start in front of a pool smaller than the initial limit (`report_generator_1.5x`,
@@ -304,4 +310,73 @@ fn littles_bucket_low_rt_is_the_5th_percentile_at_any_count() {
     few.add(Duration::from_millis(1));
     few.seal(10);
     assert_eq!(few.low_rt(), None, "fewer than min_samples");
+}
+
+/// Feeds bucket `idx` with `n` samples of which only `pinned` found every permit taken.
+fn feed_touching(l: &mut LittlesLaw, idx: u64, n: u64, pinned: u64, rt_ms: u64) -> usize {
+    feed(l, idx, n - pinned, rt_ms, IDLE, Outcome::Success);
+    feed(l, idx, pinned, rt_ms, FULL, Outcome::Success)
+}
+
+/// Pins a climb under a load below capacity (`cache_0.8x`): once the knee was known, any
+/// bucket in which one request of hundreds found every permit taken counted as saturated, and
+/// with no queue in the resource the limit grew × 1.1 a bucket, 19 → 37 in front of 20
+/// workers, until a burst queued inside the resource and the limiter turned callers away.
+#[test]
+fn littles_does_not_grow_past_the_knee_when_demand_only_touches_the_limit() {
+    let mut l = warmed();
+    // The resource queues once (low RT 40 ms over the 20 ms floor): the knee is found.
+    feed(&mut l, 22, 100, 40, FULL, Outcome::Success);
+    let knee = feed(&mut l, 23, 100, 20, FULL, Outcome::Success);
+    // Then no queue, and 1 request in 100 finds every permit taken, bucket after bucket.
+    let mut limit = knee;
+    for idx in 24..34 {
+        limit = feed_touching(&mut l, idx, 100, 1, 20);
+    }
+    assert!(limit <= knee, "{knee} -> {limit}");
+    // When nearly every request finds every permit taken, the limit holds the pass rate
+    // back, and it grows again.
+    for idx in 34..37 {
+        feed(&mut l, idx, 100, 20, FULL, Outcome::Success);
+    }
+    assert!(l.limit() > limit, "{limit} -> {}", l.limit());
+}
+
+/// Pins min-RT probes under a load below capacity (`cache_0.8x`, `heavy_tail_0.8x`): every
+/// 5 s, and early on a heavy-tailed mean RT, the limit was held at 0.85 × pass rate × min RT
+/// — below the demand itself — though most requests found a permit free, so the limit held
+/// no queue in the resource for the probe to drain.
+#[test]
+fn littles_does_not_probe_while_most_requests_find_a_permit_free() {
+    let mut l = warmed();
+    feed(&mut l, 22, 100, 40, FULL, Outcome::Success);
+    for idx in 23..100 {
+        feed_touching(&mut l, idx, 100, 10, 20);
+        assert!(!l.probing(), "probed in bucket {idx}");
+    }
+    // Demand fills the limit: the periodic probe is due and starts.
+    let mut probed = false;
+    for idx in 100..103 {
+        feed(&mut l, idx, 100, 20, FULL, Outcome::Success);
+        probed |= l.probing();
+    }
+    assert!(probed);
+}
+
+/// Pins a back-off on noise (`heavy_tail_0.8x`): the drop fraction was judged per bucket, so in
+/// a bucket of 50 answers a single late one was 2 % — over the 1 % threshold — and a service
+/// whose own tail passes the deadline once in a few thousand requests backed off every few
+/// seconds, until the limit sat below the demand.
+#[test]
+fn littles_judges_the_drop_fraction_over_enough_samples_to_resolve_it() {
+    let mut l = warmed();
+    assert_eq!(l.limit(), 40);
+    // One late answer among 50: 2 % of the bucket, but 1 in 150 over the last two buckets.
+    feed(&mut l, 22, 49, 20, IDLE, Outcome::Success);
+    feed(&mut l, 22, 1, 20, IDLE, Outcome::Dropped);
+    assert_eq!(feed(&mut l, 23, 50, 20, IDLE, Outcome::Success), 40);
+    // Drops at 2 % of 100 samples and more still back off.
+    feed(&mut l, 24, 48, 20, IDLE, Outcome::Success);
+    feed(&mut l, 24, 2, 20, IDLE, Outcome::Dropped);
+    assert_eq!(feed(&mut l, 25, 50, 20, IDLE, Outcome::Success), 36);
 }
