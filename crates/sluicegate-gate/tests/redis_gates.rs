@@ -149,7 +149,6 @@ async fn three_gates_share_one_global_rate_and_one_global_concurrency_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gates_fall_back_per_policy_while_redis_is_down_and_recover_by_themselves() {
     let mut redis = RedisServer::start();
-    let port = redis.port;
     let upstream = Upstream::start().await;
     let text = format!(
         r#"{}
@@ -202,7 +201,7 @@ pool = "shared"
     assert!(metrics.contains("sluicegate_store_up 0"), "{metrics}");
 
     // Back on the same port: no restart of the gates.
-    let _redis = RedisServer::start_on(port);
+    redis.restart();
     for g in &gates {
         let addr = g.proxy;
         eventually("the deny pool answers from redis again", || async move {
