@@ -107,6 +107,6 @@ if ((${#failed_steps[@]})); then
   printf '  %s\n' "${failed_steps[@]}" >&2
   # Each failing test by name (libtest prints `test NAME ... FAILED`), with the binary it
   # ran in; a step that failed without a failing test (a build error) shows above.
-  awk '/^     Running / { bin = $2 } / \.\.\. FAILED$/ { sub(/^test /, ""); sub(/ \.\.\. FAILED$/, ""); printf "  FAILED: %s (%s)\n", $0, bin }' "$log" >&2
+  awk '/^     Running / { bin = $2 } /^   Doc-tests / { bin = "doc-tests " $2 } / \.\.\. FAILED$/ { sub(/^test /, ""); sub(/ \.\.\. FAILED$/, ""); printf "  FAILED: %s (%s)\n", $0, bin }' "$log" >&2
   exit 1
 fi
