@@ -53,8 +53,10 @@ async fn queued(gates: &[Gate]) -> u64 {
     sum
 }
 
-/// A budget for tests about sharing, not about a slow machine's fallbacks.
-const BUDGET: &str = "budget = \"1s\"";
+/// A budget for tests about sharing, not about a slow machine's fallbacks (which assert that
+/// none happened): 5 s, since a loaded CI machine can stall a gate process for over a
+/// second, and it costs nothing while Redis answers.
+const BUDGET: &str = "budget = \"5s\"";
 
 /// Three gates, one Redis: the upstream never sees more than `N` at once and does see `N`;
 /// the requests admitted by the rate over a measured span stay within GCRA's bound for

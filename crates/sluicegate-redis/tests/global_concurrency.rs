@@ -76,7 +76,7 @@ async fn a_crashed_holders_permits_come_back_after_the_ttl() {
             // slow answer made an acquire fall back to a local permit, nothing was held in
             // Redis, and the other instance got its permit at once.
             let store = sluicegate_redis::RedisStore::builder(&url)
-                .budget(Duration::from_secs(2))
+                .budget(Duration::from_secs(5))
                 .connect()
                 .await
                 .unwrap();

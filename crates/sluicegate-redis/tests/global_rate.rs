@@ -106,7 +106,7 @@ async fn keys_carry_a_hash_tag_per_limit() {
     // The budget of `support::store`: a fallback on a loaded machine would write no key.
     let store = RedisStore::builder(&redis.url())
         .prefix("sg")
-        .budget(Duration::from_secs(2))
+        .budget(Duration::from_secs(5))
         .connect()
         .await
         .unwrap();

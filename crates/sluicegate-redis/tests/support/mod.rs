@@ -141,10 +141,12 @@ impl Drop for RedisServer {
 }
 
 /// A store on `redis` with a budget generous enough for a loaded test machine: tests that
-/// are not about the budget must not see fallbacks.
+/// are not about the budget must not see fallbacks. (5 s: a loaded CI machine can stall a
+/// test process for over a second, and costs nothing while Redis answers; a dead Redis
+/// refuses at once, so no test waits for it.)
 pub async fn store(redis: &RedisServer) -> sluicegate_redis::RedisStore {
     sluicegate_redis::RedisStore::builder(&redis.url())
-        .budget(Duration::from_secs(2))
+        .budget(Duration::from_secs(5))
         .connect()
         .await
         .unwrap()
