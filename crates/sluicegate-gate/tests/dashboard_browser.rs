@@ -24,10 +24,26 @@ use tokio::process::{Child, Command};
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
-/// chromedriver on a port it picks itself (`--port=0`, read back from what it prints), killed
-/// when dropped. Not a port found free and handed over: another test's process could bind it
-/// first.
-async fn chromedriver() -> (Child, u16) {
+/// chromedriver and the Chromium it starts, in a process group of their own, killed together
+/// when dropped: a test that fails before it closes the browser leaves no Chromium behind.
+struct Driver {
+    child: Child,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            // The group's id is chromedriver's pid (`process_group(0)`).
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+        }
+    }
+}
+
+/// chromedriver on a port it picks itself (`--port=0`, read back from what it prints). Not a
+/// port found free and handed over: another test's process could bind it first.
+async fn chromedriver() -> (Driver, u16) {
     for tool in [CHROMIUM, CHROMEDRIVER] {
         assert!(
             std::path::Path::new(tool).exists(),
@@ -38,6 +54,7 @@ async fn chromedriver() -> (Child, u16) {
         .arg("--port=0")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
+        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .unwrap();
@@ -52,7 +69,7 @@ async fn chromedriver() -> (Child, u16) {
         {
             // Keep reading, so that chromedriver never blocks on a full pipe.
             tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-            return (child, port);
+            return (Driver { child }, port);
         }
         said.push(line);
     }
