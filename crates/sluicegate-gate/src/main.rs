@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use sluicegate_gate::cli::{Cli, Command};
-use sluicegate_gate::server::{StartError, Started, check_ready, signals, stop_signal};
+use sluicegate_gate::server::{
+    StartError, Started, check_ready, raise_open_files_limit, signals, stop_signal,
+};
 
 /// The proxy allocates a few small buffers per request (header maps, bodies, tasks);
 /// mimalloc's thread-local free lists make that a fraction of glibc malloc's cost
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_CONFIG);
         }
     };
+    raise_open_files_limit();
     // Single-threaded: with more than one worker, `serve` starts a runtime per worker thread
     // and this one only accepts, answers the admin API and handles signals.
     let runtime = match tokio::runtime::Builder::new_current_thread()

@@ -28,7 +28,7 @@ use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::gate::Gate;
-use crate::proxy::{Conn, handle};
+use crate::proxy::{Conn, handle, sweep_idle_upstreams};
 
 /// Why the gate could not start.
 #[derive(Debug, thiserror::Error)]
@@ -144,6 +144,11 @@ impl Started {
         } else {
             None
         };
+        // One worker: this runtime serves the connections, and sweeps their idle upstream
+        // connections (each worker thread sweeps its own).
+        let sweeper = workers
+            .is_none()
+            .then(|| tokio::spawn(sweep_idle_upstreams()));
         let mut loops = Vec::new();
         for listener in self.proxy {
             loops.push(tokio::spawn(accept(
@@ -184,6 +189,45 @@ impl Started {
         }
         // Dropping the last handle stops the worker threads (and what still runs on them).
         drop(workers);
+        if let Some(sweeper) = sweeper {
+            sweeper.abort();
+        }
+    }
+}
+
+/// Open files the gate asks for: Linux's default ceiling per process (`fs.nr_open`).
+const OPEN_FILES_WANTED: u64 = 1 << 20;
+/// Below this many open files the gate says, at start, how few clients it can serve.
+const OPEN_FILES_LOW: u64 = 4096;
+
+/// Raises this process's soft limit on open files as far as its hard limit allows, as
+/// HAProxy does: every client connection and every upstream connection is a file, and the
+/// soft limit is often 1024 (systemd's default for services) where the hard limit allows
+/// far more, which would leave a busy gate refusing connections at about 500 clients.
+/// Logs what it did, and warns when the limit stays low.
+pub fn raise_open_files_limit() {
+    let before = rlimit::getrlimit(rlimit::Resource::NOFILE)
+        .map(|(soft, _)| soft)
+        .ok();
+    let now = match rlimit::increase_nofile_limit(OPEN_FILES_WANTED) {
+        Ok(now) => now,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot raise the limit on open files");
+            before.unwrap_or(0)
+        }
+    };
+    if let Some(before) = before
+        && now > before
+    {
+        tracing::info!("limit on open files raised from {before} to {now}");
+    }
+    if now < OPEN_FILES_LOW {
+        tracing::warn!(
+            "at most {now} open files: each client connection and each upstream connection \
+             takes one, so about {} clients at once; raise the hard limit (`ulimit -Hn`, \
+             systemd's `LimitNOFILE=`) to serve more",
+            now / 2
+        );
     }
 }
 
@@ -212,7 +256,10 @@ impl Workers {
                 .name(format!("sluicegate-worker-{i}"))
                 .spawn(move || {
                     runtime.block_on(async move {
-                        let _ = stopped.await;
+                        tokio::select! {
+                            _ = stopped => {}
+                            () = sweep_idle_upstreams() => {}
+                        }
                     });
                 })?;
         }

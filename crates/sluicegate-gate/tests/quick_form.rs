@@ -375,3 +375,47 @@ async fn forwarding_keeps_host_adds_forwarded_for_and_drops_hop_by_hop_headers()
         r.body
     );
 }
+
+/// Started with a soft limit of 256 open files (systemd's default for services is 1024),
+/// the gate raises it to the hard limit and says so; a gate left at 256 would refuse
+/// connections at about 128 clients.
+#[tokio::test]
+async fn the_gate_raises_its_soft_limit_on_open_files() {
+    let up = Upstream::start().await;
+    let (_, hard) = rlimit::getrlimit(rlimit::Resource::NOFILE).unwrap();
+    let mut command = tokio::process::Command::new("sh");
+    let url = up.url();
+    command.args([
+        "-c",
+        "ulimit -Sn 256 && exec \"$0\" \"$@\"",
+        env!("CARGO_BIN_EXE_sluicegate"),
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &url,
+        "--max-concurrency",
+        "4",
+        "--max-queue",
+        "10",
+        "--queue-timeout",
+        "1s",
+    ]);
+    let mut gate = Gate::start_command(command).await;
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", gate.pid())).unwrap();
+    let soft: u64 = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    if hard > 256 {
+        assert_eq!(soft, hard.min(1 << 20), "{limits}");
+        gate.log_line("limit on open files raised from 256 to")
+            .await;
+    } else {
+        assert_eq!(soft, hard);
+        gate.log_line("open files: each client connection").await;
+    }
+    assert_eq!(get(gate.proxy, "/fast", "1").await.status, 200);
+}

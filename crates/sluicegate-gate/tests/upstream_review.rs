@@ -174,9 +174,11 @@ fn script(path: &str) -> (Vec<u8>, bool) {
         "/upper-chunked" => keep(
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: CHUNKED\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
         ),
-        "/near-limit-head" => {
-            // Just under 64 KiB of head.
-            let (n, len) = (15, 4300);
+        "/near-limit-head" | "/over-limit-head" => {
+            // Just under 64 KiB of head, or over twice that (hyper's buffer, limited to the
+            // same 64 KiB, finds a head too long only once a read leaves it full and the
+            // head unfinished: between 64 and 128 KiB it depends on how the head arrives).
+            let (n, len) = (if path == "/near-limit-head" { 15 } else { 33 }, 4300);
             let mut s = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n".to_vec();
             for i in 0..n {
                 s.extend_from_slice(format!("x-h{i}: {}\r\n", "v".repeat(len)).as_bytes());
@@ -229,6 +231,7 @@ async fn the_gates_own_path_answers_as_hyper_does() {
         ("/http10-te", 502, None),
         ("/switch", 502, None),
         ("/near-limit-head", 200, ok(b"ok")),
+        ("/over-limit-head", 502, None),
         ("/upper-chunked", 200, ok(b"abc")),
         ("/te-bad-length", 200, ok(b"abc")),
         ("/no-content-bad-length", 204, ok(b"")),

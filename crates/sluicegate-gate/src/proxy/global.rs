@@ -47,6 +47,11 @@ pub(super) async fn admit_global(
     if waited > std::time::Duration::from_millis(1) {
         pool.stats.queue_wait.observe(waited);
     }
+    // A client that hung up just as its turn came: the close may be in the socket before
+    // the reactor has said so (as in the local queue). Asked only after a real wait.
+    let acquired = acquired.filter(|r| {
+        r.is_err() || waited <= std::time::Duration::from_millis(1) || !conn.is_closed_now()
+    });
     let permit = match acquired {
         Some(Ok(permit)) => permit,
         Some(Err(e)) => {
@@ -60,6 +65,7 @@ pub(super) async fn admit_global(
             return Err(answer::overloaded(&RejectionMapping::default(), &rejected));
         }
         None => {
+            // A permit taken for a client that has gone is released here, unused.
             tracing::debug!(pool = %pool.name, "client left the global queue");
             return Err(answer::plain(
                 http::StatusCode::SERVICE_UNAVAILABLE,

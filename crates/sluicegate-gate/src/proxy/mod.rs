@@ -17,3 +17,4 @@ pub use body::PermitBody;
 pub use conn::Conn;
 pub use handle::handle;
 pub use headers::strip_hop_by_hop;
+pub(crate) use upstream::sweep_forever as sweep_idle_upstreams;

@@ -53,8 +53,14 @@ impl Gate {
 
     /// Runs `sluicegate ARGS` and waits until it says where it listens.
     pub async fn start(args: &[&str]) -> Gate {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sluicegate"))
-            .args(args)
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sluicegate"));
+        command.args(args);
+        Gate::start_command(command).await
+    }
+
+    /// Runs `command` (which runs the gate) and waits until the gate says where it listens.
+    pub async fn start_command(mut command: Command) -> Gate {
+        let mut child = command
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

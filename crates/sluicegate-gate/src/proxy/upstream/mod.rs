@@ -6,10 +6,12 @@
 //! connection to its upstream (a warm socket, and no lock: the list belongs to the thread)
 //! or opens a new one. The connection goes back to the idle list when the response body has
 //! been read to its end ([`UpstreamBody::check_in`], called by `PermitBody`); an exchange
-//! that ends any other way closes it. Idle connections are dropped once the upstream has
-//! closed them (the upstream's own keep-alive timeout), past [`MAX_IDLE`] per upstream per
-//! thread, or when found older than [`IDLE_TIMEOUT`] as the thread returns one (no timer: a
-//! thread without traffic keeps its idle connections until the upstream closes them).
+//! that ends any other way closes it. Idle connections are dropped past [`MAX_IDLE`] per
+//! upstream per thread, and by [`sweep`], which each worker thread runs every
+//! [`SWEEP_EVERY`]: those the upstream has closed (no socket left in `CLOSE_WAIT` on a
+//! thread without traffic), those past the upstream's own keep-alive timeout, and those
+//! idle longer than [`IDLE_TIMEOUT`]. A checkout and a check-in drop what they find dead or
+//! stale on the way.
 //!
 //! A reused connection the upstream closed just as it was picked: a request without a body
 //! that got no byte of an answer is sent once more on a new connection when its method is
@@ -53,6 +55,8 @@ pub(super) const MAX_IDLE: usize = 1024;
 pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How many idle connections a checkout looks at before opening a new one.
 const SCAN: usize = 8;
+/// How often each worker thread sweeps its idle connections ([`sweep`]).
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(10);
 
 /// Why an upstream exchange failed.
 #[derive(Debug)]
@@ -148,6 +152,36 @@ fn check_out<C>(
         }
     }
     None
+}
+
+/// Drops this thread's idle connections that the upstream has closed, that are past the
+/// keep-alive timeout their upstream gave, or that have been idle longer than
+/// [`IDLE_TIMEOUT`], and forgets upstreams with none left (one a reload removed, say).
+pub(crate) fn sweep() {
+    let now = Instant::now();
+    WIRES.with_borrow_mut(|idle| sweep_lists(idle, now, Wire::is_usable));
+    SENDERS.with_borrow_mut(|idle| sweep_lists(idle, now, |s| !s.is_closed()));
+}
+
+/// Runs [`sweep`] on this thread every [`SWEEP_EVERY`], for as long as it is polled.
+pub(crate) async fn sweep_forever() {
+    let mut every = tokio::time::interval_at(Instant::now() + SWEEP_EVERY, SWEEP_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        sweep();
+    }
+}
+
+fn sweep_lists<C>(idle: &mut IdleLists<C>, now: Instant, mut alive: impl FnMut(&mut C) -> bool) {
+    for (_, list) in idle.iter_mut() {
+        list.retain_mut(|c| {
+            now.duration_since(c.since) <= IDLE_TIMEOUT
+                && c.until.is_none_or(|until| now < until)
+                && alive(&mut c.conn)
+        });
+    }
+    idle.retain(|(_, list)| !list.is_empty());
 }
 
 /// How long to keep an idle connection whose upstream answered `Keep-Alive: timeout=N`
@@ -280,6 +314,8 @@ async fn send_hyper(
     }
     let (mut sender, connection) = http1::Builder::new()
         .writev(false)
+        // The same head limit as the gate's own path (hyper's default is ~400 KiB).
+        .max_buf_size(wire::MAX_HEAD)
         .handshake(TokioIo::new(connect(&authority).await?))
         .await
         .map_err(SendError::Http)?;
@@ -407,5 +443,36 @@ mod tests {
             "both past their upstream's keep-alive"
         );
         assert!(idle[0].1.is_empty(), "and dropped");
+    }
+
+    /// A sweep drops the idle connections found closed, those past their upstream's
+    /// keep-alive, and those idle longer than the idle timeout, keeps the rest in order, and
+    /// forgets an upstream with none left.
+    #[tokio::test(start_paused = true)]
+    async fn a_sweep_drops_closed_stale_and_expired_idle_connections() {
+        let (a, b): (Authority, Authority) = ("a:80".parse().unwrap(), "b:80".parse().unwrap());
+        let mut idle: IdleLists<u32> = Vec::new();
+        check_in(&mut idle, a.clone(), 1, None);
+        check_in(&mut idle, b.clone(), 2, None);
+        tokio::time::advance(IDLE_TIMEOUT - Duration::from_secs(5)).await;
+        check_in(&mut idle, a.clone(), 3, Some(Duration::from_secs(4)));
+        check_in(&mut idle, a.clone(), 4, None);
+        check_in(&mut idle, a.clone(), 5, None);
+        // 5 is closed by its upstream.
+        let alive = |c: &mut u32| *c != 5;
+        sweep_lists(&mut idle, Instant::now(), alive);
+        let ids = |idle: &IdleLists<u32>| -> Vec<Vec<u32>> {
+            idle.iter()
+                .map(|(_, l)| l.iter().map(|c| c.conn).collect())
+                .collect()
+        };
+        assert_eq!(ids(&idle), [vec![1, 3, 4], vec![2]]);
+        tokio::time::advance(Duration::from_secs(4)).await;
+        sweep_lists(&mut idle, Instant::now(), alive);
+        assert_eq!(ids(&idle), [vec![1, 4], vec![2]], "3: past its keep-alive");
+        tokio::time::advance(Duration::from_secs(2)).await;
+        sweep_lists(&mut idle, Instant::now(), alive);
+        assert_eq!(ids(&idle), [vec![4]], "1 and 2: idle too long; b forgotten");
+        assert!(same(&idle[0].0, &a));
     }
 }
