@@ -7,9 +7,17 @@ cd "$(dirname "$0")/.."
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+started=$SECONDS
 step() { printf '\n==> %s\n' "$*"; }
-# Runs a test command, keeping its output for the closing count.
-tests() { "$@" 2>&1 | tee -a "$log"; }
+# Runs a test command, keeping its output for the closing summary. A failing one does not
+# stop the suite: the other test steps still run, and the summary names every failing test
+# and exits non-zero.
+failed_steps=()
+tests() {
+  if ! "$@" 2>&1 | tee -a "$log"; then
+    failed_steps+=("$*")
+  fi
+}
 
 step "toolchain: rustfmt and clippy"
 missing=()
@@ -31,15 +39,22 @@ cargo fmt --version && cargo clippy --version
 step "minimum Rust: no locked package needs a newer one"
 scripts/check-msrv
 
-step "redis-server (the global-limit tests start their own on a free loopback port)"
-if ! command -v redis-server >/dev/null; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server
-fi
+# Installs Debian packages with apt-get, or says what is missing and how to get it.
+apt_install() {
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"; }; then
+    echo "scripts/test.sh needs the Debian packages $* and could not install them" >&2
+    echo "(apt-get failed; not root?): install them with  sudo apt-get install $*" >&2
+    exit 1
+  fi
+}
+
+step "redis-server (the global-limit tests start their own, each on a loopback port it holds)"
+command -v redis-server >/dev/null || apt_install redis-server
 redis-server --version
 
 step "chromium and chromedriver (the dashboard's browser test)"
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+  apt_install chromium chromium-driver
 fi
 chromium --version 2>/dev/null | head -1
 
@@ -66,23 +81,32 @@ else
 fi
 
 step "cargo test (unit, integration, property, stress and doc tests)"
-tests cargo test --workspace
+tests cargo test --workspace --no-fail-fast
 
 step "the dashboard in headless Chromium (screenshot: target/dashboard.png)"
-tests cargo test -p sluicegate-gate --test dashboard_browser -- --include-ignored
+tests cargo test -p sluicegate-gate --no-fail-fast --test dashboard_browser -- --include-ignored
 
 step "keyed memory bound: 10M distinct keys (release: too slow in debug)"
-tests cargo test -p sluicegate --release --test keyed_memory -- --include-ignored
+tests cargo test -p sluicegate --release --no-fail-fast --test keyed_memory -- --include-ignored
 
 step "loom models (release mode, bounded preemptions)"
 # Our own cfg name, not `loom`: tokio reads `--cfg loom` itself. A target dir of their own,
 # since the cfg changes every crate's build.
 tests env RUSTFLAGS="--cfg sluicegate_loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
   CARGO_TARGET_DIR=target/loom \
-  cargo test -p sluicegate --release --test 'loom_*' -- --test-threads=2
+  cargo test -p sluicegate --release --no-fail-fast --test 'loom_*' -- --test-threads=2
 
 step "cargo package: each publishable crate builds from its archive"
-scripts/check-package
+scripts/check-package || failed_steps+=("scripts/check-package")
 
 step "summary"
 awk '/^test result:/ { p += $4; f += $6 } END { printf "sluicegate: %d passed, %d failed\n", p, f }' "$log"
+echo "($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s)"
+if ((${#failed_steps[@]})); then
+  echo "FAILED test steps:" >&2
+  printf '  %s\n' "${failed_steps[@]}" >&2
+  # Each failing test by name (libtest prints `test NAME ... FAILED`), with the binary it
+  # ran in; a step that failed without a failing test (a build error) shows above.
+  awk '/^     Running / { bin = $2 } /^   Doc-tests / { bin = "doc-tests " $2 } / \.\.\. FAILED$/ { sub(/^test /, ""); sub(/ \.\.\. FAILED$/, ""); printf "  FAILED: %s (%s)\n", $0, bin }' "$log" >&2
+  exit 1
+fi

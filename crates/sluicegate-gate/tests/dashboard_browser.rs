@@ -18,42 +18,62 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use sluicegate_gate::demo::load::{self, Arrivals, LoadPlan, Patience, Tally};
 use sluicegate_gate::demo::upstream::{self, ServiceTime, UpstreamModel, UpstreamStats};
 use support::{Gate, eventually, write_config};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// chromedriver and the Chromium it starts, in a process group of their own, killed together
+/// when dropped: a test that fails before it closes the browser leaves no Chromium behind.
+struct Driver {
+    child: Child,
 }
 
-/// chromedriver on a free port, killed when dropped.
-async fn chromedriver() -> (Child, u16) {
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            // The group's id is chromedriver's pid (`process_group(0)`).
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+        }
+    }
+}
+
+/// chromedriver on a port it picks itself (`--port=0`, read back from what it prints). Not a
+/// port found free and handed over: another test's process could bind it first.
+async fn chromedriver() -> (Driver, u16) {
     for tool in [CHROMIUM, CHROMEDRIVER] {
         assert!(
             std::path::Path::new(tool).exists(),
             "{tool} is missing: apt-get install chromium chromium-driver (scripts/test.sh does)"
         );
     }
-    let port = free_port();
-    let child = Command::new(CHROMEDRIVER)
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
+    let mut child = Command::new(CHROMEDRIVER)
+        .arg("--port=0")
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
+        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    eventually("chromedriver listening", || async move {
-        tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-    })
-    .await;
-    (child, port)
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut said = Vec::new();
+    while let Ok(Some(line)) = lines.next_line().await {
+        // "ChromeDriver was started successfully on port 39923."
+        if let Some(port) = line
+            .split("started successfully on port ")
+            .nth(1)
+            .and_then(|p| p.trim_end_matches('.').trim().parse().ok())
+        {
+            // Keep reading, so that chromedriver never blocks on a full pipe.
+            tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+            return (Driver { child }, port);
+        }
+        said.push(line);
+    }
+    panic!("chromedriver did not say where it listens: {said:#?}");
 }
 
 async fn browser(driver_port: u16, profile: &std::path::Path) -> Client {

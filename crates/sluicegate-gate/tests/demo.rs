@@ -62,9 +62,22 @@ fn demo_table_shows_the_limits_keeping_goodput_where_no_limit_collapses() {
     let none = row(&stdout, "no limit");
     let fixed = row(&stdout, "static limit");
     let adaptive = row(&stdout, "adaptive");
-    // With no limit callers give up; with a limit nobody waits that long.
+    // With no limit callers give up; with a limit nobody waits that long: at most the
+    // queue timeout (1 s) and one service time, against a patience of 2 s. This runs in real
+    // time, in one process (load, gate and upstream), and a loaded CI machine can stall that
+    // process: CI once saw 5 give-ups in the static row. Measured by stopping the demo with
+    // SIGSTOP/SIGCONT during the static phase: 5x slower throughout (stopped 160 ms of every
+    // 200) gave 0 give-ups (p99 1.5 s), but six 400 ms stops in a row gave 112 (p99 3.1 s)
+    // - callers whose whole patience passes while the process is stopped give up whatever
+    // the limit. So the promise is checked as a ratio that a short stall does not upset: no
+    // limit loses most of its callers (1600-1850 of ~2000 in those runs), a static limit at
+    // most a hundredth of that; one that let its queue grow past the patience would lose
+    // hundreds.
     assert!(none.gave_up > 0, "{none:?}");
-    assert_eq!(fixed.gave_up, 0, "{fixed:?}");
+    assert!(
+        fixed.gave_up * 100 <= none.gave_up,
+        "static {fixed:?} vs none {none:?}\n{stdout}"
+    );
     assert!(fixed.upstream_peak <= 10, "static let through {fixed:?}");
     assert!(
         adaptive.goodput > 2.0 * none.goodput,

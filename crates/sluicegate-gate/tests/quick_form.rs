@@ -323,8 +323,10 @@ async fn a_hanging_upstream_answers_504_and_frees_the_slot() {
             "0",
             "--queue-timeout",
             "10s",
+            // Not shorter: the next request's `/fast` must be answered within it on a
+            // loaded 2-core machine.
             "--upstream-timeout",
-            "200ms",
+            "2s",
         ],
     )
     .await;

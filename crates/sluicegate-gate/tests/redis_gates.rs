@@ -53,8 +53,10 @@ async fn queued(gates: &[Gate]) -> u64 {
     sum
 }
 
-/// A budget for tests about sharing, not about a slow machine's fallbacks.
-const BUDGET: &str = "budget = \"1s\"";
+/// A budget for tests about sharing, not about a slow machine's fallbacks (which assert that
+/// none happened): 5 s, since a loaded CI machine can stall a gate process for over a
+/// second, and it costs nothing while Redis answers.
+const BUDGET: &str = "budget = \"5s\"";
 
 /// Three gates, one Redis: the upstream never sees more than `N` at once and does see `N`;
 /// the requests admitted by the rate over a measured span stay within GCRA's bound for
@@ -149,7 +151,6 @@ async fn three_gates_share_one_global_rate_and_one_global_concurrency_limit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gates_fall_back_per_policy_while_redis_is_down_and_recover_by_themselves() {
     let mut redis = RedisServer::start();
-    let port = redis.port;
     let upstream = Upstream::start().await;
     let text = format!(
         r#"{}
@@ -202,7 +203,7 @@ pool = "shared"
     assert!(metrics.contains("sluicegate_store_up 0"), "{metrics}");
 
     // Back on the same port: no restart of the gates.
-    let _redis = RedisServer::start_on(port);
+    redis.restart();
     for g in &gates {
         let addr = g.proxy;
         eventually("the deny pool answers from redis again", || async move {

@@ -461,6 +461,12 @@ async fn concurrent_requests_on_reused_connections_get_their_own_answers() {
     );
 }
 
+/// The upstream timeout the stall tests run into. Seconds, not a few hundred ms: what must
+/// happen before it fires (the head and the first half of a body relayed, the test reading
+/// the pool's status while the body stalls, the next request answered) must stay well inside
+/// it on a loaded 2-core machine, where 300 ms was not always enough.
+const STALL: &str = "2s";
+
 /// A gate with a short upstream timeout and an admin listener, in front of `upstream`.
 async fn impatient_gate(upstream: SocketAddr, concurrency: &str, timeout: &str) -> Gate {
     Gate::in_front_of_with(
@@ -480,7 +486,7 @@ async fn impatient_gate(upstream: SocketAddr, concurrency: &str, timeout: &str) 
 #[tokio::test]
 async fn half_a_head_then_silence_is_a_504_at_the_upstream_timeout() {
     let up = RawUpstream::start(Arc::new(script)).await;
-    let gate = impatient_gate(up.addr, "10", "300ms").await;
+    let gate = impatient_gate(up.addr, "10", STALL).await;
     for (method, body) in [("GET", ""), ("POST", "x")] {
         let got = fetch(
             gate.proxy,
@@ -600,7 +606,7 @@ async fn a_client_leaving_early_frees_the_slot_only_when_the_upstream_is_done() 
 #[tokio::test]
 async fn a_body_stalled_and_abandoned_frees_the_slot_at_the_upstream_timeout() {
     let up = RawUpstream::start(Arc::new(script)).await;
-    let gate = impatient_gate(up.addr, "10", "300ms").await;
+    let gate = impatient_gate(up.addr, "10", STALL).await;
     let mut client = TcpStream::connect(gate.proxy).await.unwrap();
     client
         .write_all(b"GET /half-body HTTP/1.1\r\nhost: gate.test\r\n\r\n")
@@ -631,7 +637,7 @@ async fn a_body_stalled_and_abandoned_frees_the_slot_at_the_upstream_timeout() {
 #[tokio::test]
 async fn a_body_stalled_while_the_client_waits_is_cut_at_the_upstream_timeout() {
     let up = RawUpstream::start(Arc::new(script)).await;
-    let gate = impatient_gate(up.addr, "10", "300ms").await;
+    let gate = impatient_gate(up.addr, "10", STALL).await;
     for request in [
         &b"GET /half-body HTTP/1.1\r\nhost: gate.test\r\n\r\n"[..],
         b"POST /half-body HTTP/1.1\r\nhost: gate.test\r\ncontent-length: 1\r\n\r\nx",

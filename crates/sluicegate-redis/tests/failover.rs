@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use sluicegate::rate::Quota;
 use sluicegate_redis::{FailurePolicy, GlobalGcra, GlobalWindow, RedisStore, Source};
-use support::RedisServer;
+use support::{RedisServer, ReservedPort};
 
 /// Generous slack over the 20 ms budget for a loaded 2-core test machine; what this pins is
 /// that no decision waits for Redis's reconnect (seconds) or hangs.
@@ -67,7 +67,6 @@ async fn until_redis_decides(limit: &GlobalGcra) -> Duration {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_killed_mid_load_falls_back_within_the_budget_and_resumes_after_restart() {
     let mut redis = RedisServer::start();
-    let port = redis.port;
     let store = store(&redis).await;
     let limit = Arc::new(
         GlobalGcra::builder(&store, "api", Quota::per_second(1_000_000).unwrap())
@@ -105,7 +104,7 @@ async fn redis_killed_mid_load_falls_back_within_the_budget_and_resumes_after_re
             .all(|s| *s == Source::Fallback(FailurePolicy::Allow))
     );
 
-    let _redis = RedisServer::start_on(port);
+    redis.restart();
     until_redis_decides(&limit).await;
     let health = store.health();
     assert!(health.up);
@@ -148,12 +147,9 @@ async fn each_policy_decides_by_itself_while_redis_is_down() {
 
 #[tokio::test]
 async fn an_instance_starts_while_redis_is_down_and_picks_it_up_when_it_comes() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let store = RedisStore::builder(&format!("redis://127.0.0.1:{port}/"))
+    // Held from here on: the store's reconnects are refused until our Redis listens on it.
+    let port = ReservedPort::new();
+    let store = RedisStore::builder(&port.url())
         .backoff(Duration::from_millis(20), Duration::from_millis(100))
         .connect()
         .await

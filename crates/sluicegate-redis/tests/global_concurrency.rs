@@ -31,6 +31,15 @@ async fn three_instances_never_exceed_the_global_limit_and_reach_it() {
                     assert!(permit.is_global());
                     let now = running.fetch_add(1, Ordering::SeqCst) + 1;
                     most.fetch_max(now, Ordering::SeqCst);
+                    // Until 4 have been held at once, each holder keeps its permit: 4 are
+                    // reached whatever the machine's speed (with 3 ms holds alone, a loaded
+                    // machine's slow grants let each holder finish before a fourth came, and
+                    // the run peaked at 3). A limit that never grants a 4th fails here.
+                    let deadline = Instant::now() + Duration::from_secs(60);
+                    while most.load(Ordering::SeqCst) < 4 {
+                        assert!(Instant::now() < deadline, "4 were never held at once");
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
                     tokio::time::sleep(Duration::from_millis(3)).await; // the work
                     running.fetch_sub(1, Ordering::SeqCst);
                     drop(permit);
@@ -57,25 +66,40 @@ async fn a_crashed_holders_permits_come_back_after_the_ttl() {
     let redis = RedisServer::start();
     let url = redis.url();
     let ttl = Duration::from_millis(600);
-    std::thread::spawn(move || {
+    // Taken before the leases are: the TTL runs from a moment after this. (Not when the
+    // holder's thread has ended: its runtime's teardown can take long on a loaded machine,
+    // and that time counts towards the TTL.)
+    let leasing = std::thread::spawn(move || {
         let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async {
-            let store = sluicegate_redis::RedisStore::connect(&url).await.unwrap();
+        let leasing = rt.block_on(async {
+            // The loaded machine's budget (as `support::store`): with the default 20 ms, a
+            // slow answer made an acquire fall back to a local permit, nothing was held in
+            // Redis, and the other instance got its permit at once.
+            let store = sluicegate_redis::RedisStore::builder(&url)
+                .budget(Duration::from_secs(5))
+                .connect()
+                .await
+                .unwrap();
             let limit = GlobalConcurrency::builder(&store, "api", 2)
                 .ttl(ttl)
                 .build()
                 .unwrap();
+            let leasing = Instant::now();
             let (a, b) = (
                 limit.acquire().await.unwrap(),
                 limit.acquire().await.unwrap(),
             );
+            // Both are leases in Redis, not this instance's fallback share (which nobody
+            // else would wait for).
+            assert!(a.is_global() && b.is_global(), "a decision fell back");
             std::mem::forget((a, b)); // the process "dies" holding both
+            leasing
         });
         drop(rt);
+        leasing
     })
     .join()
     .unwrap();
-    let crashed = Instant::now();
 
     let store = support::store(&redis).await;
     let limit = GlobalConcurrency::builder(&store, "api", 2)
@@ -83,11 +107,12 @@ async fn a_crashed_holders_permits_come_back_after_the_ttl() {
         .build()
         .unwrap();
     let permit = limit.acquire().await.unwrap();
-    // Only the TTL could have freed them: nobody released anything.
+    // Only the TTL could have freed them: nobody released anything. (A few ms of slack:
+    // Redis counts the TTL on its own clock, in whole milliseconds.)
     assert!(
-        crashed.elapsed() >= ttl - Duration::from_millis(100),
+        leasing.elapsed() >= ttl - Duration::from_millis(10),
         "{:?}",
-        crashed.elapsed()
+        leasing.elapsed()
     );
     assert!(permit.is_global());
 }
@@ -225,14 +250,17 @@ async fn while_redis_is_down_permits_follow_the_failure_policy() {
 async fn a_held_permit_is_renewed_past_its_ttl() {
     let redis = RedisServer::start();
     let (a, b) = (support::store(&redis).await, support::store(&redis).await);
-    let ttl = Duration::from_millis(150);
+    // Renewed every third of the TTL, so a renewal would have to be two thirds of it (600
+    // ms) late for the lease to lapse: a loaded machine's scheduling delays stay far below
+    // that; with a 150 ms TTL, a 100 ms stall of the holder lost it.
+    let ttl = Duration::from_millis(900);
     let holder = GlobalConcurrency::builder(&a, "r", 1)
         .ttl(ttl)
         .build()
         .unwrap();
     let other = GlobalConcurrency::builder(&b, "r", 1)
         .ttl(ttl)
-        .queue_timeout(Duration::from_millis(700))
+        .queue_timeout(4 * ttl)
         .build()
         .unwrap();
     let held = holder.acquire().await.unwrap();

@@ -122,10 +122,10 @@ impl Gate {
         assert!(ok, "kill -{signal} failed");
     }
 
-    /// Waits for a log line containing `text`.
+    /// Waits (up to [`PATIENCE`](super::PATIENCE)) for a log line containing `text`.
     pub async fn log_line(&mut self, text: &str) -> String {
         loop {
-            match tokio::time::timeout(std::time::Duration::from_secs(10), self.logs.recv()).await {
+            match tokio::time::timeout(super::PATIENCE, self.logs.recv()).await {
                 Ok(Some(l)) if l.contains(text) => return l,
                 Ok(Some(_)) => {}
                 _ => panic!("no log line with `{text}`"),
@@ -173,9 +173,15 @@ impl Gate {
     }
 }
 
-/// Writes `text` to a fresh file in a temporary directory; returns its path.
+/// Writes `text` to a fresh file in a temporary directory of its own (two tests of one
+/// binary giving the same `name` still get two files); returns its path.
 pub fn write_config(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("sluicegate-test-{}-{name}", std::process::id()));
+    static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "sluicegate-test-{}-{seq}-{name}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("gate.toml");
     rewrite(&path, text);

@@ -16,14 +16,21 @@ pub use upstream::Upstream;
 
 use std::time::Duration;
 
-/// Polls `cond` every 10 ms until it holds, failing after 10 s. Waits for a state, never
-/// measures time.
+/// How long [`eventually`] and [`Gate::log_line`] wait before they fail: only a broken
+/// test ever waits this long, so it is generous for a loaded 2-core CI machine (where a gate
+/// process can take seconds to start or answer).
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Polls `cond` every 10 ms until it holds, failing after [`PATIENCE`] (by the clock, not a
+/// count of polls: each poll may itself take long on a loaded machine). Waits for a state,
+/// never measures time.
 pub async fn eventually<F, Fut>(what: &str, mut cond: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    for _ in 0..1000 {
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while std::time::Instant::now() < deadline {
         if cond().await {
             return;
         }

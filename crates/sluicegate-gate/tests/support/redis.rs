@@ -1,44 +1,74 @@
-//! A real `redis-server` per test, on a free loopback port, stopped when dropped (as in
+//! A real `redis-server` per test, on a loopback port of its own, stopped when dropped (as in
 //! `sluicegate-redis`'s tests: no mock, and no skipping when it is missing).
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A `redis-server` child process on `127.0.0.1:port`, killed on drop.
-pub struct RedisServer {
-    child: Option<Child>,
+/// A loopback port held for as long as this lives: a socket bound to it with `SO_REUSEADDR`,
+/// never listening. Connections to it are refused; the kernel hands it to no other `bind`
+/// to port 0 (a gate's `127.0.0.1:0`); a `redis-server` (which sets `SO_REUSEADDR` too) can
+/// still listen on it, and listen again after a restart.
+///
+/// Not a listener bound and dropped to "free" a port: in CI another test's gate bound such
+/// a port before the process meant for it did, and the test talked to a stranger.
+pub struct ReservedPort {
+    _socket: tokio::net::TcpSocket,
     pub port: u16,
 }
 
+impl ReservedPort {
+    /// Reserves a port the kernel picks.
+    pub fn new() -> Self {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket.set_reuseaddr(true).expect("SO_REUSEADDR");
+        socket
+            .bind(([127, 0, 0, 1], 0).into())
+            .expect("a loopback port");
+        let port = socket.local_addr().expect("its address").port();
+        ReservedPort {
+            _socket: socket,
+            port,
+        }
+    }
+}
+
+/// A `redis-server` child process on `127.0.0.1:port`, killed on drop; the port stays
+/// reserved for it until then, across [`kill`](Self::kill) and [`restart`](Self::restart).
+pub struct RedisServer {
+    child: Option<Child>,
+    pub port: u16,
+    _reserved: ReservedPort,
+}
+
 impl RedisServer {
-    /// Starts a server on a free loopback port and waits until it answers.
+    /// Starts a server on a port of its own and waits until it answers.
     ///
     /// Panics, naming the install command, when `redis-server` is not installed.
     pub fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free loopback port")
-            .port();
-        Self::start_on(port)
+        let reserved = ReservedPort::new();
+        let mut server = RedisServer {
+            child: None,
+            port: reserved.port,
+            _reserved: reserved,
+        };
+        server.restart();
+        server
     }
 
-    /// Starts a server on `port` (a restart after [`kill`](Self::kill) reuses the port).
-    pub fn start_on(port: u16) -> Self {
+    /// Starts the server again on its port, after [`kill`](Self::kill).
+    pub fn restart(&mut self) {
+        assert!(self.child.is_none(), "redis-server is running");
         let child = Command::new("nice")
-            .args(["-n", "19", "redis-server", "--port", &port.to_string()])
+            .args(["-n", "19", "redis-server", "--port", &self.port.to_string()])
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start redis-server ({e})"));
-        let mut server = RedisServer {
-            child: Some(child),
-            port,
-        };
-        server.wait_ready();
-        server
+        self.child = Some(child);
+        self.wait_ready();
     }
 
     /// The URL to connect to.
@@ -47,7 +77,8 @@ impl RedisServer {
     }
 
     fn wait_ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        // A minute: a loaded machine may take seconds to start it; one that exits says so.
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if ping(self.port) {
                 return;

@@ -1,33 +1,75 @@
-//! A real `redis-server` per test, on a free loopback port, stopped when dropped.
+//! A real `redis-server` per test, on a loopback port of its own, stopped when dropped.
 #![allow(dead_code, unreachable_pub)]
 
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A `redis-server` child process on `127.0.0.1:port`, killed on drop.
-pub struct RedisServer {
-    child: Option<Child>,
+/// A loopback port held for as long as this lives: a socket bound to it with `SO_REUSEADDR`,
+/// never listening. Connections to it are refused; the kernel hands it to no other `bind`
+/// to port 0; a `redis-server` (which sets `SO_REUSEADDR` too) can still listen on it, and
+/// listen again after a restart.
+///
+/// Not a listener bound and dropped to "free" a port: in CI another test's process bound
+/// such a port before the process meant for it did, and the test talked to a stranger.
+pub struct ReservedPort {
+    _socket: tokio::net::TcpSocket,
     pub port: u16,
 }
 
+impl ReservedPort {
+    /// Reserves a port the kernel picks.
+    pub fn new() -> Self {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket.set_reuseaddr(true).expect("SO_REUSEADDR");
+        socket
+            .bind(([127, 0, 0, 1], 0).into())
+            .expect("a loopback port");
+        let port = socket.local_addr().expect("its address").port();
+        ReservedPort {
+            _socket: socket,
+            port,
+        }
+    }
+
+    /// The URL a Redis on this port will have.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+/// A `redis-server` child process on `127.0.0.1:port`, killed on drop; the port stays
+/// reserved for it until then, across [`kill`](Self::kill) and [`restart`](Self::restart).
+pub struct RedisServer {
+    child: Option<Child>,
+    pub port: u16,
+    _reserved: ReservedPort,
+}
+
 impl RedisServer {
-    /// Starts a server on a free loopback port and waits until it answers.
+    /// Starts a server on a port of its own and waits until it answers.
     ///
     /// Panics, naming the install command, when `redis-server` is not installed: a test that
     /// needs Redis never skips silently.
     pub fn start() -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free loopback port")
-            .port();
-        Self::start_on(port)
+        Self::start_on(ReservedPort::new())
     }
 
-    /// Starts a server on `port` (a restart after [`kill`](Self::kill) reuses the port).
-    pub fn start_on(port: u16) -> Self {
+    /// Starts a server on `reserved` (a port clients were already told about).
+    pub fn start_on(reserved: ReservedPort) -> Self {
+        let mut server = RedisServer {
+            child: None,
+            port: reserved.port,
+            _reserved: reserved,
+        };
+        server.restart();
+        server
+    }
+
+    /// Starts the server again on its port, after [`kill`](Self::kill).
+    pub fn restart(&mut self) {
+        assert!(self.child.is_none(), "redis-server is running");
         let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -38,12 +80,8 @@ impl RedisServer {
                      install it with `apt-get install -y redis-server` (scripts/test.sh does)"
                 )
             });
-        let server = RedisServer {
-            child: Some(child),
-            port,
-        };
-        server.wait_ready();
-        server
+        self.child = Some(child);
+        self.wait_ready();
     }
 
     /// The URL to connect to.
@@ -51,14 +89,24 @@ impl RedisServer {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
-    fn wait_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
+    /// Waits until the server answers `PING`. No deadline short of a minute: a loaded
+    /// machine may take seconds to start it, and one that exits says why at once.
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok(client) = redis::Client::open(self.url())
                 && let Ok(mut con) = client.get_connection()
                 && redis::cmd("PING").query::<String>(&mut con).is_ok()
             {
                 return;
+            }
+            if let Some(child) = &mut self.child
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                panic!(
+                    "redis-server exited ({status}) instead of listening on {}",
+                    self.port
+                );
             }
             assert!(
                 Instant::now() < deadline,
@@ -93,10 +141,12 @@ impl Drop for RedisServer {
 }
 
 /// A store on `redis` with a budget generous enough for a loaded test machine: tests that
-/// are not about the budget must not see fallbacks.
+/// are not about the budget must not see fallbacks. (5 s: a loaded CI machine can stall a
+/// test process for over a second, and costs nothing while Redis answers; a dead Redis
+/// refuses at once, so no test waits for it.)
 pub async fn store(redis: &RedisServer) -> sluicegate_redis::RedisStore {
     sluicegate_redis::RedisStore::builder(&redis.url())
-        .budget(Duration::from_secs(2))
+        .budget(Duration::from_secs(5))
         .connect()
         .await
         .unwrap()
