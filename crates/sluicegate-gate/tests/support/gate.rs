@@ -75,7 +75,15 @@ impl Gate {
                 .and_then(|r| r.trim().parse::<SocketAddr>().ok())
         };
         let mut early = Vec::new();
-        while let Ok(Some(line)) = lines.next_line().await {
+        // A gate that hangs before it listens fails the test instead of holding the suite
+        // until CI's own timeout (cargo has none per test). Generous: a loaded CI machine.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let line = match tokio::time::timeout_at(deadline, lines.next_line()).await {
+                Ok(Ok(Some(line))) => line,
+                Ok(_) => break,
+                Err(_) => panic!("the gate did not say where it listens within 120 s: {early:#?}"),
+            };
             if let Some(a) = addr_after(&line, "proxy listening on ") {
                 proxy = Some(a);
             }
