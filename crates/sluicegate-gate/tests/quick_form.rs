@@ -282,8 +282,8 @@ async fn over_the_rate_answers_429_with_the_ratelimit_headers() {
 async fn an_unreachable_upstream_answers_502_fast_and_keeps_no_permit() {
     // Not a listener dropped to free its port: another test's gate bound it once, and CI
     // saw that gate's 503 here.
-    let (_refusing, dead) = support::refusing_port();
-    let url = format!("http://{dead}");
+    let refusing = support::ReservedPort::new();
+    let url = format!("http://127.0.0.1:{}", refusing.port);
     let gate = Gate::start(&[
         "serve",
         "--listen",

@@ -256,8 +256,8 @@ async fn a_reload_to_a_redis_that_does_not_answer_keeps_the_store_in_force() {
     assert_eq!(get(gate.proxy, "/fast", "a").await.status, 200);
 
     // A port nothing listens on.
-    let (_refusing, dead) = support::refusing_port();
-    let dead = dead.port();
+    let refusing = support::ReservedPort::new();
+    let dead = refusing.port;
     let text = config(&first, &upstream, BUDGET) + routes;
     support::rewrite(
         &path,

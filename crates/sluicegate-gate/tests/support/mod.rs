@@ -5,13 +5,15 @@
 mod client;
 mod gate;
 mod raw_upstream;
+// The same `redis-server` support as `sluicegate-redis`'s tests, not a copy of it.
+#[path = "../../../sluicegate-redis/tests/support/server.rs"]
 mod redis;
 mod upstream;
 
 pub use client::{Reply, get, raw, request};
 pub use gate::{Gate, rewrite, write_config};
 pub use raw_upstream::{RawUpstream, Script};
-pub use redis::RedisServer;
+pub use redis::{RedisServer, ReservedPort};
 pub use upstream::Upstream;
 
 use std::time::Duration;
@@ -37,15 +39,4 @@ where
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     panic!("timed out waiting for: {what}");
-}
-
-/// A loopback address that refuses connections for as long as the socket lives: bound, not
-/// listening, so no other test running in parallel can bind the port meanwhile (a listener
-/// dropped to free its port could be bound again at once, and requests meant to be refused
-/// reached another test's server).
-pub fn refusing_port() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let addr = socket.local_addr().unwrap();
-    (socket, addr)
 }

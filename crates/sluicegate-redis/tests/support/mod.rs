@@ -1,142 +1,18 @@
-//! A real `redis-server` per test, on a loopback port of its own, stopped when dropped.
-#![allow(dead_code, unreachable_pub)]
+//! Test support: a real `redis-server` per test ([`server`]) and a store on it.
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// A loopback port held for as long as this lives: a socket bound to it with `SO_REUSEADDR`,
-/// never listening. Connections to it are refused; the kernel hands it to no other `bind`
-/// to port 0; a `redis-server` (which sets `SO_REUSEADDR` too) can still listen on it, and
-/// listen again after a restart.
-///
-/// Not a listener bound and dropped to "free" a port: in CI another test's process bound
-/// such a port before the process meant for it did, and the test talked to a stranger.
-pub struct ReservedPort {
-    _socket: tokio::net::TcpSocket,
-    pub port: u16,
-}
-
-impl ReservedPort {
-    /// Reserves a port the kernel picks.
-    pub fn new() -> Self {
-        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
-        socket.set_reuseaddr(true).expect("SO_REUSEADDR");
-        socket
-            .bind(([127, 0, 0, 1], 0).into())
-            .expect("a loopback port");
-        let port = socket.local_addr().expect("its address").port();
-        ReservedPort {
-            _socket: socket,
-            port,
-        }
-    }
-
-    /// The URL a Redis on this port will have.
-    pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-}
-
-/// A `redis-server` child process on `127.0.0.1:port`, killed on drop; the port stays
-/// reserved for it until then, across [`kill`](Self::kill) and [`restart`](Self::restart).
-pub struct RedisServer {
-    child: Option<Child>,
-    pub port: u16,
-    _reserved: ReservedPort,
-}
+mod server;
+pub use server::{RedisServer, ReservedPort};
 
 impl RedisServer {
-    /// Starts a server on a port of its own and waits until it answers.
-    ///
-    /// Panics, naming the install command, when `redis-server` is not installed: a test that
-    /// needs Redis never skips silently.
-    pub fn start() -> Self {
-        Self::start_on(ReservedPort::new())
-    }
-
-    /// Starts a server on `reserved` (a port clients were already told about).
-    pub fn start_on(reserved: ReservedPort) -> Self {
-        let mut server = RedisServer {
-            child: None,
-            port: reserved.port,
-            _reserved: reserved,
-        };
-        server.restart();
-        server
-    }
-
-    /// Starts the server again on its port, after [`kill`](Self::kill).
-    pub fn restart(&mut self) {
-        assert!(self.child.is_none(), "redis-server is running");
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot start redis-server ({e}); these tests need a real Redis: \
-                     install it with `apt-get install -y redis-server` (scripts/test.sh does)"
-                )
-            });
-        self.child = Some(child);
-        self.wait_ready();
-    }
-
-    /// The URL to connect to.
-    pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
-    }
-
-    /// Waits until the server answers `PING`. No deadline short of a minute: a loaded
-    /// machine may take seconds to start it, and one that exits says why at once.
-    fn wait_ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Ok(client) = redis::Client::open(self.url())
-                && let Ok(mut con) = client.get_connection()
-                && redis::cmd("PING").query::<String>(&mut con).is_ok()
-            {
-                return;
-            }
-            if let Some(child) = &mut self.child
-                && let Ok(Some(status)) = child.try_wait()
-            {
-                panic!(
-                    "redis-server exited ({status}) instead of listening on {}",
-                    self.port
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "redis-server did not start on port {}",
-                self.port
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// Kills the server at once (SIGKILL: no goodbye to its clients) and waits for it to exit.
-    pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
     /// A plain synchronous connection, for a test to look at or change what is stored.
     pub fn connection(&self) -> redis::Connection {
         redis::Client::open(self.url())
             .unwrap()
             .get_connection()
             .unwrap()
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 

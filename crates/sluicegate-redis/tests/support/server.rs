@@ -1,5 +1,6 @@
-//! A real `redis-server` per test, on a loopback port of its own, stopped when dropped (as in
-//! `sluicegate-redis`'s tests: no mock, and no skipping when it is missing).
+//! A real `redis-server` per test, on a loopback port held for it, stopped when dropped.
+//! Shared by the test support of `sluicegate-redis` and `sluicegate-gate` (which includes
+//! this file by path): no mock Redis, and no skipping when it is missing.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -8,11 +9,11 @@ use std::time::{Duration, Instant};
 
 /// A loopback port held for as long as this lives: a socket bound to it with `SO_REUSEADDR`,
 /// never listening. Connections to it are refused; the kernel hands it to no other `bind`
-/// to port 0 (a gate's `127.0.0.1:0`); a `redis-server` (which sets `SO_REUSEADDR` too) can
-/// still listen on it, and listen again after a restart.
+/// to port 0; a `redis-server` (which sets `SO_REUSEADDR` too) can still listen on it, and
+/// listen again after a restart.
 ///
-/// Not a listener bound and dropped to "free" a port: in CI another test's gate bound such
-/// a port before the process meant for it did, and the test talked to a stranger.
+/// Not a listener bound and dropped to "free" a port: in CI another test's process bound
+/// such a port before the process meant for it did, and the test talked to a stranger.
 pub struct ReservedPort {
     _socket: tokio::net::TcpSocket,
     pub port: u16,
@@ -32,6 +33,11 @@ impl ReservedPort {
             port,
         }
     }
+
+    /// The URL a Redis on this port will have.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
 }
 
 /// A `redis-server` child process on `127.0.0.1:port`, killed on drop; the port stays
@@ -45,9 +51,14 @@ pub struct RedisServer {
 impl RedisServer {
     /// Starts a server on a port of its own and waits until it answers.
     ///
-    /// Panics, naming the install command, when `redis-server` is not installed.
+    /// Panics, naming the install command, when `redis-server` is not installed: a test that
+    /// needs Redis never skips silently.
     pub fn start() -> Self {
-        let reserved = ReservedPort::new();
+        Self::start_on(ReservedPort::new())
+    }
+
+    /// Starts a server on `reserved` (a port clients were already told about).
+    pub fn start_on(reserved: ReservedPort) -> Self {
         let mut server = RedisServer {
             child: None,
             port: reserved.port,
@@ -60,13 +71,18 @@ impl RedisServer {
     /// Starts the server again on its port, after [`kill`](Self::kill).
     pub fn restart(&mut self) {
         assert!(self.child.is_none(), "redis-server is running");
-        let child = Command::new("nice")
-            .args(["-n", "19", "redis-server", "--port", &self.port.to_string()])
-            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start redis-server ({e})"));
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start redis-server ({e}); these tests need a real Redis: \
+                     install it with `apt-get install -y redis-server` (scripts/test.sh does)"
+                )
+            });
         self.child = Some(child);
         self.wait_ready();
     }
@@ -76,8 +92,9 @@ impl RedisServer {
         format!("redis://127.0.0.1:{}/", self.port)
     }
 
+    /// Waits until the server answers `PING`. No deadline short of a minute: a loaded
+    /// machine may take seconds to start it, and one that exits says why at once.
     fn wait_ready(&mut self) {
-        // A minute: a loaded machine may take seconds to start it; one that exits says so.
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if ping(self.port) {
@@ -87,8 +104,8 @@ impl RedisServer {
                 && let Ok(Some(status)) = child.try_wait()
             {
                 panic!(
-                    "redis-server exited ({status}); these tests need a real Redis: install it \
-                     with `apt-get install -y redis-server` (scripts/test.sh does)"
+                    "redis-server exited ({status}) instead of listening on {}",
+                    self.port
                 );
             }
             assert!(
@@ -100,7 +117,7 @@ impl RedisServer {
         }
     }
 
-    /// Kills the server at once (SIGKILL: no goodbye to its clients) and waits for it.
+    /// Kills the server at once (SIGKILL: no goodbye to its clients) and waits for it to exit.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
