@@ -210,7 +210,9 @@ pub fn raise_open_files_limit() {
         Ok(now) => now,
         Err(e) => {
             tracing::warn!(error = %e, "cannot raise the limit on open files");
-            before.unwrap_or(0)
+            // Not known either: nothing to say about how many clients it allows.
+            let Some(before) = before else { return };
+            before
         }
     };
     if let Some(before) = before
