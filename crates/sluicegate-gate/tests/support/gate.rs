@@ -76,13 +76,16 @@ impl Gate {
         };
         let mut early = Vec::new();
         // A gate that hangs before it listens fails the test instead of holding the suite
-        // until CI's own timeout (cargo has none per test). Generous: a loaded CI machine.
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(120);
+        // until CI's own timeout (cargo has none per test).
+        let deadline = tokio::time::Instant::now() + super::PATIENCE;
         loop {
             let line = match tokio::time::timeout_at(deadline, lines.next_line()).await {
                 Ok(Ok(Some(line))) => line,
                 Ok(_) => break,
-                Err(_) => panic!("the gate did not say where it listens within 120 s: {early:#?}"),
+                Err(_) => panic!(
+                    "the gate did not say where it listens within {:?}: {early:#?}",
+                    super::PATIENCE
+                ),
             };
             if let Some(a) = addr_after(&line, "proxy listening on ") {
                 proxy = Some(a);
