@@ -13,7 +13,7 @@ use super::body::PermitBody;
 use crate::pool::Outcome;
 
 /// The body of any response the gate sends: its own short text, or the upstream's stream.
-pub type GateBody = Either<Full<Bytes>, PermitBody>;
+pub type GateBody = Either<Full<Bytes>, Box<PermitBody>>;
 
 /// `X-Sluicegate-Reason`: why the gate answered itself.
 pub const REASON: HeaderName = HeaderName::from_static("x-sluicegate-reason");

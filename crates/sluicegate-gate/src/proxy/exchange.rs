@@ -2,43 +2,47 @@
 //! spawn, no channel per request); if the client goes away first, the exchange moves to a
 //! task of its own and keeps the permit until the upstream is done.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
-use http::{Request, Response, StatusCode};
+use http::{Response, StatusCode, request};
 use hyper::body::Incoming;
 use sluicegate::adaptive::Outcome as Sample;
 use tokio::time::{Instant, timeout_at};
 
 use super::body::PermitBody;
 use super::headers::Added;
-use super::upstream::{self, SendError, UpstreamBody};
+use super::upstream::{self, SendError, Sending, UpstreamBody};
 use crate::pool::{Held, Outcome, Pool};
 
 type Sent = Result<Response<UpstreamBody>, SendError>;
-type Pending = Pin<Box<dyn Future<Output = Sent> + Send>>;
 
 /// A request on its way to the upstream, with the permit it holds.
 pub(super) struct Exchange {
     pool: Arc<Pool>,
-    pending: Option<Pending>,
+    pending: Option<Sending>,
     held: Option<Held>,
     start: Instant,
     deadline: Instant,
 }
 
 impl Exchange {
-    /// Sends `req` (origin-form, `Host` set) with the headers this hop adds to the pool's
-    /// upstream.
-    pub(super) fn start(pool: Arc<Pool>, req: Request<Incoming>, added: Added, held: Held) -> Self {
+    /// Sends the request `parts` and `body` (origin-form, `Host` set) with the headers this
+    /// hop adds to the pool's upstream.
+    pub(super) fn start(
+        pool: Arc<Pool>,
+        parts: request::Parts,
+        body: Incoming,
+        added: Added,
+        held: Held,
+    ) -> Self {
         let start = Instant::now();
         Exchange {
-            pending: Some(Box::pin(upstream::send(
+            pending: Some(upstream::send(
                 pool.upstream.authority.clone(),
-                req,
+                parts,
+                body,
                 added,
-            ))),
+            )),
             held: Some(held),
             start,
             deadline: start + pool.upstream_timeout,
@@ -53,7 +57,7 @@ impl Exchange {
     ///
     /// Dropping the future before it resolves does not drop the exchange: it carries on in
     /// a task of its own, holding the permit, until the upstream answers or times out.
-    pub(super) async fn finish(mut self) -> Result<Response<PermitBody>, Outcome> {
+    pub(super) async fn finish(mut self) -> Result<Response<Box<PermitBody>>, Outcome> {
         let Some(pending) = self.pending.as_mut() else {
             return Err(Outcome::UpstreamError);
         };
@@ -75,7 +79,7 @@ fn settle(
     start: Instant,
     result: Answer,
     held: Held,
-) -> Result<Response<PermitBody>, Outcome> {
+) -> Result<Response<Box<PermitBody>>, Outcome> {
     let failed = match result {
         Ok(Ok(response)) => {
             pool.stats.upstream_latency.observe(start.elapsed());
@@ -89,7 +93,7 @@ fn settle(
             // A body the client abandons is read to its end (for one more upstream timeout
             // at most) before the slot is freed.
             let rest = pool.upstream_timeout;
-            return Ok(response.map(|body| PermitBody::new(body, held, sample, rest)));
+            return Ok(response.map(|body| Box::new(PermitBody::new(body, held, sample, rest))));
         }
         Ok(Err(e)) => {
             held.finish(Sample::Ignored);

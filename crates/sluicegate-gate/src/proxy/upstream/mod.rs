@@ -26,7 +26,9 @@ mod decode;
 mod wire;
 
 use std::cell::RefCell;
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::time::Duration;
 
 use http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
@@ -218,9 +220,9 @@ fn same(a: &Authority, b: &Authority) -> bool {
     a.as_str() == b.as_str()
 }
 
-/// Sends `req` (origin-form URI, `Host` set, hop-by-hop headers gone) and the headers this
-/// hop adds to the upstream at `authority`, on an idle connection of this thread or a new
-/// one. The answer comes back without its hop-by-hop headers.
+/// Sends the request `parts` and `body` (origin-form URI, `Host` set, hop-by-hop headers
+/// gone) and the headers this hop adds to the upstream at `authority`, on an idle connection
+/// of this thread or a new one. The answer comes back without its hop-by-hop headers.
 ///
 /// # Cancel safety
 ///
@@ -231,48 +233,64 @@ fn same(a: &Authority, b: &Authority) -> bool {
 ///
 /// [`SendError::Connect`] when no connection could be made, [`SendError::Http`] or
 /// [`SendError::Wire`] when the exchange failed on one.
-pub(super) async fn send(
+pub(super) fn send(
     authority: Authority,
-    mut req: Request<Incoming>,
+    parts: http::request::Parts,
+    body: Incoming,
     added: Added,
-) -> Result<Response<UpstreamBody>, SendError> {
-    if req.body().is_end_stream() && req.method() != Method::CONNECT {
-        send_wire(authority, req.into_parts().0, added).await
+) -> Sending {
+    if body.is_end_stream() && parts.method != Method::CONNECT {
+        Box::pin(send_wire(authority, parts, added))
     } else {
+        let mut req = Request::from_parts(parts, body);
         added.insert_into(req.headers_mut());
-        // Boxed: hyper's futures would otherwise size every request's future.
-        Box::pin(send_hyper(authority, req)).await
+        Box::pin(send_hyper(authority, req))
     }
 }
 
+/// What [`send`] returns: one box, whichever path the request takes, so that neither path's
+/// future sizes the request's.
+pub(super) type Sending =
+    Pin<Box<dyn Future<Output = Result<Response<UpstreamBody>, SendError>> + Send>>;
+
 /// A request without a body, on the gate's own connection.
-async fn send_wire(
+///
+/// An `async` block rather than an `async fn`: the block uses its captures where they lie,
+/// where an `async fn` first copies its arguments (the request's head is 224 bytes) into
+/// locals of its own.
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an async fn copies its arguments first"
+)]
+fn send_wire(
     authority: Authority,
     parts: http::request::Parts,
     added: Added,
-) -> Result<Response<UpstreamBody>, SendError> {
-    let idle = WIRES.with_borrow_mut(|idle| {
-        check_out(idle, &authority, |w| {
-            if w.is_usable() {
-                Usable::Yes
-            } else {
-                Usable::Dead
+) -> impl Future<Output = Result<Response<UpstreamBody>, SendError>> + Send {
+    async move {
+        let idle = WIRES.with_borrow_mut(|idle| {
+            check_out(idle, &authority, |w| {
+                if w.is_usable() {
+                    Usable::Yes
+                } else {
+                    Usable::Dead
+                }
+            })
+        });
+        if let Some(mut wire) = idle {
+            match wire.exchange(&parts, &added).await {
+                Ok(head) => return Ok(answer(wire, head, authority)),
+                // The upstream closed it while it sat idle: once more on a new one, if
+                // sending the request twice cannot do harm.
+                Err(WireError::Unanswered(_)) if parts.method.is_idempotent() => {}
+                Err(e) => return Err(SendError::Wire(e)),
             }
-        })
-    });
-    if let Some(mut wire) = idle {
-        match wire.exchange(&parts, &added).await {
-            Ok(head) => return Ok(answer(wire, head, authority)),
-            // The upstream closed it while it sat idle: once more on a new one, if sending
-            // the request twice cannot do harm.
-            Err(WireError::Unanswered(_)) if parts.method.is_idempotent() => {}
-            Err(e) => return Err(SendError::Wire(e)),
         }
-    }
-    let mut wire = Wire::new(connect(&authority).await?);
-    match wire.exchange(&parts, &added).await {
-        Ok(head) => Ok(answer(wire, head, authority)),
-        Err(e) => Err(SendError::Wire(e)),
+        let mut wire = Wire::new(connect(&authority).await?);
+        match wire.exchange(&parts, &added).await {
+            Ok(head) => Ok(answer(wire, head, authority)),
+            Err(e) => Err(SendError::Wire(e)),
+        }
     }
 }
 
