@@ -413,7 +413,7 @@ fn saturate_through_probes(
         was = probing;
         if !probing {
             sample_at(l, t, 20);
-        } else if t % probe_every == 0 {
+        } else if t.is_multiple_of(probe_every) {
             sample_at(l, t, probe_rt_ms);
         }
         t += 1;
@@ -465,7 +465,7 @@ fn drive(l: &mut LittlesLaw, from_ms: u64, to_ms: u64, service_ms: u64) -> Vec<u
                 outcome: Outcome::Success,
             });
         }
-        if t % 100 == 0 {
+        if t.is_multiple_of(100) {
             limits.push(l.limit());
         }
     }
