@@ -29,6 +29,8 @@ struct Probe {
     end: Nanos,
     done: Nanos,
     limit: usize,
+    /// The pass rate of the last buckets before it (per second).
+    rate: f64,
 }
 
 /// Buckets the queue estimate (and the recent RT) is taken over.
@@ -82,9 +84,13 @@ const LIMIT_LOG: usize = 16;
 ///   measured after the last probe (unless that one found a new regime), the limit is held at `probe_gain × last pass rate ×
 ///   min RT` (at least half the limit) long enough to expect `probe_samples` requests. That
 ///   drains the resource's queue; the requests that *started* during the probe (followed until
-///   they finish) give the unqueued low-RT floor and min RT, so neither can drift. A min RT that
-///   moved by more than 25 % marks a new regime: older pass-rate buckets are forgotten. No
-///   growth until the probe is done.
+///   they finish) give the unqueued low-RT floor and min RT, so neither can drift. Within a
+///   regime the floor rises only after a probe that lost pass rate (it drained: the workers
+///   idled). A min RT that moved by more than 25 % marks a new regime: older pass-rate buckets
+///   are forgotten; one that rose by more than `probe_trigger` restarts the slow start, up to
+///   the last capacity measured × the new min RT. Mean RTs below min RT ÷ `probe_trigger`
+///   (the resource got faster) lower min RT to them and probe at once. No growth until the
+///   probe is done.
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
 ///   while at least a tenth of the requests found every permit taken;
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
@@ -145,6 +151,11 @@ pub struct LittlesLaw {
     limit_log: VecDeque<(Nanos, usize)>,
     /// Buckets closed since the last probe finished measuring.
     since_probe: usize,
+    /// The slow start was restarted by a regime change (not the start of the run).
+    restarted: bool,
+    /// The most a restarted slow start grows to: the capacity measured before the change ×
+    /// the new min RT (an RT that rose at the same capacity moves the knee by as much).
+    restart_cap: Option<usize>,
 }
 
 impl LittlesLaw {
@@ -175,6 +186,8 @@ impl LittlesLaw {
             startup: Vec::new(),
             limit_log: VecDeque::new(),
             since_probe: usize::MAX,
+            restarted: false,
+            restart_cap: None,
         }
     }
 
@@ -286,9 +299,9 @@ impl LittlesLaw {
     }
 
     fn finish_probe(&mut self, now: Nanos) {
-        if self.probe.is_none_or(|p| now < p.done) {
+        let Some(probe) = self.probe.filter(|p| now >= p.done) else {
             return;
-        }
+        };
         self.probe = None;
         self.probe_rt.seal(self.c.min_samples);
         let low = self.probe_rt.low_rt();
@@ -302,24 +315,49 @@ impl LittlesLaw {
             self.since_probe = 0;
             return;
         };
+        // The probe's own pass rate: the requests it admitted (and saw answered) over the
+        // time it held the limit down — counted, not taken from their RTs, whose mean a heavy
+        // tail makes noisy. A probe that lost pass rate against the buckets before it got
+        // below the knee: the workers idled, so nothing it measured waited.
+        let held = probe.end.as_u64().saturating_sub(probe.start.as_u64()) as f64 / 1e9;
+        let rate = self.probe_rt.passes as f64 / held.max(1e-9);
+        let drained = rate < (1.0 + self.c.probe_gain) / 2.0 * probe.rate;
         let rt = match self.min_rt {
             Some(old) if self.probed => {
                 let ratio = rt.as_secs_f64() / old.as_secs_f64().max(1e-12);
                 if (0.8..=1.25).contains(&ratio) {
                     // Same regime: average with the last estimate, halving the noise of one
-                    // probe's few hundred samples. The floor may fall but not rise: a probe
-                    // that did not quite drain the queue reads high, never low.
+                    // probe's few hundred samples. The floor may fall but only rise after a
+                    // probe that drained: one that did not quite drain the queue reads high,
+                    // but a floor that could only fall ratchets down on every low reading (a
+                    // 5th percentile of 100 answers wanders by ±40 %), and a floor a few ms
+                    // low is a standing "queue" inside the steering's dead band.
                     if let (Some(old), Some(new)) = (self.low_floor, low) {
-                        self.low_floor = Some(old.min((old + new) / 2));
+                        self.low_floor = Some(if new <= old {
+                            (old + new) / 2
+                        } else if drained {
+                            old + (new - old) / 4
+                        } else {
+                            old
+                        });
                     }
                     // The floor held: no early probe until the window is measured anew.
                     self.since_probe = 0;
                     (old + rt) / 2
                 } else {
                     self.low_floor = low.or(self.low_floor);
-                    // A new regime: pass rates measured under the old one mislead.
+                    // A new regime: pass rates measured under the old one mislead, and the
+                    // knee moved by as much as the RT did. Find it again like at the start.
                     let keep = self.closed.len().saturating_sub(1);
                     self.closed.drain(..keep);
+                    if ratio > self.c.probe_trigger {
+                        self.knee_found = false;
+                        self.knee = None;
+                        self.restarted = true;
+                        let cap = self.capacity * rt.as_secs_f64() * (1.0 + self.c.queue_target);
+                        self.restart_cap =
+                            (cap > 0.0).then(|| (cap + MIN_QUEUE_TARGET).ceil() as usize);
+                    }
                     rt
                 }
             }
@@ -380,7 +418,8 @@ impl LittlesLaw {
         let drain = queueing && !self.knee_found && b.saturated && self.probe.is_none();
         // Queueing at the starting limit, before any growth: the floor and min RT were
         // measured at a limit already past the knee, queued. Probe below it at once.
-        let queued_from_start = drain && self.base <= clamp(self.c.initial, min, max);
+        let queued_from_start =
+            drain && !self.restarted && self.base <= clamp(self.c.initial, min, max);
         self.knee_found |= queueing;
         let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
         if b.saturated && queueing {
@@ -459,6 +498,12 @@ impl LittlesLaw {
         } else {
             self.base // not enough data for a queue estimate yet
         };
+        if let Some(cap) = self.restart_cap.filter(|&c| !self.knee_found && next >= c) {
+            // The restarted slow start reached what the old capacity allows at the new RT.
+            next = cap;
+            self.knee_found = true;
+            self.knee = Some(cap);
+        }
         if b.drops > 0 && self.dropping() {
             next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
             self.cool_until = now + self.at_least_buckets(self.c.cool_down, 10);
@@ -473,6 +518,20 @@ impl LittlesLaw {
         // The window must also have been measured after the last probe: right after one, it
         // still holds the buckets that set it off, and a heavy-tailed RT re-triggered probes
         // back to back (each at half the limit, under a load the resource carried).
+        // RTs well below what the last probes measured unqueued: the resource got faster, and
+        // a floor or min RT from before reads a queue as none. Probe now, from the recent RT.
+        let faster = self.probed
+            && self.probe.is_none()
+            && self.since_probe >= RT_BUCKETS
+            && short_rt
+                .is_some_and(|rt| rt.as_secs_f64() * self.c.probe_trigger < min_rt.as_secs_f64());
+        let min_rt = match short_rt {
+            Some(rt) if faster => {
+                self.min_rt = Some(rt.min(min_rt));
+                rt.min(min_rt)
+            }
+            _ => min_rt,
+        };
         let inflated = (queueing || !self.probed)
             && self.since_probe >= self.c.pass_buckets
             && window_rt
@@ -482,7 +541,7 @@ impl LittlesLaw {
         // a permit free, the limit holds none there (it empties between bursts).
         if self.probe.is_none()
             && b.saturated
-            && (queued_from_start || (b.pinned() && (now >= self.next_probe || inflated)))
+            && (queued_from_start || (b.pinned() && (now >= self.next_probe || inflated || faster)))
         {
             let drained = b.rate() * min_rt.as_secs_f64() * self.c.probe_gain;
             let limit = if queued_from_start {
@@ -532,7 +591,7 @@ impl LittlesLaw {
     /// By Little's law, a limit × 2 that brings no more throughput doubled the RT: the
     /// resource was queueing all along.
     fn full_pipe(&mut self, b: &Bucket) -> Option<usize> {
-        if self.knee_found || !b.pinned() || self.probe.is_some() {
+        if self.knee_found || self.restarted || !b.pinned() || self.probe.is_some() {
             self.startup.clear();
             return None;
         }
@@ -562,7 +621,13 @@ impl LittlesLaw {
             shortest.max(rt * 3).max(enough.min(shortest * 5))
         });
         let end = now + span;
+        let unprobed = self.closed.iter().rev().filter(|b| !b.probed);
+        let rate = match Self::rate_of(unprobed.take(RT_BUCKETS)) {
+            0.0 => Self::rate_of(self.closed.iter().rev().take(RT_BUCKETS)),
+            r => r,
+        };
         self.probe = Some(Probe {
+            rate,
             start: now,
             end,
             done: end + span,

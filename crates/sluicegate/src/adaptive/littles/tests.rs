@@ -380,3 +380,159 @@ fn littles_judges_the_drop_fraction_over_enough_samples_to_resolve_it() {
     feed(&mut l, 24, 2, 20, IDLE, Outcome::Dropped);
     assert_eq!(feed(&mut l, 25, 50, 20, IDLE, Outcome::Success), 36);
 }
+
+/// Feeds one sample ending at `end_ms` with latency `rt_ms` that found every permit taken.
+fn sample_at(l: &mut LittlesLaw, end_ms: u64, rt_ms: u64) -> usize {
+    let end = end_ms * MS;
+    let in_flight = l.limit();
+    l.on_sample(&Sample {
+        start: Nanos::new(end - rt_ms * MS),
+        latency: Duration::from_millis(rt_ms),
+        in_flight,
+        outcome: Outcome::Success,
+    })
+}
+
+/// Saturated traffic at 1000/s and 20 ms from `from_ms` until `probes` probes have finished;
+/// while one holds the limit down, its requests take `probe_rt_ms` and only every
+/// `probe_every`-th of them is answered (2: the probe halved the pass rate).
+fn saturate_through_probes(
+    l: &mut LittlesLaw,
+    from_ms: u64,
+    probes: usize,
+    probe_rt_ms: u64,
+    probe_every: u64,
+) -> u64 {
+    let (mut seen, mut was) = (0, false);
+    let mut t = from_ms;
+    while seen < probes {
+        let probing = l.probing();
+        if was && !probing {
+            seen += 1;
+        }
+        was = probing;
+        if !probing {
+            sample_at(l, t, 20);
+        } else if t.is_multiple_of(probe_every) {
+            sample_at(l, t, probe_rt_ms);
+        }
+        t += 1;
+        assert!(t < from_ms + 60_000, "no probe finished");
+    }
+    t
+}
+
+/// Pins the floor's ratchet (`capacity_halves` converging in 6.2 s after the workers came
+/// back): within a regime the floor could fall on a low reading but never rise, so it drifted
+/// to the lowest of the probes' noisy 5th percentiles, and the gap to the true floor read as a
+/// standing queue of 1–2 requests inside the steering's dead band, which held the limit at
+/// half the workers for seconds. A probe that drained the resource (it lost pass rate) may
+/// now raise the floor a quarter of the way; one that kept the pass rate (still queued) may
+/// not.
+#[test]
+fn littles_floor_rises_only_after_a_probe_that_drained() {
+    let floor_after = |probe_every| {
+        let mut l = warmed();
+        feed(&mut l, 22, 100, 40, FULL, Outcome::Success); // a queue: the knee is found
+        let t = saturate_through_probes(&mut l, 2300, 1, 20, 1);
+        assert_eq!(l.low_floor, Some(Duration::from_millis(20)));
+        // The next probe reads a low RT of 24 ms (the same regime: 1.2 × the min RT).
+        saturate_through_probes(&mut l, t, 1, 24, probe_every);
+        l.low_floor.unwrap()
+    };
+    assert_eq!(floor_after(2), Duration::from_millis(21)); // drained: 20 + (24 − 20) / 4
+    assert_eq!(floor_after(1), Duration::from_millis(20)); // kept the pass rate: held
+}
+
+/// A resource serving 1000 requests a second, each taking `service_ms` unqueued, driven at
+/// the limit from `from_ms` to `to_ms`: by Little's law its RT is `max(service, limit ÷ 1000/s)`
+/// and it answers `min(1000/s, limit ÷ service)`. Returns the limit after each bucket.
+fn drive(l: &mut LittlesLaw, from_ms: u64, to_ms: u64, service_ms: u64) -> Vec<usize> {
+    let mut limits = Vec::new();
+    let mut owed = 0.0;
+    for t in from_ms..to_ms {
+        let limit = l.limit();
+        owed += (limit as f64 / service_ms as f64).min(1.0);
+        while owed >= 1.0 {
+            owed -= 1.0;
+            // Every permit taken when it started (however the limit moved since).
+            let end = t * MS;
+            let rt = service_ms.max(limit as u64);
+            l.on_sample(&Sample {
+                start: Nanos::new(end - rt * MS),
+                latency: Duration::from_millis(rt),
+                in_flight: FULL,
+                outcome: Outcome::Success,
+            });
+        }
+        if t.is_multiple_of(100) {
+            limits.push(l.limit());
+        }
+    }
+    limits
+}
+
+/// Pins a new regime whose RT rose by more than `probe_trigger` (`latency_spike`: the
+/// service 3× slower, 23 s to converge): the steering, which had found its knee under the old
+/// RT, kept growing × 1.1 a bucket from wherever the cuts before the probe had left it. Now
+/// the slow start restarts (× 1.5 a bucket until the resource queues, then the drain to the
+/// BDP), capped at the last capacity measured × the new min RT. After a slowdown that capacity
+/// is the pass rate of the cut buckets right before the probe, so the cap is usually near the
+/// limit the probe left and the steering does the rest (a cap from the capacity before the
+/// change was tried: `network_delay_spike` then held 5× the workers' worth of permits when the
+/// delay went away).
+#[test]
+fn littles_slower_regime_restarts_the_slow_start() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    // 50 ms at 1000/s: the knee is 50.
+    let limits = drive(&mut l, 1000, 10_000, 50);
+    assert!((45..=60).contains(limits.last().unwrap()), "{limits:?}");
+    assert!(l.knee_found && !l.restarted);
+    let capacity = l.capacity;
+    // Every answer now takes 100 ms more (a network hop): the knee is 150.
+    let limits = drive(&mut l, 10_000, 20_000, 150);
+    assert!(l.restarted, "no new regime found: {limits:?}");
+    let min_rt = l.min_rt().unwrap().as_secs_f64();
+    assert!((0.150..0.155).contains(&min_rt), "{min_rt}");
+    let cap = l.restart_cap.expect("a cap");
+    assert!(
+        cap as f64 <= capacity * 0.150 * 1.04 + 3.0,
+        "{cap} {capacity}"
+    );
+    // Back at the knee within the 10 s.
+    assert!((140..=175).contains(limits.last().unwrap()), "{limits:?}");
+}
+
+/// Pins the return after a slowdown (`latency_spike`, 15 s after the service sped up again):
+/// the min RT was the slow regime's, the mean RT fell to half of it, and no probe came until
+/// the periodic one 5 s later, which then held the limit at the top (its depth is the pass
+/// rate × the stale min RT). RTs well below the min RT are a faster resource: the min RT
+/// drops to them and a probe starts at once.
+#[test]
+fn littles_rt_well_below_min_rt_probes_at_once() {
+    let mut l = warmed_with(LittlesLawConfig::default());
+    // Probed at 60 ms: the min RT of a slow regime.
+    let mut t = 2200;
+    while !l.probed {
+        sample_at(&mut l, t, 60);
+        t += 1;
+    }
+    while l.probing() {
+        sample_at(&mut l, t, 60);
+        t += 1;
+    }
+    assert_eq!(l.min_rt(), Some(Duration::from_millis(60)));
+    // The resource speeds up: 20 ms answers, long before the next periodic probe.
+    let start = t;
+    while !l.probing() {
+        sample_at(&mut l, t, 20);
+        t += 1;
+        assert!(t < start + 1000, "no probe within a second");
+    }
+    // The min RT is the recent mean RT now (its last buckets still hold some 60 ms answers).
+    assert!(
+        l.min_rt().unwrap() < Duration::from_millis(40),
+        "{:?}",
+        l.min_rt()
+    );
+}
