@@ -145,9 +145,16 @@ impl Limit {
         let quota = Quota::per_second(rate)
             .unwrap()
             .with_burst(NonZeroU32::new(rate / 10).unwrap());
+        // No response timeout (redis-rs's default is 500 ms): on a loaded machine a stalled
+        // call is a latency to record, not a reason to stop the benchmark.
         let manager = || async {
             let client = redis::Client::open(url).unwrap();
-            redis::aio::ConnectionManager::new(client).await.unwrap()
+            let config = redis::aio::ConnectionManagerConfig::new()
+                .set_response_timeout(None)
+                .set_connection_timeout(Some(Duration::from_secs(60)));
+            redis::aio::ConnectionManager::new_with_config(client, config)
+                .await
+                .unwrap()
         };
         match mode {
             Mode::Ping => Limit::Ping(manager().await),
