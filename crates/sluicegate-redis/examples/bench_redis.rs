@@ -341,9 +341,13 @@ fn most_in_window(times: &mut [u64], w: u64) -> u64 {
     most as u64
 }
 
-/// The `p` quantile of sorted latencies in ns, in µs (nearest rank below).
+/// The `p` quantile of sorted latencies in ns, in µs (nearest rank below); NaN for none (a
+/// round the machine froze from before its start to after its end).
 fn percentile(sorted: &[u64], p: f64) -> f64 {
-    sorted[((sorted.len() - 1) as f64 * p) as usize] as f64 / 1000.0
+    match sorted.len() {
+        0 => f64::NAN,
+        n => sorted[((n - 1) as f64 * p) as usize] as f64 / 1000.0,
+    }
 }
 
 /// Redis's time per command since the last `CONFIG RESETSTAT`, in µs.
@@ -378,6 +382,17 @@ impl Spread {
         let mut v = values.to_vec();
         v.sort_by(f64::total_cmp);
         let n = v.len();
+        if n == 0 {
+            let nan = f64::NAN;
+            return Spread {
+                min: nan,
+                q1: nan,
+                median: nan,
+                q3: nan,
+                max: nan,
+                ci: (nan, nan),
+            };
+        }
         let q = |p: f64| {
             let x = p * (n - 1) as f64;
             let (lo, hi) = (x.floor() as usize, x.ceil() as usize);
@@ -436,11 +451,13 @@ impl Table {
         }
     }
 
-    /// Each round's p99 minus `PING`'s p99 of the same round, for mode `i`.
+    /// Each round's p99 minus `PING`'s p99 of the same round, for mode `i` (rounds where
+    /// either made no call left out).
     fn gaps(&self, i: usize) -> Vec<f64> {
         let ping = &self.series[0].round_p99_us;
         let s = &self.series[i].round_p99_us;
-        s.iter().zip(ping).map(|(m, p)| m - p).collect()
+        let gaps = s.iter().zip(ping).map(|(m, p)| m - p);
+        gaps.filter(|g| g.is_finite()).collect()
     }
 
     /// The last round's gaps, for the progress lines.
@@ -456,7 +473,6 @@ impl Table {
     /// `shared_scripts`: the two scripts ran in the same rounds, so `INFO commandstats`
     /// has their time together (`evalsha`): printed once, below the table.
     fn print(&mut self, shared_scripts: bool) {
-        let rounds = self.series[0].round_p99_us.len();
         println!("\n{}", self.title);
         println!(
             "| mode | decisions | admitted | p50 µs | p99 µs | p99.9 µs | pooled p99 − PING p99 µs | per-round p99 − PING p99 µs: min / Q1 / **median** (95 % CI) / Q3 / max | rounds within +{TARGET_US:.0} | Redis µs per decision | fallbacks |"
@@ -489,8 +505,9 @@ impl Table {
                         g.min, g.q1, g.median, g.ci.0, g.ci.1, g.q3, g.max
                     ),
                     format!(
-                        "{} of {rounds}",
-                        gaps.iter().filter(|g| **g <= TARGET_US).count()
+                        "{} of {}",
+                        gaps.iter().filter(|g| **g <= TARGET_US).count(),
+                        gaps.len()
                     ),
                 )
             };
