@@ -77,10 +77,46 @@ struct Stock {
     server: Duration,
     received: Instant,
     denied_until: Option<(Instant, Decision)>,
-    // Requests asked for since the last lease, spent or not: the traffic a batch should
-    // cover.
-    demand: u64,
+    demand: Demand,
+}
+
+/// The traffic a batch should cover: requests asked for, spent or not, since the last lease
+/// was sent.
+#[derive(Debug)]
+struct Demand {
+    count: u64,
     since: Instant,
+    /// `count` when the lease in flight was sent.
+    at_send: u64,
+}
+
+impl Demand {
+    fn new(now: Instant) -> Self {
+        Demand {
+            count: 0,
+            since: now,
+            at_send: 0,
+        }
+    }
+
+    fn add(&mut self, n: u32) {
+        self.count += u64::from(n);
+    }
+
+    /// Requests per second since the last lease was sent, as a lease is sent at `now`.
+    fn sending(&mut self, now: Instant) -> f64 {
+        self.at_send = self.count;
+        let elapsed = (now - self.since).as_secs_f64().max(1e-6);
+        self.count as f64 / elapsed
+    }
+
+    /// The lease sent at `sent` was answered: the count starts again from its sending,
+    /// keeping the requests that arrived while it was in flight.
+    fn answered(&mut self, sent: Instant) {
+        self.count -= self.at_send.min(self.count);
+        self.at_send = 0;
+        self.since = sent;
+    }
 }
 
 impl HybridGcra {
@@ -97,8 +133,7 @@ impl HybridGcra {
                 server: Duration::ZERO,
                 received: now,
                 denied_until: None,
-                demand: 0,
-                since: now,
+                demand: Demand::new(now),
             }),
             refill: tokio::sync::Mutex::new(()),
             decisions: AtomicU64::new(0),
@@ -153,7 +188,7 @@ impl HybridGcra {
     pub async fn decide(&self, n: u32) -> Result<Verdict, CheckError> {
         let (fresh, _) = step(self.spec.params, 0, 0, n)?;
         self.decisions.fetch_add(1, Ordering::Relaxed);
-        self.lock().demand += u64::from(n);
+        self.lock().demand.add(n);
         if self.spec.params.denies_all() {
             return Ok(Verdict::new(fresh, Source::Redis));
         }
@@ -210,9 +245,7 @@ impl HybridGcra {
         let spec = &self.spec;
         let sent = Instant::now();
         let want = {
-            let s = self.lock();
-            let elapsed = (sent - s.since).as_secs_f64().max(1e-6);
-            let rate = s.demand as f64 / elapsed;
+            let rate = self.lock().demand.sending(sent);
             let batch = (rate * self.lease.as_secs_f64())
                 .ceil()
                 .min(f64::from(u32::MAX)) as u32;
@@ -244,17 +277,12 @@ impl HybridGcra {
                 let denial = Decision::deny(spec.burst, 0, hold, after.reset_after());
                 (received + hold, denial)
             });
-            *s = Stock {
-                tokens: got - n,
-                expires: sent + self.lease,
-                global_room: after.remaining(),
-                reset: after.reset_after(),
-                server,
-                received,
-                denied_until,
-                demand: 0,
-                since: sent,
-            };
+            s.demand.answered(sent);
+            s.tokens = got - n;
+            s.expires = sent + self.lease;
+            s.global_room = after.remaining();
+            s.reset = after.reset_after();
+            s.denied_until = denied_until;
             let decision = Decision::allow(
                 spec.burst,
                 after.remaining().saturating_add(s.tokens),
@@ -273,11 +301,36 @@ impl HybridGcra {
         let decision = Decision::deny(spec.burst, denial.remaining(), hold, denial.reset_after());
         s.denied_until = Some((received + hold, decision));
         s.expires = received;
-        s.demand = 0;
-        s.since = received;
+        s.demand.answered(sent);
         Ok(Verdict {
             decision,
             ..verdict
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Requests that arrive while a lease is in flight count toward the next batch. They
+    /// were dropped when the answer came (the count went to 0, its clock back to the
+    /// sending): callers queued behind a lease then sized the next one from nothing, asked
+    /// for a single token, and the instance settled at one Redis call per decision.
+    #[test]
+    fn requests_during_a_lease_count_toward_the_next() {
+        let t0 = Instant::now();
+        let mut d = Demand::new(t0);
+        d.add(10);
+        let sent = t0 + Duration::from_millis(10);
+        assert!((d.sending(sent) - 1000.0).abs() < 1e-6);
+        // Eight callers arrive, and queue, during the round trip.
+        d.add(8);
+        d.answered(sent);
+        let next = sent + Duration::from_millis(2);
+        assert!(
+            (d.sending(next) - 4000.0).abs() < 1e-6,
+            "eight requests in the 2 ms since the last lease was sent"
+        );
     }
 }
