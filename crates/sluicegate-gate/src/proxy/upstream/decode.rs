@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! Length(n) ──n bytes──▶ Done
-//! Chunked:  Size ──"0"──▶ Trailers ──empty line──▶ Done
+//! Chunked:  Size ──"0"──▶ Trailers ──empty line──▶ Done (handing out the trailers, if any)
 //!            │ ▲
 //!      n > 0 ▼ │ CRLF
 //!          Data(n) ──n bytes──▶ DataEnd
@@ -16,10 +16,17 @@
 //! ```
 
 use bytes::{Buf, Bytes, BytesMut};
+use http::HeaderMap;
+use http::header::{HeaderName, HeaderValue};
 
-/// The longest chunk-size line (with its extensions) or trailer line accepted.
+use super::wire::MAX_HEADERS;
+
+/// The longest chunk-size line accepted, not counting its extensions.
 const MAX_LINE: usize = 4096;
-/// The most trailer bytes accepted (they are read and dropped).
+/// The trailer section's bytes (every line with its CRLF, and the empty line that ends the
+/// section) must stay under this: hyper's client limit with the gate's settings (its
+/// `max_header_size`, 64 KiB), so that both paths relay the same trailers. At most
+/// [`MAX_HEADERS`] fields, as hyper's client holds them.
 const MAX_TRAILERS: usize = 64 * 1024;
 
 /// How a response body ends.
@@ -40,6 +47,8 @@ pub(crate) enum Framing {
 pub(crate) enum Step {
     /// Body bytes, taken out of the buffer.
     Data(Bytes),
+    /// The trailer fields of a chunked body (when it has any); the body has ended.
+    Trailers(HeaderMap),
     /// More bytes must be read.
     More,
     /// The body has ended.
@@ -61,6 +70,9 @@ pub(crate) enum DecodeError {
     /// A line longer than [`MAX_LINE`], or trailers longer than [`MAX_TRAILERS`].
     #[error("chunk line or trailers too long")]
     TooLong,
+    /// A trailer section that does not parse, or has more than [`MAX_HEADERS`] fields.
+    #[error("bad trailer section")]
+    Trailers,
     /// The connection ended before the body did.
     #[error("upstream closed the connection before the end of the body")]
     Truncated,
@@ -70,7 +82,8 @@ pub(crate) enum DecodeError {
 #[derive(Debug)]
 pub(crate) struct Decoder {
     state: State,
-    trailer_bytes: usize,
+    /// The trailer section read so far (its lines with their CRLFs).
+    trailers: BytesMut,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +108,7 @@ impl Decoder {
         };
         Decoder {
             state,
-            trailer_bytes: 0,
+            trailers: BytesMut::new(),
         }
     }
 
@@ -114,7 +127,7 @@ impl Decoder {
     }
 
     /// The next step from the bytes in `buf`: body bytes (taken out of `buf`), a request
-    /// for more, or the end.
+    /// for more, the trailers, or the end.
     ///
     /// # Errors
     ///
@@ -140,7 +153,7 @@ impl Decoder {
                     return Ok(Step::Data(buf.split().freeze()));
                 }
                 State::Size => {
-                    let Some(line) = take_line(buf)? else {
+                    let Some(line) = take_line(buf, MAX_LINE)? else {
                         return Ok(Step::More);
                     };
                     let size = chunk_size(&line)?;
@@ -170,15 +183,22 @@ impl Decoder {
                     Some(_) => return Err(DecodeError::ChunkEnd),
                 },
                 State::Trailers => {
-                    let Some(line) = take_line(buf)? else {
+                    let room = MAX_TRAILERS - self.trailers.len();
+                    let Some(line) = take_line(buf, room)? else {
                         return Ok(Step::More);
                     };
-                    self.trailer_bytes += line.len();
-                    if self.trailer_bytes > MAX_TRAILERS {
+                    let end = line[..] == *b"\r\n";
+                    // Contiguous lines of one read buffer: joined without a copy.
+                    self.trailers.unsplit(line);
+                    if self.trailers.len() >= MAX_TRAILERS {
                         return Err(DecodeError::TooLong);
                     }
-                    if line[..] == *b"\r\n" {
+                    if end {
                         self.state = State::Done;
+                        let section = std::mem::take(&mut self.trailers);
+                        if section.len() > 2 {
+                            return parse_trailers(&section).map(Step::Trailers);
+                        }
                     }
                 }
             }
@@ -213,14 +233,32 @@ fn take(buf: &mut BytesMut, n: u64, then: impl FnOnce(u64) -> State) -> Option<(
     Some((buf.split_to(count).freeze(), then(n - count as u64)))
 }
 
-/// The next line of `buf` (with its CRLF), taken out of it; `None` until it is complete.
-fn take_line(buf: &mut BytesMut) -> Result<Option<BytesMut>, DecodeError> {
-    match buf.iter().take(MAX_LINE).position(|&b| b == b'\n') {
+/// The next line of `buf` (with its CRLF, at most `max` bytes), taken out of it; `None`
+/// until it is complete.
+fn take_line(buf: &mut BytesMut, max: usize) -> Result<Option<BytesMut>, DecodeError> {
+    match buf.iter().take(max).position(|&b| b == b'\n') {
         Some(i) if i == 0 || buf[i - 1] != b'\r' => Err(DecodeError::LineEnd),
         Some(i) => Ok(Some(buf.split_to(i + 1))),
-        None if buf.len() >= MAX_LINE => Err(DecodeError::TooLong),
+        None if buf.len() >= max => Err(DecodeError::TooLong),
         None => Ok(None),
     }
+}
+
+/// The fields of a trailer section (ending in its empty line), parsed as hyper's client
+/// parses them: by `httparse`, at most [`MAX_HEADERS`] fields, no obsolete line folding.
+fn parse_trailers(section: &[u8]) -> Result<HeaderMap, DecodeError> {
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let Ok(httparse::Status::Complete((_, fields))) = httparse::parse_headers(section, &mut fields)
+    else {
+        return Err(DecodeError::Trailers);
+    };
+    let mut map = HeaderMap::with_capacity(fields.len());
+    for f in fields {
+        let name = HeaderName::from_bytes(f.name.as_bytes()).map_err(|_| DecodeError::Trailers)?;
+        let value = HeaderValue::from_bytes(f.value).map_err(|_| DecodeError::Trailers)?;
+        map.append(name, value);
+    }
+    Ok(map)
 }
 
 /// The size a chunk-size line announces: hex digits, then optional whitespace and
@@ -270,6 +308,8 @@ mod tests {
             loop {
                 match d.decode(&mut buf)? {
                     Step::Data(b) => body.extend_from_slice(&b),
+                    // The end follows (`trailers_are_handed_out_at_the_end`).
+                    Step::Trailers(_) => {}
                     Step::More => break,
                     Step::Done => {
                         // What follows the body: the rest of the buffer and what is unread.
@@ -310,6 +350,73 @@ mod tests {
         assert_eq!(body, b"hello world");
         assert_eq!(left, b"NEXT");
         assert!(done);
+    }
+
+    /// The trailer fields come out at the end of the body, once, however the bytes arrive;
+    /// a body without any ends without them.
+    #[test]
+    fn trailers_are_handed_out_at_the_end() {
+        let wire = b"3\r\nabc\r\n0\r\nx-a: 1\r\nX-B: two words\r\nx-a: 2\r\n\r\nNEXT";
+        for cut in 0..wire.len() {
+            let mut d = Decoder::new(Framing::Chunked);
+            let mut buf = BytesMut::from(&wire[..cut]);
+            let mut steps = Vec::new();
+            for more in [&wire[cut..], &b""[..]] {
+                loop {
+                    match d.decode(&mut buf).unwrap() {
+                        Step::More => break,
+                        Step::Done => break,
+                        step => steps.push(step),
+                    }
+                }
+                buf.extend_from_slice(more);
+            }
+            let Some(Step::Trailers(t)) = steps.pop() else {
+                panic!("cut at {cut}: no trailers last: {steps:?}");
+            };
+            let a: Vec<_> = t.get_all("x-a").iter().collect();
+            assert_eq!(a, ["1", "2"], "cut at {cut}");
+            assert_eq!(t["x-b"], "two words", "cut at {cut}");
+            assert!(d.is_done(), "cut at {cut}");
+            assert_eq!(d.decode(&mut buf), Ok(Step::Done));
+        }
+        let mut d = Decoder::new(Framing::Chunked);
+        let mut buf = BytesMut::from(&b"0\r\n\r\n"[..]);
+        assert_eq!(d.decode(&mut buf), Ok(Step::Done), "no trailers, no frame");
+    }
+
+    /// Trailers are held as hyper's client holds them: a section under 64 KiB (a single
+    /// field as long as that too), at most 100 fields, each one that parses.
+    #[test]
+    fn trailer_limits_follow_hyper() {
+        let section = |fields: &[String]| {
+            let mut s = b"0\r\n".to_vec();
+            for f in fields {
+                s.extend_from_slice(f.as_bytes());
+                s.extend_from_slice(b"\r\n");
+            }
+            s.extend_from_slice(b"\r\n");
+            s
+        };
+        // One field: "x: " + value + CRLF, and the closing CRLF: 7 bytes around the value.
+        let one = |total: usize| section(&[format!("x: {}", "v".repeat(total - 7))]);
+        let fields = |n: usize| section(&(0..n).map(|i| format!("x-{i}: v")).collect::<Vec<_>>());
+        for (what, wire, ok) in [
+            ("one field, 64 KiB - 1 in all", one(MAX_TRAILERS - 1), true),
+            ("one field, 64 KiB in all", one(MAX_TRAILERS), false),
+            ("100 fields", fields(100), true),
+            ("101 fields", fields(101), false),
+            ("a bad name", section(&["x y: 1".into()]), false),
+            (
+                "a folded line",
+                section(&["x: 1".into(), " 2".into()]),
+                false,
+            ),
+            ("no colon", section(&["x".into()]), false),
+        ] {
+            let got = run(Framing::Chunked, &wire, &[], true);
+            assert_eq!(got.is_ok(), ok, "{what}: {got:?}");
+        }
     }
 
     /// Chunk framing lines end in CRLF, as hyper's client holds them (the gate's own path
