@@ -23,6 +23,10 @@ use super::wire::MAX_HEADERS;
 
 /// The longest chunk-size line accepted, not counting its extensions.
 const MAX_LINE: usize = 4096;
+/// The chunk extensions of one body (the bytes after each size line's `;`) must stay under
+/// this: hyper's client limit, so that both paths relay the same bodies. Extensions are
+/// ignored (RFC 9112 §7.1.1, which asks for a limit on their total).
+const MAX_EXTENSIONS: usize = 16 * 1024;
 /// The trailer section's bytes (every line with its CRLF, and the empty line that ends the
 /// section) must stay under this: hyper's client limit with the gate's settings (its
 /// `max_header_size`, 64 KiB), so that both paths relay the same trailers. At most
@@ -70,6 +74,9 @@ pub(crate) enum DecodeError {
     /// A line longer than [`MAX_LINE`], or trailers longer than [`MAX_TRAILERS`].
     #[error("chunk line or trailers too long")]
     TooLong,
+    /// Chunk extensions of [`MAX_EXTENSIONS`] bytes or more in one body.
+    #[error("chunk extensions longer than 16 KiB in one body")]
+    Extensions,
     /// A trailer section that does not parse, or has more than [`MAX_HEADERS`] fields.
     #[error("bad trailer section")]
     Trailers,
@@ -84,6 +91,8 @@ pub(crate) struct Decoder {
     state: State,
     /// The trailer section read so far (its lines with their CRLFs).
     trailers: BytesMut,
+    /// The chunk extensions' bytes so far.
+    extensions: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +118,7 @@ impl Decoder {
         Decoder {
             state,
             trailers: BytesMut::new(),
+            extensions: 0,
         }
     }
 
@@ -153,10 +163,15 @@ impl Decoder {
                     return Ok(Step::Data(buf.split().freeze()));
                 }
                 State::Size => {
-                    let Some(line) = take_line(buf, MAX_LINE)? else {
+                    let room = MAX_LINE + MAX_EXTENSIONS - self.extensions;
+                    let Some(line) = take_line(buf, room)? else {
                         return Ok(Step::More);
                     };
-                    let size = chunk_size(&line)?;
+                    let (size, extensions) = chunk_size(&line)?;
+                    self.extensions += extensions;
+                    if self.extensions >= MAX_EXTENSIONS {
+                        return Err(DecodeError::Extensions);
+                    }
                     self.state = if size == 0 {
                         State::Trailers
                     } else {
@@ -261,25 +276,32 @@ fn parse_trailers(section: &[u8]) -> Result<HeaderMap, DecodeError> {
     Ok(map)
 }
 
-/// The size a chunk-size line announces: hex digits, then optional whitespace and
-/// extensions (`;name=value`), which are ignored.
-fn chunk_size(line: &[u8]) -> Result<u64, DecodeError> {
+/// The size a chunk-size line announces, and how many bytes of extensions follow it:
+/// hex digits, then optional spaces and tabs (RFC 9112's `BWS`) and extensions (`;` and
+/// anything but a CR up to the CRLF), which are ignored.
+fn chunk_size(line: &[u8]) -> Result<(u64, usize), DecodeError> {
     let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
     if digits == 0 {
         return Err(DecodeError::ChunkSize);
     }
     let rest = &line[digits..];
     let rest = rest.strip_suffix(b"\r\n").unwrap_or(rest);
-    let rest = rest.trim_ascii_start();
-    if !(rest.is_empty() || rest[0] == b';') || rest.contains(&b'\r') {
-        return Err(DecodeError::ChunkSize);
-    }
-    line[..digits].iter().try_fold(0u64, |size, &b| {
+    let blank = rest
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
+    let extensions = match rest[blank..].split_first() {
+        None => 0,
+        Some((b';', ext)) if !ext.contains(&b'\r') => ext.len(),
+        Some(_) => return Err(DecodeError::ChunkSize),
+    };
+    let size = line[..digits].iter().try_fold(0u64, |size, &b| {
         let d = u64::from(char::from(b).to_digit(16).expect("a hex digit"));
         size.checked_mul(16)
             .and_then(|s| s.checked_add(d))
             .ok_or(DecodeError::ChunkSize)
-    })
+    })?;
+    Ok((size, extensions))
 }
 
 #[cfg(test)]
@@ -447,6 +469,8 @@ mod tests {
             b"1 2\r\n",
             b"10000000000000000\r\n",
             b"5\rx\r\n",
+            b"5\x0c;x\r\n",
+            b"5;x\ry\r\n",
         ] {
             assert_eq!(
                 run(Framing::Chunked, line, &[], false),
@@ -470,9 +494,32 @@ mod tests {
         );
     }
 
+    /// Extensions are skipped, up to 16 KiB - 1 of them in one body (hyper's limit), in
+    /// lines as long as that.
+    #[test]
+    fn chunk_extensions_are_ignored_up_to_hyper_limit() {
+        let body = |extensions: &[usize]| {
+            let mut wire = Vec::new();
+            for &n in extensions {
+                wire.extend_from_slice(format!("1 \t;{}\r\na\r\n", "e".repeat(n)).as_bytes());
+            }
+            wire.extend_from_slice(b"0;x=\"y\"\r\n\r\n");
+            run(Framing::Chunked, &wire, &[7, 5000], true)
+        };
+        let got = body(&[MAX_EXTENSIONS - 6]).unwrap();
+        assert_eq!(
+            (got.0, got.2),
+            (b"a".to_vec(), true),
+            "5 more in the last chunk"
+        );
+        assert_eq!(body(&[MAX_EXTENSIONS - 5]), Err(DecodeError::Extensions));
+        assert_eq!(body(&[8000, 8000, 378]).map(|g| g.0.len()), Ok(3));
+        assert_eq!(body(&[8000, 8000, 379]), Err(DecodeError::Extensions));
+    }
+
     #[test]
     fn endless_lines_are_refused() {
-        let long = vec![b'1'; MAX_LINE + 1];
+        let long = vec![b'1'; MAX_LINE + MAX_EXTENSIONS + 1];
         assert_eq!(
             run(Framing::Chunked, &long, &[], false),
             Err(DecodeError::TooLong)
