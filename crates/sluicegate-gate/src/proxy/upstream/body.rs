@@ -56,8 +56,9 @@ impl UpstreamBody {
                 authority,
             } => {
                 if keep_alive && decoder.is_done() && wire.buf.is_empty() {
-                    super::WIRES
-                        .with_borrow_mut(|idle| super::check_in(idle, authority, wire, keep_for));
+                    super::with_idle(|idle| {
+                        super::check_in(&mut idle.wires, authority, wire, keep_for);
+                    });
                 }
             }
             UpstreamBody::Hyper {
@@ -68,8 +69,9 @@ impl UpstreamBody {
                 keep_for,
             } => {
                 if (ended || body.is_end_stream()) && !sender.is_closed() {
-                    super::SENDERS
-                        .with_borrow_mut(|idle| super::check_in(idle, authority, sender, keep_for));
+                    super::with_idle(|idle| {
+                        super::check_in(&mut idle.senders, authority, sender, keep_for);
+                    });
                 }
             }
         }
