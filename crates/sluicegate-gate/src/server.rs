@@ -144,11 +144,9 @@ impl Started {
         } else {
             None
         };
-        // One worker: this runtime serves the connections, and sweeps their idle upstream
-        // connections (each worker thread sweeps its own).
-        let _sweeper = workers
-            .is_none()
-            .then(|| AbortOnDrop(tokio::spawn(sweep_idle_upstreams())));
+        // One sweeper for the idle upstream connections of every thread: the worker threads',
+        // or those of this runtime, however many threads it has.
+        let _sweeper = AbortOnDrop(tokio::spawn(sweep_idle_upstreams()));
         let mut loops = Vec::new();
         for listener in self.proxy {
             loops.push(tokio::spawn(accept(
@@ -264,10 +262,7 @@ impl Workers {
                 .name(format!("sluicegate-worker-{i}"))
                 .spawn(move || {
                     runtime.block_on(async move {
-                        tokio::select! {
-                            _ = stopped => {}
-                            () = sweep_idle_upstreams() => {}
-                        }
+                        let _ = stopped.await;
                     });
                 })?;
         }

@@ -4,6 +4,7 @@
 //! `sluicegate load` (the load generator alone).
 
 pub mod load;
+mod record;
 pub mod run;
 pub mod upstream;
 

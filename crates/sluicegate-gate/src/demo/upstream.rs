@@ -23,6 +23,8 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
+use super::record::Kept;
+
 /// The path at which the upstream reports its [`UpstreamStats`] as JSON.
 pub const STATS_PATH: &str = "/__upstream/stats";
 
@@ -90,9 +92,10 @@ pub struct UpstreamStats {
     abandoned: AtomicU64,
     started_for_nobody: AtomicU64,
     /// `(gives up at, started at)` in µs since the epoch, for each request started after its
-    /// caller's stated give-up time: a load generator that knows when it really closed can
-    /// tell which of these truly had nobody waiting.
-    late_starts: std::sync::Mutex<Vec<(u128, u128)>>,
+    /// caller's stated give-up time (the first [`super::record::KEEP`];
+    /// `started_for_nobody` counts them all): a load generator that knows when it really
+    /// closed can tell which of these truly had nobody waiting.
+    late_starts: std::sync::Mutex<Kept<(u128, u128)>>,
 }
 
 /// A copy of [`UpstreamStats`] at one moment.
@@ -135,6 +138,7 @@ impl UpstreamStats {
             .late_starts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .kept()
             .iter()
             .map(|&(at, started)| [at, started])
             .collect::<Vec<_>>();
@@ -322,5 +326,13 @@ mod tests {
             v["late_starts"],
             serde_json::json!([[1_764_612_345_678_901_u64, 1_764_612_345_679_000_u64]])
         );
+        // However many there are, the first ones only.
+        for i in 0..super::super::record::KEEP as u128 {
+            stats.late_starts.lock().unwrap().push((i, i + 1));
+        }
+        let v: serde_json::Value = serde_json::from_str(&stats.to_json()).unwrap();
+        let late = v["late_starts"].as_array().unwrap();
+        assert_eq!(late.len(), super::super::record::KEEP);
+        assert_eq!(late[1], serde_json::json!([0, 1]));
     }
 }

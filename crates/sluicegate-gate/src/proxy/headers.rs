@@ -11,13 +11,14 @@ use http::{Version, request};
 use crate::config::UpstreamUrl;
 
 /// Headers this hop removes: those that describe one connection, not the message
-/// (RFC 9110 §7.6.1), and proxy credentials, which are for this hop only.
-static HOP_BY_HOP: [HeaderName; 8] = [
+/// (RFC 9110 §7.6.1), and proxy credentials, which are for this hop only. `Trailer` is not
+/// one (RFC 9110 §6.6.2; RFC 2616 listed it): it names the trailer fields that follow the
+/// body, and hyper's server relays to the client only the trailers it names.
+static HOP_BY_HOP: [HeaderName; 7] = [
     header::CONNECTION,
     HeaderName::from_static("keep-alive"),
     HeaderName::from_static("proxy-connection"),
     header::TE,
-    header::TRAILER,
     header::TRANSFER_ENCODING,
     header::UPGRADE,
     header::PROXY_AUTHORIZATION,
@@ -264,6 +265,7 @@ mod tests {
                 .header("te", "trailers")
                 .header("upgrade", "websocket")
                 .header("x-kept", "yes")
+                .header("trailer", "x-sum")
                 .body(())
                 .unwrap(),
         );
@@ -277,6 +279,10 @@ mod tests {
             assert!(!p.headers.contains_key(h), "{h} forwarded");
         }
         assert_eq!(p.headers["x-kept"], "yes");
+        assert_eq!(
+            p.headers["trailer"], "x-sum",
+            "end to end (RFC 9110 §6.6.2)"
+        );
         assert_eq!(p.headers["host"], "api.example");
         assert_eq!(p.uri, "/a?b=1");
         assert_eq!(p.headers["x-forwarded-for"], "10.0.0.7");

@@ -1,10 +1,13 @@
-//! A real `redis-server` per test, on a loopback port held for it, stopped when dropped.
-//! Shared by the test support of `sluicegate-redis` and `sluicegate-gate` (which includes
-//! this file by path): no mock Redis, and no skipping when it is missing.
+//! A real `redis-server` per test, on a loopback port held for it, stopped when dropped,
+//! and killed with the test process when that is killed from outside (SIGKILL runs no
+//! `Drop`). Shared by the test support of `sluicegate-redis` and `sluicegate-gate` (which
+//! includes this file by path): no mock Redis, and no skipping when it is missing.
 
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// A loopback port held for as long as this lives: a socket bound to it with `SO_REUSEADDR`,
@@ -71,18 +74,18 @@ impl RedisServer {
     /// Starts the server again on its port, after [`kill`](Self::kill).
     pub fn restart(&mut self) {
         assert!(self.child.is_none(), "redis-server is running");
-        let child = Command::new("redis-server")
+        let mut command = tied_to_this_process("redis-server");
+        command
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "cannot start redis-server ({e}); these tests need a real Redis: \
+            .stderr(Stdio::null());
+        let child = spawn_from_a_lasting_thread(command).unwrap_or_else(|e| {
+            panic!(
+                "cannot start redis-server ({e}); these tests need a real Redis: \
                      install it with `apt-get install -y redis-server` (scripts/test.sh does)"
-                )
-            });
+            )
+        });
         self.child = Some(child);
         self.wait_ready();
     }
@@ -90,6 +93,11 @@ impl RedisServer {
     /// The URL to connect to.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// The server's process id (0 while it is killed).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
     }
 
     /// Waits until the server answers `PING`. No deadline short of a minute: a loaded
@@ -104,7 +112,9 @@ impl RedisServer {
                 && let Ok(Some(status)) = child.try_wait()
             {
                 panic!(
-                    "redis-server exited ({status}) instead of listening on {}",
+                    "redis-server exited ({status}) instead of listening on {} (through \
+                     setpriv, a redis-server that is not installed ends so too: install it \
+                     with `apt-get install -y redis-server`)",
                     self.port
                 );
             }
@@ -130,6 +140,58 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// A command that runs `program` and dies with this process: through util-linux's
+/// `setpriv --pdeathsig KILL` (essential on Debian) when it is on `PATH`, which execs the
+/// program with the parent-death signal set (the workspace forbids the `unsafe` a
+/// `pre_exec` `prctl` would need). Without `setpriv`, `program` itself, which a killed test
+/// process leaves behind.
+fn tied_to_this_process(program: &str) -> Command {
+    static SETPRIV: OnceLock<bool> = OnceLock::new();
+    let setpriv = *SETPRIV.get_or_init(|| {
+        Command::new("setpriv")
+            .args(["--pdeathsig", "KILL", "--", "true"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if !setpriv {
+        return Command::new(program);
+    }
+    let mut command = Command::new("setpriv");
+    command.args(["--pdeathsig", "KILL", "--", program]);
+    command
+}
+
+/// Spawns `command` from a thread that lives as long as the process. The parent-death
+/// signal follows the *thread* that started the child, not the process: started from a
+/// test's own thread, a server would be killed when that thread ends, even when it was
+/// handed on to outlive it.
+fn spawn_from_a_lasting_thread(command: Command) -> io::Result<Child> {
+    type Spawn = (Command, mpsc::Sender<io::Result<Child>>);
+    static SPAWNER: OnceLock<mpsc::Sender<Spawn>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Spawn>();
+        std::thread::Builder::new()
+            .name("redis-spawner".into())
+            .spawn(move || {
+                // Never ends: the sender is in a static.
+                for (mut command, reply) in rx {
+                    let _ = reply.send(command.spawn());
+                }
+            })
+            .expect("a thread to start redis-server from");
+        tx
+    });
+    let (reply, child) = mpsc::channel();
+    spawner
+        .send((command, reply))
+        .map_err(|_| io::Error::other("the spawning thread is gone"))?;
+    child
+        .recv()
+        .map_err(|_| io::Error::other("the spawning thread is gone"))?
 }
 
 /// Whether a Redis on `port` answers `PING` (the inline protocol; no client crate needed).

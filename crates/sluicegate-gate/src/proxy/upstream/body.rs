@@ -33,8 +33,8 @@ pub(crate) enum UpstreamBody {
     /// Read by hyper's client connection (requests that carried a body).
     Hyper {
         body: Incoming,
-        /// Whether `body` has given its last frame (`Incoming` never says a chunked body
-        /// has ended).
+        /// Whether `body` has given its last frame, the end or the trailers (`Incoming`
+        /// never says a chunked body has ended).
         ended: bool,
         sender: SendRequest<Incoming>,
         authority: Authority,
@@ -56,8 +56,9 @@ impl UpstreamBody {
                 authority,
             } => {
                 if keep_alive && decoder.is_done() && wire.buf.is_empty() {
-                    super::WIRES
-                        .with_borrow_mut(|idle| super::check_in(idle, authority, wire, keep_for));
+                    super::with_idle(|idle| {
+                        super::check_in(&mut idle.wires, authority, wire, keep_for);
+                    });
                 }
             }
             UpstreamBody::Hyper {
@@ -68,8 +69,9 @@ impl UpstreamBody {
                 keep_for,
             } => {
                 if (ended || body.is_end_stream()) && !sender.is_closed() {
-                    super::SENDERS
-                        .with_borrow_mut(|idle| super::check_in(idle, authority, sender, keep_for));
+                    super::with_idle(|idle| {
+                        super::check_in(&mut idle.senders, authority, sender, keep_for);
+                    });
                 }
             }
         }
@@ -88,6 +90,7 @@ impl Body for UpstreamBody {
             UpstreamBody::Wire { wire, decoder, .. } => loop {
                 match decoder.decode(&mut wire.buf).map_err(WireError::from)? {
                     Step::Data(bytes) => return Poll::Ready(Some(Ok(Frame::data(bytes)))),
+                    Step::Trailers(map) => return Poll::Ready(Some(Ok(Frame::trailers(map)))),
                     Step::Done => return Poll::Ready(None),
                     Step::More => {
                         wire.buf.reserve(READ_SIZE);
@@ -104,7 +107,12 @@ impl Body for UpstreamBody {
             },
             UpstreamBody::Hyper { body, ended, .. } => {
                 let frame = ready!(Pin::new(body).poll_frame(cx));
-                *ended = frame.is_none();
+                // Trailers are a body's last frame: hyper's server stops polling after them.
+                *ended = match &frame {
+                    None => true,
+                    Some(Ok(f)) => f.is_trailers(),
+                    Some(Err(_)) => false,
+                };
                 Poll::Ready(frame.map(|r| r.map_err(BodyError::from)))
             }
         }

@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! Length(n) ──n bytes──▶ Done
-//! Chunked:  Size ──"0"──▶ Trailers ──empty line──▶ Done
+//! Chunked:  Size ──"0"──▶ Trailers ──empty line──▶ Done (handing out the trailers, if any)
 //!            │ ▲
 //!      n > 0 ▼ │ CRLF
 //!          Data(n) ──n bytes──▶ DataEnd
@@ -16,10 +16,21 @@
 //! ```
 
 use bytes::{Buf, Bytes, BytesMut};
+use http::HeaderMap;
+use http::header::{HeaderName, HeaderValue};
 
-/// The longest chunk-size line (with its extensions) or trailer line accepted.
+use super::wire::MAX_HEADERS;
+
+/// The longest chunk-size line accepted, not counting its extensions.
 const MAX_LINE: usize = 4096;
-/// The most trailer bytes accepted (they are read and dropped).
+/// The chunk extensions of one body (the bytes after each size line's `;`) must stay under
+/// this: hyper's client limit, so that both paths relay the same bodies. Extensions are
+/// ignored (RFC 9112 §7.1.1, which asks for a limit on their total).
+const MAX_EXTENSIONS: usize = 16 * 1024;
+/// The trailer section's bytes (every line with its CRLF, and the empty line that ends the
+/// section) must stay under this: hyper's client limit with the gate's settings (its
+/// `max_header_size`, 64 KiB), so that both paths relay the same trailers. At most
+/// [`MAX_HEADERS`] fields, as hyper's client holds them.
 const MAX_TRAILERS: usize = 64 * 1024;
 
 /// How a response body ends.
@@ -40,6 +51,8 @@ pub(crate) enum Framing {
 pub(crate) enum Step {
     /// Body bytes, taken out of the buffer.
     Data(Bytes),
+    /// The trailer fields of a chunked body (when it has any); the body has ended.
+    Trailers(HeaderMap),
     /// More bytes must be read.
     More,
     /// The body has ended.
@@ -61,6 +74,12 @@ pub(crate) enum DecodeError {
     /// A line longer than [`MAX_LINE`], or trailers longer than [`MAX_TRAILERS`].
     #[error("chunk line or trailers too long")]
     TooLong,
+    /// Chunk extensions of [`MAX_EXTENSIONS`] bytes or more in one body.
+    #[error("chunk extensions longer than 16 KiB in one body")]
+    Extensions,
+    /// A trailer section that does not parse, or has more than [`MAX_HEADERS`] fields.
+    #[error("bad trailer section")]
+    Trailers,
     /// The connection ended before the body did.
     #[error("upstream closed the connection before the end of the body")]
     Truncated,
@@ -70,7 +89,10 @@ pub(crate) enum DecodeError {
 #[derive(Debug)]
 pub(crate) struct Decoder {
     state: State,
-    trailer_bytes: usize,
+    /// The trailer section read so far (its lines with their CRLFs).
+    trailers: BytesMut,
+    /// The chunk extensions' bytes so far.
+    extensions: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +117,8 @@ impl Decoder {
         };
         Decoder {
             state,
-            trailer_bytes: 0,
+            trailers: BytesMut::new(),
+            extensions: 0,
         }
     }
 
@@ -114,7 +137,7 @@ impl Decoder {
     }
 
     /// The next step from the bytes in `buf`: body bytes (taken out of `buf`), a request
-    /// for more, or the end.
+    /// for more, the trailers, or the end.
     ///
     /// # Errors
     ///
@@ -140,10 +163,15 @@ impl Decoder {
                     return Ok(Step::Data(buf.split().freeze()));
                 }
                 State::Size => {
-                    let Some(line) = take_line(buf)? else {
+                    let room = MAX_LINE + MAX_EXTENSIONS - self.extensions;
+                    let Some(line) = take_line(buf, room)? else {
                         return Ok(Step::More);
                     };
-                    let size = chunk_size(&line)?;
+                    let (size, extensions) = chunk_size(&line)?;
+                    self.extensions += extensions;
+                    if self.extensions >= MAX_EXTENSIONS {
+                        return Err(DecodeError::Extensions);
+                    }
                     self.state = if size == 0 {
                         State::Trailers
                     } else {
@@ -170,15 +198,22 @@ impl Decoder {
                     Some(_) => return Err(DecodeError::ChunkEnd),
                 },
                 State::Trailers => {
-                    let Some(line) = take_line(buf)? else {
+                    let room = MAX_TRAILERS - self.trailers.len();
+                    let Some(line) = take_line(buf, room)? else {
                         return Ok(Step::More);
                     };
-                    self.trailer_bytes += line.len();
-                    if self.trailer_bytes > MAX_TRAILERS {
+                    let end = line[..] == *b"\r\n";
+                    // Contiguous lines of one read buffer: joined without a copy.
+                    self.trailers.unsplit(line);
+                    if self.trailers.len() >= MAX_TRAILERS {
                         return Err(DecodeError::TooLong);
                     }
-                    if line[..] == *b"\r\n" {
+                    if end {
                         self.state = State::Done;
+                        let section = std::mem::take(&mut self.trailers);
+                        if section.len() > 2 {
+                            return parse_trailers(&section).map(Step::Trailers);
+                        }
                     }
                 }
             }
@@ -213,35 +248,60 @@ fn take(buf: &mut BytesMut, n: u64, then: impl FnOnce(u64) -> State) -> Option<(
     Some((buf.split_to(count).freeze(), then(n - count as u64)))
 }
 
-/// The next line of `buf` (with its CRLF), taken out of it; `None` until it is complete.
-fn take_line(buf: &mut BytesMut) -> Result<Option<BytesMut>, DecodeError> {
-    match buf.iter().take(MAX_LINE).position(|&b| b == b'\n') {
+/// The next line of `buf` (with its CRLF, at most `max` bytes), taken out of it; `None`
+/// until it is complete.
+fn take_line(buf: &mut BytesMut, max: usize) -> Result<Option<BytesMut>, DecodeError> {
+    match buf.iter().take(max).position(|&b| b == b'\n') {
         Some(i) if i == 0 || buf[i - 1] != b'\r' => Err(DecodeError::LineEnd),
         Some(i) => Ok(Some(buf.split_to(i + 1))),
-        None if buf.len() >= MAX_LINE => Err(DecodeError::TooLong),
+        None if buf.len() >= max => Err(DecodeError::TooLong),
         None => Ok(None),
     }
 }
 
-/// The size a chunk-size line announces: hex digits, then optional whitespace and
-/// extensions (`;name=value`), which are ignored.
-fn chunk_size(line: &[u8]) -> Result<u64, DecodeError> {
+/// The fields of a trailer section (ending in its empty line), parsed as hyper's client
+/// parses them: by `httparse`, at most [`MAX_HEADERS`] fields, no obsolete line folding.
+fn parse_trailers(section: &[u8]) -> Result<HeaderMap, DecodeError> {
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let Ok(httparse::Status::Complete((_, fields))) = httparse::parse_headers(section, &mut fields)
+    else {
+        return Err(DecodeError::Trailers);
+    };
+    let mut map = HeaderMap::with_capacity(fields.len());
+    for f in fields {
+        let name = HeaderName::from_bytes(f.name.as_bytes()).map_err(|_| DecodeError::Trailers)?;
+        let value = HeaderValue::from_bytes(f.value).map_err(|_| DecodeError::Trailers)?;
+        map.append(name, value);
+    }
+    Ok(map)
+}
+
+/// The size a chunk-size line announces, and how many bytes of extensions follow it:
+/// hex digits, then optional spaces and tabs (RFC 9112's `BWS`) and extensions (`;` and
+/// anything but a CR up to the CRLF), which are ignored.
+fn chunk_size(line: &[u8]) -> Result<(u64, usize), DecodeError> {
     let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
     if digits == 0 {
         return Err(DecodeError::ChunkSize);
     }
     let rest = &line[digits..];
     let rest = rest.strip_suffix(b"\r\n").unwrap_or(rest);
-    let rest = rest.trim_ascii_start();
-    if !(rest.is_empty() || rest[0] == b';') || rest.contains(&b'\r') {
-        return Err(DecodeError::ChunkSize);
-    }
-    line[..digits].iter().try_fold(0u64, |size, &b| {
+    let blank = rest
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
+    let extensions = match rest[blank..].split_first() {
+        None => 0,
+        Some((b';', ext)) if !ext.contains(&b'\r') => ext.len(),
+        Some(_) => return Err(DecodeError::ChunkSize),
+    };
+    let size = line[..digits].iter().try_fold(0u64, |size, &b| {
         let d = u64::from(char::from(b).to_digit(16).expect("a hex digit"));
         size.checked_mul(16)
             .and_then(|s| s.checked_add(d))
             .ok_or(DecodeError::ChunkSize)
-    })
+    })?;
+    Ok((size, extensions))
 }
 
 #[cfg(test)]
@@ -270,6 +330,8 @@ mod tests {
             loop {
                 match d.decode(&mut buf)? {
                     Step::Data(b) => body.extend_from_slice(&b),
+                    // The end follows (`trailers_are_handed_out_at_the_end`).
+                    Step::Trailers(_) => {}
                     Step::More => break,
                     Step::Done => {
                         // What follows the body: the rest of the buffer and what is unread.
@@ -312,6 +374,73 @@ mod tests {
         assert!(done);
     }
 
+    /// The trailer fields come out at the end of the body, once, however the bytes arrive;
+    /// a body without any ends without them.
+    #[test]
+    fn trailers_are_handed_out_at_the_end() {
+        let wire = b"3\r\nabc\r\n0\r\nx-a: 1\r\nX-B: two words\r\nx-a: 2\r\n\r\nNEXT";
+        for cut in 0..wire.len() {
+            let mut d = Decoder::new(Framing::Chunked);
+            let mut buf = BytesMut::from(&wire[..cut]);
+            let mut steps = Vec::new();
+            for more in [&wire[cut..], &b""[..]] {
+                loop {
+                    match d.decode(&mut buf).unwrap() {
+                        Step::More => break,
+                        Step::Done => break,
+                        step => steps.push(step),
+                    }
+                }
+                buf.extend_from_slice(more);
+            }
+            let Some(Step::Trailers(t)) = steps.pop() else {
+                panic!("cut at {cut}: no trailers last: {steps:?}");
+            };
+            let a: Vec<_> = t.get_all("x-a").iter().collect();
+            assert_eq!(a, ["1", "2"], "cut at {cut}");
+            assert_eq!(t["x-b"], "two words", "cut at {cut}");
+            assert!(d.is_done(), "cut at {cut}");
+            assert_eq!(d.decode(&mut buf), Ok(Step::Done));
+        }
+        let mut d = Decoder::new(Framing::Chunked);
+        let mut buf = BytesMut::from(&b"0\r\n\r\n"[..]);
+        assert_eq!(d.decode(&mut buf), Ok(Step::Done), "no trailers, no frame");
+    }
+
+    /// Trailers are held as hyper's client holds them: a section under 64 KiB (a single
+    /// field as long as that too), at most 100 fields, each one that parses.
+    #[test]
+    fn trailer_limits_follow_hyper() {
+        let section = |fields: &[String]| {
+            let mut s = b"0\r\n".to_vec();
+            for f in fields {
+                s.extend_from_slice(f.as_bytes());
+                s.extend_from_slice(b"\r\n");
+            }
+            s.extend_from_slice(b"\r\n");
+            s
+        };
+        // One field: "x: " + value + CRLF, and the closing CRLF: 7 bytes around the value.
+        let one = |total: usize| section(&[format!("x: {}", "v".repeat(total - 7))]);
+        let fields = |n: usize| section(&(0..n).map(|i| format!("x-{i}: v")).collect::<Vec<_>>());
+        for (what, wire, ok) in [
+            ("one field, 64 KiB - 1 in all", one(MAX_TRAILERS - 1), true),
+            ("one field, 64 KiB in all", one(MAX_TRAILERS), false),
+            ("100 fields", fields(100), true),
+            ("101 fields", fields(101), false),
+            ("a bad name", section(&["x y: 1".into()]), false),
+            (
+                "a folded line",
+                section(&["x: 1".into(), " 2".into()]),
+                false,
+            ),
+            ("no colon", section(&["x".into()]), false),
+        ] {
+            let got = run(Framing::Chunked, &wire, &[], true);
+            assert_eq!(got.is_ok(), ok, "{what}: {got:?}");
+        }
+    }
+
     /// Chunk framing lines end in CRLF, as hyper's client holds them (the gate's own path
     /// accepted a bare LF, so a `GET` got a body where a `POST` got a cut connection).
     #[test]
@@ -340,6 +469,8 @@ mod tests {
             b"1 2\r\n",
             b"10000000000000000\r\n",
             b"5\rx\r\n",
+            b"5\x0c;x\r\n",
+            b"5;x\ry\r\n",
         ] {
             assert_eq!(
                 run(Framing::Chunked, line, &[], false),
@@ -363,9 +494,32 @@ mod tests {
         );
     }
 
+    /// Extensions are skipped, up to 16 KiB - 1 of them in one body (hyper's limit), in
+    /// lines as long as that.
+    #[test]
+    fn chunk_extensions_are_ignored_up_to_hyper_limit() {
+        let body = |extensions: &[usize]| {
+            let mut wire = Vec::new();
+            for &n in extensions {
+                wire.extend_from_slice(format!("1 \t;{}\r\na\r\n", "e".repeat(n)).as_bytes());
+            }
+            wire.extend_from_slice(b"0;x=\"y\"\r\n\r\n");
+            run(Framing::Chunked, &wire, &[7, 5000], true)
+        };
+        let got = body(&[MAX_EXTENSIONS - 6]).unwrap();
+        assert_eq!(
+            (got.0, got.2),
+            (b"a".to_vec(), true),
+            "5 more in the last chunk"
+        );
+        assert_eq!(body(&[MAX_EXTENSIONS - 5]), Err(DecodeError::Extensions));
+        assert_eq!(body(&[8000, 8000, 378]).map(|g| g.0.len()), Ok(3));
+        assert_eq!(body(&[8000, 8000, 379]), Err(DecodeError::Extensions));
+    }
+
     #[test]
     fn endless_lines_are_refused() {
-        let long = vec![b'1'; MAX_LINE + 1];
+        let long = vec![b'1'; MAX_LINE + MAX_EXTENSIONS + 1];
         assert_eq!(
             run(Framing::Chunked, &long, &[], false),
             Err(DecodeError::TooLong)

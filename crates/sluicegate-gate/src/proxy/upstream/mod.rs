@@ -3,15 +3,17 @@
 //! A request without a body (most of them) is written by the gate itself on a connection of
 //! its own ([`wire`]); one with a body goes through hyper's client connection, which streams
 //! both ways at once. Either way, a request takes its thread's most recently returned idle
-//! connection to its upstream (a warm socket, and no lock: the list belongs to the thread)
-//! or opens a new one. The connection goes back to the idle list when the response body has
-//! been read to its end ([`UpstreamBody::check_in`], called by `PermitBody`); an exchange
-//! that ends any other way closes it. Idle connections are dropped past [`MAX_IDLE`] per
-//! upstream per thread, and by [`sweep`], which each worker thread runs every
-//! [`SWEEP_EVERY`]: those the upstream has closed (no socket left in `CLOSE_WAIT` on a
-//! thread without traffic), those past the upstream's own keep-alive timeout, and those
-//! idle longer than [`IDLE_TIMEOUT`]. A checkout and a check-in drop what they find dead or
-//! stale on the way.
+//! connection to its upstream (a warm socket; the list belongs to the thread, so its lock is
+//! never contended but by the sweep) or opens a new one. The connection goes back to the
+//! idle list when the response body has been read to its end ([`UpstreamBody::check_in`],
+//! called by `PermitBody`); an exchange that ends any other way closes it. Idle connections
+//! are dropped past [`MAX_IDLE`] per upstream per thread, and by [`sweep`], which the gate
+//! runs every [`SWEEP_EVERY`] over the idle lists of every thread that has one, whatever
+//! runtime the thread belongs to (the gate's own worker threads, or every thread of a
+//! caller's multi-thread runtime, where a task may run on any of them): those the upstream
+//! has closed (no socket left in `CLOSE_WAIT` on a thread without traffic), those past the
+//! upstream's own keep-alive timeout, and those idle longer than [`IDLE_TIMEOUT`]. A
+//! checkout and a check-in drop what they find dead or stale on the way.
 //!
 //! A reused connection the upstream closed just as it was picked: a request without a body
 //! that got no byte of an answer is sent once more on a new connection when its method is
@@ -25,10 +27,10 @@ mod body;
 mod decode;
 mod wire;
 
-use std::cell::RefCell;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
@@ -57,7 +59,7 @@ pub(super) const MAX_IDLE: usize = 1024;
 pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How many idle connections a checkout looks at before opening a new one.
 const SCAN: usize = 8;
-/// How often each worker thread sweeps its idle connections ([`sweep`]).
+/// How often the gate sweeps the idle connections ([`sweep`]).
 pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(10);
 
 /// Why an upstream exchange failed.
@@ -92,11 +94,38 @@ struct Idle<C> {
 /// Idle connections by upstream (a gate has a few upstreams: a list).
 type IdleLists<C> = Vec<(Authority, Vec<Idle<C>>)>;
 
+/// One thread's idle connections.
+#[derive(Default)]
+struct IdlePools {
+    /// The gate's own connections.
+    wires: IdleLists<Wire>,
+    /// hyper's connections.
+    senders: IdleLists<SendRequest<Incoming>>,
+}
+
+/// Every thread's idle connections, for [`sweep`]; a thread that has ended leaves a dead
+/// entry, forgotten at the next sweep.
+static EVERY_THREAD: Mutex<Vec<Weak<Mutex<IdlePools>>>> = Mutex::new(Vec::new());
+
 thread_local! {
-    /// This thread's idle connections of its own.
-    static WIRES: RefCell<IdleLists<Wire>> = const { RefCell::new(Vec::new()) };
-    /// This thread's idle hyper connections.
-    static SENDERS: RefCell<IdleLists<SendRequest<Incoming>>> = const { RefCell::new(Vec::new()) };
+    /// This thread's idle connections, registered in [`EVERY_THREAD`] at first use.
+    static THIS_THREAD: Arc<Mutex<IdlePools>> = {
+        let pools = Arc::default();
+        lock(&EVERY_THREAD).push(Arc::downgrade(&pools));
+        pools
+    };
+}
+
+/// A lock that a panic elsewhere does not poison for good (the lists stay consistent: each
+/// change to them is one call on a `Vec`).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs `f` on this thread's idle connections; `None` while the thread is ending (its
+/// connections are gone with it).
+fn with_idle<R>(f: impl FnOnce(&mut IdlePools) -> R) -> Option<R> {
+    THIS_THREAD.try_with(|p| f(&mut lock(p))).ok()
 }
 
 /// Puts `conn` at the back of `authority`'s idle list, to be kept at most `keep_for` (the
@@ -156,16 +185,27 @@ fn check_out<C>(
     None
 }
 
-/// Drops this thread's idle connections that the upstream has closed, that are past the
-/// keep-alive timeout their upstream gave, or that have been idle longer than
+/// Drops the idle connections of every thread that the upstream has closed, that are past
+/// the keep-alive timeout their upstream gave, or that have been idle longer than
 /// [`IDLE_TIMEOUT`], and forgets upstreams with none left (one a reload removed, say).
+///
+/// Each thread's lists are locked in turn, for as long as that thread's sweep takes.
 pub(crate) fn sweep() {
+    let threads: Vec<Arc<Mutex<IdlePools>>> = {
+        let mut all = lock(&EVERY_THREAD);
+        all.retain(|p| p.strong_count() > 0);
+        all.iter().filter_map(Weak::upgrade).collect()
+    };
     let now = Instant::now();
-    WIRES.with_borrow_mut(|idle| sweep_lists(idle, now, Wire::is_usable));
-    SENDERS.with_borrow_mut(|idle| sweep_lists(idle, now, |s| !s.is_closed()));
+    for pools in threads {
+        let pools = &mut *lock(&pools);
+        sweep_lists(&mut pools.wires, now, Wire::is_usable);
+        sweep_lists(&mut pools.senders, now, |s| !s.is_closed());
+    }
 }
 
-/// Runs [`sweep`] on this thread every [`SWEEP_EVERY`], for as long as it is polled.
+/// Runs [`sweep`] every [`SWEEP_EVERY`], for as long as it is polled. One is enough for a
+/// process: it sweeps every thread.
 pub(crate) async fn sweep_forever() {
     let mut every = tokio::time::interval_at(Instant::now() + SWEEP_EVERY, SWEEP_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -268,15 +308,16 @@ fn send_wire(
     added: Added,
 ) -> impl Future<Output = Result<Response<UpstreamBody>, SendError>> + Send {
     async move {
-        let idle = WIRES.with_borrow_mut(|idle| {
-            check_out(idle, &authority, |w| {
+        let idle = with_idle(|idle| {
+            check_out(&mut idle.wires, &authority, |w| {
                 if w.is_usable() {
                     Usable::Yes
                 } else {
                     Usable::Dead
                 }
             })
-        });
+        })
+        .flatten();
         if let Some(mut wire) = idle {
             match wire.exchange(&parts, &added).await {
                 Ok(head) => return Ok(answer(wire, head, authority)),
@@ -309,8 +350,8 @@ async fn send_hyper(
     authority: Authority,
     mut req: Request<Incoming>,
 ) -> Result<Response<UpstreamBody>, SendError> {
-    let idle = SENDERS.with_borrow_mut(|idle| {
-        check_out(idle, &authority, |s| {
+    let idle = with_idle(|idle| {
+        check_out(&mut idle.senders, &authority, |s| {
             if s.is_closed() {
                 Usable::Dead
             } else if s.is_ready() {
@@ -319,7 +360,8 @@ async fn send_hyper(
                 Usable::Busy
             }
         })
-    });
+    })
+    .flatten();
     if let Some(mut sender) = idle {
         match sender.try_send_request(req).await {
             Ok(response) => return relay(response, sender, authority),
@@ -495,5 +537,47 @@ mod tests {
         sweep_lists(&mut idle, Instant::now(), alive);
         assert_eq!(ids(&idle), [vec![4]], "1 and 2: idle too long; b forgotten");
         assert!(same(&idle[0].0, &a));
+    }
+
+    /// A sweep reaches the idle connections of every thread, whichever thread runs it, and
+    /// forgets a thread that has ended. Defect pinned (end to end in `tests/upstream_sweep.rs`):
+    /// a sweep reached only its own thread's, so serving on a caller's multi-thread runtime
+    /// left the connections pooled on its other threads unswept.
+    #[test]
+    fn a_sweep_reaches_the_idle_connections_of_every_thread() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let up: Authority = addr.to_string().parse().unwrap();
+        let (pooled, on_pooled) = std::sync::mpsc::channel();
+        let (swept, on_swept) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            // One past its upstream's keep-alive at once, one good for a minute.
+            for keep in [Duration::ZERO, Duration::from_secs(60)] {
+                let wire = Wire::new(rt.block_on(TcpStream::connect(addr)).unwrap());
+                with_idle(|idle| check_in(&mut idle.wires, up.clone(), wire, Some(keep)));
+            }
+            let count = || with_idle(|idle| idle.wires.iter().map(|(_, l)| l.len()).sum());
+            pooled
+                .send((count(), THIS_THREAD.with(Arc::downgrade)))
+                .unwrap();
+            on_swept.recv().unwrap();
+            count()
+        });
+        let (before, pools) = on_pooled.recv().unwrap();
+        assert_eq!(before, Some(2));
+        sweep();
+        swept.send(()).unwrap();
+        assert_eq!(other.join().unwrap(), Some(1), "swept from this thread");
+        sweep();
+        assert!(pools.upgrade().is_none(), "gone with its thread");
+        assert!(
+            !lock(&EVERY_THREAD).iter().any(|p| p.ptr_eq(&pools)),
+            "and forgotten"
+        );
+        drop(listener);
     }
 }
