@@ -166,3 +166,30 @@ async fn an_instance_starts_while_redis_is_down_and_picks_it_up_when_it_comes() 
     until_redis_decides(&limit).await;
     assert!(store.health().up);
 }
+
+/// A budget longer than redis-rs's own response timeout (500 ms) is the budget: a decision
+/// Redis answers in 0.8 s, under a 3 s budget, is Redis's. The store left the client's
+/// default in place, so every budget above 500 ms was cut to 500 ms and fell back.
+#[tokio::test]
+async fn a_budget_over_half_a_second_waits_for_a_slow_redis() {
+    let redis = RedisServer::start();
+    let store = RedisStore::builder(&redis.url())
+        .budget(Duration::from_secs(3))
+        .connect()
+        .await
+        .unwrap();
+    let limit = GlobalGcra::builder(&store, "slow", Quota::per_second(1000).unwrap())
+        .build()
+        .unwrap();
+    assert_eq!(limit.decide(1).await.unwrap().source, Source::Redis);
+    // Redis holds every other client's commands for 0.8 s from the OK on.
+    let mut admin = redis.connection();
+    let () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(800)
+        .arg("ALL")
+        .query(&mut admin)
+        .unwrap();
+    let v = limit.decide(1).await.unwrap();
+    assert_eq!(v.source, Source::Redis, "fell back within the 3 s budget");
+}

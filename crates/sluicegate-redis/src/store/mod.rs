@@ -187,7 +187,10 @@ impl StoreBuilder {
             .set_number_of_retries(1)
             .set_min_delay(Duration::from_millis(10))
             .set_max_delay(self.max_backoff)
-            .set_connection_timeout(Some(self.budget.max(Duration::from_millis(100))));
+            .set_connection_timeout(Some(self.budget.max(Duration::from_millis(100))))
+            // The budget bounds every call (`call`); the client's own response timeout
+            // (500 ms by default) would otherwise cut any longer budget to 500 ms.
+            .set_response_timeout(Some(self.budget.max(Duration::from_millis(500))));
         let conn = ConnectionManager::new_lazy_with_config(client.clone(), config)?;
         let store = RedisStore {
             inner: Arc::new(Inner {
