@@ -103,9 +103,10 @@ fn a_small_scorecard_judges_ours_against_the_best_baseline_and_the_oracle() {
         seeds: 1,
         threads: None,
         progress: false,
+        baselines: Vec::new(),
     };
     let out = std::env::temp_dir().join(format!("sluicegate-sim-small-{}", std::process::id()));
-    let card = report::scorecard(&[s], &algos, &opts, &out).unwrap();
+    let card = report::scorecard(&[s.clone()], &algos, &opts, &out).unwrap();
     assert_eq!(card.summaries.len(), 4);
     let v = &card.verdicts[0];
     assert_eq!(v.regime, Regime::Over);
@@ -114,4 +115,17 @@ fn a_small_scorecard_judges_ours_against_the_best_baseline_and_the_oracle() {
     assert!(["aimd_w", "none"].contains(&best), "{best}");
     assert_eq!(v.ours.converge_each.len(), 2);
     assert!(card.markdown().contains("| capacity_halves | over |"));
+
+    // Ours alone, against the baselines' rows read back from that run's CSV: judged the same.
+    let csv = std::fs::read_to_string(out.join("scorecard.csv")).unwrap();
+    let again = Options {
+        baselines: report::baselines::read(&csv).unwrap(),
+        ..opts
+    };
+    let alone = report::scorecard(&[s], &[Algo::Littles], &again, &out).unwrap();
+    assert_eq!(alone.summaries.len(), 4);
+    let w = &alone.verdicts[0];
+    assert_eq!(w.best.as_ref().unwrap().algo, best);
+    assert_eq!(w.oracle.as_ref().unwrap().algo, "fixed_c");
+    assert_eq!(w.misses, v.misses);
 }

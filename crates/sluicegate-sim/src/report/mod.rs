@@ -1,5 +1,6 @@
 //! The scorecard: markdown tables on stdout, CSV files and SVG charts.
 
+pub mod baselines;
 mod chart;
 
 pub use chart::chart;
@@ -166,6 +167,9 @@ pub struct Options {
     pub threads: Option<usize>,
     /// Print each run's numbers on stderr.
     pub progress: bool,
+    /// Rows of an earlier scorecard ([`baselines::read`]) for the algorithms not run now: they
+    /// join the tables and the judging as if run again.
+    pub baselines: Vec<Summary>,
 }
 
 /// What a scorecard produced.
@@ -244,6 +248,12 @@ pub fn scorecard(
             }
             here.push(stats::mean(&each));
         }
+        here.extend(
+            opts.baselines
+                .iter()
+                .filter(|b| b.scenario == s.name && !algos.iter().any(|a| a.name() == b.algo))
+                .cloned(),
+        );
         let verdict = judge::judge(s, &here);
         let best = verdict
             .as_ref()
