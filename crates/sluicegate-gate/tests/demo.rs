@@ -1,7 +1,7 @@
 //! `sluicegate demo`, run as a user runs it (shorter): the closing table has a row per
 //! setting, and the adaptive limit beats no limit at all.
 
-use std::process::Command;
+mod support;
 
 /// One row of the closing table: goodput per second, p99 in ms, refused, gave up.
 #[derive(Debug)]
@@ -31,7 +31,8 @@ fn row(table: &str, label: &str) -> Row {
 
 #[test]
 fn demo_table_shows_the_limits_keeping_goodput_where_no_limit_collapses() {
-    let out = Command::new(env!("CARGO_BIN_EXE_sluicegate"))
+    // Dies with this test process, even one killed from outside.
+    let out = support::tied_to_this_process(env!("CARGO_BIN_EXE_sluicegate"))
         .args(["demo", "--duration", "15s", "--admin-listen", "127.0.0.1:0"])
         .output()
         .unwrap();

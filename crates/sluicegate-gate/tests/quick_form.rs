@@ -383,7 +383,7 @@ async fn forwarding_keeps_host_adds_forwarded_for_and_drops_hop_by_hop_headers()
 async fn the_gate_raises_its_soft_limit_on_open_files() {
     let up = Upstream::start().await;
     let (_, hard) = rlimit::getrlimit(rlimit::Resource::NOFILE).unwrap();
-    let mut command = tokio::process::Command::new("sh");
+    let mut command = tokio::process::Command::from(support::tied_to_this_process("sh"));
     let url = up.url();
     command.args([
         "-c",

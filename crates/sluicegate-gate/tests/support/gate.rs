@@ -51,9 +51,13 @@ impl Gate {
         Gate::start(&args).await
     }
 
-    /// Runs `sluicegate ARGS` and waits until it says where it listens.
+    /// Runs `sluicegate ARGS` and waits until it says where it listens. The gate dies with
+    /// this test process even when that is killed from outside (SIGKILL runs no `Drop`, so
+    /// `kill_on_drop` alone would leave it running).
     pub async fn start(args: &[&str]) -> Gate {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_sluicegate"));
+        let mut command = Command::from(super::tied_to_this_process(env!(
+            "CARGO_BIN_EXE_sluicegate"
+        )));
         command.args(args);
         Gate::start_command(command).await
     }

@@ -13,7 +13,9 @@ mod upstream;
 pub use client::{Reply, get, raw, request};
 pub use gate::{Gate, rewrite, write_config};
 pub use raw_upstream::{RawUpstream, Script};
-pub use redis::{RedisServer, ReservedPort};
+pub use redis::{
+    RedisServer, ReservedPort, assert_dies_with_a_killed_test_process, tied_to_this_process,
+};
 pub use upstream::Upstream;
 
 use std::time::Duration;

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 mod server;
-pub use server::{RedisServer, ReservedPort};
+pub use server::{RedisServer, ReservedPort, assert_dies_with_a_killed_test_process};
 
 impl RedisServer {
     /// A plain synchronous connection, for a test to look at or change what is stored.

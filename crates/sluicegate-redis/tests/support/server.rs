@@ -147,7 +147,7 @@ impl Drop for RedisServer {
 /// program with the parent-death signal set (the workspace forbids the `unsafe` a
 /// `pre_exec` `prctl` would need). Without `setpriv`, `program` itself, which a killed test
 /// process leaves behind.
-fn tied_to_this_process(program: &str) -> Command {
+pub fn tied_to_this_process(program: &str) -> Command {
     static SETPRIV: OnceLock<bool> = OnceLock::new();
     let setpriv = *SETPRIV.get_or_init(|| {
         Command::new("setpriv")
@@ -202,4 +202,62 @@ fn ping(port: u16) -> bool {
     let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
     let mut buf = [0u8; 7];
     s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+}
+
+/// Whether process `pid` has ended (gone, or a zombie nobody has reaped yet).
+pub fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command's closing parenthesis.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => true,
+    }
+}
+
+/// Checks that what a test process starts dies with it when it is killed from outside
+/// (SIGKILL: no `Drop` runs), as when CI's timeout or a developer's `kill -9` stops a hung
+/// test binary. Runs `helper`, an ignored test of the running test binary that starts the
+/// child and prints `said` followed by its pid, in a process of its own with `hold_env` set;
+/// kills that process and panics unless the child ends too (kills it if not, so a failing
+/// run leaves nothing behind either).
+pub fn assert_dies_with_a_killed_test_process(helper: &str, hold_env: &str, said: &str) {
+    use std::io::{BufRead, BufReader};
+    let mut holder = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            helper,
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(hold_env, "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // libtest's `test NAME ... ` may start the same line.
+    let line = BufReader::new(holder.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .find(|l| l.contains(said))
+        .unwrap_or_else(|| panic!("{helper} did not say `{said}`"));
+    let pid: u32 = line[line.find(said).unwrap() + said.len()..]
+        .split(' ')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("a pid");
+    assert!(!ended(pid), "{pid} is running");
+
+    holder.kill().unwrap(); // SIGKILL
+    holder.wait().unwrap();
+    // Generous for a loaded machine: the kernel sends the signal as the process dies.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ended(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if !ended(pid) {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        panic!("{pid} outlived the test process that started it");
+    }
 }
