@@ -51,6 +51,14 @@ const STEADY: f64 = 0.8;
 /// fewer, and demand only touched the limit now and then (a load below capacity).
 const STARTUP_PRESSED: f64 = 0.1;
 
+/// A probe's min RT within this factor of the last one's is the same regime; the spaced-out
+/// periodic probes also need the pass rate within it of the one before the last probe.
+const SAME_REGIME: std::ops::RangeInclusive<f64> = 0.8..=1.25;
+
+/// Periodic probes that found the floor where it was space the next one out by up to
+/// `2^MAX_SPACING` probe intervals.
+const MAX_SPACING: u32 = 2;
+
 /// Limit changes remembered, to know the limit a request started under.
 const LIMIT_LOG: usize = 16;
 
@@ -79,12 +87,17 @@ const LIMIT_LOG: usize = 16;
 ///   found one free, demand only touches the limit), otherwise correct `queue_gain` of the
 ///   error, at most `× backoff` down a bucket.
 /// - **Re-probe**: while nearly every request finds every permit taken, every
-///   `probe_interval` or early when the window's mean RT exceeds `probe_trigger × min RT`,
-///   (once a probe has measured the floor) the low RT shows a queue, and the window was
-///   measured after the last probe (unless that one found a new regime), the limit is held at `probe_gain × last pass rate ×
-///   min RT` (at least half the limit) long enough to expect `probe_samples` requests. That
-///   drains the resource's queue; the requests that *started* during the probe (followed until
-///   they finish) give the unqueued low-RT floor and min RT, so neither can drift. Within a
+///   `probe_interval` or early when the window's RT exceeds `probe_trigger ×` the unqueued
+///   one (medians once a probe has measured one: a probe's mean leaves out the slow answers it
+///   did not wait for; before that, mean RT against min RT), (once a probe has measured the
+///   floor) the low RT shows a queue, the window was measured after the last probe (unless
+///   that one found a new regime) and the last probe measured something, the limit is held at
+///   `probe_gain × last pass rate × min RT` (at least half the limit) long enough to expect
+///   `probe_samples` requests. That drains the resource's queue; the requests that *started*
+///   during the probe (followed until they finish) give the unqueued low-RT floor, median and
+///   min RT, so none can drift. Each probe that finds the same regime doubles the time to the
+///   next periodic one, up to four `probe_interval`s, while the pass rate stays within the
+///   same regime of the one before the last probe. Within a
 ///   regime the floor rises only after a probe that lost pass rate (it drained: the workers
 ///   idled). A min RT that moved by more than 25 % marks a new regime: older pass-rate buckets
 ///   are forgotten; one that rose by more than `probe_trigger` restarts the slow start, up to
@@ -129,6 +142,16 @@ pub struct LittlesLaw {
     next_probe: Nanos,
     probe: Option<Probe>,
     probe_rt: Bucket,
+    /// The median RT the probes measured (unqueued): what the early probe's test compares
+    /// the recent medians with.
+    probe_mid: Option<Duration>,
+    /// The last probe measured nothing (too few answers): no early probe until one does.
+    blind: bool,
+    /// Probes in a row that found the floor where it was: each doubles the time to the next
+    /// periodic probe, up to `2^MAX_SPACING` probe intervals.
+    confirmed: u32,
+    /// When the last probe started, and the pass rate before it.
+    last_probe: (Nanos, f64),
     closed_total: u64,
     cool_until: Nanos,
     /// The pass rate last measured while the resource queued: its capacity, remembered
@@ -175,6 +198,10 @@ impl LittlesLaw {
             next_probe: Nanos::ZERO + config.probe_interval,
             probe: None,
             probe_rt: Bucket::default(),
+            probe_mid: None,
+            blind: false,
+            confirmed: 0,
+            last_probe: (Nanos::ZERO, 0.0),
             closed_total: 0,
             cool_until: Nanos::ZERO,
             capacity: 0.0,
@@ -250,6 +277,13 @@ impl LittlesLaw {
         mean(sum, n, self.c.min_samples)
     }
 
+    /// Mean of the median RTs of the window's buckets (those with enough answers for one).
+    fn recent_mid(&self) -> Option<Duration> {
+        let mids: Vec<Duration> = self.closed.iter().filter_map(Bucket::mid_rt).collect();
+        let n = u32::try_from(mids.len()).ok().filter(|&n| n > 0)?;
+        Some(mids.iter().sum::<Duration>() / n)
+    }
+
     /// The next bucket's length: at least `bucket`, at least the recent mean RT (a limit
     /// change shows in the RTs one round trip later) and at least the time `min_samples`
     /// successes take at the last bucket's rate (a bucket with fewer says nothing).
@@ -305,14 +339,18 @@ impl LittlesLaw {
         self.probe = None;
         self.probe_rt.seal(self.c.min_samples);
         let low = self.probe_rt.low_rt();
+        let mid = self.probe_rt.mid_rt();
         let Some(rt) = mean(
             self.probe_rt.rt_sum,
             self.probe_rt.passes,
             self.c.probe_samples / 2,
         ) else {
-            // Too few answers to measure anything (a heavy tail at half the limit): no early
-            // probe until the window is measured anew, or probes follow back to back.
+            // Too few answers to measure anything (a heavy tail at half the limit, or a
+            // two-speed service whose slow requests held the permits the whole probe): no
+            // early probe until one has measured, or probes at half the limit follow every
+            // second, each as blind as the last. The periodic ones go on.
             self.since_probe = 0;
+            self.blind = true;
             return;
         };
         // The probe's own pass rate: the requests it admitted (and saw answered) over the
@@ -322,10 +360,11 @@ impl LittlesLaw {
         let held = probe.end.as_u64().saturating_sub(probe.start.as_u64()) as f64 / 1e9;
         let rate = self.probe_rt.passes as f64 / held.max(1e-9);
         let drained = rate < (1.0 + self.c.probe_gain) / 2.0 * probe.rate;
+        self.blind = false;
         let rt = match self.min_rt {
             Some(old) if self.probed => {
                 let ratio = rt.as_secs_f64() / old.as_secs_f64().max(1e-12);
-                if (0.8..=1.25).contains(&ratio) {
+                if SAME_REGIME.contains(&ratio) {
                     // Same regime: average with the last estimate, halving the noise of one
                     // probe's few hundred samples. The floor may fall but only rise after a
                     // probe that drained: one that did not quite drain the queue reads high,
@@ -341,11 +380,22 @@ impl LittlesLaw {
                             old
                         });
                     }
-                    // The floor held: no early probe until the window is measured anew.
+                    if let (Some(old), Some(new)) = (self.probe_mid, mid) {
+                        self.probe_mid = Some((old + new) / 2);
+                    }
+                    // The floor held: no early probe until the window is measured anew, and
+                    // the next periodic one waits twice as long as the last (the resource has
+                    // not changed since).
                     self.since_probe = 0;
+                    self.confirmed = (self.confirmed + 1).min(MAX_SPACING);
                     (old + rt) / 2
                 } else {
                     self.low_floor = low.or(self.low_floor);
+                    self.probe_mid = mid.or(self.probe_mid);
+                    // The resource changed: the next periodic probe one interval after this.
+                    self.confirmed = 0;
+                    let next = probe.start + self.at_least_buckets(self.c.probe_interval, 50);
+                    self.next_probe = self.next_probe.min(next);
                     // A new regime: pass rates measured under the old one mislead, and the
                     // knee moved by as much as the RT did. Find it again like at the start.
                     let keep = self.closed.len().saturating_sub(1);
@@ -363,6 +413,7 @@ impl LittlesLaw {
             }
             _ => {
                 self.low_floor = low.or(self.low_floor);
+                self.probe_mid = mid.or(self.probe_mid);
                 rt
             }
         };
@@ -520,6 +571,7 @@ impl LittlesLaw {
         // back to back (each at half the limit, under a load the resource carried).
         // RTs well below what the last probes measured unqueued: the resource got faster, and
         // a floor or min RT from before reads a queue as none. Probe now, from the recent RT.
+        self.unchanged_since_probe(now);
         let faster = self.probed
             && self.probe.is_none()
             && self.since_probe >= RT_BUCKETS
@@ -532,10 +584,21 @@ impl LittlesLaw {
             }
             _ => min_rt,
         };
+        // Once a probe has measured the median RT unqueued, "inflated" compares medians: the
+        // mean of a probe's answers leaves out the slow ones it did not wait for (a two-speed
+        // service's 500 ms mode, a heavy tail), so the window's mean RT sat above 1.5 × min RT
+        // at the knee itself and probes at half the limit followed every second or so.
         let inflated = (queueing || !self.probed)
+            && !self.blind
             && self.since_probe >= self.c.pass_buckets
-            && window_rt
-                .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
+            && match (self.probe_mid.filter(|_| self.probed), self.recent_mid()) {
+                (Some(unqueued), Some(mid)) => {
+                    mid.as_secs_f64() > self.c.probe_trigger * unqueued.as_secs_f64()
+                }
+                _ => window_rt.is_some_and(|rt| {
+                    rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64()
+                }),
+            };
         // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
         // A probe drains a queue the limit holds inside the resource; when most requests found
         // a permit free, the limit holds none there (it empties between bursts).
@@ -552,6 +615,23 @@ impl LittlesLaw {
             self.start_probe(now, short_rt, limit);
         }
         self.probe_limit(now).unwrap_or(self.base)
+    }
+
+    /// Periodic probes are spaced out only while the resource looks as it did at the last
+    /// probe: a pass rate that moved out of [`SAME_REGIME`] of the one before it (workers came
+    /// or went; a floor measured before may be a queued one) makes the next probe due one
+    /// probe interval after the last, as if none had been spaced out.
+    fn unchanged_since_probe(&mut self, now: Nanos) {
+        let busy = self.closed.iter().filter(|b| b.saturated && !b.probed);
+        if self.confirmed == 0 || self.probe.is_some() || busy.clone().next().is_none() {
+            return;
+        }
+        let (at, rate) = self.last_probe;
+        if !SAME_REGIME.contains(&(Self::rate_of(busy) / rate.max(1e-9))) {
+            self.confirmed = 0;
+            let due = at + self.at_least_buckets(self.c.probe_interval, 50);
+            self.next_probe = self.next_probe.min(due.max(now));
+        }
     }
 
     /// Whether the drops of the last buckets reach `drop_fraction` of their samples, counted
@@ -613,7 +693,8 @@ impl LittlesLaw {
     }
 
     fn start_probe(&mut self, now: Nanos, short_rt: Option<Duration>, limit: usize) {
-        self.next_probe = now + self.at_least_buckets(self.c.probe_interval, 50);
+        let spacing = 1u32 << self.confirmed.min(MAX_SPACING);
+        self.next_probe = now + self.at_least_buckets(self.c.probe_interval, 50) * spacing;
         // Long enough for a few round trips even when the resource has slowed down.
         let shortest = self.at_least_buckets(self.c.probe_duration, 2);
         let span = short_rt.map_or(shortest, |rt| {
@@ -626,6 +707,7 @@ impl LittlesLaw {
             0.0 => Self::rate_of(self.closed.iter().rev().take(RT_BUCKETS)),
             r => r,
         };
+        self.last_probe = (now, rate);
         self.probe = Some(Probe {
             rate,
             start: now,

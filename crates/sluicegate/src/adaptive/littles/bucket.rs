@@ -15,6 +15,8 @@ pub(super) struct Bucket {
     rts: Vec<Duration>,
     /// The bucket's 5th-percentile RT, once sealed with enough samples.
     low: Option<Duration>,
+    /// The bucket's median RT, once sealed with enough samples.
+    mid: Option<Duration>,
     pub(super) passes: u64,
     pub(super) rt_sum: Duration,
     pub(super) drops: u64,
@@ -44,13 +46,24 @@ impl Bucket {
         self.low
     }
 
-    /// Computes the low quantile (with at least `min_samples` successes) and frees the RTs.
+    /// The bucket's median RT (`None` with fewer than `min_samples` successes): unlike the
+    /// mean, it hardly moves with the few slow answers of a heavy tail, and it hardly depends
+    /// on whether the slowest answers were waited for.
+    pub(super) fn mid_rt(&self) -> Option<Duration> {
+        self.mid
+    }
+
+    /// Computes the low quantile and the median (with at least `min_samples` successes) and
+    /// frees the RTs.
     pub(super) fn seal(&mut self, min_samples: usize) {
         let n = self.rts.len();
         if n >= min_samples.max(1) {
             let k = ((LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
             let (_, kth, _) = self.rts.select_nth_unstable(k - 1);
             self.low = Some(*kth);
+            let m = n.div_ceil(2);
+            let (_, mid, _) = self.rts.select_nth_unstable(m - 1);
+            self.mid = Some(*mid);
         }
         self.rts = Vec::new();
     }

@@ -448,16 +448,28 @@ fn littles_floor_rises_only_after_a_probe_that_drained() {
 /// the limit from `from_ms` to `to_ms`: by Little's law its RT is `max(service, limit ÷ 1000/s)`
 /// and it answers `min(1000/s, limit ÷ service)`. Returns the limit after each bucket.
 fn drive(l: &mut LittlesLaw, from_ms: u64, to_ms: u64, service_ms: u64) -> Vec<usize> {
+    drive_workers(l, from_ms, to_ms, service_ms, service_ms)
+}
+
+/// The same with `workers` workers: it answers `min(workers ÷ service, limit ÷ service)`, its
+/// RT is `service × max(1, limit ÷ workers)`.
+fn drive_workers(
+    l: &mut LittlesLaw,
+    from_ms: u64,
+    to_ms: u64,
+    service_ms: u64,
+    workers: u64,
+) -> Vec<usize> {
     let mut limits = Vec::new();
     let mut owed = 0.0;
     for t in from_ms..to_ms {
         let limit = l.limit();
-        owed += (limit as f64 / service_ms as f64).min(1.0);
+        owed += limit.min(workers as usize) as f64 / service_ms as f64;
         while owed >= 1.0 {
             owed -= 1.0;
             // Every permit taken when it started (however the limit moved since).
             let end = t * MS;
-            let rt = service_ms.max(limit as u64);
+            let rt = service_ms * (limit as u64).max(workers) / workers;
             l.on_sample(&Sample {
                 start: Nanos::new(end - rt * MS),
                 latency: Duration::from_millis(rt),
@@ -535,4 +547,147 @@ fn littles_rt_well_below_min_rt_probes_at_once() {
         "{:?}",
         l.min_rt()
     );
+}
+
+/// When each probe started (ms), over `drive_workers` of the ideal resource.
+fn probe_starts(
+    l: &mut LittlesLaw,
+    from_ms: u64,
+    to_ms: u64,
+    service_ms: u64,
+    workers: u64,
+) -> Vec<u64> {
+    let mut starts = Vec::new();
+    for t in (from_ms..to_ms).step_by(10) {
+        let was = l.probing();
+        drive_workers(l, t, t + 10, service_ms, workers);
+        if !was && l.probing() {
+            starts.push(t);
+        }
+    }
+    starts
+}
+
+/// Pins the cost of periodic probes at the knee (`overload_3x`, `closed_loop`, `failures`: a
+/// probe every 5 s held the limit 15 % under the workers for ~0.3 s, about 1 % of the
+/// goodput): on a resource that does not change, each probe found the floor where the last
+/// one had, and the next came 5 s later all the same. Now each probe that finds the floor
+/// where it was doubles the time to the next, up to four probe intervals; a new regime brings
+/// them back to one.
+#[test]
+fn littles_probes_space_out_while_they_find_the_floor_unchanged() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    drive(&mut l, 1000, 5000, 50);
+    let starts = probe_starts(&mut l, 5000, 65_000, 50, 50);
+    let gaps: Vec<u64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+    // 5 s, then 10 s, then 20 s between probes (each plus a bucket or two).
+    assert!(gaps.len() >= 3, "{starts:?}");
+    assert!(gaps.iter().all(|&g| g >= 4900), "{gaps:?}");
+    assert!(gaps.iter().rev().take(2).all(|&g| g >= 19_900), "{gaps:?}");
+    assert!(gaps.iter().all(|&g| g < 21_000), "{gaps:?}");
+    // A slower regime: found by a probe, after which the next periodic one is 5 s away again
+    // (not 20 s), give or take the buckets it waits for demand to fill the limit.
+    let starts = probe_starts(&mut l, 65_000, 85_000, 150, 150);
+    assert!(l.restarted, "{starts:?}");
+    assert!(
+        starts.len() >= 2 && starts[1] - starts[0] < 9_900,
+        "{starts:?}"
+    );
+}
+
+/// Pins back-to-back blind probes (`two_speeds_2x`: a probe every ~1.5 s at half the limit,
+/// 8 % of the goodput): the slow requests of a two-speed service held the permits for the
+/// whole probe, so no request started under it and it measured nothing, which left the early
+/// probe armed (the window's RT still well above min RT) for the next one a second later. A
+/// probe that measured nothing now disarms the early probe until one measures; the periodic
+/// ones go on.
+#[test]
+fn littles_probe_that_measured_nothing_disarms_the_early_probe() {
+    let mut l = warmed(); // min RT 20 ms, no probe yet
+    // Saturated, nine answers in ten at 21 ms and one at 300 ms (the mean RT is 2.5 × min RT),
+    // except that while a probe holds the limit down, only requests started before it answer.
+    let (mut starts, mut held_from) = (Vec::new(), None);
+    for t in 2200..12_200 {
+        let end = t * MS;
+        let rt = if t % 10 == 0 { 300 } else { 21 };
+        let start = match (l.probing(), held_from) {
+            (true, None) => {
+                starts.push(t);
+                held_from = Some(t);
+                end - rt * MS
+            }
+            (true, Some(from)) => (from - 50) * MS, // before the probe began
+            (false, _) => {
+                held_from = None;
+                end - rt * MS
+            }
+        };
+        l.on_sample(&Sample {
+            start: Nanos::new(start),
+            latency: Duration::from_nanos(end - start),
+            in_flight: FULL,
+            outcome: Outcome::Success,
+        });
+    }
+    assert!(
+        !l.probed,
+        "a probe measured something: {starts:?} {:?}",
+        l.min_rt()
+    );
+    // The first probe early (the RT inflated), then only the periodic ones: one every 5 s.
+    assert!((2..=3).contains(&starts.len()), "{starts:?} {}", l.limit());
+}
+
+/// Pins early probes on a mean RT that no probe can measure (`heavy_tail_3x`, `two_speeds_2x`):
+/// a probe follows the requests it admitted for about one probe length, so the slow answers of
+/// a two-speed service (10 % take 500 ms) fall outside it and its mean RT is the fast mode's;
+/// the window's mean RT, which counts them, then stayed over 1.5 × that at the knee itself, and
+/// whenever the low RT showed the target queue an early probe followed. The test compares
+/// medians now, which the slow tenth hardly moves.
+#[test]
+fn littles_early_probe_compares_medians_not_means_a_probe_cannot_measure() {
+    let mut l = warmed();
+    let mut starts = Vec::new();
+    for t in 2200..22_200u64 {
+        // At 1000/s: every tenth request takes 500 ms, the rest 10 ms — or 14 ms in every
+        // other 200 ms (the low RT then shows a queue of 4, over the target of 2).
+        let rt = if t % 10 == 0 {
+            500
+        } else if (t / 200) % 2 == 0 {
+            10
+        } else {
+            14
+        };
+        let was = l.probing();
+        sample_at(&mut l, t, rt);
+        if !was && l.probing() {
+            starts.push(t);
+        }
+    }
+    assert!(l.probed);
+    // The periodic probes only (5 s, then 10 s apart), no early ones.
+    assert!(starts.len() <= 4, "{starts:?}");
+}
+
+/// Pins a floor left queued by spaced-out probes (`capacity_fifth`, 17.5 s to converge after
+/// the workers came back): probes in front of 10 workers found the same (queued) floor each
+/// time and spaced out to 20 s, so when 50 workers returned the limit held 12 permits over
+/// them, read as the target queue, until the next one. A pass rate that moved out of the same
+/// regime since the last probe makes the next one due one probe interval after it.
+#[test]
+fn littles_spaced_probes_come_back_when_the_pass_rate_moves() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    drive(&mut l, 1000, 5000, 50);
+    let starts = probe_starts(&mut l, 5000, 45_000, 50, 50);
+    assert!(l.confirmed >= 2, "{starts:?}");
+    // 50 workers → 100 one second after the last probe: the same RT, twice the pass rate.
+    let last = *starts.last().unwrap();
+    probe_starts(&mut l, 45_000, last + 1000, 50, 50);
+    let after = probe_starts(&mut l, last + 1000, last + 21_000, 50, 100);
+    assert!(
+        after.first().is_some_and(|&t| t < last + 6000),
+        "last {last}, then {after:?}"
+    );
+    // And the limit found the new knee (100 workers).
+    assert!((95..=115).contains(&l.limit()), "{}", l.limit());
 }
