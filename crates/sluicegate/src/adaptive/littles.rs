@@ -153,7 +153,8 @@ pub struct LittlesLaw {
     /// The median RT the probes measured (unqueued): what the early probe's test compares
     /// the recent medians with.
     probe_mid: Option<Duration>,
-    /// The last probe measured nothing (too few answers): no early probe until one does.
+    /// The last probe measured nothing (too few answers): no early probe on the mean RT until
+    /// one does.
     blind: bool,
     /// Probes in a row that found the floor where it was: each doubles the time to the next
     /// periodic probe, up to `2^MAX_SPACING` probe intervals.
@@ -372,8 +373,10 @@ impl LittlesLaw {
         ) else {
             // Too few answers to measure anything (a heavy tail at half the limit, or a
             // two-speed service whose slow requests held the permits the whole probe): no
-            // early probe until one has measured, or probes at half the limit follow every
-            // second, each as blind as the last. The periodic ones go on.
+            // early probe on the mean RT until one has measured, or probes at half the limit
+            // follow every second, each as blind as the last. The periodic ones go on, and so
+            // does the test on medians once a probe has measured one (a 3× slower service
+            // shows there, and its first probe may be blind).
             self.since_probe = 0;
             self.blind = true;
             return;
@@ -633,16 +636,20 @@ impl LittlesLaw {
         // mean of a probe's answers leaves out the slow ones it did not wait for (a two-speed
         // service's 500 ms mode, a heavy tail), so the window's mean RT sat above 1.5 × min RT
         // at the knee itself and probes at half the limit followed every second or so.
+        // Until then, the mean RT against min RT — unless the last probe measured nothing: the
+        // mean is then as far above min RT as before, and the next probe as blind.
         let inflated = (queueing || !self.probed)
-            && !self.blind
             && self.since_probe >= self.c.pass_buckets
             && match (self.probe_mid.filter(|_| self.probed), self.recent_mid()) {
                 (Some(unqueued), Some(mid)) => {
                     mid.as_secs_f64() > self.c.probe_trigger * unqueued.as_secs_f64()
                 }
-                _ => window_rt.is_some_and(|rt| {
-                    rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64()
-                }),
+                _ => {
+                    !self.blind
+                        && window_rt.is_some_and(|rt| {
+                            rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64()
+                        })
+                }
             };
         // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
         // A probe drains a queue the limit holds inside the resource; when most requests found

@@ -837,3 +837,44 @@ fn littles_does_not_cut_below_the_knee_right_after_the_drain() {
         );
     }
 }
+
+/// Pins the other side of disarming blind probes (`latency_spike`, 8–11 s to converge in some
+/// seeds): the service became 3× slower, the first probe after it (at half the limit, with
+/// every permit held by slow requests) measured nothing, and no early probe came until the
+/// periodic one 5 s later. Once a probe has measured a median, the test on medians is not
+/// disarmed: a median 3× the probed one is no artefact of what a probe can measure.
+#[test]
+fn littles_blind_probe_leaves_the_median_test_armed() {
+    let mut l = warmed();
+    feed(&mut l, 22, 100, 40, FULL, Outcome::Success); // a queue: the knee is found
+    let mut t = saturate_through_probes(&mut l, 2300, 1, 20, 1);
+    assert!(l.probed && l.probe_mid == Some(Duration::from_millis(20)));
+    // Three times slower from now on; while the first probe holds the limit down, only
+    // requests started before it answer.
+    let (mut starts, mut held_from) = (Vec::new(), None);
+    let end_at = t + 10_000;
+    while t < end_at && starts.len() < 2 {
+        let rt = match (l.probing(), held_from) {
+            (true, None) => {
+                starts.push(t);
+                held_from = Some(t);
+                60
+            }
+            (true, Some(from)) if starts.len() == 1 => t - from + 50,
+            (true, Some(_)) => 60,
+            (false, _) => {
+                held_from = None;
+                60
+            }
+        };
+        l.on_sample(&Sample {
+            start: Nanos::new((t - rt) * MS),
+            latency: Duration::from_millis(rt),
+            in_flight: FULL,
+            outcome: Outcome::Success,
+        });
+        t += 1;
+    }
+    assert_eq!(starts.len(), 2, "{starts:?}");
+    assert!(starts[1] - starts[0] < 3000, "{starts:?}");
+}
