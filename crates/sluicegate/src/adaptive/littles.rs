@@ -505,6 +505,27 @@ impl LittlesLaw {
         // The slow start ends at the first queue: the limit has overshot by the growth of the
         // buckets it took to see it, so it drops at once to the BDP plus the target queue
         // (BBR's drain) instead of backing off a step a bucket.
+        // The min RT that stands in until the first probe is the mean RT of the first buckets,
+        // which see the short requests first and read low (a drain to the BDP built on it
+        // landed at 0.7 × the knee of a 2000-worker pool). Past the starting limit and before
+        // the first queue, the slow start's buckets are unqueued: their mean RT is the better
+        // stand-in. (At the starting limit they may be queued from the first request.)
+        let min_rt = match short_rt {
+            Some(rt)
+                if rt > min_rt
+                    && !queueing
+                    && !self.knee_found
+                    && !self.restarted
+                    && !self.probed
+                    && self.probe.is_none()
+                    && self.base > clamp(self.c.initial, min, max)
+                    && b.pinned() =>
+            {
+                self.min_rt = Some(rt);
+                rt
+            }
+            _ => min_rt,
+        };
         let drain = queueing && !self.knee_found && b.saturated && self.probe.is_none();
         // Queueing at the starting limit, before any growth: the floor and min RT were
         // measured at a limit already past the knee, queued. Probe below it at once.
@@ -575,6 +596,9 @@ impl LittlesLaw {
                 .is_some_and(|at| self.closed_total <= at + RT_BUCKETS as u64);
             let next = if drain {
                 self.drained_at = Some(self.closed_total);
+                // Like after a probe: no early probe until the window is measured anew (it
+                // still holds the overshoot's inflated RTs, which set off a probe at once).
+                self.since_probe = 0;
                 let bdp = self.pass_rate(false) * min_rt.as_secs_f64();
                 (bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET).min(base)
             } else if held {

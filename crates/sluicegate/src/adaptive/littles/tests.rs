@@ -605,10 +605,11 @@ fn littles_probes_space_out_while_they_find_the_floor_unchanged() {
 #[test]
 fn littles_probe_that_measured_nothing_disarms_the_early_probe() {
     let mut l = warmed(); // min RT 20 ms, no probe yet
+    feed(&mut l, 22, 100, 40, FULL, Outcome::Success); // a queue: the knee is found
     // Saturated, nine answers in ten at 21 ms and one at 300 ms (the mean RT is 2.5 × min RT),
     // except that while a probe holds the limit down, only requests started before it answer.
     let (mut starts, mut held_from) = (Vec::new(), None);
-    for t in 2200..12_200 {
+    for t in 2300..12_300 {
         let end = t * MS;
         let rt = if t % 10 == 0 { 300 } else { 21 };
         let start = match (l.probing(), held_from) {
@@ -877,4 +878,78 @@ fn littles_blind_probe_leaves_the_median_test_armed() {
     }
     assert_eq!(starts.len(), 2, "{starts:?}");
     assert!(starts[1] - starts[0] < 3000, "{starts:?}");
+}
+
+/// Pins the min RT the drain is built on (`huge_pool_1.5x`, seed 7: drained to 1418 in front of
+/// 2000 workers, then a probe at 888): until the first probe, the min RT is the mean RT of the
+/// first buckets, which see the short requests first and read low. Past the starting limit and
+/// before the first queue the slow start's buckets are unqueued, so their mean RT replaces it;
+/// at the starting limit (which may be past the knee from the first request) it does not.
+#[test]
+fn littles_slow_start_takes_its_unqueued_mean_rt_as_min_rt() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    // The first buckets: only the short requests have finished.
+    for idx in 1..=3 {
+        feed(&mut l, idx + 10, 100, 12, FULL, Outcome::Success); // as `feed_spread` counts
+    }
+    // Then the resource's own RTs: 20 ms + 40 ms exponential (60 ms on average), unqueued,
+    // 20 permits ÷ 60 ms = 333 answers a second; far from its knee, limit ÷ 60 ms a second.
+    let mut idx = 4;
+    let stand_in = loop {
+        let n = 100 * l.limit() as u64 / 60;
+        feed_spread(&mut l, idx, n, 20.0, 0.0);
+        idx += 1;
+        if let Some(rt) = l.min_rt() {
+            break rt;
+        }
+    };
+    assert!(stand_in < Duration::from_millis(40), "{stand_in:?}");
+    while l.limit() <= 20 {
+        let n = 100 * l.limit() as u64 / 60;
+        feed_spread(&mut l, idx, n, 20.0, 0.0);
+        idx += 1;
+        assert!(idx < 20, "no growth");
+    }
+    assert_eq!(l.min_rt(), Some(stand_in), "moved at the starting limit");
+    for _ in 0..4 {
+        let n = 100 * l.limit() as u64 / 60;
+        feed_spread(&mut l, idx, n, 20.0, 0.0);
+        idx += 1;
+    }
+    assert!(!l.knee_found);
+    let min_rt = l.min_rt().unwrap().as_secs_f64();
+    assert!((0.055..0.062).contains(&min_rt), "{min_rt}");
+}
+
+/// Pins the probe right after the drain (`cache_0.8x`, seed 4: the slow start reached 68 in
+/// front of 20 workers, drained to 19, and at once a probe at 9 turned some 600 callers away):
+/// the window the early-probe test reads (its mean RT against 1.5 × min RT) still held the
+/// overshoot's queued RTs, which the drain had already dealt with. Like after a probe, no
+/// early probe until the window has been measured anew.
+#[test]
+fn littles_does_not_probe_on_the_overshoot_right_after_the_drain() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    // 20 ms answers, limit ÷ 20 ms a second: far from the knee, the slow start grows.
+    let mut idx = 1;
+    while l.limit() < 45 {
+        let n = 5 * l.limit() as u64;
+        feed(&mut l, idx, n, 20, FULL, Outcome::Success);
+        idx += 1;
+        assert!(idx < 20, "no growth");
+    }
+    // Past the knee: the queue shows (RTs 3×), the slow start drains.
+    for _ in 0..3 {
+        feed(&mut l, idx, 900, 60, FULL, Outcome::Success);
+        idx += 1;
+    }
+    // Drained: the RTs are back at 21 ms; the window still holds the queued buckets.
+    for after in 1..=6 {
+        feed(&mut l, idx, 900, 21, FULL, Outcome::Success);
+        idx += 1;
+        assert!(
+            !l.probing(),
+            "a probe {after} buckets after the queued ones"
+        );
+    }
+    assert!(l.knee_found && l.drained_at.is_some());
 }
