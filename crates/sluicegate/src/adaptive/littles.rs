@@ -686,7 +686,15 @@ impl LittlesLaw {
             let limit = if queued_from_start {
                 self.base / 2
             } else {
-                (drained as usize).clamp(self.base / 2, self.base)
+                // A faster resource: the RT the depth comes from still holds the queue the
+                // old limit leaves, so pass rate × RT is about the limit itself, and a probe
+                // held there drains nothing. Below the limit in that case.
+                let top = if faster {
+                    ((self.base as f64 * self.c.probe_gain) as usize).max(self.base / 2)
+                } else {
+                    self.base
+                };
+                (drained as usize).clamp(self.base / 2, top)
             };
             self.start_probe(now, short_rt, limit);
         }
@@ -783,7 +791,14 @@ impl LittlesLaw {
             0.0 => Self::rate_of(self.closed.iter().rev().take(RT_BUCKETS)),
             r => r,
         };
-        self.last_probe = (now, rate);
+        // The window's pass rate (its saturated buckets outside probes), less noisy than the
+        // last few buckets': the spaced-out probes compare against it.
+        let busy = self.closed.iter().filter(|b| b.saturated && !b.probed);
+        let window = match Self::rate_of(busy) {
+            0.0 => rate,
+            r => r,
+        };
+        self.last_probe = (now, window);
         self.probe = Some(Probe {
             rate,
             start: now,

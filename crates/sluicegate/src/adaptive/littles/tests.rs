@@ -953,3 +953,30 @@ fn littles_does_not_probe_on_the_overshoot_right_after_the_drain() {
     }
     assert!(l.knee_found && l.drained_at.is_some());
 }
+
+/// Pins a probe that drained nothing after the resource sped up (`latency_spike`, up to 11 s
+/// to converge after the service became 3× faster again): the probe's depth is the pass rate
+/// × the recent mean RT, which still held the queue the old limit left (65 permits in front of
+/// 50 workers: pass rate × RT ≈ 65), so the probe was held at the limit itself and measured a
+/// queued floor. A probe for a faster resource is held below the limit in any case.
+#[test]
+fn littles_probe_for_a_faster_resource_goes_below_the_limit() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    // 50 workers at 150 ms: the knee is 50; then 3× faster, the same workers.
+    drive_workers(&mut l, 1000, 15_000, 150, 50);
+    let before = l.limit();
+    assert!((45..=60).contains(&before), "{before}");
+    let mut t = 15_000;
+    while !l.probing() {
+        drive_workers(&mut l, t, t + 10, 50, 50);
+        t += 10;
+        assert!(t < 20_000, "no probe within 5 s");
+    }
+    // By then the steering may have raised the limit: the probe is below whatever it is.
+    assert!(
+        (l.limit() as f64) <= l.base as f64 * 0.85 + 1.0,
+        "{} of {}",
+        l.limit(),
+        l.base
+    );
+}
