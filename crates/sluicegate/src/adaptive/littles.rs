@@ -115,7 +115,9 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   until the queue estimate is taken from requests that started after the drain. Past the
 ///   starting limit, the first queue must also stand three standard errors of the recent low
 ///   RTs (read off each bucket's own RTs) above zero, or small buckets' noise ends the slow
-///   start on a false knee.
+///   start on a false knee; and the slow start's unqueued mean RT replaces the warm-up's
+///   stand-in for min RT (the first buckets see the short requests first and read low). After
+///   the drain, as after a probe, no early probe until the window is measured anew.
 /// - **A start already past the knee** (an initial limit above the resource's concurrency):
 ///   every RT was queued from the first request, so the floor and min RT were too. It shows
 ///   as a queue seen at the starting limit before any growth, or as the slow start doubling
