@@ -106,7 +106,8 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   idled). A min RT that moved by more than 25 % marks a new regime: older pass-rate buckets
 ///   are forgotten; one that rose by more than `probe_trigger` restarts the slow start, up to
 ///   the last capacity measured × the new min RT. Mean RTs below min RT ÷ `probe_trigger`
-///   (the resource got faster) lower min RT to them and probe at once. No growth until the
+///   (the resource got faster) lower min RT to them and probe at once, below the limit (the
+///   RT its depth comes from still holds the old limit's queue). No growth until the
 ///   probe is done.
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
 ///   while at least a tenth of the requests found every permit taken;
