@@ -54,6 +54,10 @@ const STARTUP_PRESSED: f64 = 0.1;
 /// Limit changes remembered, to know the limit a request started under.
 const LIMIT_LOG: usize = 16;
 
+/// Standard errors by which the slow start's queue estimate must pass zero before it ends the
+/// slow start: fewer, and the noise of small buckets' low RTs ends it on a false knee.
+const STARTUP_SIGNIFICANCE: f64 = 3.0;
+
 /// Little's law with a window of buckets: `bdp = pass rate × min RT`, the concurrency at
 /// which the resource is busy all the time and nothing waits — and Little's law again on the
 /// resource's own queue, to hold the limit just past that point.
@@ -94,7 +98,13 @@ const LIMIT_LOG: usize = 16;
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
 ///   while at least a tenth of the requests found every permit taken;
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
-///   the slow start overshot by the buckets it took to see the queue).
+///   the slow start overshot by the buckets it took to see the queue), and is not cut again
+///   until the queue estimate is taken from requests that started after the drain. Past the
+///   starting limit, the first queue must also stand three standard errors of the recent low
+///   RTs (read off each bucket's own RTs) above zero, or small buckets' noise ends the slow
+///   start on a false knee; and the slow start's unqueued mean RT replaces the warm-up's
+///   stand-in for min RT (the first buckets see the short requests first and read low). After
+///   the drain, as after a probe, no early probe until the window is measured anew.
 /// - **A start already past the knee** (an initial limit above the resource's concurrency):
 ///   every RT was queued from the first request, so the floor and min RT were too. It shows
 ///   as a queue seen at the starting limit before any growth, or as the slow start doubling
@@ -156,6 +166,8 @@ pub struct LittlesLaw {
     /// The most a restarted slow start grows to: the capacity measured before the change ×
     /// the new min RT (an RT that rose at the same capacity moves the knee by as much).
     restart_cap: Option<usize>,
+    /// The bucket count when the slow start last drained.
+    drained_at: Option<u64>,
 }
 
 impl LittlesLaw {
@@ -188,6 +200,7 @@ impl LittlesLaw {
             since_probe: usize::MAX,
             restarted: false,
             restart_cap: None,
+            drained_at: None,
         }
     }
 
@@ -239,6 +252,20 @@ impl LittlesLaw {
         let low = lows.iter().sum::<Duration>() / lows.len() as u32;
         let rate = Self::rate_of(recent.into_iter());
         Some(low.saturating_sub(floor).as_secs_f64() * rate)
+    }
+
+    /// The noise of the queue estimate, in requests: the standard error of one recent bucket's
+    /// low RT (root mean square over the last buckets) × their pass rate. One bucket's, not
+    /// their mean's: the floor it is measured from is the lowest of such readings.
+    fn queue_noise(&self) -> f64 {
+        let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
+        let var: f64 = recent
+            .iter()
+            .filter_map(|b| b.low_se())
+            .map(|se| se.as_secs_f64().powi(2))
+            .sum::<f64>()
+            / (recent.len().max(1) as f64);
+        var.sqrt() * Self::rate_of(recent.into_iter())
     }
 
     /// Mean RT over the last `buckets` closed buckets.
@@ -400,7 +427,18 @@ impl LittlesLaw {
         let base = self.base as f64;
         let target = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
         let queue = self.queue_estimate();
-        let queueing = queue.is_some_and(|q| q > target);
+        // Past the starting limit, the slow start ends only at a queue its own noise cannot
+        // explain: at a limit of a few dozen in front of a slow pool, a bucket holds a few dozen
+        // answers (an early one a dozen), its 5th percentile is their smallest or second
+        // smallest, and one such reading a few ms high is a "queue" of the 2-request target.
+        // (At the starting limit the queue that shows a start already past the knee is judged
+        // by the target alone, as before.)
+        let startup_bar = if !self.knee_found && self.base > clamp(self.c.initial, min, max) {
+            target.max(STARTUP_SIGNIFICANCE * self.queue_noise())
+        } else {
+            target
+        };
+        let queueing = queue.is_some_and(|q| q > startup_bar);
         if let Some(knee) = self.full_pipe(b) {
             // The pass rate did not grow with the limit: the starting limit already queued the
             // resource, so the floor and min RT measured so far are queued ones (and a drain
@@ -415,6 +453,27 @@ impl LittlesLaw {
         // The slow start ends at the first queue: the limit has overshot by the growth of the
         // buckets it took to see it, so it drops at once to the BDP plus the target queue
         // (BBR's drain) instead of backing off a step a bucket.
+        // The min RT that stands in until the first probe is the mean RT of the first buckets,
+        // which see the short requests first and read low (a drain to the BDP built on it
+        // landed at 0.7 × the knee of a 2000-worker pool). Past the starting limit and before
+        // the first queue, the slow start's buckets are unqueued: their mean RT is the better
+        // stand-in. (At the starting limit they may be queued from the first request.)
+        let min_rt = match short_rt {
+            Some(rt)
+                if rt > min_rt
+                    && !queueing
+                    && !self.knee_found
+                    && !self.restarted
+                    && !self.probed
+                    && self.probe.is_none()
+                    && self.base > clamp(self.c.initial, min, max)
+                    && b.pinned() =>
+            {
+                self.min_rt = Some(rt);
+                rt
+            }
+            _ => min_rt,
+        };
         let drain = queueing && !self.knee_found && b.saturated && self.probe.is_none();
         // Queueing at the starting limit, before any growth: the floor and min RT were
         // measured at a limit already past the knee, queued. Probe below it at once.
@@ -467,7 +526,7 @@ impl LittlesLaw {
             let clear = if self.knee_found {
                 target / 4.0
             } else {
-                target
+                startup_bar
             };
             let steering = q >= clear || self.probe.is_some();
             let next = if steering {
@@ -480,9 +539,21 @@ impl LittlesLaw {
                 // lets the next burst of a load below capacity queue inside the resource.
                 base
             };
+            let held = self
+                .drained_at
+                .is_some_and(|at| self.closed_total <= at + RT_BUCKETS as u64);
             let next = if drain {
+                self.drained_at = Some(self.closed_total);
+                // Like after a probe: no early probe until the window is measured anew (it
+                // still holds the overshoot's inflated RTs, which set off a probe at once).
+                self.since_probe = 0;
                 let bdp = self.pass_rate(false) * min_rt.as_secs_f64();
                 (bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET).min(base)
+            } else if held {
+                // Right after the drain, the last buckets still show the overshoot's queue,
+                // which the drain has already dealt with: no cut until the estimate is taken
+                // from requests that started after it.
+                next.clamp(base, base * step)
             } else {
                 next.clamp(base * self.c.backoff, base * step)
             };
