@@ -28,7 +28,7 @@ use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::gate::Gate;
-use crate::proxy::{Conn, handle, sweep_idle_upstreams};
+use crate::proxy::{Conn, SendTimeout, handle, sweep_idle_upstreams};
 
 /// Why the gate could not start.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +54,7 @@ pub struct Started {
     proxy: Vec<TcpListener>,
     admin: Option<(TcpListener, Option<String>)>,
     http1: http1::Builder,
+    send_timeout: Duration,
     grace: Duration,
     workers: usize,
 }
@@ -74,6 +75,7 @@ impl Started {
             .keep_alive(true)
             .writev(false);
         let grace = config.grace_period.0;
+        let send_timeout = config.send_timeout.0;
         let workers = config.workers.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });
@@ -91,6 +93,7 @@ impl Started {
             proxy,
             admin,
             http1,
+            send_timeout,
             grace,
             workers,
         })
@@ -154,6 +157,7 @@ impl Started {
                 Serving {
                     gate: self.gate.clone(),
                     http1: self.http1.clone(),
+                    send_timeout: self.send_timeout,
                 },
                 workers.clone(),
                 graceful.clone(),
@@ -285,6 +289,7 @@ impl Workers {
 struct Serving {
     gate: Arc<Gate>,
     http1: http1::Builder,
+    send_timeout: Duration,
 }
 
 impl Serving {
@@ -301,7 +306,8 @@ impl Serving {
         let conn = Arc::new(conn);
         let gate = self.gate;
         let service = service_fn(move |req| handle(gate.clone(), conn.clone(), req));
-        let connection = watcher.watch(self.http1.serve_connection(TokioIo::new(io), service));
+        let io = TokioIo::new(SendTimeout::new(io, self.send_timeout));
+        let connection = watcher.watch(self.http1.serve_connection(io, service));
         if let Err(e) = connection.await {
             tracing::debug!(%peer, error = %e, "client connection ended with an error");
         }
