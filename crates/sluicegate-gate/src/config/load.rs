@@ -129,7 +129,7 @@ fn check(config: &Config) -> Result<(), Broken> {
     {
         return Err((
             Some(addr.span()),
-            "the admin API listens beyond loopback only with a token: set `[admin] token_file`, or listen on 127.0.0.1".into(),
+            "the admin API listens beyond loopback only with a token: set `[admin] token_file` (`--admin-token-file` in the quick form), or listen on 127.0.0.1".into(),
         ));
     }
     match (&config.bypass.header, &config.bypass.secret_file) {
