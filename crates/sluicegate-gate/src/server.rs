@@ -116,20 +116,23 @@ impl Started {
     /// requests finish within the grace period, and returns.
     pub async fn serve(self, mut stop: watch::Receiver<bool>) {
         let graceful = Arc::new(GracefulShutdown::new());
+        // The admin API stays up through the drain (an operator watches the requests finish)
+        // and stops when `serve` returns.
+        let (admin_done, mut admin_stop) = watch::channel(false);
+        let mut admin_task = None;
         if let Some((listener, token)) = self.admin {
             if let Ok(a) = listener.local_addr() {
                 tracing::info!("admin listening on {a}");
             }
             let router = crate::admin::router(self.gate.clone(), token);
-            let mut admin_stop = stop.clone();
-            tokio::spawn(async move {
+            admin_task = Some(tokio::spawn(async move {
                 let stopped = async move {
                     let _ = admin_stop.wait_for(|s| *s).await;
                 };
                 let _ = axum::serve(listener, router)
                     .with_graceful_shutdown(stopped)
                     .await;
-            });
+            }));
         }
         for l in &self.proxy {
             if let Ok(a) = l.local_addr() {
@@ -188,6 +191,12 @@ impl Started {
         match tokio::time::timeout(self.grace, drained).await {
             Ok(()) => tracing::info!("shutdown complete"),
             Err(_) => tracing::warn!("grace period over: stopping with requests unfinished"),
+        }
+        let _ = admin_done.send(true);
+        if let Some(task) = admin_task {
+            // Calls in progress finish; a client holding a connection open does not hold the
+            // exit for long.
+            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
         }
         // Dropping the last handle stops the worker threads (and what still runs on them).
         drop(workers);

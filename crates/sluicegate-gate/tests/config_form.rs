@@ -376,6 +376,13 @@ async fn sigterm_lets_queued_and_running_work_finish_then_exits_0() {
         tokio::net::TcpStream::connect(gate.proxy).await.is_err()
     })
     .await;
+    // The admin API answers through the drain (it went down with the listeners): an
+    // operator watches the requests finish.
+    let draining = gate.pool("api").await;
+    assert_eq!(
+        (draining["in_flight"].clone(), draining["queued"].clone()),
+        (1.into(), 1.into())
+    );
     up.release(2);
     assert_eq!(a.await.unwrap().status, 200);
     assert_eq!(b.await.unwrap().status, 200);
