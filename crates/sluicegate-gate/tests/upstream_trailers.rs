@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http::{HeaderMap, Request};
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
-use support::{Gate, RawUpstream};
+use support::{Gate, RawUpstream, Upstream};
 use tokio::net::TcpStream;
 
 /// What a client got: the status, the `Trailer` header, the body and its trailers, or why
@@ -271,6 +271,44 @@ async fn chunk_extensions_are_ignored_alike_on_both_paths() {
             if status == 200 {
                 assert_eq!(got.body, body, "{method} {path}");
             }
+        }
+    }
+}
+
+/// Defect pinned: the gate dropped the client's `TE: trailers` with the other hop-by-hop
+/// headers, so an upstream that sends trailers only to a client that accepts them (gRPC
+/// over HTTP/1, some frameworks) never sent any, though the gate relays them. A proxy that
+/// relays trailers may pass the acceptance on (RFC 9110 §10.1.4): on both paths the upstream
+/// sees `TE: trailers`, named in `Connection` as a hop-by-hop header must be — and nothing
+/// when the client sent no `TE` or one without `trailers`.
+#[tokio::test]
+async fn a_clients_te_trailers_reaches_the_upstream_on_both_paths() {
+    let up = Upstream::start().await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
+    let cases = [
+        (Some("trailers"), "te=trailers conn=te"),
+        (Some("gzip;q=0.5, Trailers"), "te=trailers conn=te"),
+        (Some("gzip"), "te=- conn=-"),
+        (None, "te=- conn=-"),
+    ];
+    for method in ["GET", "POST"] {
+        for (te, want) in cases {
+            let mut req = Request::builder()
+                .method(method)
+                .uri("/echo")
+                .header("host", "gate.test");
+            if let Some(te) = te {
+                req = req.header("te", te).header("connection", "te");
+            }
+            let body = if method == "POST" { "x" } else { "" };
+            let reply =
+                support::request(gate.proxy, req.body(Full::new(Bytes::from(body))).unwrap()).await;
+            assert_eq!(reply.status, 200, "{method} {te:?}");
+            assert!(
+                reply.body.ends_with(want),
+                "{method} TE {te:?}: {}",
+                reply.body
+            );
         }
     }
 }

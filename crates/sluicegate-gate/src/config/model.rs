@@ -29,6 +29,11 @@ pub struct Config {
     /// Longest time a client may take to send a request head (default `10s`).
     #[serde(default = "default_header_timeout")]
     pub header_read_timeout: Dur,
+    /// Longest time a write to a client may wait with the client taking none of its answer
+    /// (default `60s`, as nginx's `send_timeout`); then the connection is closed and the
+    /// request's slot freed.
+    #[serde(default = "default_send_timeout")]
+    pub send_timeout: Dur,
     /// The admin API (off unless `listen` is set).
     #[serde(default)]
     pub admin: Admin,
@@ -258,6 +263,9 @@ fn default_header_bytes() -> Spanned<usize> {
 }
 fn default_header_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(10))
+}
+fn default_send_timeout() -> Dur {
+    Dur(std::time::Duration::from_secs(60))
 }
 fn default_max_queue() -> usize {
     sluicegate::concurrency::ConcurrencyLimiter::DEFAULT_MAX_QUEUE

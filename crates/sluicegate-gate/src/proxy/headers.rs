@@ -98,6 +98,20 @@ pub(super) fn remove_listed(headers: &mut HeaderMap, listed: &[HeaderValue]) {
     }
 }
 
+/// Why a request's `Host` makes it one the gate must refuse (`400`, RFC 9112 §3.2): more
+/// than one `Host` line (a route could match one name while the upstream serves the other),
+/// or none in HTTP/1.1 with a target that does not name the host either. `None` when fine.
+pub(super) fn host_problem<B>(req: &http::Request<B>) -> Option<&'static str> {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    match (hosts.next(), hosts.next()) {
+        (Some(_), Some(_)) => Some("more than one Host header\n"),
+        (None, _) if req.version() == Version::HTTP_11 && req.uri().authority().is_none() => {
+            Some("an HTTP/1.1 request needs a Host header\n")
+        }
+        _ => None,
+    }
+}
+
 /// Turns the client's request head into the upstream's: origin-form URI, HTTP/1.1,
 /// hop-by-hop headers gone, and the client's `Host` kept (the one an absolute-form request
 /// named, else the upstream's own). Returns the `X-Forwarded-For` / `Forwarded` headers
@@ -107,6 +121,11 @@ pub(super) fn to_upstream(
     upstream: &UpstreamUrl,
     peer: &Forwarding,
 ) -> Added {
+    let te_trailers = parts
+        .headers
+        .get_all(header::TE)
+        .iter()
+        .any(accepts_trailers);
     strip_hop_by_hop(&mut parts.headers);
     let mut host = parts.headers.get(header::HOST).cloned();
     if host.is_none()
@@ -150,7 +169,19 @@ pub(super) fn to_upstream(
         parts.uri = Uri::from(path);
     }
     parts.version = Version::HTTP_11;
-    Added { xff, forwarded }
+    Added {
+        xff,
+        forwarded,
+        te_trailers,
+    }
+}
+
+/// Whether a `TE` value lists `trailers` (`TE: gzip;q=0.5, trailers`).
+fn accepts_trailers(value: &HeaderValue) -> bool {
+    value.as_bytes().split(|&b| b == b',').any(|coding| {
+        let name = coding.split(|&b| b == b';').next().unwrap_or_default();
+        name.trim_ascii().eq_ignore_ascii_case(b"trailers")
+    })
 }
 
 /// The headers this hop adds to a request, kept out of its `HeaderMap`: the gate's own
@@ -163,6 +194,10 @@ pub(super) struct Added {
     pub(super) xff: Option<HeaderValue>,
     /// One more `Forwarded` element, after any the client sent.
     pub(super) forwarded: Option<HeaderValue>,
+    /// The client accepts trailers (`TE: trailers`), and the gate relays them: the upstream
+    /// is told so with `TE: trailers` and `Connection: TE` (TE is hop-by-hop, RFC 9110
+    /// §10.1.4), since some send trailers only when asked.
+    pub(super) te_trailers: bool,
 }
 
 impl Added {
@@ -173,6 +208,10 @@ impl Added {
         }
         if let Some(v) = self.forwarded {
             headers.append(header::FORWARDED, v);
+        }
+        if self.te_trailers {
+            headers.insert(header::TE, HeaderValue::from_static("trailers"));
+            headers.insert(header::CONNECTION, HeaderValue::from_static("te"));
         }
     }
 }
@@ -262,7 +301,7 @@ mod tests {
                 .header("connection", "keep-alive, x-secret-hop")
                 .header("x-secret-hop", "1")
                 .header("keep-alive", "timeout=5")
-                .header("te", "trailers")
+                .header("te", "gzip")
                 .header("upgrade", "websocket")
                 .header("x-kept", "yes")
                 .header("trailer", "x-sum")

@@ -1,5 +1,5 @@
 //! A real HTTP upstream on an ephemeral loopback port: `/hold` waits until the test
-//! releases it, `/fast` answers at once echoing what it was sent, `/body` reads the whole
+//! releases it, `/fast` (any other path) answers at once echoing what it was sent, `/body` reads the whole
 //! request body. It counts requests in flight and the most ever in flight.
 
 use std::convert::Infallible;
@@ -131,12 +131,14 @@ async fn serve(
                     .to_owned()
             };
             format!(
-                "host={} xff={} forwarded={} connection={} bypass={}",
+                "host={} xff={} forwarded={} connection={} bypass={} te={} conn={}",
                 get("host"),
                 get("x-forwarded-for"),
                 get("forwarded"),
                 get("x-hop"),
-                get("x-bypass")
+                get("x-bypass"),
+                get("te"),
+                get("connection")
             )
         }
     };

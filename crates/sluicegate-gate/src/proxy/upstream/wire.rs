@@ -315,6 +315,9 @@ fn encode(out: &mut Vec<u8>, parts: &request::Parts, added: &Added) {
     if let Some(v) = &added.forwarded {
         line(FORWARDED.as_str(), v);
     }
+    if added.te_trailers {
+        out.extend_from_slice(b"te: trailers\r\nconnection: te\r\n");
+    }
     let bodiless = matches!(
         parts.method,
         Method::GET | Method::HEAD | Method::DELETE | Method::OPTIONS | Method::TRACE
@@ -401,6 +404,7 @@ mod tests {
         let added = Added {
             xff: Some(HeaderValue::from_static("10.0.0.7")),
             forwarded: Some(HeaderValue::from_static("for=10.0.0.7;proto=http")),
+            te_trailers: true,
         };
         encode(
             &mut out,
@@ -410,7 +414,7 @@ mod tests {
         assert_eq!(
             out,
             b"GET / HTTP/1.1\r\nforwarded: for=1.2.3.4\r\nx-forwarded-for: 10.0.0.7\r\n\
-              forwarded: for=10.0.0.7;proto=http\r\n\r\n",
+              forwarded: for=10.0.0.7;proto=http\r\nte: trailers\r\nconnection: te\r\n\r\n",
             "the client's headers, then this hop's"
         );
     }
