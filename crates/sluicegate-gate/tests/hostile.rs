@@ -27,6 +27,14 @@ async fn read_all(mut s: tokio::net::TcpStream) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Waits until no request holds a slot of the pool.
+async fn slots_freed(gate: &Gate) {
+    eventually("slots freed", || async {
+        gate.pool("api").await["in_flight"] == 0
+    })
+    .await;
+}
+
 /// The gate still forwards: its one slot is free and it is alive.
 async fn still_serves(gate: &Gate) {
     assert_eq!(gate.pool("api").await["in_flight"], 0);
@@ -83,10 +91,7 @@ async fn half_a_body_ends_in_504_and_frees_the_slot() {
     .await;
     let answer = read_all(s).await;
     assert!(answer.starts_with("HTTP/1.1 504"), "{answer}");
-    eventually("slot freed", || async {
-        gate.pool("api").await["in_flight"] == 0
-    })
-    .await;
+    slots_freed(&gate).await;
     still_serves(&gate).await;
 }
 
@@ -101,10 +106,7 @@ async fn a_client_that_sends_half_a_body_and_leaves_frees_the_slot() {
     .await;
     eventually("forwarded", || async { up.ids().len() == 1 }).await;
     drop(s);
-    eventually("slot freed", || async {
-        gate.pool("api").await["in_flight"] == 0
-    })
-    .await;
+    slots_freed(&gate).await;
     still_serves(&gate).await;
 }
 
@@ -127,4 +129,80 @@ async fn garbage_gets_400_and_nothing_else() {
     }
     assert!(up.ids().is_empty());
     still_serves(&gate).await;
+}
+
+/// An adaptive pool (AIMD from 40: every drop it is told of cuts it) in front of a healthy
+/// upstream: a client's faults must not be taken for the upstream's.
+async fn adaptive_gate(up: &Upstream, name: &str) -> Gate {
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nupstream_timeout = \"1s\"\n[pools.adaptive]\nalgorithm = \"aimd\"\ninitial = 40\n\n[[routes]]\npool = \"api\"\n",
+        up.url()
+    );
+    let path = write_config(name, &text);
+    Gate::start(&["serve", "--config", path.to_str().unwrap()]).await
+}
+
+/// The pool's counters for the upstream's failures are still 0 and its limit has not
+/// fallen: nothing was billed to the upstream.
+async fn nothing_billed_to_the_upstream(gate: &Gate) {
+    let pool = gate.pool("api").await;
+    let counters = &pool["counters"];
+    assert_eq!(counters["upstream_error"], 0, "{pool}");
+    assert_eq!(counters["upstream_timeout"], 0, "{pool}");
+    assert_eq!(counters["upstream_unreachable"], 0, "{pool}");
+    assert!(
+        pool["limit"].as_u64().unwrap() >= 40,
+        "the limit fell: {pool}"
+    );
+}
+
+/// A POST whose head announces `content-length: 10` and sends one byte of it.
+const ONE_BYTE_OF_TEN: &[u8] = b"POST /body HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\nx";
+
+/// Defect pinned: a request body that breaks its framing got `502 upstream_error` (hyper's
+/// "error from user's Body stream") and counted as the upstream's error. It is the
+/// client's: `400`.
+#[tokio::test]
+async fn a_malformed_request_body_gets_400_not_an_upstream_error() {
+    let up = Upstream::start().await;
+    let gate = adaptive_gate(&up, "bad-chunks").await;
+    for body in [
+        &b"zz\r\nhello\r\n0\r\n\r\n"[..],
+        b"-5\r\nhello\r\n0\r\n\r\n",
+        b"ffffffffffffffffff\r\nhello\r\n0\r\n\r\n",
+        b"5\nhello\n0\n\n",
+    ] {
+        let mut req =
+            b"POST /body HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+        req.extend_from_slice(body);
+        let answer = read_all(raw(gate.proxy, &req).await).await;
+        let shown = String::from_utf8_lossy(body);
+        assert!(answer.starts_with("HTTP/1.1 400"), "{shown}: {answer}");
+        assert!(
+            answer.contains("x-sluicegate-reason: bad_request_body"),
+            "{shown}: {answer}"
+        );
+    }
+    slots_freed(&gate).await;
+    nothing_billed_to_the_upstream(&gate).await;
+}
+
+/// Defect pinned: clients that left in the middle of their request body were counted as
+/// upstream errors (30 aborted uploads, 30 `upstream_error`). They are `client_gone`.
+#[tokio::test]
+async fn clients_that_leave_mid_body_are_client_gone() {
+    let up = Upstream::start().await;
+    let gate = adaptive_gate(&up, "leave-mid-body").await;
+    let mut clients = Vec::new();
+    for _ in 0..10 {
+        clients.push(raw(gate.proxy, ONE_BYTE_OF_TEN).await);
+    }
+    eventually("all forwarded", || async { up.ids().len() == 10 }).await;
+    drop(clients);
+    eventually("counted as gone", || async {
+        gate.pool("api").await["counters"]["client_gone"] == 10
+    })
+    .await;
+    slots_freed(&gate).await;
+    nothing_billed_to_the_upstream(&gate).await;
 }

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use super::answer::{self, GateBody};
 use super::conn::Conn;
-use super::exchange::Exchange;
+use super::exchange::{Exchange, Failed};
 use super::global;
 use super::headers;
 use crate::gate::Gate;
@@ -170,7 +170,8 @@ fn forward(
     async move {
         match exchange.finish().await {
             Ok(response) => response.map(Either::Right),
-            Err(outcome) => answer::upstream_failed(outcome),
+            Err(Failed::Upstream(outcome)) => answer::upstream_failed(outcome),
+            Err(Failed::Client(fault)) => answer::plain(fault.status(), fault.name(), fault.text()),
         }
     }
 }
