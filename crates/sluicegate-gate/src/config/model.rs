@@ -29,6 +29,10 @@ pub struct Config {
     /// Longest time a client may take to send a request head (default `10s`).
     #[serde(default = "default_header_timeout")]
     pub header_read_timeout: Dur,
+    /// Longest time a client may leave a request body waiting between two reads, once the
+    /// body is being sent upstream (default `60s`, as nginx's `client_body_timeout`).
+    #[serde(default = "default_body_timeout")]
+    pub client_body_timeout: Dur,
     /// The admin API (off unless `listen` is set).
     #[serde(default)]
     pub admin: Admin,
@@ -258,6 +262,9 @@ fn default_header_bytes() -> Spanned<usize> {
 }
 fn default_header_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(10))
+}
+fn default_body_timeout() -> Dur {
+    Dur(std::time::Duration::from_secs(60))
 }
 fn default_max_queue() -> usize {
     sluicegate::concurrency::ConcurrencyLimiter::DEFAULT_MAX_QUEUE

@@ -39,16 +39,24 @@ pub(super) struct Exchange {
 
 impl Exchange {
     /// Sends the request `parts` and `body` (origin-form, `Host` set) with the headers this
-    /// hop adds to the pool's upstream.
+    /// hop adds to the pool's upstream; the client may leave its body waiting up to
+    /// `body_timeout` between two reads.
     pub(super) fn start(
         pool: Arc<Pool>,
         parts: request::Parts,
         body: Incoming,
         added: Added,
         held: Held,
+        body_timeout: Duration,
     ) -> Self {
         let start = Instant::now();
-        let (pending, body) = upstream::send(pool.upstream.authority.clone(), parts, body, added);
+        let (pending, body) = upstream::send(
+            pool.upstream.authority.clone(),
+            parts,
+            body,
+            added,
+            body_timeout,
+        );
         Exchange {
             pending: Some(pending),
             body,
@@ -70,7 +78,7 @@ impl Exchange {
             return Err(Failed::Upstream(Outcome::UpstreamError));
         };
         let timeout = self.pool.upstream_timeout;
-        let result = answered(pending, self.start, timeout).await;
+        let result = answered(pending, self.start, timeout, self.body.as_deref()).await;
         self.pending = None;
         // Taken only now: dropped while it waits, the exchange still holds the permit and
         // moves to a task of its own.
@@ -83,9 +91,30 @@ impl Exchange {
 
 type Answer = Result<Sent, ()>;
 
-/// Waits for the upstream's answer, up to the upstream timeout after the exchange started.
-async fn answered(pending: &mut Sending, start: Instant, timeout: Duration) -> Answer {
-    timeout_at(start + timeout, pending).await.map_err(|_| ())
+/// Waits for the upstream's answer: up to the upstream timeout after the exchange started
+/// or, for a request with a body, after the upstream last got a part of it (the end
+/// included). While the upstream waits for the client's next bytes the clock stands still:
+/// the client's own timeout runs then (see [`super::client_body`]).
+async fn answered(
+    pending: &mut Sending,
+    start: Instant,
+    timeout: Duration,
+    body: Option<&Progress>,
+) -> Answer {
+    let Some(body) = body else {
+        return timeout_at(start + timeout, pending).await.map_err(|_| ());
+    };
+    loop {
+        let next = match body.upstream_deadline(timeout) {
+            Some(deadline) if deadline <= Instant::now() => return Err(()),
+            Some(deadline) => deadline,
+            // Looked at again at the latest one timeout after the wait ends.
+            None => Instant::now() + timeout,
+        };
+        if let Ok(sent) = timeout_at(next, &mut *pending).await {
+            return Ok(sent);
+        }
+    }
 }
 
 /// Counts and logs how the exchange ended, and hands the permit to the body or releases it.
@@ -155,7 +184,7 @@ impl Drop for Exchange {
         // slot until it is done. A body that comes back is drained by `PermitBody`.
         runtime.spawn(async move {
             let timeout = pool.upstream_timeout;
-            let result = answered(&mut pending, start, timeout).await;
+            let result = answered(&mut pending, start, timeout, body.as_deref()).await;
             drop(settle(&pool, start, result, body.as_deref(), held));
         });
     }

@@ -4,6 +4,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::poll_immediate;
 use http::{Request, Response, StatusCode};
@@ -47,9 +48,9 @@ pub fn handle(
             if let Some((name, _)) = &s.bypass.header {
                 req.headers_mut().remove(name);
             }
-            Some((pool, bypass))
+            Some((pool, bypass, s.client_body_timeout))
         });
-        let Some((pool, bypass)) = routed else {
+        let Some((pool, bypass, body_timeout)) = routed else {
             tracing::info!(path = req.uri().path(), reason = "no_route", "rejected");
             return Ok(answer::plain(
                 StatusCode::NOT_FOUND,
@@ -82,7 +83,7 @@ pub fn handle(
                 Err(answer) => return Ok(answer),
             }
         };
-        Ok(forward(pool, &conn, req, held).await)
+        Ok(forward(pool, &conn, req, held, body_timeout).await)
     }
 }
 
@@ -163,10 +164,11 @@ fn forward(
     conn: &Conn,
     req: Request<Incoming>,
     held: Held,
+    body_timeout: Duration,
 ) -> impl Future<Output = Response<GateBody>> + Send + use<> {
     let (mut parts, body) = req.into_parts();
     let added = headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
-    let exchange = Exchange::start(pool, parts, body, added, held);
+    let exchange = Exchange::start(pool, parts, body, added, held, body_timeout);
     async move {
         match exchange.finish().await {
             Ok(response) => response.map(Either::Right),

@@ -264,7 +264,8 @@ fn same(a: &Authority, b: &Authority) -> bool {
 /// Sends the request `parts` and `body` (origin-form URI, `Host` set, hop-by-hop headers
 /// gone) and the headers this hop adds to the upstream at `authority`, on an idle connection
 /// of this thread or a new one. The answer comes back without its hop-by-hop headers. A
-/// body goes through a [`ClientBody`]; how it went is returned with the future.
+/// body goes through a [`ClientBody`], which fails the exchange when the client leaves
+/// `body_timeout` between two reads; how far it has come is returned with the future.
 ///
 /// # Cancel safety
 ///
@@ -281,11 +282,12 @@ pub(super) fn send(
     parts: http::request::Parts,
     body: Incoming,
     added: Added,
+    body_timeout: Duration,
 ) -> (Sending, Option<Arc<Progress>>) {
     if body.is_end_stream() && parts.method != Method::CONNECT {
         (Box::pin(send_wire(authority, parts, added)), None)
     } else {
-        let (body, progress) = ClientBody::new(body);
+        let (body, progress) = ClientBody::new(body, body_timeout);
         let mut req = Request::from_parts(parts, body);
         added.insert_into(req.headers_mut());
         (Box::pin(send_hyper(authority, req)), Some(progress))
