@@ -94,6 +94,30 @@ struct Sent {
 }
 
 impl Progress {
+    /// A body the upstream has had nothing of yet: its clock runs from now.
+    pub(super) fn new() -> Progress {
+        Progress(Mutex::new(Sent {
+            waiting: false,
+            last: Instant::now(),
+            fault: None,
+        }))
+    }
+
+    /// The upstream waits for the client's next bytes: its clock stands still.
+    pub(super) fn waits(&self) {
+        self.update(|s| s.waiting = true);
+    }
+
+    /// The client's bytes moved (a frame, the end, or a failure): the upstream's clock runs
+    /// again from now.
+    pub(super) fn moved(&self, fault: Option<ClientFault>) {
+        self.update(|s| {
+            s.waiting = false;
+            s.last = Instant::now();
+            s.fault = s.fault.or(fault);
+        });
+    }
+
     fn update<R>(&self, f: impl FnOnce(&mut Sent) -> R) -> R {
         f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
@@ -125,11 +149,7 @@ pub(crate) struct ClientBody {
 impl ClientBody {
     /// Wraps `inner`; the exchange watches the returned progress.
     pub(super) fn new(inner: Incoming, timeout: Duration) -> (ClientBody, Arc<Progress>) {
-        let progress = Arc::new(Progress(Mutex::new(Sent {
-            waiting: false,
-            last: Instant::now(),
-            fault: None,
-        })));
+        let progress = Arc::new(Progress::new());
         let body = ClientBody {
             inner,
             progress: progress.clone(),
@@ -140,16 +160,11 @@ impl ClientBody {
         (body, progress)
     }
 
-    /// The client's bytes moved (a frame, the end, or a failure): the upstream's clock runs
-    /// again from now.
+    /// The client's bytes moved (see [`Progress::moved`]).
     fn moved(&mut self, fault: Option<ClientFault>) {
         self.waiting = false;
         self.stall.moved();
-        self.progress.update(|s| {
-            s.waiting = false;
-            s.last = Instant::now();
-            s.fault = s.fault.or(fault);
-        });
+        self.progress.moved(fault);
     }
 }
 
@@ -182,7 +197,7 @@ impl Body for ClientBody {
             Poll::Pending => {
                 if !self.waiting {
                     self.waiting = true;
-                    self.progress.update(|s| s.waiting = true);
+                    self.progress.waits();
                 }
                 let timeout = self.timeout;
                 ready!(self.stall.poll_expired(cx, timeout));

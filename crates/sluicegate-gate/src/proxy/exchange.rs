@@ -189,3 +189,44 @@ impl Drop for Exchange {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::pin::pin;
+
+    use futures_util::future::poll_immediate;
+
+    use super::*;
+
+    /// The upstream timeout stands still while the upstream waits for the client's body and
+    /// runs from the body's last part on. Defect pinned (end to end in `tests/hostile.rs`):
+    /// it ran from the start of the exchange, so a slow client's body ended in `504` and an
+    /// upstream drop.
+    #[tokio::test(start_paused = true)]
+    async fn the_upstream_clock_stands_still_while_the_client_sends_slowly() {
+        let timeout = Duration::from_secs(1);
+        let ms = Duration::from_millis;
+        let body = Progress::new();
+        let mut never: Sending = Box::pin(std::future::pending());
+        let mut wait = pin!(answered(&mut never, Instant::now(), timeout, Some(&body)));
+        tokio::time::advance(timeout - ms(1)).await;
+        assert!(poll_immediate(wait.as_mut()).await.is_none());
+        body.waits();
+        tokio::time::advance(10 * timeout).await;
+        assert!(
+            poll_immediate(wait.as_mut()).await.is_none(),
+            "the client's wait is not the upstream's"
+        );
+        body.moved(None);
+        tokio::time::advance(timeout - ms(1)).await;
+        assert!(poll_immediate(wait.as_mut()).await.is_none());
+        body.moved(None);
+        tokio::time::advance(timeout - ms(1)).await;
+        assert!(
+            poll_immediate(wait.as_mut()).await.is_none(),
+            "the clock runs from the last part"
+        );
+        tokio::time::advance(ms(1)).await;
+        assert!(matches!(poll_immediate(wait.as_mut()).await, Some(Err(()))));
+    }
+}
