@@ -42,11 +42,14 @@ pub fn router(gate: Arc<Gate>, token: Option<String>) -> Router {
 }
 
 async fn authorize(State(admin): State<Admin>, req: Request, next: Next) -> Response {
+    if let Err(why) = from_this_origin(req.headers(), admin.token.is_some()) {
+        return (StatusCode::FORBIDDEN, why).into_response();
+    }
     if let Some(token) = &admin.token {
         let given = req
             .headers()
             .get(header::AUTHORIZATION)
-            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+            .and_then(|v| bearer(v.as_bytes()))
             .unwrap_or(b"");
         if !constant_time_eq(given, token) {
             let mut r = (
@@ -60,6 +63,53 @@ async fn authorize(State(admin): State<Admin>, req: Request, next: Next) -> Resp
         }
     }
     next.run(req).await
+}
+
+/// The token of an `Authorization: Bearer TOKEN` value (the scheme in any case, RFC 9110
+/// §11.1).
+fn bearer(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, token) = value.split_at_checked(7)?;
+    scheme.eq_ignore_ascii_case(b"bearer ").then_some(token)
+}
+
+/// Refuses what a web page could send to the admin API from a browser on this machine:
+/// a request whose `Origin` is another site (a form or `fetch` from any page: closing a pool
+/// takes one `POST`), and, without a token, a `Host` that is not an address or `localhost`
+/// (a page on a name its owner points at 127.0.0.1 — DNS rebinding — is the same origin to
+/// the browser, and could read and change everything). The dashboard, served here, sends
+/// its own origin.
+fn from_this_origin(headers: &header::HeaderMap, token: bool) -> Result<(), String> {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        let authority = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"));
+        if !authority.is_some_and(|a| a.eq_ignore_ascii_case(host)) {
+            return Err(format!(
+                "forbidden: a request from another origin ({origin}); the admin API answers \
+                 its own dashboard and clients that send no Origin\n"
+            ));
+        }
+    }
+    if !token {
+        let name = match host.rsplit_once(':') {
+            Some((name, port)) if !port.contains(']') => name,
+            _ => host,
+        };
+        let name = name.trim_start_matches('[').trim_end_matches(']');
+        if !name.eq_ignore_ascii_case("localhost") && name.parse::<std::net::IpAddr>().is_err() {
+            return Err(format!(
+                "forbidden: Host `{host}` is not an address of this admin API; without a \
+                 token it answers only requests to an IP address or localhost (set \
+                 [admin] token_file to reach it by another name)\n"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn pool_status(p: &crate::pool::Pool) -> Value {

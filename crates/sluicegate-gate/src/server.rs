@@ -28,7 +28,7 @@ use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::gate::Gate;
-use crate::proxy::{Conn, handle, sweep_idle_upstreams};
+use crate::proxy::{Conn, SendTimeout, handle, sweep_idle_upstreams};
 
 /// Why the gate could not start.
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +54,7 @@ pub struct Started {
     proxy: Vec<TcpListener>,
     admin: Option<(TcpListener, Option<String>)>,
     http1: http1::Builder,
+    send_timeout: Duration,
     grace: Duration,
     workers: usize,
 }
@@ -74,6 +75,7 @@ impl Started {
             .keep_alive(true)
             .writev(false);
         let grace = config.grace_period.0;
+        let send_timeout = config.send_timeout.0;
         let workers = config.workers.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });
@@ -91,6 +93,7 @@ impl Started {
             proxy,
             admin,
             http1,
+            send_timeout,
             grace,
             workers,
         })
@@ -113,20 +116,23 @@ impl Started {
     /// requests finish within the grace period, and returns.
     pub async fn serve(self, mut stop: watch::Receiver<bool>) {
         let graceful = Arc::new(GracefulShutdown::new());
+        // The admin API stays up through the drain (an operator watches the requests finish)
+        // and stops when `serve` returns.
+        let (admin_done, mut admin_stop) = watch::channel(false);
+        let mut admin_task = None;
         if let Some((listener, token)) = self.admin {
             if let Ok(a) = listener.local_addr() {
                 tracing::info!("admin listening on {a}");
             }
             let router = crate::admin::router(self.gate.clone(), token);
-            let mut admin_stop = stop.clone();
-            tokio::spawn(async move {
+            admin_task = Some(tokio::spawn(async move {
                 let stopped = async move {
                     let _ = admin_stop.wait_for(|s| *s).await;
                 };
                 let _ = axum::serve(listener, router)
                     .with_graceful_shutdown(stopped)
                     .await;
-            });
+            }));
         }
         for l in &self.proxy {
             if let Ok(a) = l.local_addr() {
@@ -154,6 +160,7 @@ impl Started {
                 Serving {
                     gate: self.gate.clone(),
                     http1: self.http1.clone(),
+                    send_timeout: self.send_timeout,
                 },
                 workers.clone(),
                 graceful.clone(),
@@ -184,6 +191,12 @@ impl Started {
         match tokio::time::timeout(self.grace, drained).await {
             Ok(()) => tracing::info!("shutdown complete"),
             Err(_) => tracing::warn!("grace period over: stopping with requests unfinished"),
+        }
+        let _ = admin_done.send(true);
+        if let Some(task) = admin_task {
+            // Calls in progress finish; a client holding a connection open does not hold the
+            // exit for long.
+            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
         }
         // Dropping the last handle stops the worker threads (and what still runs on them).
         drop(workers);
@@ -285,6 +298,7 @@ impl Workers {
 struct Serving {
     gate: Arc<Gate>,
     http1: http1::Builder,
+    send_timeout: Duration,
 }
 
 impl Serving {
@@ -301,7 +315,8 @@ impl Serving {
         let conn = Arc::new(conn);
         let gate = self.gate;
         let service = service_fn(move |req| handle(gate.clone(), conn.clone(), req));
-        let connection = watcher.watch(self.http1.serve_connection(TokioIo::new(io), service));
+        let io = TokioIo::new(SendTimeout::new(io, self.send_timeout));
+        let connection = watcher.watch(self.http1.serve_connection(io, service));
         if let Err(e) = connection.await {
             tracing::debug!(%peer, error = %e, "client connection ended with an error");
         }

@@ -228,6 +228,108 @@ async fn the_admin_api_wants_the_token() {
     );
 }
 
+/// `method path` to the admin API with `headers`; the status code.
+async fn admin_status(gate: &Gate, method: &str, path: &str, headers: &[(&str, &str)]) -> u16 {
+    let mut req = http::Request::builder().method(method).uri(path);
+    for (n, v) in headers {
+        req = req.header(*n, *v);
+    }
+    let req = req
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .unwrap();
+    support::request(gate.admin.unwrap(), req)
+        .await
+        .status
+        .as_u16()
+}
+
+/// Defect pinned: any web page open in a browser on the gate's machine could drive the
+/// admin API — a form `POST` from another site closed a pool (no token is needed on
+/// loopback), and a page on a name pointed at 127.0.0.1 (DNS rebinding) could read and
+/// change everything. Now a foreign `Origin` gets 403, and without a token so does a `Host`
+/// that is not an address or `localhost`. The dashboard's own origin, and clients that send
+/// no `Origin` (curl, scripts), are served as before.
+#[tokio::test]
+async fn the_admin_api_refuses_other_origins_and_rebound_names() {
+    let up = Upstream::start().await;
+    let gate = serve(&write_config("origin", &config(&up, 2, ""))).await;
+    let here = gate.admin.unwrap().to_string();
+    let port = gate.admin.unwrap().port();
+    let close = "/pools/api/close";
+    for headers in [
+        vec![("host", here.as_str()), ("origin", "http://evil.example")],
+        vec![("host", here.as_str()), ("origin", "null")],
+        vec![("host", "evil.example")],
+    ] {
+        assert_eq!(
+            admin_status(&gate, "POST", close, &headers).await,
+            403,
+            "{headers:?}"
+        );
+    }
+    let rebound = format!("evil.example:{port}");
+    assert_eq!(
+        admin_status(&gate, "GET", "/status", &[("host", &rebound)]).await,
+        403
+    );
+    assert_eq!(gate.pool("api").await["closed"], false, "nothing closed");
+
+    let own = format!("http://{here}");
+    let localhost = format!("localhost:{port}");
+    for headers in [
+        vec![("host", here.as_str()), ("origin", own.as_str())],
+        vec![("host", localhost.as_str())],
+        vec![("host", here.as_str())],
+    ] {
+        assert_eq!(
+            admin_status(&gate, "GET", "/status", &headers).await,
+            200,
+            "{headers:?}"
+        );
+    }
+    assert_eq!(
+        admin_status(&gate, "POST", close, &[("host", &here), ("origin", &own)]).await,
+        200
+    );
+    assert_eq!(gate.pool("api").await["closed"], true);
+}
+
+/// With a token the admin API may be reached by any name (the token is the guard), and the
+/// `Bearer` scheme is matched in any case (RFC 9110 §11.1: `bearer` got 401).
+#[tokio::test]
+async fn with_a_token_any_name_and_any_case_of_bearer() {
+    let up = Upstream::start().await;
+    let token = write_config("token-file-any", "s3cret-token\n");
+    let text = config(&up, 2, "").replace(
+        "listen = \"127.0.0.1:0\"\n\n[[pools]]",
+        &format!(
+            "listen = \"127.0.0.1:0\"\ntoken_file = \"{}\"\n\n[[pools]]",
+            token.display()
+        ),
+    );
+    let gate = serve(&write_config("token-any", &text)).await;
+    for auth in [
+        "Bearer s3cret-token",
+        "bearer s3cret-token",
+        "BEARER s3cret-token",
+    ] {
+        let headers = [
+            ("host", "gate-admin.internal:9000"),
+            ("authorization", auth),
+        ];
+        assert_eq!(
+            admin_status(&gate, "GET", "/status", &headers).await,
+            200,
+            "{auth}"
+        );
+    }
+    let wrong = [
+        ("host", "gate-admin.internal"),
+        ("authorization", "bearer nope"),
+    ];
+    assert_eq!(admin_status(&gate, "GET", "/status", &wrong).await, 401);
+}
+
 #[tokio::test]
 async fn a_reload_with_a_bad_config_keeps_the_old_and_a_good_one_applies() {
     let up = Upstream::start().await;
@@ -274,6 +376,13 @@ async fn sigterm_lets_queued_and_running_work_finish_then_exits_0() {
         tokio::net::TcpStream::connect(gate.proxy).await.is_err()
     })
     .await;
+    // The admin API answers through the drain (it went down with the listeners): an
+    // operator watches the requests finish.
+    let draining = gate.pool("api").await;
+    assert_eq!(
+        (draining["in_flight"].clone(), draining["queued"].clone()),
+        (1.into(), 1.into())
+    );
     up.release(2);
     assert_eq!(a.await.unwrap().status, 200);
     assert_eq!(b.await.unwrap().status, 200);

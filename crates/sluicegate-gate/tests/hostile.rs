@@ -5,7 +5,9 @@ mod support;
 
 use std::time::Duration;
 
-use support::{Gate, Upstream, eventually, get, raw, write_config};
+use std::sync::Arc;
+
+use support::{Gate, RawUpstream, Upstream, eventually, get, raw, write_config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A gate with one slot, no queue, and short timeouts for the misbehaving clients to run
@@ -260,4 +262,102 @@ async fn clients_that_leave_mid_body_are_client_gone() {
     .await;
     slots_freed(&gate).await;
     nothing_billed_to_the_upstream(&gate).await;
+}
+
+/// Defect pinned: a request with two `Host` lines was routed on the first and forwarded with
+/// both (a host route matched on one name while the upstream may serve the other), and an
+/// HTTP/1.1 request without `Host` was forwarded with the upstream's. RFC 9112 §3.2: `400`
+/// for both. HTTP/1.0 without `Host`, and an absolute-form target (which names the host),
+/// still pass.
+#[tokio::test]
+async fn two_hosts_or_none_in_http_1_1_get_400() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "hosts").await;
+    for bad in [
+        &b"GET /fast HTTP/1.1\r\nhost: api.example\r\nhost: evil.internal\r\nx-id: two\r\n\r\n"[..],
+        b"GET /fast HTTP/1.1\r\nHost: a\r\nhOST: a\r\nx-id: twice\r\n\r\n",
+        b"GET /fast HTTP/1.1\r\nx-id: none\r\n\r\n",
+    ] {
+        let answer = read_all(raw(gate.proxy, bad).await).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 400"),
+            "{}: {answer}",
+            String::from_utf8_lossy(bad)
+        );
+    }
+    assert!(up.ids().is_empty(), "forwarded: {:?}", up.ids());
+    for good in [
+        &b"GET /fast HTTP/1.0\r\nx-id: old\r\n\r\n"[..],
+        b"GET http://api.example/fast HTTP/1.1\r\nx-id: absolute\r\nconnection: close\r\n\r\n",
+    ] {
+        let answer = read_all(raw(gate.proxy, good).await).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.0 200"),
+            "{}: {answer}",
+            String::from_utf8_lossy(good)
+        );
+    }
+    assert_eq!(up.ids(), ["old", "absolute"]);
+    still_serves(&gate).await;
+}
+
+/// Defect pinned: a client that never reads its answer held its slot for as long as it kept
+/// the connection open (six such sockets blocked a pool of six): the gate's writes waited on
+/// a full send buffer with no limit. With `send_timeout`, a write that waits that long with
+/// nothing taken closes the connection and frees the slot; a client that reads slowly but
+/// steadily keeps its connection.
+#[tokio::test]
+async fn a_client_that_never_reads_its_answer_loses_the_connection_and_its_slot() {
+    // 32 MiB: far more than the sockets' buffers between the upstream and the client hold.
+    let big = Arc::new({
+        let mut a = b"HTTP/1.1 200 OK\r\ncontent-length: 33554432\r\n\r\n".to_vec();
+        a.resize(a.len() + (32 << 20), b'x');
+        a
+    });
+    let up = RawUpstream::start(Arc::new(move |_: &str| (big.to_vec(), false))).await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\nsend_timeout = \"1s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"http://{}\"\nmax_concurrency = 1\nmax_queue = 0\n\n[[routes]]\npool = \"api\"\n",
+        up.addr
+    );
+    let path = write_config("send-timeout", &text);
+    let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+
+    // Asks, then reads nothing: the slot must come back.
+    let idle = raw(gate.proxy, b"GET /big HTTP/1.1\r\nhost: x\r\n\r\n").await;
+    eventually("the request holds the slot", || async {
+        gate.pool("api").await["in_flight"] == 1
+    })
+    .await;
+    eventually("the slot is freed", || async {
+        gate.pool("api").await["in_flight"] == 0
+    })
+    .await;
+    drop(idle);
+
+    // Takes 1 MiB every 200 ms (a write waits until a third of the socket's send buffer
+    // is free, as the kernel wakes writers: a few MiB on loopback): keeps its connection.
+    let mut slow = raw(
+        gate.proxy,
+        b"GET /big HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    )
+    .await;
+    let mut got = 0usize;
+    let mut buf = vec![0u8; 64 << 10];
+    for round in 1..=16 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        while got < round << 20 {
+            match slow.read(&mut buf).await {
+                Ok(0) | Err(_) => panic!("cut after {got} bytes while reading steadily"),
+                Ok(n) => got += n,
+            }
+        }
+    }
+    // Then all of it at once.
+    while let Ok(n) = slow.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        got += n;
+    }
+    assert!(got > 32 << 20, "got {got} bytes");
 }

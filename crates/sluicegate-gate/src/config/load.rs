@@ -8,6 +8,9 @@ use sluicegate::concurrency::ConcurrencyLimiter;
 
 use super::model::{Config, QueueOrder, Scope};
 
+/// The most worker threads a config may ask for.
+const MAX_WORKERS: usize = 1024;
+
 /// A config that cannot be used, with where and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
@@ -93,6 +96,15 @@ fn check(config: &Config) -> Result<(), Broken> {
             "`workers = 0`: write at least 1, or leave it out for one per CPU".into(),
         ));
     }
+    if let Some(n) = config.workers.filter(|&n| n > MAX_WORKERS) {
+        return Err((
+            None,
+            format!(
+                "`workers = {n}`: at most {MAX_WORKERS} (each is a thread with its own \
+                 connections; one per CPU is what the gate is built for: leave it out for that)"
+            ),
+        ));
+    }
     if *config.max_header_bytes.get_ref() < 8192 {
         return Err((
             Some(config.max_header_bytes.span()),
@@ -111,13 +123,19 @@ fn check(config: &Config) -> Result<(), Broken> {
             "`client_body_timeout` must be longer than 0, like `60s`".into(),
         ));
     }
+    if config.send_timeout.0.is_zero() {
+        return Err((
+            None,
+            "`send_timeout` must be longer than 0, like `60s`".into(),
+        ));
+    }
     if let Some(addr) = &config.admin.listen
         && !addr.get_ref().ip().is_loopback()
         && config.admin.token_file.is_none()
     {
         return Err((
             Some(addr.span()),
-            "the admin API listens beyond loopback only with a token: set `[admin] token_file`, or listen on 127.0.0.1".into(),
+            "the admin API listens beyond loopback only with a token: set `[admin] token_file` (`--admin-token-file` in the quick form), or listen on 127.0.0.1".into(),
         ));
     }
     match (&config.bypass.header, &config.bypass.secret_file) {
@@ -446,6 +464,23 @@ mod tests {
         let e = parse(&text, "g.toml").unwrap_err();
         assert_eq!(e.at, Some((7, 8)));
         assert!(e.message.contains("write one of `api`"), "{e}");
+    }
+
+    /// Defect pinned: `workers = 100000` passed `check`, and `serve` started threads until the
+    /// process ran out of file descriptors.
+    #[test]
+    fn workers_are_between_one_and_the_most_a_machine_makes_sense_of() {
+        for (n, ok) in [
+            (0, false),
+            (1, true),
+            (MAX_WORKERS, true),
+            (MAX_WORKERS + 1, false),
+        ] {
+            let text = format!("workers = {n}\n{MINIMAL}");
+            assert_eq!(parse(&text, "g.toml").is_ok(), ok, "workers = {n}");
+        }
+        let e = parse(&format!("workers = 100000\n{MINIMAL}"), "g.toml").unwrap_err();
+        assert!(e.message.contains("at most 1024"), "{e}");
     }
 
     #[test]

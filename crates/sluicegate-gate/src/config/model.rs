@@ -33,6 +33,11 @@ pub struct Config {
     /// body is being sent upstream (default `60s`, as nginx's `client_body_timeout`).
     #[serde(default = "default_body_timeout")]
     pub client_body_timeout: Dur,
+    /// Longest time a write to a client may wait with the client taking none of its answer
+    /// (default `60s`, as nginx's `send_timeout`); then the connection is closed and the
+    /// request's slot freed.
+    #[serde(default = "default_send_timeout")]
+    pub send_timeout: Dur,
     /// The admin API (off unless `listen` is set).
     #[serde(default)]
     pub admin: Admin,
@@ -264,6 +269,9 @@ fn default_header_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(10))
 }
 fn default_body_timeout() -> Dur {
+    Dur(std::time::Duration::from_secs(60))
+}
+fn default_send_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(60))
 }
 fn default_max_queue() -> usize {

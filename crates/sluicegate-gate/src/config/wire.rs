@@ -54,6 +54,22 @@ impl FromStr for UpstreamUrl {
                 "upstream `{s}` has a path; requests keep their own path: {hint}"
             ));
         }
+        if authority.as_str().contains('@') {
+            return Err(format!(
+                "upstream `{s}` has credentials (`user:password@`): the gate sends none to the upstream; \
+                 set an `Authorization` header on the requests instead: {hint}"
+            ));
+        }
+        // `Authority` keeps any digits after the colon; a port that does not fit in 16 bits
+        // reads as no port, which would be 80.
+        let port = authority.as_str().rsplit_once(':').map(|(_, p)| p);
+        if let Some(p) = port.filter(|p| !p.contains(']'))
+            && !p.parse::<u16>().is_ok_and(|p| p > 0)
+        {
+            return Err(format!(
+                "upstream `{s}`: the port must be 1 to 65535 (none means 80): {hint}"
+            ));
+        }
         Ok(UpstreamUrl { scheme, authority })
     }
 }
@@ -106,6 +122,28 @@ mod tests {
                 .contains("path")
         );
         assert!("127.0.0.1:9000".parse::<UpstreamUrl>().is_err());
+    }
+
+    /// Defect pinned: `http://127.0.0.1:99999` was accepted and connected to port 80 (a port
+    /// that does not fit in 16 bits read as none), and `http://user:pw@host:1` was accepted,
+    /// its credentials shown in `/status` and sent as the `Host` of requests without one.
+    #[test]
+    fn a_port_out_of_range_and_credentials_are_refused() {
+        for (url, why) in [
+            ("http://127.0.0.1:99999", "port"),
+            ("http://127.0.0.1:65536", "port"),
+            ("http://127.0.0.1:0", "port"),
+            ("http://127.0.0.1:", "port"),
+            ("http://user:pw@127.0.0.1:9000", "credentials"),
+            ("http://user@127.0.0.1:9000", "credentials"),
+        ] {
+            let err = url.parse::<UpstreamUrl>().unwrap_err();
+            assert!(err.contains(why), "{url}: {err}");
+        }
+        // No port is HTTP's own, 80; the highest port is fine.
+        assert!("http://example.internal".parse::<UpstreamUrl>().is_ok());
+        assert!("http://127.0.0.1:65535".parse::<UpstreamUrl>().is_ok());
+        assert!("http://[::1]:9000".parse::<UpstreamUrl>().is_ok());
     }
 
     #[test]

@@ -42,6 +42,16 @@ pub fn handle(
     // An `async` block rather than an `async fn`: the block uses its captures where they lie,
     // where an `async fn` first copies its arguments (the request is 248 bytes) into locals.
     async move {
+        if let Some(why) = headers::host_problem(&req) {
+            tracing::info!(path = req.uri().path(), reason = "bad_host", "rejected");
+            let mut answer = answer::plain(StatusCode::BAD_REQUEST, "bad_host", why);
+            // A client that sends this is not one to keep a connection open for.
+            answer.headers_mut().insert(
+                http::header::CONNECTION,
+                http::HeaderValue::from_static("close"),
+            );
+            return Ok(answer);
+        }
         let routed = gate.with_state(|s| {
             let pool = s.route(&req)?.clone();
             let bypass = s.bypass.allows(&req, conn.peer.ip());

@@ -98,6 +98,20 @@ pub(super) fn remove_listed(headers: &mut HeaderMap, listed: &[HeaderValue]) {
     }
 }
 
+/// Why a request's `Host` makes it one the gate must refuse (`400`, RFC 9112 §3.2): more
+/// than one `Host` line (a route could match one name while the upstream serves the other),
+/// or none in HTTP/1.1 with a target that does not name the host either. `None` when fine.
+pub(super) fn host_problem<B>(req: &http::Request<B>) -> Option<&'static str> {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    match (hosts.next(), hosts.next()) {
+        (Some(_), Some(_)) => Some("more than one Host header\n"),
+        (None, _) if req.version() == Version::HTTP_11 && req.uri().authority().is_none() => {
+            Some("an HTTP/1.1 request needs a Host header\n")
+        }
+        _ => None,
+    }
+}
+
 /// Turns the client's request head into the upstream's: origin-form URI, HTTP/1.1,
 /// hop-by-hop headers gone, and the client's `Host` kept (the one an absolute-form request
 /// named, else the upstream's own). Returns the `X-Forwarded-For` / `Forwarded` headers

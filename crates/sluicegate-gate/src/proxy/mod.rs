@@ -11,6 +11,7 @@ mod exchange;
 mod global;
 mod handle;
 mod headers;
+mod send_timeout;
 mod upstream;
 
 pub use answer::{GateBody, REASON};
@@ -18,4 +19,5 @@ pub use body::PermitBody;
 pub use conn::Conn;
 pub use handle::handle;
 pub use headers::strip_hop_by_hop;
+pub use send_timeout::SendTimeout;
 pub(crate) use upstream::sweep_forever as sweep_idle_upstreams;

@@ -174,7 +174,7 @@ impl Gate {
         let mut req = http::Request::builder()
             .method(method)
             .uri(path)
-            .header("host", "admin");
+            .header("host", self.admin().to_string());
         if let Some(t) = token {
             req = req.header("authorization", format!("Bearer {t}"));
         }

@@ -51,8 +51,20 @@ const STEADY: f64 = 0.8;
 /// fewer, and demand only touched the limit now and then (a load below capacity).
 const STARTUP_PRESSED: f64 = 0.1;
 
+/// A probe's min RT within this factor of the last one's is the same regime; the spaced-out
+/// periodic probes also need the pass rate within it of the one before the last probe.
+const SAME_REGIME: std::ops::RangeInclusive<f64> = 0.8..=1.25;
+
+/// Periodic probes that found the floor where it was space the next one out by up to
+/// `2^MAX_SPACING` probe intervals.
+const MAX_SPACING: u32 = 2;
+
 /// Limit changes remembered, to know the limit a request started under.
 const LIMIT_LOG: usize = 16;
+
+/// Standard errors by which the slow start's queue estimate must pass zero before it ends the
+/// slow start: fewer, and the noise of small buckets' low RTs ends it on a false knee.
+const STARTUP_SIGNIFICANCE: f64 = 3.0;
 
 /// Little's law with a window of buckets: `bdp = pass rate × min RT`, the concurrency at
 /// which the resource is busy all the time and nothing waits — and Little's law again on the
@@ -79,22 +91,34 @@ const LIMIT_LOG: usize = 16;
 ///   found one free, demand only touches the limit), otherwise correct `queue_gain` of the
 ///   error, at most `× backoff` down a bucket.
 /// - **Re-probe**: while nearly every request finds every permit taken, every
-///   `probe_interval` or early when the window's mean RT exceeds `probe_trigger × min RT`,
-///   (once a probe has measured the floor) the low RT shows a queue, and the window was
-///   measured after the last probe (unless that one found a new regime), the limit is held at `probe_gain × last pass rate ×
-///   min RT` (at least half the limit) long enough to expect `probe_samples` requests. That
-///   drains the resource's queue; the requests that *started* during the probe (followed until
-///   they finish) give the unqueued low-RT floor and min RT, so neither can drift. Within a
+///   `probe_interval` or early when the window's RT exceeds `probe_trigger ×` the unqueued
+///   one (medians once a probe has measured one: a probe's mean leaves out the slow answers it
+///   did not wait for; before that, mean RT against min RT), (once a probe has measured the
+///   floor) the low RT shows a queue, the window was measured after the last probe (unless
+///   that one found a new regime) and the last probe measured something, the limit is held at
+///   `probe_gain × last pass rate × min RT` (at least half the limit) long enough to expect
+///   `probe_samples` requests. That drains the resource's queue; the requests that *started*
+///   during the probe (followed until they finish) give the unqueued low-RT floor, median and
+///   min RT, so none can drift. Each probe that finds the same regime doubles the time to the
+///   next periodic one, up to four `probe_interval`s, while the pass rate stays within the
+///   same regime of the one before the last probe. Within a
 ///   regime the floor rises only after a probe that lost pass rate (it drained: the workers
 ///   idled). A min RT that moved by more than 25 % marks a new regime: older pass-rate buckets
 ///   are forgotten; one that rose by more than `probe_trigger` restarts the slow start, up to
 ///   the last capacity measured × the new min RT. Mean RTs below min RT ÷ `probe_trigger`
-///   (the resource got faster) lower min RT to them and probe at once. No growth until the
+///   (the resource got faster) lower min RT to them and probe at once, below the limit (the
+///   RT its depth comes from still holds the old limit's queue). No growth until the
 ///   probe is done.
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
 ///   while at least a tenth of the requests found every permit taken;
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
-///   the slow start overshot by the buckets it took to see the queue).
+///   the slow start overshot by the buckets it took to see the queue), and is not cut again
+///   until the queue estimate is taken from requests that started after the drain. Past the
+///   starting limit, the first queue must also stand three standard errors of the recent low
+///   RTs (read off each bucket's own RTs) above zero, or small buckets' noise ends the slow
+///   start on a false knee; and the slow start's unqueued mean RT replaces the warm-up's
+///   stand-in for min RT (the first buckets see the short requests first and read low). After
+///   the drain, as after a probe, no early probe until the window is measured anew.
 /// - **A start already past the knee** (an initial limit above the resource's concurrency):
 ///   every RT was queued from the first request, so the floor and min RT were too. It shows
 ///   as a queue seen at the starting limit before any growth, or as the slow start doubling
@@ -129,6 +153,17 @@ pub struct LittlesLaw {
     next_probe: Nanos,
     probe: Option<Probe>,
     probe_rt: Bucket,
+    /// The median RT the probes measured (unqueued): what the early probe's test compares
+    /// the recent medians with.
+    probe_mid: Option<Duration>,
+    /// The last probe measured nothing (too few answers): no early probe on the mean RT until
+    /// one does.
+    blind: bool,
+    /// Probes in a row that found the floor where it was: each doubles the time to the next
+    /// periodic probe, up to `2^MAX_SPACING` probe intervals.
+    confirmed: u32,
+    /// When the last probe started, and the pass rate before it.
+    last_probe: (Nanos, f64),
     closed_total: u64,
     cool_until: Nanos,
     /// The pass rate last measured while the resource queued: its capacity, remembered
@@ -156,6 +191,8 @@ pub struct LittlesLaw {
     /// The most a restarted slow start grows to: the capacity measured before the change ×
     /// the new min RT (an RT that rose at the same capacity moves the knee by as much).
     restart_cap: Option<usize>,
+    /// The bucket count when the slow start last drained.
+    drained_at: Option<u64>,
 }
 
 impl LittlesLaw {
@@ -175,6 +212,10 @@ impl LittlesLaw {
             next_probe: Nanos::ZERO + config.probe_interval,
             probe: None,
             probe_rt: Bucket::default(),
+            probe_mid: None,
+            blind: false,
+            confirmed: 0,
+            last_probe: (Nanos::ZERO, 0.0),
             closed_total: 0,
             cool_until: Nanos::ZERO,
             capacity: 0.0,
@@ -188,6 +229,7 @@ impl LittlesLaw {
             since_probe: usize::MAX,
             restarted: false,
             restart_cap: None,
+            drained_at: None,
         }
     }
 
@@ -241,6 +283,20 @@ impl LittlesLaw {
         Some(low.saturating_sub(floor).as_secs_f64() * rate)
     }
 
+    /// The noise of the queue estimate, in requests: the standard error of one recent bucket's
+    /// low RT (root mean square over the last buckets) × their pass rate. One bucket's, not
+    /// their mean's: the floor it is measured from is the lowest of such readings.
+    fn queue_noise(&self) -> f64 {
+        let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
+        let var: f64 = recent
+            .iter()
+            .filter_map(|b| b.low_se())
+            .map(|se| se.as_secs_f64().powi(2))
+            .sum::<f64>()
+            / (recent.len().max(1) as f64);
+        var.sqrt() * Self::rate_of(recent.into_iter())
+    }
+
     /// Mean RT over the last `buckets` closed buckets.
     fn recent_rt(&self, buckets: usize) -> Option<Duration> {
         let recent = self.closed.iter().rev().take(buckets);
@@ -248,6 +304,13 @@ impl LittlesLaw {
             (s + b.rt_sum, n + b.passes)
         });
         mean(sum, n, self.c.min_samples)
+    }
+
+    /// Mean of the median RTs of the window's buckets (those with enough answers for one).
+    fn recent_mid(&self) -> Option<Duration> {
+        let mids: Vec<Duration> = self.closed.iter().filter_map(Bucket::mid_rt).collect();
+        let n = u32::try_from(mids.len()).ok().filter(|&n| n > 0)?;
+        Some(mids.iter().sum::<Duration>() / n)
     }
 
     /// The next bucket's length: at least `bucket`, at least the recent mean RT (a limit
@@ -305,14 +368,20 @@ impl LittlesLaw {
         self.probe = None;
         self.probe_rt.seal(self.c.min_samples);
         let low = self.probe_rt.low_rt();
+        let mid = self.probe_rt.mid_rt();
         let Some(rt) = mean(
             self.probe_rt.rt_sum,
             self.probe_rt.passes,
             self.c.probe_samples / 2,
         ) else {
-            // Too few answers to measure anything (a heavy tail at half the limit): no early
-            // probe until the window is measured anew, or probes follow back to back.
+            // Too few answers to measure anything (a heavy tail at half the limit, or a
+            // two-speed service whose slow requests held the permits the whole probe): no
+            // early probe on the mean RT until one has measured, or probes at half the limit
+            // follow every second, each as blind as the last. The periodic ones go on, and so
+            // does the test on medians once a probe has measured one (a 3× slower service
+            // shows there, and its first probe may be blind).
             self.since_probe = 0;
+            self.blind = true;
             return;
         };
         // The probe's own pass rate: the requests it admitted (and saw answered) over the
@@ -322,10 +391,11 @@ impl LittlesLaw {
         let held = probe.end.as_u64().saturating_sub(probe.start.as_u64()) as f64 / 1e9;
         let rate = self.probe_rt.passes as f64 / held.max(1e-9);
         let drained = rate < (1.0 + self.c.probe_gain) / 2.0 * probe.rate;
+        self.blind = false;
         let rt = match self.min_rt {
             Some(old) if self.probed => {
                 let ratio = rt.as_secs_f64() / old.as_secs_f64().max(1e-12);
-                if (0.8..=1.25).contains(&ratio) {
+                if SAME_REGIME.contains(&ratio) {
                     // Same regime: average with the last estimate, halving the noise of one
                     // probe's few hundred samples. The floor may fall but only rise after a
                     // probe that drained: one that did not quite drain the queue reads high,
@@ -341,11 +411,22 @@ impl LittlesLaw {
                             old
                         });
                     }
-                    // The floor held: no early probe until the window is measured anew.
+                    if let (Some(old), Some(new)) = (self.probe_mid, mid) {
+                        self.probe_mid = Some((old + new) / 2);
+                    }
+                    // The floor held: no early probe until the window is measured anew, and
+                    // the next periodic one waits twice as long as the last (the resource has
+                    // not changed since).
                     self.since_probe = 0;
+                    self.confirmed = (self.confirmed + 1).min(MAX_SPACING);
                     (old + rt) / 2
                 } else {
                     self.low_floor = low.or(self.low_floor);
+                    self.probe_mid = mid.or(self.probe_mid);
+                    // The resource changed: the next periodic probe one interval after this.
+                    self.confirmed = 0;
+                    let next = probe.start + self.at_least_buckets(self.c.probe_interval, 50);
+                    self.next_probe = self.next_probe.min(next);
                     // A new regime: pass rates measured under the old one mislead, and the
                     // knee moved by as much as the RT did. Find it again like at the start.
                     let keep = self.closed.len().saturating_sub(1);
@@ -363,6 +444,7 @@ impl LittlesLaw {
             }
             _ => {
                 self.low_floor = low.or(self.low_floor);
+                self.probe_mid = mid.or(self.probe_mid);
                 rt
             }
         };
@@ -400,7 +482,18 @@ impl LittlesLaw {
         let base = self.base as f64;
         let target = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
         let queue = self.queue_estimate();
-        let queueing = queue.is_some_and(|q| q > target);
+        // Past the starting limit, the slow start ends only at a queue its own noise cannot
+        // explain: at a limit of a few dozen in front of a slow pool, a bucket holds a few dozen
+        // answers (an early one a dozen), its 5th percentile is their smallest or second
+        // smallest, and one such reading a few ms high is a "queue" of the 2-request target.
+        // (At the starting limit the queue that shows a start already past the knee is judged
+        // by the target alone, as before.)
+        let startup_bar = if !self.knee_found && self.base > clamp(self.c.initial, min, max) {
+            target.max(STARTUP_SIGNIFICANCE * self.queue_noise())
+        } else {
+            target
+        };
+        let queueing = queue.is_some_and(|q| q > startup_bar);
         if let Some(knee) = self.full_pipe(b) {
             // The pass rate did not grow with the limit: the starting limit already queued the
             // resource, so the floor and min RT measured so far are queued ones (and a drain
@@ -415,6 +508,27 @@ impl LittlesLaw {
         // The slow start ends at the first queue: the limit has overshot by the growth of the
         // buckets it took to see it, so it drops at once to the BDP plus the target queue
         // (BBR's drain) instead of backing off a step a bucket.
+        // The min RT that stands in until the first probe is the mean RT of the first buckets,
+        // which see the short requests first and read low (a drain to the BDP built on it
+        // landed at 0.7 × the knee of a 2000-worker pool). Past the starting limit and before
+        // the first queue, the slow start's buckets are unqueued: their mean RT is the better
+        // stand-in. (At the starting limit they may be queued from the first request.)
+        let min_rt = match short_rt {
+            Some(rt)
+                if rt > min_rt
+                    && !queueing
+                    && !self.knee_found
+                    && !self.restarted
+                    && !self.probed
+                    && self.probe.is_none()
+                    && self.base > clamp(self.c.initial, min, max)
+                    && b.pinned() =>
+            {
+                self.min_rt = Some(rt);
+                rt
+            }
+            _ => min_rt,
+        };
         let drain = queueing && !self.knee_found && b.saturated && self.probe.is_none();
         // Queueing at the starting limit, before any growth: the floor and min RT were
         // measured at a limit already past the knee, queued. Probe below it at once.
@@ -467,7 +581,7 @@ impl LittlesLaw {
             let clear = if self.knee_found {
                 target / 4.0
             } else {
-                target
+                startup_bar
             };
             let steering = q >= clear || self.probe.is_some();
             let next = if steering {
@@ -480,9 +594,21 @@ impl LittlesLaw {
                 // lets the next burst of a load below capacity queue inside the resource.
                 base
             };
+            let held = self
+                .drained_at
+                .is_some_and(|at| self.closed_total <= at + RT_BUCKETS as u64);
             let next = if drain {
+                self.drained_at = Some(self.closed_total);
+                // Like after a probe: no early probe until the window is measured anew (it
+                // still holds the overshoot's inflated RTs, which set off a probe at once).
+                self.since_probe = 0;
                 let bdp = self.pass_rate(false) * min_rt.as_secs_f64();
                 (bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET).min(base)
+            } else if held {
+                // Right after the drain, the last buckets still show the overshoot's queue,
+                // which the drain has already dealt with: no cut until the estimate is taken
+                // from requests that started after it.
+                next.clamp(base, base * step)
             } else {
                 next.clamp(base * self.c.backoff, base * step)
             };
@@ -520,6 +646,7 @@ impl LittlesLaw {
         // back to back (each at half the limit, under a load the resource carried).
         // RTs well below what the last probes measured unqueued: the resource got faster, and
         // a floor or min RT from before reads a queue as none. Probe now, from the recent RT.
+        self.unchanged_since_probe(now);
         let faster = self.probed
             && self.probe.is_none()
             && self.since_probe >= RT_BUCKETS
@@ -532,10 +659,25 @@ impl LittlesLaw {
             }
             _ => min_rt,
         };
+        // Once a probe has measured the median RT unqueued, "inflated" compares medians: the
+        // mean of a probe's answers leaves out the slow ones it did not wait for (a two-speed
+        // service's 500 ms mode, a heavy tail), so the window's mean RT sat above 1.5 × min RT
+        // at the knee itself and probes at half the limit followed every second or so.
+        // Until then, the mean RT against min RT — unless the last probe measured nothing: the
+        // mean is then as far above min RT as before, and the next probe as blind.
         let inflated = (queueing || !self.probed)
             && self.since_probe >= self.c.pass_buckets
-            && window_rt
-                .is_some_and(|rt| rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64());
+            && match (self.probe_mid.filter(|_| self.probed), self.recent_mid()) {
+                (Some(unqueued), Some(mid)) => {
+                    mid.as_secs_f64() > self.c.probe_trigger * unqueued.as_secs_f64()
+                }
+                _ => {
+                    !self.blind
+                        && window_rt.is_some_and(|rt| {
+                            rt.as_secs_f64() > self.c.probe_trigger * min_rt.as_secs_f64()
+                        })
+                }
+            };
         // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
         // A probe drains a queue the limit holds inside the resource; when most requests found
         // a permit free, the limit holds none there (it empties between bursts).
@@ -547,11 +689,36 @@ impl LittlesLaw {
             let limit = if queued_from_start {
                 self.base / 2
             } else {
-                (drained as usize).clamp(self.base / 2, self.base)
+                // A faster resource: the RT the depth comes from still holds the queue the
+                // old limit leaves, so pass rate × RT is about the limit itself, and a probe
+                // held there drains nothing. Below the limit in that case.
+                let top = if faster {
+                    ((self.base as f64 * self.c.probe_gain) as usize).max(self.base / 2)
+                } else {
+                    self.base
+                };
+                (drained as usize).clamp(self.base / 2, top)
             };
             self.start_probe(now, short_rt, limit);
         }
         self.probe_limit(now).unwrap_or(self.base)
+    }
+
+    /// Periodic probes are spaced out only while the resource looks as it did at the last
+    /// probe: a pass rate that moved out of [`SAME_REGIME`] of the one before it (workers came
+    /// or went; a floor measured before may be a queued one) makes the next probe due one
+    /// probe interval after the last, as if none had been spaced out.
+    fn unchanged_since_probe(&mut self, now: Nanos) {
+        let busy = self.closed.iter().filter(|b| b.saturated && !b.probed);
+        if self.confirmed == 0 || self.probe.is_some() || busy.clone().next().is_none() {
+            return;
+        }
+        let (at, rate) = self.last_probe;
+        if !SAME_REGIME.contains(&(Self::rate_of(busy) / rate.max(1e-9))) {
+            self.confirmed = 0;
+            let due = at + self.at_least_buckets(self.c.probe_interval, 50);
+            self.next_probe = self.next_probe.min(due.max(now));
+        }
     }
 
     /// Whether the drops of the last buckets reach `drop_fraction` of their samples, counted
@@ -613,7 +780,8 @@ impl LittlesLaw {
     }
 
     fn start_probe(&mut self, now: Nanos, short_rt: Option<Duration>, limit: usize) {
-        self.next_probe = now + self.at_least_buckets(self.c.probe_interval, 50);
+        let spacing = 1u32 << self.confirmed.min(MAX_SPACING);
+        self.next_probe = now + self.at_least_buckets(self.c.probe_interval, 50) * spacing;
         // Long enough for a few round trips even when the resource has slowed down.
         let shortest = self.at_least_buckets(self.c.probe_duration, 2);
         let span = short_rt.map_or(shortest, |rt| {
@@ -626,6 +794,14 @@ impl LittlesLaw {
             0.0 => Self::rate_of(self.closed.iter().rev().take(RT_BUCKETS)),
             r => r,
         };
+        // The window's pass rate (its saturated buckets outside probes), less noisy than the
+        // last few buckets': the spaced-out probes compare against it.
+        let busy = self.closed.iter().filter(|b| b.saturated && !b.probed);
+        let window = match Self::rate_of(busy) {
+            0.0 => rate,
+            r => r,
+        };
+        self.last_probe = (now, window);
         self.probe = Some(Probe {
             rate,
             start: now,

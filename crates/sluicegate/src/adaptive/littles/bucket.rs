@@ -15,6 +15,10 @@ pub(super) struct Bucket {
     rts: Vec<Duration>,
     /// The bucket's 5th-percentile RT, once sealed with enough samples.
     low: Option<Duration>,
+    /// The bucket's median RT, once sealed with enough samples.
+    mid: Option<Duration>,
+    /// The standard error of `low`, from the spread of the RTs just above it.
+    low_se: Option<Duration>,
     pub(super) passes: u64,
     pub(super) rt_sum: Duration,
     pub(super) drops: u64,
@@ -44,13 +48,38 @@ impl Bucket {
         self.low
     }
 
-    /// Computes the low quantile (with at least `min_samples` successes) and frees the RTs.
+    /// The bucket's median RT (`None` with fewer than `min_samples` successes): unlike the
+    /// mean, it hardly moves with the few slow answers of a heavy tail, and it hardly depends
+    /// on whether the slowest answers were waited for.
+    pub(super) fn mid_rt(&self) -> Option<Duration> {
+        self.mid
+    }
+
+    /// The standard error of [`low_rt`](Self::low_rt).
+    pub(super) fn low_se(&self) -> Option<Duration> {
+        self.low_se
+    }
+
+    /// Computes the low quantile, its standard error and the median (with at least
+    /// `min_samples` successes) and frees the RTs.
     pub(super) fn seal(&mut self, min_samples: usize) {
         let n = self.rts.len();
         if n >= min_samples.max(1) {
             let k = ((LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
             let (_, kth, _) = self.rts.select_nth_unstable(k - 1);
-            self.low = Some(*kth);
+            let low = *kth;
+            self.low = Some(low);
+            // The standard error of a p-quantile of n samples is √(p(1 − p) / n) ÷ the
+            // density there; the density is read off the RTs themselves, as p ÷ the gap from
+            // the p-quantile to the 2p-quantile.
+            let k2 = ((2.0 * LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
+            let (_, k2th, _) = self.rts.select_nth_unstable(k2 - 1);
+            let gap = k2th.saturating_sub(low).as_secs_f64();
+            let se = (LOW_QUANTILE * (1.0 - LOW_QUANTILE) / n as f64).sqrt() * gap / LOW_QUANTILE;
+            self.low_se = Some(Duration::from_secs_f64(se));
+            let m = n.div_ceil(2);
+            let (_, mid, _) = self.rts.select_nth_unstable(m - 1);
+            self.mid = Some(*mid);
         }
         self.rts = Vec::new();
     }
