@@ -264,8 +264,8 @@ fn same(a: &Authority, b: &Authority) -> bool {
 /// Sends the request `parts` and `body` (origin-form URI, `Host` set, hop-by-hop headers
 /// gone) and the headers this hop adds to the upstream at `authority`, on an idle connection
 /// of this thread or a new one. The answer comes back without its hop-by-hop headers. A
-/// body goes through a [`ClientBody`], which fails the exchange when the client leaves
-/// `body_timeout` between two reads; how far it has come is returned with the future.
+/// body goes through a [`ClientBody`], which fails the exchange when the client sends
+/// nothing of it for `body_timeout`; how far it has come is returned with the future.
 ///
 /// # Cancel safety
 ///
