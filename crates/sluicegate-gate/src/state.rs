@@ -3,6 +3,7 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use http::{HeaderName, Method, Request};
 
@@ -19,6 +20,8 @@ pub struct State {
     pub bypass: Bypass,
     /// The store global pools share with other gates, when the config has one.
     pub store: Option<Store>,
+    /// Longest a client may leave its request body waiting (`client_body_timeout`).
+    pub client_body_timeout: Duration,
 }
 
 #[derive(Debug)]
@@ -87,6 +90,7 @@ impl State {
             routes,
             bypass,
             store: store.cloned(),
+            client_body_timeout: config.client_body_timeout.0,
         })
     }
 

@@ -11,11 +11,11 @@ use support::{Gate, RawUpstream, Upstream, eventually, get, raw, write_config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A gate with one slot, no queue, and short timeouts for the misbehaving clients to run
-/// into: 2 s, not a few hundred ms, since every well-behaved exchange here (a head sent at
+/// into (the head, the body, the upstream): 2 s, not a few hundred ms, since every well-behaved exchange here (a head sent at
 /// once, a `/fast` answer) must stay well inside them even on a loaded 2-core machine.
 async fn gate(up: &Upstream, name: &str) -> Gate {
     let text = format!(
-        "listen = [\"127.0.0.1:0\"]\nmax_header_bytes = 8192\nheader_read_timeout = \"2s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 1\nmax_queue = 0\nupstream_timeout = \"2s\"\n\n[[routes]]\npool = \"api\"\n",
+        "listen = [\"127.0.0.1:0\"]\nmax_header_bytes = 8192\nheader_read_timeout = \"2s\"\nclient_body_timeout = \"2s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 1\nmax_queue = 0\nupstream_timeout = \"2s\"\n\n[[routes]]\npool = \"api\"\n",
         up.url()
     );
     let path = write_config(name, &text);
@@ -27,6 +27,14 @@ async fn read_all(mut s: tokio::net::TcpStream) -> String {
     let mut out = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out)).await;
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Waits until no request holds a slot of the pool.
+async fn slots_freed(gate: &Gate) {
+    eventually("slots freed", || async {
+        gate.pool("api").await["in_flight"] == 0
+    })
+    .await;
 }
 
 /// The gate still forwards: its one slot is free and it is alive.
@@ -74,8 +82,10 @@ async fn a_slowloris_head_is_cut_off_at_the_header_read_timeout() {
     still_serves(&gate).await;
 }
 
+/// Defect pinned: half a body kept waiting ended in `504 upstream_timeout`, billed to the
+/// upstream; it is the client's stall (`408` after `client_body_timeout`).
 #[tokio::test]
-async fn half_a_body_ends_in_504_and_frees_the_slot() {
+async fn half_a_body_ends_in_408_and_frees_the_slot() {
     let up = Upstream::start().await;
     let gate = gate(&up, "half").await;
     let s = raw(
@@ -84,11 +94,12 @@ async fn half_a_body_ends_in_504_and_frees_the_slot() {
     )
     .await;
     let answer = read_all(s).await;
-    assert!(answer.starts_with("HTTP/1.1 504"), "{answer}");
-    eventually("slot freed", || async {
-        gate.pool("api").await["in_flight"] == 0
-    })
-    .await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains("x-sluicegate-reason: client_body_timeout"),
+        "{answer}"
+    );
+    slots_freed(&gate).await;
     still_serves(&gate).await;
 }
 
@@ -103,10 +114,7 @@ async fn a_client_that_sends_half_a_body_and_leaves_frees_the_slot() {
     .await;
     eventually("forwarded", || async { up.ids().len() == 1 }).await;
     drop(s);
-    eventually("slot freed", || async {
-        gate.pool("api").await["in_flight"] == 0
-    })
-    .await;
+    slots_freed(&gate).await;
     still_serves(&gate).await;
 }
 
@@ -129,6 +137,131 @@ async fn garbage_gets_400_and_nothing_else() {
     }
     assert!(up.ids().is_empty());
     still_serves(&gate).await;
+}
+
+/// An adaptive pool (AIMD from 40: every drop it is told of cuts it) in front of a healthy
+/// upstream, with an upstream timeout shorter than the client body timeout: a client's
+/// stall must not be taken for the upstream's.
+async fn adaptive_gate(up: &Upstream, name: &str) -> Gate {
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\nclient_body_timeout = \"3s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nupstream_timeout = \"1s\"\n[pools.adaptive]\nalgorithm = \"aimd\"\ninitial = 40\n\n[[routes]]\npool = \"api\"\n",
+        up.url()
+    );
+    let path = write_config(name, &text);
+    Gate::start(&["serve", "--config", path.to_str().unwrap()]).await
+}
+
+/// The pool's counters for the upstream's failures are still 0 and its limit has not
+/// fallen: nothing was billed to the upstream.
+async fn nothing_billed_to_the_upstream(gate: &Gate) {
+    let pool = gate.pool("api").await;
+    let counters = &pool["counters"];
+    assert_eq!(counters["upstream_error"], 0, "{pool}");
+    assert_eq!(counters["upstream_timeout"], 0, "{pool}");
+    assert_eq!(counters["upstream_unreachable"], 0, "{pool}");
+    assert!(
+        pool["limit"].as_u64().unwrap() >= 40,
+        "the limit fell: {pool}"
+    );
+}
+
+/// A POST whose head announces `content-length: 10` and sends one byte of it.
+const ONE_BYTE_OF_TEN: &[u8] = b"POST /body HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\nx";
+
+/// Defect pinned: clients that send one byte of a body and stop got `504 upstream_timeout`
+/// at the upstream timeout, each counted as an upstream drop: 30 of them took an AIMD limit
+/// from 40 to its floor. They are the clients' stalls: `408`, and the limit stays.
+#[tokio::test]
+async fn stalled_bodies_get_408_and_do_not_lower_an_adaptive_limit() {
+    let up = Upstream::start().await;
+    let gate = adaptive_gate(&up, "stalled-bodies").await;
+    let mut clients = Vec::new();
+    for _ in 0..10 {
+        let s = raw(gate.proxy, ONE_BYTE_OF_TEN).await;
+        clients.push(tokio::spawn(read_all(s)));
+    }
+    for c in clients {
+        let answer = c.await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(
+            answer.contains("x-sluicegate-reason: client_body_timeout"),
+            "{answer}"
+        );
+    }
+    slots_freed(&gate).await;
+    nothing_billed_to_the_upstream(&gate).await;
+}
+
+/// Defect pinned: an upload that kept coming was cut with `504` at the upstream timeout
+/// (10 KB/s, 10 s). The upstream timeout is for the upstream's answer: it runs from the
+/// body's last byte. The client's pauses (0.1 s) pace the upload past the 1 s upstream
+/// timeout; nothing here measures time.
+#[tokio::test]
+async fn a_body_that_keeps_coming_is_not_cut_by_the_upstream_timeout() {
+    let up = Upstream::start().await;
+    let gate = adaptive_gate(&up, "slow-upload").await;
+    let parts = 25;
+    let head = format!(
+        "POST /body HTTP/1.1\r\nhost: x\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        parts * 100
+    );
+    let mut s = raw(gate.proxy, head.as_bytes()).await;
+    for _ in 0..parts {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        s.write_all(&[b'x'; 100]).await.unwrap();
+    }
+    let answer = read_all(s).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with("\r\n\r\n2500"), "{answer}");
+    nothing_billed_to_the_upstream(&gate).await;
+}
+
+/// Defect pinned: a request body that breaks its framing got `502 upstream_error` (hyper's
+/// "error from user's Body stream") and counted as the upstream's error. It is the
+/// client's: `400`.
+#[tokio::test]
+async fn a_malformed_request_body_gets_400_not_an_upstream_error() {
+    let up = Upstream::start().await;
+    let gate = adaptive_gate(&up, "bad-chunks").await;
+    for body in [
+        &b"zz\r\nhello\r\n0\r\n\r\n"[..],
+        b"-5\r\nhello\r\n0\r\n\r\n",
+        b"ffffffffffffffffff\r\nhello\r\n0\r\n\r\n",
+        b"5\nhello\n0\n\n",
+    ] {
+        let mut req =
+            b"POST /body HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+        req.extend_from_slice(body);
+        let answer = read_all(raw(gate.proxy, &req).await).await;
+        let shown = String::from_utf8_lossy(body);
+        assert!(answer.starts_with("HTTP/1.1 400"), "{shown}: {answer}");
+        assert!(
+            answer.contains("x-sluicegate-reason: bad_request_body"),
+            "{shown}: {answer}"
+        );
+    }
+    slots_freed(&gate).await;
+    nothing_billed_to_the_upstream(&gate).await;
+}
+
+/// Defect pinned: clients that left in the middle of their request body were counted as
+/// upstream errors (30 aborted uploads, 30 `upstream_error`). They are `client_gone`.
+#[tokio::test]
+async fn clients_that_leave_mid_body_are_client_gone() {
+    let up = Upstream::start().await;
+    let gate = adaptive_gate(&up, "leave-mid-body").await;
+    let mut clients = Vec::new();
+    for _ in 0..10 {
+        clients.push(raw(gate.proxy, ONE_BYTE_OF_TEN).await);
+    }
+    eventually("all forwarded", || async { up.ids().len() == 10 }).await;
+    drop(clients);
+    eventually("counted as gone", || async {
+        gate.pool("api").await["counters"]["client_gone"] == 10
+    })
+    .await;
+    slots_freed(&gate).await;
+    nothing_billed_to_the_upstream(&gate).await;
 }
 
 /// Defect pinned: a request with two `Host` lines was routed on the first and forwarded with

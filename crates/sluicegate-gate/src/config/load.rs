@@ -117,6 +117,12 @@ fn check(config: &Config) -> Result<(), Broken> {
             "`header_read_timeout` must be longer than 0, like `10s`".into(),
         ));
     }
+    if config.client_body_timeout.0.is_zero() {
+        return Err((
+            None,
+            "`client_body_timeout` must be longer than 0, like `60s`".into(),
+        ));
+    }
     if config.send_timeout.0.is_zero() {
         return Err((
             None,

@@ -29,6 +29,10 @@ pub struct Config {
     /// Longest time a client may take to send a request head (default `10s`).
     #[serde(default = "default_header_timeout")]
     pub header_read_timeout: Dur,
+    /// Longest time a client may leave a request body waiting between two reads, once the
+    /// body is being sent upstream (default `60s`, as nginx's `client_body_timeout`).
+    #[serde(default = "default_body_timeout")]
+    pub client_body_timeout: Dur,
     /// Longest time a write to a client may wait with the client taking none of its answer
     /// (default `60s`, as nginx's `send_timeout`); then the connection is closed and the
     /// request's slot freed.
@@ -263,6 +267,9 @@ fn default_header_bytes() -> Spanned<usize> {
 }
 fn default_header_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(10))
+}
+fn default_body_timeout() -> Dur {
+    Dur(std::time::Duration::from_secs(60))
 }
 fn default_send_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(60))

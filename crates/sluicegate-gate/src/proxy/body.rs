@@ -38,23 +38,24 @@ pub struct PermitBody {
     stall: Stall,
 }
 
-/// How long an upstream has kept a body waiting: a timer armed the first time the body
+/// How long a body has been kept waiting (by the upstream, or by the client for its
+/// request body): a timer armed the first time the body
 /// has to wait, set again when a frame came since it was last set.
 #[derive(Debug, Default)]
-struct Stall {
+pub(super) struct Stall {
     sleep: Option<Pin<Box<Sleep>>>,
     /// A frame came since the timer was last set.
     moved: bool,
 }
 
 impl Stall {
-    /// A frame came from the upstream.
-    fn moved(&mut self) {
+    /// A frame came.
+    pub(super) fn moved(&mut self) {
         self.moved = true;
     }
 
     /// The body has to wait: ready once `after` has passed without a frame.
-    fn poll_expired(&mut self, cx: &mut Context<'_>, after: Duration) -> Poll<()> {
+    pub(super) fn poll_expired(&mut self, cx: &mut Context<'_>, after: Duration) -> Poll<()> {
         // Frames before the first wait are behind the timer armed now: forgotten either way.
         let moved = std::mem::take(&mut self.moved);
         let sleep = match &mut self.sleep {

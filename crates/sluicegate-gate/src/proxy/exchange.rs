@@ -3,6 +3,7 @@
 //! task of its own and keeps the permit until the upstream is done.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use http::{Response, StatusCode, request};
 use hyper::body::Incoming;
@@ -10,42 +11,57 @@ use sluicegate::adaptive::Outcome as Sample;
 use tokio::time::{Instant, timeout_at};
 
 use super::body::PermitBody;
+use super::client_body::{ClientFault, Progress};
 use super::headers::Added;
 use super::upstream::{self, SendError, Sending, UpstreamBody};
 use crate::pool::{Held, Outcome, Pool};
 
 type Sent = Result<Response<UpstreamBody>, SendError>;
 
+/// Why an exchange brought no answer from the upstream.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Failed {
+    /// The upstream's failure, counted as `Outcome`.
+    Upstream(Outcome),
+    /// The client failed to send its request body.
+    Client(ClientFault),
+}
+
 /// A request on its way to the upstream, with the permit it holds.
 pub(super) struct Exchange {
     pool: Arc<Pool>,
     pending: Option<Sending>,
+    /// How far the client's body has come, for a request with one.
+    body: Option<Arc<Progress>>,
     held: Option<Held>,
     start: Instant,
-    deadline: Instant,
 }
 
 impl Exchange {
     /// Sends the request `parts` and `body` (origin-form, `Host` set) with the headers this
-    /// hop adds to the pool's upstream.
+    /// hop adds to the pool's upstream; the client may leave its body waiting up to
+    /// `body_timeout` between two reads.
     pub(super) fn start(
         pool: Arc<Pool>,
         parts: request::Parts,
         body: Incoming,
         added: Added,
         held: Held,
+        body_timeout: Duration,
     ) -> Self {
         let start = Instant::now();
+        let (pending, body) = upstream::send(
+            pool.upstream.authority.clone(),
+            parts,
+            body,
+            added,
+            body_timeout,
+        );
         Exchange {
-            pending: Some(upstream::send(
-                pool.upstream.authority.clone(),
-                parts,
-                body,
-                added,
-            )),
+            pending: Some(pending),
+            body,
             held: Some(held),
             start,
-            deadline: start + pool.upstream_timeout,
             pool,
         }
     }
@@ -57,31 +73,60 @@ impl Exchange {
     ///
     /// Dropping the future before it resolves does not drop the exchange: it carries on in
     /// a task of its own, holding the permit, until the upstream answers or times out.
-    pub(super) async fn finish(mut self) -> Result<Response<Box<PermitBody>>, Outcome> {
+    pub(super) async fn finish(mut self) -> Result<Response<Box<PermitBody>>, Failed> {
         let Some(pending) = self.pending.as_mut() else {
-            return Err(Outcome::UpstreamError);
+            return Err(Failed::Upstream(Outcome::UpstreamError));
         };
-        let result = timeout_at(self.deadline, pending).await;
+        let timeout = self.pool.upstream_timeout;
+        let result = answered(pending, self.start, timeout, self.body.as_deref()).await;
         self.pending = None;
-        let held = self.held.take();
-        match held {
-            Some(held) => settle(&self.pool, self.start, result.map_err(|_| ()), held),
-            None => Err(Outcome::UpstreamError),
+        // Taken only now: dropped while it waits, the exchange still holds the permit and
+        // moves to a task of its own.
+        match self.held.take() {
+            Some(held) => settle(&self.pool, self.start, result, self.body.as_deref(), held),
+            None => Err(Failed::Upstream(Outcome::UpstreamError)),
         }
     }
 }
 
 type Answer = Result<Sent, ()>;
 
+/// Waits for the upstream's answer: up to the upstream timeout after the exchange started
+/// or, for a request with a body, after the upstream last got a part of it (the end
+/// included). While the upstream waits for the client's next bytes the clock stands still:
+/// the client's own timeout runs then (see [`super::client_body`]).
+async fn answered(
+    pending: &mut Sending,
+    start: Instant,
+    timeout: Duration,
+    body: Option<&Progress>,
+) -> Answer {
+    let Some(body) = body else {
+        return timeout_at(start + timeout, pending).await.map_err(|_| ());
+    };
+    loop {
+        let next = match body.upstream_deadline(timeout) {
+            Some(deadline) if deadline <= Instant::now() => return Err(()),
+            Some(deadline) => deadline,
+            // Looked at again at the latest one timeout after the wait ends.
+            None => Instant::now() + timeout,
+        };
+        if let Ok(sent) = timeout_at(next, &mut *pending).await {
+            return Ok(sent);
+        }
+    }
+}
+
 /// Counts and logs how the exchange ended, and hands the permit to the body or releases it.
 fn settle(
     pool: &Pool,
     start: Instant,
     result: Answer,
+    body: Option<&Progress>,
     held: Held,
-) -> Result<Response<Box<PermitBody>>, Outcome> {
-    let failed = match result {
-        Ok(Ok(response)) => {
+) -> Result<Response<Box<PermitBody>>, Failed> {
+    let failed = match (result, body.and_then(Progress::fault)) {
+        (Ok(Ok(response)), _) => {
             pool.stats.upstream_latency.observe(start.elapsed());
             pool.stats.count(Outcome::Forwarded);
             let sample = match response.status() {
@@ -95,7 +140,17 @@ fn settle(
             let rest = pool.upstream_timeout;
             return Ok(response.map(|body| Box::new(PermitBody::new(body, held, sample, rest))));
         }
-        Ok(Err(e)) => {
+        (_, Some(fault)) => {
+            // The client's doing, not the upstream's: nothing for an adaptive limit to
+            // learn, no upstream failure to count.
+            held.finish(Sample::Ignored);
+            if fault == ClientFault::Gone {
+                pool.stats.count(Outcome::ClientGone);
+            }
+            tracing::info!(pool = %pool.name, reason = fault.name(), "rejected");
+            return Err(Failed::Client(fault));
+        }
+        (Ok(Err(e)), None) => {
             held.finish(Sample::Ignored);
             let outcome = match e {
                 SendError::Connect(_) => Outcome::UpstreamUnreachable,
@@ -104,7 +159,7 @@ fn settle(
             tracing::info!(pool = %pool.name, reason = outcome.name(), error = %e, "rejected");
             outcome
         }
-        Err(()) => {
+        (Err(()), None) => {
             // Dropping the request future closed its upstream connection: the upstream sees
             // the request end, and the slot is free again.
             held.finish(Sample::Dropped);
@@ -113,23 +168,65 @@ fn settle(
         }
     };
     pool.stats.count(failed);
-    Err(failed)
+    Err(Failed::Upstream(failed))
 }
 
 impl Drop for Exchange {
     fn drop(&mut self) {
-        let (Some(pending), Some(held)) = (self.pending.take(), self.held.take()) else {
+        let (Some(mut pending), Some(held)) = (self.pending.take(), self.held.take()) else {
             return;
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let (pool, start, deadline) = (self.pool.clone(), self.start, self.deadline);
+        let (pool, start, body) = (self.pool.clone(), self.start, self.body.take());
         // The client is gone but the upstream is still working on its request: keep the
         // slot until it is done. A body that comes back is drained by `PermitBody`.
         runtime.spawn(async move {
-            let result = timeout_at(deadline, pending).await.map_err(|_| ());
-            drop(settle(&pool, start, result, held));
+            let timeout = pool.upstream_timeout;
+            let result = answered(&mut pending, start, timeout, body.as_deref()).await;
+            drop(settle(&pool, start, result, body.as_deref(), held));
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::pin::pin;
+
+    use futures_util::future::poll_immediate;
+
+    use super::*;
+
+    /// The upstream timeout stands still while the upstream waits for the client's body and
+    /// runs from the body's last part on. Defect pinned (end to end in `tests/hostile.rs`):
+    /// it ran from the start of the exchange, so a slow client's body ended in `504` and an
+    /// upstream drop.
+    #[tokio::test(start_paused = true)]
+    async fn the_upstream_clock_stands_still_while_the_client_sends_slowly() {
+        let timeout = Duration::from_secs(1);
+        let ms = Duration::from_millis;
+        let body = Progress::new();
+        let mut never: Sending = Box::pin(std::future::pending());
+        let mut wait = pin!(answered(&mut never, Instant::now(), timeout, Some(&body)));
+        tokio::time::advance(timeout - ms(1)).await;
+        assert!(poll_immediate(wait.as_mut()).await.is_none());
+        body.waits();
+        tokio::time::advance(10 * timeout).await;
+        assert!(
+            poll_immediate(wait.as_mut()).await.is_none(),
+            "the client's wait is not the upstream's"
+        );
+        body.moved(None);
+        tokio::time::advance(timeout - ms(1)).await;
+        assert!(poll_immediate(wait.as_mut()).await.is_none());
+        body.moved(None);
+        tokio::time::advance(timeout - ms(1)).await;
+        assert!(
+            poll_immediate(wait.as_mut()).await.is_none(),
+            "the clock runs from the last part"
+        );
+        tokio::time::advance(ms(1)).await;
+        assert!(matches!(poll_immediate(wait.as_mut()).await, Some(Err(()))));
     }
 }

@@ -4,6 +4,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::poll_immediate;
 use http::{Request, Response, StatusCode};
@@ -15,7 +16,7 @@ use tokio::time::Instant;
 
 use super::answer::{self, GateBody};
 use super::conn::Conn;
-use super::exchange::Exchange;
+use super::exchange::{Exchange, Failed};
 use super::global;
 use super::headers;
 use crate::gate::Gate;
@@ -57,9 +58,9 @@ pub fn handle(
             if let Some((name, _)) = &s.bypass.header {
                 req.headers_mut().remove(name);
             }
-            Some((pool, bypass))
+            Some((pool, bypass, s.client_body_timeout))
         });
-        let Some((pool, bypass)) = routed else {
+        let Some((pool, bypass, body_timeout)) = routed else {
             tracing::info!(path = req.uri().path(), reason = "no_route", "rejected");
             return Ok(answer::plain(
                 StatusCode::NOT_FOUND,
@@ -92,7 +93,7 @@ pub fn handle(
                 Err(answer) => return Ok(answer),
             }
         };
-        Ok(forward(pool, &conn, req, held).await)
+        Ok(forward(pool, &conn, req, held, body_timeout).await)
     }
 }
 
@@ -173,14 +174,16 @@ fn forward(
     conn: &Conn,
     req: Request<Incoming>,
     held: Held,
+    body_timeout: Duration,
 ) -> impl Future<Output = Response<GateBody>> + Send + use<> {
     let (mut parts, body) = req.into_parts();
     let added = headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
-    let exchange = Exchange::start(pool, parts, body, added, held);
+    let exchange = Exchange::start(pool, parts, body, added, held, body_timeout);
     async move {
         match exchange.finish().await {
             Ok(response) => response.map(Either::Right),
-            Err(outcome) => answer::upstream_failed(outcome),
+            Err(Failed::Upstream(outcome)) => answer::upstream_failed(outcome),
+            Err(Failed::Client(fault)) => answer::plain(fault.status(), fault.name(), fault.text()),
         }
     }
 }

@@ -5,6 +5,7 @@
 
 mod answer;
 mod body;
+mod client_body;
 mod conn;
 mod exchange;
 mod global;

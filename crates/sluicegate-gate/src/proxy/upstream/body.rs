@@ -11,6 +11,7 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 
+use super::super::client_body::ClientBody;
 use super::decode::{Decoder, Step};
 use super::wire::{READ_SIZE, Wire, WireError};
 
@@ -36,7 +37,7 @@ pub(crate) enum UpstreamBody {
         /// Whether `body` has given its last frame, the end or the trailers (`Incoming`
         /// never says a chunked body has ended).
         ended: bool,
-        sender: SendRequest<Incoming>,
+        sender: SendRequest<ClientBody>,
         authority: Authority,
         /// How long the upstream keeps it idle, when it said.
         keep_for: Option<Duration>,

@@ -43,6 +43,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
+use super::client_body::{ClientBody, Progress};
 use super::headers::Added;
 
 pub(crate) use body::{BodyError, UpstreamBody};
@@ -100,7 +101,7 @@ struct IdlePools {
     /// The gate's own connections.
     wires: IdleLists<Wire>,
     /// hyper's connections.
-    senders: IdleLists<SendRequest<Incoming>>,
+    senders: IdleLists<SendRequest<ClientBody>>,
 }
 
 /// Every thread's idle connections, for [`sweep`]; a thread that has ended leaves a dead
@@ -262,7 +263,9 @@ fn same(a: &Authority, b: &Authority) -> bool {
 
 /// Sends the request `parts` and `body` (origin-form URI, `Host` set, hop-by-hop headers
 /// gone) and the headers this hop adds to the upstream at `authority`, on an idle connection
-/// of this thread or a new one. The answer comes back without its hop-by-hop headers.
+/// of this thread or a new one. The answer comes back without its hop-by-hop headers. A
+/// body goes through a [`ClientBody`], which fails the exchange when the client sends
+/// nothing of it for `body_timeout`; how far it has come is returned with the future.
 ///
 /// # Cancel safety
 ///
@@ -272,19 +275,22 @@ fn same(a: &Authority, b: &Authority) -> bool {
 /// # Errors
 ///
 /// [`SendError::Connect`] when no connection could be made, [`SendError::Http`] or
-/// [`SendError::Wire`] when the exchange failed on one.
+/// [`SendError::Wire`] when the exchange failed on one (the returned progress then says
+/// whether the client's body was the cause).
 pub(super) fn send(
     authority: Authority,
     parts: http::request::Parts,
     body: Incoming,
     added: Added,
-) -> Sending {
+    body_timeout: Duration,
+) -> (Sending, Option<Arc<Progress>>) {
     if body.is_end_stream() && parts.method != Method::CONNECT {
-        Box::pin(send_wire(authority, parts, added))
+        (Box::pin(send_wire(authority, parts, added)), None)
     } else {
+        let (body, progress) = ClientBody::new(body, body_timeout);
         let mut req = Request::from_parts(parts, body);
         added.insert_into(req.headers_mut());
-        Box::pin(send_hyper(authority, req))
+        (Box::pin(send_hyper(authority, req)), Some(progress))
     }
 }
 
@@ -348,7 +354,7 @@ fn answer(wire: Wire, head: wire::Head, authority: Authority) -> Response<Upstre
 /// A request with a body, on hyper's client connection.
 async fn send_hyper(
     authority: Authority,
-    mut req: Request<Incoming>,
+    mut req: Request<ClientBody>,
 ) -> Result<Response<UpstreamBody>, SendError> {
     let idle = with_idle(|idle| {
         check_out(&mut idle.senders, &authority, |s| {
@@ -398,7 +404,7 @@ async fn send_hyper(
 /// an upgrade) is an error, as on the gate's own path.
 fn relay(
     response: Response<Incoming>,
-    sender: SendRequest<Incoming>,
+    sender: SendRequest<ClientBody>,
     authority: Authority,
 ) -> Result<Response<UpstreamBody>, SendError> {
     if response.status() == StatusCode::SWITCHING_PROTOCOLS {

@@ -1,0 +1,221 @@
+//! A client's request body on its way to the upstream, watched for the client's own faults:
+//! a body that breaks its framing, a client that leaves in the middle of it, a client that
+//! stops sending it. Those end the exchange as the client's doing (never an upstream error
+//! or timeout, never a drop for an adaptive limit), and while the gate waits for the client's
+//! next bytes the upstream timeout does not run: it is for the upstream's answer.
+
+use std::error::Error;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::StatusCode;
+use http_body::{Body, Frame, SizeHint};
+use hyper::body::Incoming;
+use tokio::time::Instant;
+
+use super::body::Stall;
+use super::upstream::BodyError;
+
+/// How a client failed to send its request body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ClientFault {
+    /// The body broke its framing (a bad chunk size, a bare LF, oversized trailers): `400`.
+    Malformed,
+    /// The client left, or its connection broke, in the middle of the body.
+    Gone,
+    /// Nothing came for `client_body_timeout` while the upstream waited for it: `408`.
+    Stalled,
+}
+
+impl ClientFault {
+    /// The status the client gets, when it is still there to get one.
+    pub(super) fn status(self) -> StatusCode {
+        match self {
+            ClientFault::Malformed => StatusCode::BAD_REQUEST,
+            ClientFault::Gone => StatusCode::SERVICE_UNAVAILABLE,
+            ClientFault::Stalled => StatusCode::REQUEST_TIMEOUT,
+        }
+    }
+
+    /// The name in `X-Sluicegate-Reason` and the log.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            ClientFault::Malformed => "bad_request_body",
+            ClientFault::Gone => "client_gone",
+            ClientFault::Stalled => "client_body_timeout",
+        }
+    }
+
+    /// The body text of the gate's answer.
+    pub(super) fn text(self) -> &'static str {
+        match self {
+            ClientFault::Malformed => "bad request body: its framing is broken\n",
+            ClientFault::Gone => "client gone\n",
+            ClientFault::Stalled => "request body timeout: the client stopped sending it\n",
+        }
+    }
+
+    /// What a read of hyper's server body failed on: broken framing is the client's
+    /// request (hyper reports it as invalid input or data); anything else (an early end, a
+    /// reset, a connection error) means the client is gone.
+    fn of(e: &hyper::Error) -> ClientFault {
+        let mut source = e.source();
+        while let Some(s) = source {
+            if let Some(io) = s.downcast_ref::<io::Error>() {
+                return match io.kind() {
+                    io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => {
+                        ClientFault::Malformed
+                    }
+                    _ => ClientFault::Gone,
+                };
+            }
+            source = s.source();
+        }
+        ClientFault::Gone
+    }
+}
+
+/// How far the client's body has come, shared by the body (polled by the upstream
+/// connection) and the exchange that times the upstream.
+#[derive(Debug)]
+pub(super) struct Progress(Mutex<Sent>);
+
+#[derive(Debug)]
+struct Sent {
+    /// The upstream connection waits for the client's next bytes.
+    waiting: bool,
+    /// When the upstream last got something of the body (or the exchange started).
+    last: Instant,
+    fault: Option<ClientFault>,
+}
+
+impl Progress {
+    /// A body the upstream has had nothing of yet: its clock runs from now.
+    pub(super) fn new() -> Progress {
+        Progress(Mutex::new(Sent {
+            waiting: false,
+            last: Instant::now(),
+            fault: None,
+        }))
+    }
+
+    /// The upstream waits for the client's next bytes: its clock stands still.
+    pub(super) fn waits(&self) {
+        self.update(|s| s.waiting = true);
+    }
+
+    /// The client's bytes moved (a frame, the end, or a failure): the upstream's clock runs
+    /// again from now.
+    pub(super) fn moved(&self, fault: Option<ClientFault>) {
+        self.update(|s| {
+            s.waiting = false;
+            s.last = Instant::now();
+            s.fault = s.fault.or(fault);
+        });
+    }
+
+    fn update<R>(&self, f: impl FnOnce(&mut Sent) -> R) -> R {
+        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// When the upstream has had `timeout` since it last got something of the body, or
+    /// `None` while it waits for the client (whose own timeout then runs).
+    pub(super) fn upstream_deadline(&self, timeout: Duration) -> Option<Instant> {
+        self.update(|s| (!s.waiting).then(|| s.last + timeout))
+    }
+
+    /// How the client failed to send its body, if it did.
+    pub(super) fn fault(&self) -> Option<ClientFault> {
+        self.update(|s| s.fault)
+    }
+}
+
+/// A client's request body, as hyper's client connection sends it upstream.
+#[derive(Debug)]
+pub(crate) struct ClientBody {
+    inner: Incoming,
+    progress: Arc<Progress>,
+    /// `client_body_timeout`.
+    timeout: Duration,
+    stall: Stall,
+    /// The last poll found nothing (saves a lock per poll while the client dawdles).
+    waiting: bool,
+}
+
+impl ClientBody {
+    /// Wraps `inner`; the exchange watches the returned progress.
+    pub(super) fn new(inner: Incoming, timeout: Duration) -> (ClientBody, Arc<Progress>) {
+        let progress = Arc::new(Progress::new());
+        let body = ClientBody {
+            inner,
+            progress: progress.clone(),
+            timeout,
+            stall: Stall::default(),
+            waiting: false,
+        };
+        (body, progress)
+    }
+
+    /// The client's bytes moved (see [`Progress::moved`]).
+    fn moved(&mut self, fault: Option<ClientFault>) {
+        self.waiting = false;
+        self.stall.moved();
+        self.progress.moved(fault);
+    }
+}
+
+impl Body for ClientBody {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(Some(Err(e))) => {
+                let fault = ClientFault::of(&e);
+                self.moved(Some(fault));
+                Poll::Ready(Some(Err(e.into())))
+            }
+            // hyper ends a body whose connection it dropped without a word: short of its
+            // length, that is a client gone, never a whole body.
+            Poll::Ready(None) if self.inner.size_hint().lower() > 0 => {
+                self.moved(Some(ClientFault::Gone));
+                Poll::Ready(Some(Err(
+                    "the client's body ended short of its length".into()
+                )))
+            }
+            Poll::Ready(frame) => {
+                self.moved(None);
+                Poll::Ready(frame.map(|f| f.map_err(Into::into)))
+            }
+            Poll::Pending => {
+                if !self.waiting {
+                    self.waiting = true;
+                    self.progress.waits();
+                }
+                let timeout = self.timeout;
+                ready!(self.stall.poll_expired(cx, timeout));
+                self.moved(Some(ClientFault::Stalled));
+                tracing::info!(after = ?timeout, "client stopped sending a request body; cut");
+                Poll::Ready(Some(Err(format!(
+                    "client sent nothing of its body for {timeout:?}"
+                )
+                .into())))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
