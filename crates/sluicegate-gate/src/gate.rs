@@ -212,6 +212,8 @@ impl Gate {
         } else {
             p.limit.limiter().close();
         }
+        // Requests still waiting on a limiter the pool moved off are the pool's too.
+        p.stats.retired.set_open(open);
         Ok(())
     }
 
