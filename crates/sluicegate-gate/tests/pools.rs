@@ -351,3 +351,52 @@ async fn limit_and_queue_changes_under_load_never_exceed_the_highest_limit() {
         up.max()
     );
 }
+
+/// Pins the reviewer's defect 2: a change of queue settings (a new limiter) set `admitted`,
+/// `completed` and `client_gone` back to 0 (and `client_gone` in /metrics) while the other
+/// counters went on. They carry over, count the old limiter's requests as they end, and do
+/// not count the slots the new limiter holds for them.
+#[tokio::test]
+async fn counters_carry_over_a_change_of_queue_settings() {
+    let up = Upstream::start().await;
+    let gate = serve_api("handover-counters", &up, 1, 5).await;
+    for id in ["f1", "f2"] {
+        assert_eq!(get(gate.proxy, "/fast", id).await.status, 200);
+    }
+    let a = tokio::spawn(get(gate.proxy, "/hold", "a"));
+    eventually("a held", || async { up.current() == 1 }).await;
+    let gone = support::raw(gate.proxy, b"GET /hold HTTP/1.1\r\nhost: g\r\n\r\n").await;
+    eventually("queued", || async { gate.pool("api").await["queued"] == 1 }).await;
+    drop(gone);
+    eventually("client_gone", || async {
+        gate.pool("api").await["counters"]["client_gone"] == 1
+    })
+    .await;
+    let counters = |admitted: u64, completed: u64| {
+        let gate = &gate;
+        async move {
+            let c = gate.pool("api").await["counters"].clone();
+            c["admitted"] == admitted && c["completed"] == completed && c["client_gone"] == 1
+        }
+    };
+    assert!(counters(3, 2).await);
+    let r = gate
+        .admin_call("PUT", "/pools/api/limits", None, r#"{"max_queue": 3}"#)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let s = gate.pool("api").await;
+    assert_eq!(s["max_queue"], 3);
+    assert_eq!(s["in_flight"], 1, "{s}");
+    assert!(counters(3, 2).await, "{s}");
+    let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
+    assert!(
+        metrics.contains("sluicegate_requests_total{pool=\"api\",outcome=\"client_gone\"} 1"),
+        "{metrics}"
+    );
+    up.release(1);
+    assert_eq!(a.await.unwrap().status, 200);
+    eventually("a counted", || counters(3, 3)).await;
+    assert_eq!(get(gate.proxy, "/fast", "f3").await.status, 200);
+    eventually("f3 counted", || counters(4, 4)).await;
+    assert_eq!(gate.pool("api").await["counters"]["forwarded"], 4);
+}

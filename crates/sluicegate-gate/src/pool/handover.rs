@@ -47,6 +47,9 @@ struct Inner {
     /// Waits for a slot given up (the old waiter left first): counted by the new limiter as
     /// cancelled, but no client left.
     withdrawn: u64,
+    /// Slots asked of a new limiter and not yet answered: they wait in its queue, but no
+    /// request does.
+    asking: usize,
     /// The id of the next hand-over.
     next_id: u64,
     /// The largest counts reported, so that they never go back.
@@ -141,9 +144,10 @@ async fn serve_old_queue(id: u64, new: ConcurrencyLimiter, stats: Arc<Stats>) {
     let mut slot = None;
     while let Some(wants) = stats.retired.step(id, slot.take()) {
         if !wants && asking.take().is_some() {
-            stats.retired.lock().withdrawn += 1;
+            stats.retired.asked(-1, 1);
         }
         if wants && asking.is_none() {
+            stats.retired.asked(1, 0);
             asking = Some(Box::pin(
                 new.acquire_owned().priority(Priority::HIGH).timeout(None),
             ));
@@ -155,6 +159,7 @@ async fn serve_old_queue(id: u64, new: ConcurrencyLimiter, stats: Arc<Stats>) {
         tokio::select! {
             r = ask => {
                 asking = None;
+                stats.retired.asked(-1, 0);
                 match r {
                     Ok(permit) => slot = Some(permit),
                     // Closed, or its queue full: ask again later.
@@ -165,7 +170,7 @@ async fn serve_old_queue(id: u64, new: ConcurrencyLimiter, stats: Arc<Stats>) {
         }
     }
     if asking.take().is_some() {
-        stats.retired.lock().withdrawn += 1;
+        stats.retired.asked(-1, 1);
     }
 }
 
@@ -199,6 +204,13 @@ impl Retired {
         let h = inner.handovers.iter().find(|h| h.id == id)?;
         let old = h.old.snapshot();
         Some(old.queued > 0 && h.slots.len() < old.in_flight + old.queued)
+    }
+
+    /// Counts slots asked (`+1`) or answered or given up (`-1`), `withdrawn` of them given up.
+    fn asked(&self, change: isize, withdrawn: u64) {
+        let mut inner = self.lock();
+        inner.asking = inner.asking.saturating_add_signed(change);
+        inner.withdrawn += withdrawn;
     }
 
     /// Closes or opens the old limiters with the pool.
@@ -235,8 +247,8 @@ impl Retired {
         r.cancelled = r.cancelled.max(counts.cancelled);
         PoolCounts {
             in_flight: in_flight.saturating_sub(held),
-            queued,
-            counts: *r,
+            queued: queued.saturating_sub(inner.asking),
+            counts: inner.reported,
         }
     }
 }

@@ -70,13 +70,6 @@ impl Limit {
         }
     }
 
-    /// Requests waiting for a slot: in the local queue, and for a global pool in its queue
-    /// for the store's permits.
-    pub fn queued(&self) -> usize {
-        let global = self.global().map_or(0, |g| g.global.queued());
-        self.limiter().snapshot().queued + global
-    }
-
     /// The limit kept in the store, for a global pool.
     pub fn global(&self) -> Option<&Global> {
         match self {
