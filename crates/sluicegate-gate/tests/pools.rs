@@ -207,6 +207,14 @@ pool = "api"
     serve(name, &text).await
 }
 
+/// `PUT /pools/api/limits` with `body`; it must be taken.
+async fn put(gate: &Gate, body: &str) {
+    let r = gate
+        .admin_call("PUT", "/pools/api/limits", None, body)
+        .await;
+    assert_eq!(r.status, 200, "{body}: {}", r.body);
+}
+
 /// New queue settings need a new limiter; the requests running and queued on the old one
 /// carry on, and the two together never exceed the limit.
 #[tokio::test]
@@ -249,15 +257,6 @@ async fn changing_queue_settings_keeps_waiting_requests_and_the_cap() {
 async fn a_limit_raised_after_a_hand_over_still_counts_the_old_limiters_requests() {
     let up = Upstream::start().await;
     let gate = serve_api("handover-raise", &up, 2, 50).await;
-    let put = |body: &'static str| {
-        let gate = &gate;
-        async move {
-            let r = gate
-                .admin_call("PUT", "/pools/api/limits", None, body)
-                .await;
-            assert_eq!(r.status, 200, "{body}: {}", r.body);
-        }
-    };
     let mut calls: Vec<_> = (0..6)
         .map(|i| {
             let proxy = gate.proxy;
@@ -268,9 +267,9 @@ async fn a_limit_raised_after_a_hand_over_still_counts_the_old_limiters_requests
         up.current() == 2 && gate.pool("api").await["queued"] == 4
     })
     .await;
-    put(r#"{"max_concurrency": 1}"#).await;
-    put(r#"{"max_queue": 40}"#).await;
-    put(r#"{"max_concurrency": 2}"#).await;
+    put(&gate, r#"{"max_concurrency": 1}"#).await;
+    put(&gate, r#"{"max_queue": 40}"#).await;
+    put(&gate, r#"{"max_concurrency": 2}"#).await;
     calls.extend((0..6).map(|i| {
         let proxy = gate.proxy;
         tokio::spawn(async move { get(proxy, "/hold", &format!("new{i}")).await })
@@ -399,4 +398,47 @@ async fn counters_carry_over_a_change_of_queue_settings() {
     assert_eq!(get(gate.proxy, "/fast", "f3").await.status, 200);
     eventually("f3 counted", || counters(4, 4)).await;
     assert_eq!(gate.pool("api").await["counters"]["forwarded"], 4);
+}
+
+/// Pins the reviewer's defect 3: `max_concurrency` 0, the documented kill switch, made every
+/// request wait its whole queue timeout and then answered `queue_timeout`. It answers at
+/// once: `503`, reason `closed`, `Retry-After`, also for what already waited; a limit above
+/// 0 lifts it, but not a `close` of the admin API, which only `open` undoes.
+#[tokio::test]
+async fn the_kill_switch_turns_requests_away_at_once() {
+    let up = Upstream::start().await;
+    let gate = serve_api("kill-switch", &up, 1, 5).await;
+    let a = tokio::spawn(get(gate.proxy, "/hold", "a"));
+    eventually("a held", || async { up.current() == 1 }).await;
+    let waiting = tokio::spawn(get(gate.proxy, "/hold", "w"));
+    eventually("queued", || async { gate.pool("api").await["queued"] == 1 }).await;
+    put(&gate, r#"{"max_concurrency": 0}"#).await;
+    let turned_away = |r: support::Reply| {
+        assert_eq!(r.status, 503, "{}", r.body);
+        assert_eq!(r.header("x-sluicegate-reason"), "closed");
+        assert!(!r.header("retry-after").is_empty());
+    };
+    turned_away(waiting.await.unwrap());
+    turned_away(get(gate.proxy, "/fast", "k").await);
+    let s = gate.pool("api").await;
+    assert_eq!(
+        (s["limit"].as_u64(), s["closed"].as_bool()),
+        (Some(0), Some(true)),
+        "{s}"
+    );
+    // Running work is not interrupted.
+    up.release(1);
+    assert_eq!(a.await.unwrap().status, 200);
+    put(&gate, r#"{"max_concurrency": 1}"#).await;
+    assert_eq!(get(gate.proxy, "/fast", "b").await.status, 200);
+    // A pool closed through the admin API stays closed across the kill switch.
+    let r = gate.admin_call("POST", "/pools/api/close", None, "").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    put(&gate, r#"{"max_concurrency": 0}"#).await;
+    put(&gate, r#"{"max_concurrency": 2}"#).await;
+    turned_away(get(gate.proxy, "/fast", "c").await);
+    let r = gate.admin_call("POST", "/pools/api/open", None, "").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(get(gate.proxy, "/fast", "d").await.status, 200);
+    assert_eq!(up.ids(), ["a", "b", "d"]);
 }

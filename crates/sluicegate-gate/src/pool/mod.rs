@@ -8,6 +8,7 @@ mod rate;
 mod stats;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use sluicegate::rate::Gcra;
@@ -44,6 +45,8 @@ pub struct Pool {
     pub policy_names: (String, String),
     /// Counters and histograms, kept across reloads.
     pub stats: Arc<Stats>,
+    /// Closed through the admin API (kept across reloads; only `open` undoes it).
+    pub closed_by_admin: Arc<AtomicBool>,
     /// The settings it was built from.
     pub config: config::Pool,
 }
@@ -145,8 +148,32 @@ impl Pool {
             store: store.cloned(),
             per_key,
             stats,
+            closed_by_admin: old.map_or_else(Default::default, |o| o.closed_by_admin.clone()),
             config: cfg.clone(),
         })
+        .inspect(Pool::apply_closed)
+    }
+
+    /// Whether the kill switch is on: a static limit of 0.
+    pub fn killed(&self) -> bool {
+        self.config.adaptive.is_none() && self.config.max_concurrency == Some(0)
+    }
+
+    /// Closes the pool while it is closed through the admin API or killed, and opens it
+    /// otherwise; the old limiters still busy after a change of queue settings follow.
+    ///
+    /// A kill switch that only paused the limiter would let every request wait its whole
+    /// queue timeout; closed, the pool answers `503` (`closed`) at once, turns away what
+    /// waits, and lets what runs finish.
+    pub fn apply_closed(&self) {
+        let closed = self.closed_by_admin.load(Ordering::Relaxed) || self.killed();
+        let limiter = self.limit.limiter();
+        if closed {
+            limiter.close();
+        } else {
+            limiter.open();
+        }
+        self.stats.retired.set_open(!closed);
     }
 }
 
