@@ -114,22 +114,26 @@ fn from_this_origin(headers: &header::HeaderMap, token: bool) -> Result<(), Stri
 
 fn pool_status(p: &crate::pool::Pool) -> Value {
     let s = p.limit.limiter().snapshot();
+    let c = p.counts();
     let mut counters = serde_json::Map::new();
     for o in Outcome::ALL {
-        counters.insert(o.name().to_owned(), json!(p.stats.get(o, s.cancelled)));
+        counters.insert(
+            o.name().to_owned(),
+            json!(p.stats.get(o, c.counts.cancelled)),
+        );
     }
     counters.insert(
         "bypassed".into(),
         json!(p.stats.bypassed.load(std::sync::atomic::Ordering::Relaxed)),
     );
-    counters.insert("admitted".into(), json!(s.admitted));
-    counters.insert("completed".into(), json!(s.completed));
+    counters.insert("admitted".into(), json!(c.counts.admitted));
+    counters.insert("completed".into(), json!(c.counts.completed));
     json!({
         "upstream": p.upstream.to_string(),
         "algorithm": p.limit.algorithm(),
         "limit": s.limit,
-        "in_flight": s.in_flight,
-        "queued": p.limit.queued(),
+        "in_flight": c.in_flight,
+        "queued": c.queued,
         "scope": if p.limit.global().is_some() || p.global_rate.is_some() { "global" } else { "local" },
         "closed": s.closed,
         "max_queue": p.config.max_queue,

@@ -207,11 +207,9 @@ impl Gate {
         let p = state
             .pool(pool)
             .ok_or_else(|| ChangeError::UnknownPool(pool.to_owned()))?;
-        if open {
-            p.limit.limiter().open();
-        } else {
-            p.limit.limiter().close();
-        }
+        p.closed_by_admin
+            .store(!open, std::sync::atomic::Ordering::Relaxed);
+        p.apply_closed();
         Ok(())
     }
 

@@ -25,14 +25,14 @@ pub fn render(state: &State) -> String {
         "sluicegate_pool_in_flight",
         "Requests holding a slot.",
         pools,
-        |p| p.limit.limiter().snapshot().in_flight as u64,
+        |p| p.counts().in_flight as u64,
     );
     gauge(
         &mut out,
         "sluicegate_pool_queued",
         "Requests waiting for a slot.",
         pools,
-        |p| p.limit.queued() as u64,
+        |p| p.counts().queued as u64,
     );
     gauge(
         &mut out,
@@ -47,7 +47,7 @@ pub fn render(state: &State) -> String {
     );
     let _ = writeln!(out, "# TYPE sluicegate_requests_total counter");
     for p in pools {
-        let cancelled = p.limit.limiter().snapshot().cancelled;
+        let cancelled = p.counts().counts.cancelled;
         for o in Outcome::ALL {
             let _ = writeln!(
                 out,

@@ -187,11 +187,8 @@ pool = "api"
     assert!((2..=5).contains(&limit), "{s}");
 }
 
-/// New queue settings need a new limiter; the requests running and queued on the old one
-/// carry on, and the two together never exceed the limit.
-#[tokio::test]
-async fn changing_queue_settings_keeps_waiting_requests_and_the_cap() {
-    let up = Upstream::start().await;
+/// A gate with one pool `api` in front of `up`, its queue timeout 20 s, and an admin API.
+async fn serve_api(name: &str, up: &Upstream, max_concurrency: usize, max_queue: usize) -> Gate {
     let text = format!(
         r#"listen = ["127.0.0.1:0"]
 [admin]
@@ -199,15 +196,31 @@ listen = "127.0.0.1:0"
 [[pools]]
 name = "api"
 upstream = "{}"
-max_concurrency = 1
-max_queue = 5
+max_concurrency = {max_concurrency}
+max_queue = {max_queue}
 queue_timeout = "20s"
 [[routes]]
 pool = "api"
 "#,
         up.url()
     );
-    let gate = serve("handover", &text).await;
+    serve(name, &text).await
+}
+
+/// `PUT /pools/api/limits` with `body`; it must be taken.
+async fn put(gate: &Gate, body: &str) {
+    let r = gate
+        .admin_call("PUT", "/pools/api/limits", None, body)
+        .await;
+    assert_eq!(r.status, 200, "{body}: {}", r.body);
+}
+
+/// New queue settings need a new limiter; the requests running and queued on the old one
+/// carry on, and the two together never exceed the limit.
+#[tokio::test]
+async fn changing_queue_settings_keeps_waiting_requests_and_the_cap() {
+    let up = Upstream::start().await;
+    let gate = serve_api("handover", &up, 1, 5).await;
     let a = tokio::spawn(get(gate.proxy, "/hold", "a"));
     eventually("a held", || async { up.current() == 1 }).await;
     let b = tokio::spawn(get(gate.proxy, "/hold", "b"));
@@ -221,15 +234,211 @@ pool = "api"
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(gate.pool("api").await["max_queue"], 3);
     let c = tokio::spawn(get(gate.proxy, "/hold", "c"));
+    // c waits on the new limiter, behind the slot asked for b (b queued first).
     eventually("c queued", || async {
-        gate.pool("api").await["queued"] == 1
+        gate.pool("api").await["queued"] == 2
     })
     .await;
     assert_eq!(up.current(), 1);
     up.release(3);
-    for t in [a, b, c] {
-        assert_eq!(t.await.unwrap().status, 200);
+    for (n, t) in [("a", a), ("b", b), ("c", c)] {
+        let r = t.await.unwrap();
+        assert_eq!(r.status, 200, "{n}: {} {:?}", r.body, up.ids());
     }
     assert_eq!(up.max(), 1, "old and new limiter together exceeded the cap");
     assert_eq!(up.ids(), ["a", "b", "c"]);
+}
+
+/// Pins the reviewer's defect 1 (cap exceeded across a hand-over): the limit lowered while
+/// two run and four wait, the queue settings changed (a new limiter), the limit raised
+/// again. The new limiter used to count at most `new max` of the old one's requests, so
+/// after the raise it admitted a third while the old one still ran two.
+#[tokio::test]
+async fn a_limit_raised_after_a_hand_over_still_counts_the_old_limiters_requests() {
+    let up = Upstream::start().await;
+    let gate = serve_api("handover-raise", &up, 2, 50).await;
+    let mut calls: Vec<_> = (0..6)
+        .map(|i| {
+            let proxy = gate.proxy;
+            tokio::spawn(async move { get(proxy, "/hold", &format!("old{i}")).await })
+        })
+        .collect();
+    eventually("2 run, 4 wait", || async {
+        up.current() == 2 && gate.pool("api").await["queued"] == 4
+    })
+    .await;
+    put(&gate, r#"{"max_concurrency": 1}"#).await;
+    put(&gate, r#"{"max_queue": 40}"#).await;
+    put(&gate, r#"{"max_concurrency": 2}"#).await;
+    calls.extend((0..6).map(|i| {
+        let proxy = gate.proxy;
+        tokio::spawn(async move { get(proxy, "/hold", &format!("new{i}")).await })
+    }));
+    // The new six reached the gate: with two running, at least six wait (`queued` counts
+    // the new limiter's queue, and the old one's once the two are reported together).
+    eventually("the new six queued", || async {
+        up.current() + gate.pool("api").await["queued"].as_u64().unwrap() as usize >= 8
+    })
+    .await;
+    assert_eq!(
+        up.max(),
+        2,
+        "old and new limiter together exceeded the limit of 2"
+    );
+    up.release(12);
+    for c in calls {
+        assert_eq!(c.await.unwrap().status, 200);
+    }
+    assert_eq!(
+        up.max(),
+        2,
+        "old and new limiter together exceeded the limit of 2"
+    );
+    // The old limiter's queue is served before the requests that came after the change.
+    let mut first = up.ids()[..6].to_vec();
+    first.sort();
+    assert_eq!(first, ["old0", "old1", "old2", "old3", "old4", "old5"]);
+}
+
+/// Defect 1 under load: limit and queue changes in quick succession while 32 clients keep
+/// the pool busy and the upstream lets three requests answer per change. Each queue change
+/// hands over to a new limiter while the old ones still run and queue requests; the limit
+/// is never above 4, so neither is the upstream's count.
+#[tokio::test]
+async fn limit_and_queue_changes_under_load_never_exceed_the_highest_limit() {
+    let up = Upstream::start().await;
+    let gate = serve_api("handover-load", &up, 2, 50).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients: Vec<_> = (0..32)
+        .map(|i| {
+            let (proxy, stop) = (gate.proxy, stop.clone());
+            tokio::spawn(async move {
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let r = get(proxy, "/hold", &format!("c{i}")).await;
+                    assert_eq!(r.status, 200, "{}", r.body);
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    eventually("traffic", || async { up.current() == 2 }).await;
+    for i in 0..120_usize {
+        let body = if i % 2 == 0 {
+            format!(
+                r#"{{"max_concurrency": {}}}"#,
+                [1, 4, 2, 3, 4, 1][i / 2 % 6]
+            )
+        } else {
+            format!(r#"{{"max_queue": {}}}"#, 40 + i % 7)
+        };
+        let r = gate
+            .admin_call("PUT", "/pools/api/limits", None, &body)
+            .await;
+        assert_eq!(r.status, 200, "{body}: {}", r.body);
+        up.release(3);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    up.release(1_000_000);
+    for c in clients {
+        assert!(c.await.unwrap() > 0);
+    }
+    assert!(
+        up.max() <= 4,
+        "{} in flight with a limit never above 4",
+        up.max()
+    );
+}
+
+/// Pins the reviewer's defect 2: a change of queue settings (a new limiter) set `admitted`,
+/// `completed` and `client_gone` back to 0 (and `client_gone` in /metrics) while the other
+/// counters went on. They carry over, count the old limiter's requests as they end, and do
+/// not count the slots the new limiter holds for them.
+#[tokio::test]
+async fn counters_carry_over_a_change_of_queue_settings() {
+    let up = Upstream::start().await;
+    let gate = serve_api("handover-counters", &up, 1, 5).await;
+    for id in ["f1", "f2"] {
+        assert_eq!(get(gate.proxy, "/fast", id).await.status, 200);
+    }
+    let a = tokio::spawn(get(gate.proxy, "/hold", "a"));
+    eventually("a held", || async { up.current() == 1 }).await;
+    let gone = support::raw(gate.proxy, b"GET /hold HTTP/1.1\r\nhost: g\r\n\r\n").await;
+    eventually("queued", || async { gate.pool("api").await["queued"] == 1 }).await;
+    drop(gone);
+    eventually("client_gone", || async {
+        gate.pool("api").await["counters"]["client_gone"] == 1
+    })
+    .await;
+    let counters = |admitted: u64, completed: u64| {
+        let gate = &gate;
+        async move {
+            let c = gate.pool("api").await["counters"].clone();
+            c["admitted"] == admitted && c["completed"] == completed && c["client_gone"] == 1
+        }
+    };
+    assert!(counters(3, 2).await);
+    let r = gate
+        .admin_call("PUT", "/pools/api/limits", None, r#"{"max_queue": 3}"#)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let s = gate.pool("api").await;
+    assert_eq!(s["max_queue"], 3);
+    assert_eq!(s["in_flight"], 1, "{s}");
+    assert!(counters(3, 2).await, "{s}");
+    let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
+    assert!(
+        metrics.contains("sluicegate_requests_total{pool=\"api\",outcome=\"client_gone\"} 1"),
+        "{metrics}"
+    );
+    up.release(1);
+    assert_eq!(a.await.unwrap().status, 200);
+    eventually("a counted", || counters(3, 3)).await;
+    assert_eq!(get(gate.proxy, "/fast", "f3").await.status, 200);
+    eventually("f3 counted", || counters(4, 4)).await;
+    assert_eq!(gate.pool("api").await["counters"]["forwarded"], 4);
+}
+
+/// Pins the reviewer's defect 3: `max_concurrency` 0, the documented kill switch, made every
+/// request wait its whole queue timeout and then answered `queue_timeout`. It answers at
+/// once: `503`, reason `closed`, `Retry-After`, also for what already waited; a limit above
+/// 0 lifts it, but not a `close` of the admin API, which only `open` undoes.
+#[tokio::test]
+async fn the_kill_switch_turns_requests_away_at_once() {
+    let up = Upstream::start().await;
+    let gate = serve_api("kill-switch", &up, 1, 5).await;
+    let a = tokio::spawn(get(gate.proxy, "/hold", "a"));
+    eventually("a held", || async { up.current() == 1 }).await;
+    let waiting = tokio::spawn(get(gate.proxy, "/hold", "w"));
+    eventually("queued", || async { gate.pool("api").await["queued"] == 1 }).await;
+    put(&gate, r#"{"max_concurrency": 0}"#).await;
+    let turned_away = |r: support::Reply| {
+        assert_eq!(r.status, 503, "{}", r.body);
+        assert_eq!(r.header("x-sluicegate-reason"), "closed");
+        assert!(!r.header("retry-after").is_empty());
+    };
+    turned_away(waiting.await.unwrap());
+    turned_away(get(gate.proxy, "/fast", "k").await);
+    let s = gate.pool("api").await;
+    assert_eq!(
+        (s["limit"].as_u64(), s["closed"].as_bool()),
+        (Some(0), Some(true)),
+        "{s}"
+    );
+    // Running work is not interrupted.
+    up.release(1);
+    assert_eq!(a.await.unwrap().status, 200);
+    put(&gate, r#"{"max_concurrency": 1}"#).await;
+    assert_eq!(get(gate.proxy, "/fast", "b").await.status, 200);
+    // A pool closed through the admin API stays closed across the kill switch.
+    let r = gate.admin_call("POST", "/pools/api/close", None, "").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    put(&gate, r#"{"max_concurrency": 0}"#).await;
+    put(&gate, r#"{"max_concurrency": 2}"#).await;
+    turned_away(get(gate.proxy, "/fast", "c").await);
+    let r = gate.admin_call("POST", "/pools/api/open", None, "").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(get(gate.proxy, "/fast", "d").await.status, 200);
+    assert_eq!(up.ids(), ["a", "b", "d"]);
 }

@@ -49,7 +49,7 @@ impl Totals {
     fn of(pool: &Pool) -> Totals {
         Totals {
             outcomes: {
-                let cancelled = pool.limit.limiter().snapshot().cancelled;
+                let cancelled = pool.counts().counts.cancelled;
                 Outcome::ALL.map(|o| pool.stats.get(o, cancelled))
             },
             latency: pool.stats.upstream_latency.read().0,
@@ -149,6 +149,7 @@ fn write_sample(out: &mut String, s: &Sample) {
 
 fn sample(pool: &Pool, before: Option<&Totals>, now: &Totals) -> Sample {
     let snap = pool.limit.limiter().snapshot();
+    let counts = pool.counts();
     let secs = INTERVAL.as_secs_f64();
     let zero = Totals {
         outcomes: [0; Outcome::ALL.len()],
@@ -167,8 +168,8 @@ fn sample(pool: &Pool, before: Option<&Totals>, now: &Totals) -> Sample {
     Sample {
         pool: pool.name.clone(),
         limit: snap.limit,
-        in_flight: snap.in_flight,
-        queued: pool.limit.queued(),
+        in_flight: counts.in_flight,
+        queued: counts.queued,
         closed: snap.closed,
         p50_ms: quantile(&now.latency, &before.latency, 0.50),
         p99_ms: quantile(&now.latency, &before.latency, 0.99),

@@ -1,8 +1,6 @@
 //! A pool's concurrency limit, static or adaptive, built from its config; and the permit a
 //! forwarded request holds until the upstream is done with it.
 
-use std::time::Duration;
-
 use sluicegate::adaptive::{
     AdaptiveLimiter, AdaptivePermit, Aimd, AimdConfig, Gradient2, Gradient2Config, LittlesLaw,
     LittlesLawConfig, Outcome, Vegas, VegasConfig,
@@ -72,13 +70,6 @@ impl Limit {
         }
     }
 
-    /// Requests waiting for a slot: in the local queue, and for a global pool in its queue
-    /// for the store's permits.
-    pub fn queued(&self) -> usize {
-        let global = self.global().map_or(0, |g| g.global.queued());
-        self.limiter().snapshot().queued + global
-    }
-
     /// The limit kept in the store, for a global pool.
     pub fn global(&self) -> Option<&Global> {
         match self {
@@ -146,38 +137,6 @@ fn adaptive(limiter: ConcurrencyLimiter, a: &config::Adaptive) -> AdaptiveLimite
             c.initial = c.initial.min(c.max);
             AdaptiveLimiter::new(limiter, Vegas::new(c))
         }
-    }
-}
-
-/// Moves a pool to a fresh limiter without letting the two together run more than the new
-/// limit: the new one keeps a slot taken for each request still queued or running on the
-/// old one, and gives them back once the old one is empty.
-///
-/// Used when a change needs a new limiter (queue settings, static ↔ adaptive); the
-/// requests already queued on the old limiter stay in its queue and are not dropped.
-pub fn hand_over(old: &ConcurrencyLimiter, new: &ConcurrencyLimiter) {
-    let before = old.snapshot();
-    let busy = before.in_flight + before.queued;
-    if busy > 0 {
-        let _ = old.set_max(old.max().min(new.max()));
-        let placeholders: Vec<OwnedPermit> = (0..busy.min(new.max()))
-            .map_while(|_| new.try_acquire_owned().ok())
-            .collect();
-        let old = old.clone();
-        tokio::spawn(async move {
-            loop {
-                old.drain().await;
-                if old.snapshot().queued == 0 {
-                    break;
-                }
-                // Waiters left with nothing running: the old limit is 0; let them time out.
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            drop(placeholders);
-        });
-    }
-    if before.closed {
-        new.close();
     }
 }
 

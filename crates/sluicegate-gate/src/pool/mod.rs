@@ -2,17 +2,20 @@
 //! its rates, and its counters; routes name them, and many routes may share one.
 
 mod global;
+mod handover;
 mod limit;
 mod rate;
 mod stats;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use sluicegate::rate::Gcra;
 
 pub use global::{Global, GlobalRate, Store};
-pub use limit::{Held, Limit, hand_over};
+pub use handover::{Counts, PoolCounts, Retired, hand_over};
+pub use limit::{Held, Limit};
 pub use rate::{PerKey, check_global, global_policy};
 pub use stats::{BUCKETS, Histogram, Outcome, Stats};
 
@@ -42,11 +45,24 @@ pub struct Pool {
     pub policy_names: (String, String),
     /// Counters and histograms, kept across reloads.
     pub stats: Arc<Stats>,
+    /// Closed through the admin API (kept across reloads; only `open` undoes it).
+    pub closed_by_admin: Arc<AtomicBool>,
     /// The settings it was built from.
     pub config: config::Pool,
 }
 
 impl Pool {
+    /// Gauges and counters over the pool's limiter and the old ones still busy after a
+    /// change of queue settings (and, for a global pool, its queue for the store's slots).
+    pub fn counts(&self) -> PoolCounts {
+        let mut c = self
+            .stats
+            .retired
+            .pool_counts(&self.limit.limiter().snapshot());
+        c.queued += self.limit.global().map_or(0, |g| g.global.queued());
+        c
+    }
+
     /// Builds the pool `cfg` asks for, carrying over from `old` (the pool of the same name
     /// before the change) whatever can be kept without dropping a request.
     ///
@@ -66,11 +82,14 @@ impl Pool {
             old.store.as_ref().map(|s| &s.config) == store.map(|s| &s.config)
                 && old.config.on_redis_failure == cfg.on_redis_failure
         };
+        let stats: Arc<Stats> = old.map_or_else(Default::default, |o| o.stats.clone());
         let limit = match old {
             Some(old) if same_limiter(&old.config, cfg) && same_store(old) => {
                 match (&old.limit, cfg.max_concurrency, store) {
                     (Limit::Static(l), Some(max), _) => {
                         l.set_max(max).map_err(|e| e.to_string())?;
+                        // Old limiters still busy share the new limit at once.
+                        stats.retired.rebalance();
                         old.limit.clone()
                     }
                     // The leases live in the store under the pool's name: a new limit on the
@@ -79,6 +98,7 @@ impl Pool {
                         if old.config.max_concurrency != Some(max) =>
                     {
                         g.shell.set_max(max).map_err(|e| e.to_string())?;
+                        stats.retired.rebalance();
                         Limit::Global(Global::build(store, cfg, Some(g.shell.clone()))?)
                     }
                     _ => old.limit.clone(),
@@ -86,7 +106,7 @@ impl Pool {
             }
             Some(old) => {
                 let new = Limit::build(cfg, store)?;
-                hand_over(old.limit.limiter(), new.limiter());
+                hand_over(old.limit.limiter(), new.limiter(), &stats);
                 new
             }
             None => Limit::build(cfg, store)?,
@@ -127,9 +147,33 @@ impl Pool {
             global_rate,
             store: store.cloned(),
             per_key,
-            stats: old.map_or_else(Default::default, |o| o.stats.clone()),
+            stats,
+            closed_by_admin: old.map_or_else(Default::default, |o| o.closed_by_admin.clone()),
             config: cfg.clone(),
         })
+        .inspect(Pool::apply_closed)
+    }
+
+    /// Whether the kill switch is on: a static limit of 0.
+    pub fn killed(&self) -> bool {
+        self.config.adaptive.is_none() && self.config.max_concurrency == Some(0)
+    }
+
+    /// Closes the pool while it is closed through the admin API or killed, and opens it
+    /// otherwise; the old limiters still busy after a change of queue settings follow.
+    ///
+    /// A kill switch that only paused the limiter would let every request wait its whole
+    /// queue timeout; closed, the pool answers `503` (`closed`) at once, turns away what
+    /// waits, and lets what runs finish.
+    pub fn apply_closed(&self) {
+        let closed = self.closed_by_admin.load(Ordering::Relaxed) || self.killed();
+        let limiter = self.limit.limiter();
+        if closed {
+            limiter.close();
+        } else {
+            limiter.open();
+        }
+        self.stats.retired.set_open(!closed);
     }
 }
 

@@ -122,6 +122,8 @@ pub struct Stats {
     pub queue_wait: Histogram,
     /// Time from forwarding to the upstream's response head.
     pub upstream_latency: Histogram,
+    /// Limiters the pool has moved off, and what they counted.
+    pub retired: super::Retired,
 }
 
 impl Stats {
