@@ -189,7 +189,7 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
     let change: LimitsChange = match serde_json::from_slice(&body) {
         Ok(c) => c,
         Err(e) => {
-            let hint = r#"send a JSON object such as {"max_concurrency": 0}, {"max_queue": 10}, {"queue_timeout": "5s"} or {"rate": "20/s"}"#;
+            let hint = r#"send a JSON object such as {"max_concurrency": 0}, {"max_queue": 10}, {"queue_timeout": "5s"}, {"rate": "20/s"} or {"rate": null}"#;
             return (
                 StatusCode::BAD_REQUEST,
                 format!("malformed limits: {e}; {hint}\n"),

@@ -32,8 +32,19 @@ pub struct LimitsChange {
     pub max_queue: Option<usize>,
     /// Queue timeout, like `"10s"`.
     pub queue_timeout: Option<Dur>,
-    /// The pool-wide rate, like `"20/s"`.
-    pub rate: Option<Rate>,
+    /// The pool-wide rate, like `"20/s"`; `null` removes it (left out, it stays as it is).
+    #[serde(default, deserialize_with = "present")]
+    pub rate: Option<Option<Rate>>,
+}
+
+/// A field that is present, `null` or not: `Some(None)` for `null`, where a plain `Option`
+/// reads `null` as absent.
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
 }
 
 /// Why a change was refused.
@@ -188,7 +199,7 @@ impl Gate {
             p.queue_timeout = t;
         }
         if let Some(r) = change.rate {
-            p.rate = Some(r);
+            p.rate = r;
         }
         let store = self.state().store.clone();
         self.install(&mut current, new, store.as_ref())

@@ -148,6 +148,14 @@ async fn the_kill_switch_through_the_admin_api_and_back() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(get(gate.proxy, "/fast", "r1").await.status, 200);
     assert_eq!(get(gate.proxy, "/fast", "r2").await.status, 429);
+    // And gone again (`null`; it answered 400, so an emergency rate needed a reload to go).
+    let r = gate
+        .admin_call("PUT", "/pools/api/limits", None, r#"{"rate": null}"#)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(gate.pool("api").await["rate"], serde_json::Value::Null);
+    assert_eq!(get(gate.proxy, "/fast", "r3").await.status, 200);
+    assert_eq!(get(gate.proxy, "/fast", "r4").await.status, 200);
 }
 
 #[tokio::test]
