@@ -190,6 +190,11 @@ async fn stalled_bodies_get_408_and_do_not_lower_an_adaptive_limit() {
     }
     slots_freed(&gate).await;
     nothing_billed_to_the_upstream(&gate).await;
+    // Counted as what they were (they had no counter: only the log said so).
+    assert_eq!(
+        gate.pool("api").await["counters"]["client_body_timeout"],
+        10
+    );
 }
 
 /// Defect pinned: an upload that kept coming was cut with `504` at the upstream timeout
@@ -242,6 +247,7 @@ async fn a_malformed_request_body_gets_400_not_an_upstream_error() {
     }
     slots_freed(&gate).await;
     nothing_billed_to_the_upstream(&gate).await;
+    assert_eq!(gate.pool("api").await["counters"]["bad_request_body"], 4);
 }
 
 /// Defect pinned: clients that left in the middle of their request body were counted as

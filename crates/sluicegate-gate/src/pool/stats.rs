@@ -25,13 +25,18 @@ pub enum Outcome {
     UpstreamError,
     /// The upstream did not answer within the upstream timeout.
     UpstreamTimeout,
-    /// The client went away while its request waited in the queue.
+    /// The client went away while its request waited in the queue (or in the middle of its
+    /// request body).
     ClientGone,
+    /// The client's request body broke its framing (`400`).
+    BadRequestBody,
+    /// The client stopped sending its request body for `client_body_timeout` (`408`).
+    ClientBodyTimeout,
 }
 
 impl Outcome {
     /// Every outcome, in metrics order.
-    pub const ALL: [Outcome; 10] = [
+    pub const ALL: [Outcome; 12] = [
         Outcome::Forwarded,
         Outcome::QueueFull,
         Outcome::QueueTimeout,
@@ -42,6 +47,8 @@ impl Outcome {
         Outcome::UpstreamError,
         Outcome::UpstreamTimeout,
         Outcome::ClientGone,
+        Outcome::BadRequestBody,
+        Outcome::ClientBodyTimeout,
     ];
 
     /// The stable name used in `X-Sluicegate-Reason`, logs, status and metrics.
@@ -57,6 +64,8 @@ impl Outcome {
             Outcome::UpstreamError => "upstream_error",
             Outcome::UpstreamTimeout => "upstream_timeout",
             Outcome::ClientGone => "client_gone",
+            Outcome::BadRequestBody => "bad_request_body",
+            Outcome::ClientBodyTimeout => "client_body_timeout",
         }
     }
 

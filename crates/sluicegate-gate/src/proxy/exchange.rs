@@ -144,9 +144,11 @@ fn settle(
             // The client's doing, not the upstream's: nothing for an adaptive limit to
             // learn, no upstream failure to count.
             held.finish(Sample::Ignored);
-            if fault == ClientFault::Gone {
-                pool.stats.count(Outcome::ClientGone);
-            }
+            pool.stats.count(match fault {
+                ClientFault::Gone => Outcome::ClientGone,
+                ClientFault::Malformed => Outcome::BadRequestBody,
+                ClientFault::Stalled => Outcome::ClientBodyTimeout,
+            });
             tracing::info!(pool = %pool.name, reason = fault.name(), "rejected");
             return Err(Failed::Client(fault));
         }
