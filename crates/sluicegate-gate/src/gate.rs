@@ -20,6 +20,41 @@ pub struct Gate {
     /// at a time; the proxy never takes it.
     config: Mutex<Config>,
     path: Option<PathBuf>,
+    /// What the process started with and a reload cannot change.
+    bound: Bound,
+}
+
+/// The settings bound at start (listeners, threads), which only a restart changes.
+#[derive(Clone, Debug, PartialEq)]
+struct Bound {
+    listen: Vec<config::ListenAddr>,
+    admin: Option<std::net::SocketAddr>,
+    workers: Option<usize>,
+}
+
+impl Bound {
+    fn of(c: &Config) -> Bound {
+        Bound {
+            listen: c.listen.clone(),
+            admin: c.admin.listen.as_ref().map(|a| *a.get_ref()),
+            workers: c.workers,
+        }
+    }
+
+    /// The settings `new` changes from what runs: they wait for a restart. Compared with what
+    /// the process started with, not with the last file loaded (a file edited back to the
+    /// running values was warned about as a change).
+    fn changed_by(&self, new: &Config) -> Vec<&'static str> {
+        let new = Bound::of(new);
+        [
+            ("listen", new.listen != self.listen),
+            ("admin", new.admin != self.admin),
+            ("workers", new.workers != self.workers),
+        ]
+        .into_iter()
+        .filter_map(|(k, changed)| changed.then_some(k))
+        .collect()
+    }
 }
 
 /// A change to a pool's limits (`PUT /pools/NAME/limits`); fields left out stay as they are.
@@ -85,6 +120,7 @@ impl Gate {
         let state = State::build(&config, None, store.as_ref())?;
         Ok(Gate {
             state: ArcSwap::from_pointee(state),
+            bound: Bound::of(&config),
             config: Mutex::new(config),
             path,
         })
@@ -136,15 +172,7 @@ impl Gate {
             }
         };
         let mut current = self.config();
-        let admin = |c: &Config| c.admin.listen.as_ref().map(|a| *a.get_ref());
-        let restart: Vec<&str> = [
-            ("listen", new.listen != current.listen),
-            ("admin", admin(&new) != admin(&current)),
-            ("workers", new.workers != current.workers),
-        ]
-        .into_iter()
-        .filter_map(|(k, changed)| changed.then_some(k))
-        .collect();
+        let restart = self.bound.changed_by(&new);
         if !restart.is_empty() {
             tracing::warn!(settings = ?restart, "changed settings take effect at the next restart");
         }
@@ -273,4 +301,34 @@ pub fn check_pools(config: &Config) -> Result<(), String> {
         }
         State::build(config, None, Some(&store)).map(drop)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(listen: &str, workers: &str) -> Config {
+        let text = format!(
+            "listen = [\"{listen}\"]\n{workers}\n[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n"
+        );
+        config::parse(&text, "g.toml").unwrap()
+    }
+
+    /// Defect pinned: a reload compared the new file with the last one loaded, so a file
+    /// edited back to the running `listen` was warned about as a change for the next restart.
+    #[test]
+    fn a_reload_is_compared_with_what_runs() {
+        let running = Bound::of(&config("127.0.0.1:8080", ""));
+        assert!(running.changed_by(&config("127.0.0.1:8080", "")).is_empty());
+        assert_eq!(
+            running.changed_by(&config("127.0.0.1:8081", "")),
+            ["listen"]
+        );
+        // Edited away and back: what runs never changed.
+        assert!(running.changed_by(&config("127.0.0.1:8080", "")).is_empty());
+        assert_eq!(
+            running.changed_by(&config("127.0.0.1:8080", "workers = 2")),
+            ["workers"]
+        );
+    }
 }
