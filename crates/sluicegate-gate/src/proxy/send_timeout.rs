@@ -45,14 +45,18 @@ impl<S> SendTimeout<S> {
             self.waiting = false;
             return poll;
         }
-        let deadline = Instant::now() + self.timeout;
-        let timer = self
-            .timer
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
         if !self.waiting {
+            // The clock is read once per wait, not on every poll while it lasts.
             self.waiting = true;
-            timer.as_mut().reset(deadline);
+            let deadline = Instant::now() + self.timeout;
+            match self.timer.as_mut() {
+                Some(timer) => timer.as_mut().reset(deadline),
+                None => self.timer = Some(Box::pin(tokio::time::sleep_until(deadline))),
+            }
         }
+        let Some(timer) = self.timer.as_mut() else {
+            return Poll::Pending; // armed just above or on an earlier wait
+        };
         ready!(timer.as_mut().poll(cx));
         Poll::Ready(Err(io::Error::new(
             io::ErrorKind::TimedOut,
