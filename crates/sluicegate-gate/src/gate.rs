@@ -2,6 +2,7 @@
 //! reloads make to it.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arc_swap::ArcSwap;
@@ -22,6 +23,9 @@ pub struct Gate {
     path: Option<PathBuf>,
     /// What the process started with and a reload cannot change.
     bound: Bound,
+    /// Set (under the `config` lock) when the drain starts: from then on every change is
+    /// refused.
+    draining: AtomicBool,
 }
 
 /// The settings bound at start (listeners, threads), which only a restart changes.
@@ -91,6 +95,12 @@ pub enum ChangeError {
     /// The change makes an unusable config.
     #[error("{0}")]
     Invalid(String),
+    /// The gate is draining on its way out: it takes no change.
+    #[error(
+        "the gate is draining (SIGTERM or SIGINT): it takes no changes until it exits; \
+         /status and /metrics still answer"
+    )]
+    Draining,
 }
 
 impl Gate {
@@ -123,6 +133,7 @@ impl Gate {
             bound: Bound::of(&config),
             config: Mutex::new(config),
             path,
+            draining: AtomicBool::new(false),
         })
     }
 
@@ -140,6 +151,27 @@ impl Gate {
         self.config.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The config lock, for a change: refused once the drain has started.
+    fn change(&self) -> Result<MutexGuard<'_, Config>, ChangeError> {
+        let config = self.config();
+        if self.is_draining() {
+            return Err(ChangeError::Draining);
+        }
+        Ok(config)
+    }
+
+    /// Starts the drain: from now on every change (reload, limits, close, open) is refused
+    /// with [`ChangeError::Draining`]. A change in progress finishes first.
+    pub fn start_draining(&self) {
+        let _changes = self.config();
+        self.draining.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the drain has started.
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
     /// Re-reads the config file and applies it: limits change at once, queued and running
     /// requests carry on. Listen addresses, the admin listener and `workers` need a restart.
     ///
@@ -149,34 +181,42 @@ impl Gate {
     ///
     /// # Errors
     ///
-    /// The file's [`ConfigError`](config::ConfigError), a new store that does not answer, or
-    /// a pool that cannot be built; the config in force stays.
-    pub async fn reload(&self) -> Result<(), String> {
+    /// [`ChangeError::Draining`] once the drain has started; else, as
+    /// [`ChangeError::Invalid`], the file's [`ConfigError`](config::ConfigError), a new
+    /// store that does not answer, or a pool that cannot be built. The config in force
+    /// stays.
+    pub async fn reload(&self) -> Result<(), ChangeError> {
+        // Checked again under the lock, after the store's connection.
+        drop(self.change()?);
         let Some(path) = &self.path else {
-            return Err("no config file to reload (the gate runs from flags)".into());
+            return Err(ChangeError::Invalid(
+                "no config file to reload (the gate runs from flags)".into(),
+            ));
         };
-        let new = config::read(path).map_err(|e| e.to_string())?;
+        let invalid = ChangeError::Invalid;
+        let new = config::read(path).map_err(|e| invalid(e.to_string()))?;
         let store = match (&new.store, self.state().store.clone()) {
             (None, _) => None,
             (Some(cfg), Some(kept)) if kept.config == *cfg => Some(kept),
             (Some(cfg), _) => {
-                let store = Store::connect(cfg).await?;
+                let store = Store::connect(cfg).await.map_err(invalid)?;
                 if !store.is_up() {
-                    return Err(format!(
+                    return Err(invalid(format!(
                         "{}: the new [store] redis = \"{}\" does not answer; the store in force stays",
                         path.display(),
                         cfg.redis.get_ref()
-                    ));
+                    )));
                 }
                 Some(store)
             }
         };
-        let mut current = self.config();
+        let mut current = self.change()?;
         let restart = self.bound.changed_by(&new);
         if !restart.is_empty() {
             tracing::warn!(settings = ?restart, "changed settings take effect at the next restart");
         }
         self.install(&mut current, new, store.as_ref())
+            .map_err(invalid)
     }
 
     fn install(
@@ -195,10 +235,10 @@ impl Gate {
     ///
     /// # Errors
     ///
-    /// [`ChangeError::UnknownPool`], or [`ChangeError::Invalid`] for a value the limiter
-    /// cannot take.
+    /// [`ChangeError::UnknownPool`], [`ChangeError::Invalid`] for a value the limiter
+    /// cannot take, [`ChangeError::Draining`] once the drain has started.
     pub fn set_limits(&self, pool: &str, change: &LimitsChange) -> Result<(), ChangeError> {
-        let mut current = self.config();
+        let mut current = self.change()?;
         let mut new = current.clone();
         let p = new
             .pools
@@ -239,9 +279,9 @@ impl Gate {
     ///
     /// # Errors
     ///
-    /// [`ChangeError::UnknownPool`].
+    /// [`ChangeError::UnknownPool`], [`ChangeError::Draining`] once the drain has started.
     pub fn set_open(&self, pool: &str, open: bool) -> Result<(), ChangeError> {
-        let _changes = self.config();
+        let _changes = self.change()?;
         let state = self.state();
         let p = state
             .pool(pool)
