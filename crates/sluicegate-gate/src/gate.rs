@@ -292,19 +292,15 @@ impl Gate {
         Ok(())
     }
 
-    /// Resolves when no pool has a request queued or running.
+    /// Resolves when no pool has a request queued or running, on its limiter or on an old
+    /// one still busy after a hand-over.
     pub async fn drained(&self) {
         loop {
             let state = self.state();
             for p in &state.pools {
                 p.limit.limiter().drain().await;
             }
-            let state = self.state();
-            if state.pools.iter().all(|p| {
-                let s = p.limit.limiter().snapshot();
-                let global_queued = p.limit.global().map_or(0, |g| g.global.queued());
-                s.in_flight == 0 && s.queued == 0 && s.bypass_in_flight == 0 && global_queued == 0
-            }) {
+            if self.state().pools.iter().all(|p| p.idle()) {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
@@ -352,6 +348,77 @@ mod tests {
             "listen = [\"{listen}\"]\n{workers}\n[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n"
         );
         config::parse(&text, "g.toml").unwrap()
+    }
+
+    fn gate_config() -> Config {
+        let text = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 1\nmax_queue = 10\n\n[[routes]]\npool = \"api\"\n";
+        config::parse(text, "g.toml").unwrap()
+    }
+
+    /// Moves the pool to a new limiter (new queue settings): a hand-over.
+    fn hand_over(gate: &Gate) {
+        let change = LimitsChange {
+            max_queue: Some(5),
+            ..LimitsChange::default()
+        };
+        gate.set_limits("api", &change).unwrap();
+    }
+
+    /// Whether `drained` resolves within a (paused) minute.
+    async fn drains(gate: &Gate) -> bool {
+        tokio::time::timeout(std::time::Duration::from_secs(60), gate.drained())
+            .await
+            .is_ok()
+    }
+
+    /// A request running on the old limiter after a hand-over (new queue settings) holds a
+    /// slot of the new one, so the drain waits for it (it did before `drained` looked at the
+    /// old limiters too: this pins that it still does).
+    #[tokio::test(start_paused = true)]
+    async fn the_drain_waits_for_a_request_the_old_limiter_runs() {
+        let gate = Gate::new(gate_config(), None).await.unwrap();
+        let running = gate.state().pools[0]
+            .limit
+            .limiter()
+            .try_acquire_owned()
+            .unwrap();
+        hand_over(&gate);
+        assert!(!drains(&gate).await, "drained with a request running");
+        drop(running);
+        assert!(drains(&gate).await);
+    }
+
+    /// Defect pinned: `drained` looked only at each pool's current limiter, so a bypassed
+    /// request running on the old limiter after a hand-over (which holds no slot of the new
+    /// one) was cut off by the exit.
+    #[tokio::test(start_paused = true)]
+    async fn the_drain_waits_for_a_bypassed_request_the_old_limiter_runs() {
+        let gate = Gate::new(gate_config(), None).await.unwrap();
+        let bypassed = gate.state().pools[0].limit.limiter().acquire_bypass();
+        hand_over(&gate);
+        assert!(
+            !drains(&gate).await,
+            "drained with a bypassed request running"
+        );
+        drop(bypassed);
+        assert!(drains(&gate).await);
+    }
+
+    /// A request queued on the old limiter at a hand-over runs before the drain ends.
+    #[tokio::test(start_paused = true)]
+    async fn the_drain_waits_for_a_request_queued_on_the_old_limiter() {
+        let gate = Gate::new(gate_config(), None).await.unwrap();
+        let limiter = gate.state().pools[0].limit.limiter().clone();
+        let running = limiter.try_acquire_owned().unwrap();
+        let queued = tokio::spawn(async move { limiter.acquire_owned().await.map(drop) });
+        tokio::task::yield_now().await;
+        assert_eq!(gate.state().pools[0].counts().queued, 1);
+        hand_over(&gate);
+        drop(running);
+        assert!(drains(&gate).await);
+        // It ran before the drain ended, not after.
+        assert!(queued.is_finished());
+        queued.await.unwrap().unwrap();
     }
 
     /// Defect pinned: a reload compared the new file with the last one loaded, so a file

@@ -181,8 +181,8 @@ impl Started {
             .pools
             .iter()
             .map(|p| {
-                let s = p.limit.limiter().snapshot();
-                s.in_flight + s.queued + s.bypass_in_flight
+                let c = p.counts();
+                c.in_flight + c.queued + p.limit.limiter().snapshot().bypass_in_flight
             })
             .sum();
         tracing::info!(requests = waiting, grace = ?self.grace, "shutting down: no new connections; waiting for queued and running requests");

@@ -105,6 +105,11 @@ pub struct PoolCounts {
     pub counts: Counts,
 }
 
+/// Whether a limiter of snapshot `s` runs and queues nothing, bypasses included.
+pub(super) fn empty(s: &Snapshot) -> bool {
+    s.in_flight == 0 && s.queued == 0 && s.bypass_in_flight == 0
+}
+
 /// Moves the pool of `stats` from `old` to `new`, a limiter nobody else uses yet.
 pub fn hand_over(old: &ConcurrencyLimiter, new: &ConcurrencyLimiter, stats: &Arc<Stats>) {
     let mut inner = stats.retired.lock();
@@ -213,6 +218,14 @@ impl Retired {
         inner.withdrawn += withdrawn;
     }
 
+    /// Whether no old limiter runs or queues a request (bypasses included).
+    pub fn idle(&self) -> bool {
+        self.lock()
+            .handovers
+            .iter()
+            .all(|h| empty(&h.old.snapshot()))
+    }
+
     /// Closes or opens the old limiters with the pool.
     pub fn set_open(&self, open: bool) {
         for h in &self.lock().handovers {
@@ -297,9 +310,7 @@ impl Handover {
         let keep = fill.max(self.old.snapshot().in_flight);
         let given_back = self.slots.len().saturating_sub(keep);
         self.slots.truncate(keep);
-        (
-            given_back as u64,
-            keep > 0 || self.old.snapshot().queued > 0,
-        )
+        // Bypassed requests hold no slot, but the drain waits for them here too.
+        (given_back as u64, keep > 0 || !empty(&self.old.snapshot()))
     }
 }

@@ -63,6 +63,14 @@ impl Pool {
         c
     }
 
+    /// Whether nothing runs or waits on the pool: on its limiter (bypasses included), on
+    /// the old ones still busy after a change of queue settings, or for the store's slots.
+    pub fn idle(&self) -> bool {
+        handover::empty(&self.limit.limiter().snapshot())
+            && self.limit.global().is_none_or(|g| g.global.queued() == 0)
+            && self.stats.retired.idle()
+    }
+
     /// Builds the pool `cfg` asks for, carrying over from `old` (the pool of the same name
     /// before the change) whatever can be kept without dropping a request.
     ///
