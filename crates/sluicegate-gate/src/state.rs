@@ -150,6 +150,7 @@ fn route(r: &config::Route, pools: &[Arc<Pool>]) -> Route {
 fn bypass(cfg: &config::Bypass) -> Result<Bypass, String> {
     let header = match (&cfg.header, &cfg.secret_file) {
         (Some(h), Some(file)) => {
+            let file = file.get_ref();
             let secret = std::fs::read_to_string(file).map_err(|e| {
                 format!("cannot read the bypass secret_file {}: {e}", file.display())
             })?;

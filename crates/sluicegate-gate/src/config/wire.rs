@@ -98,7 +98,11 @@ impl FromStr for Cidr {
     }
 }
 
-from_string!(ListenAddr, UpstreamUrl, Cidr);
+from_string!(
+    ListenAddr => "an address and port, like \"127.0.0.1:8080\"",
+    UpstreamUrl => "a URL, like \"http://127.0.0.1:9000\"",
+    Cidr => "a network, like \"10.0.0.0/8\""
+);
 
 #[cfg(test)]
 mod tests {
