@@ -77,7 +77,7 @@ pub fn render(state: &State) -> String {
     histogram(
         &mut out,
         "sluicegate_upstream_latency_seconds",
-        "Time from forwarding to the upstream's response head.",
+        "Time from forwarding to the upstream's response head, less the waits for a client's request body.",
         pools,
         |p| &p.stats.upstream_latency,
     );

@@ -200,7 +200,13 @@ async fn stalled_bodies_get_408_and_do_not_lower_an_adaptive_limit() {
 /// Defect pinned: an upload that kept coming was cut with `504` at the upstream timeout
 /// (10 KB/s, 10 s). The upstream timeout is for the upstream's answer: it runs from the
 /// body's last byte. The client's pauses (0.1 s) pace the upload past the 1 s upstream
-/// timeout; nothing here measures time.
+/// timeout.
+///
+/// Second defect pinned: the upload's 2.5 s counted as the upstream's latency (in
+/// `sluicegate_upstream_latency_seconds`, and in the sample an adaptive limit learns from),
+/// so slow clients made a healthy upstream look slow. The upstream answers at once; only
+/// the time the gate waited for the client's bytes is left out, so its latency stays far
+/// below the 2.5 s the client took (the bound, 1 s, leaves the machine room to stall).
 #[tokio::test]
 async fn a_body_that_keeps_coming_is_not_cut_by_the_upstream_timeout() {
     let up = Upstream::start().await;
@@ -219,6 +225,18 @@ async fn a_body_that_keeps_coming_is_not_cut_by_the_upstream_timeout() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.ends_with("\r\n\r\n2500"), "{answer}");
     nothing_billed_to_the_upstream(&gate).await;
+    let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
+    let sum = "sluicegate_upstream_latency_seconds_sum{pool=\"api\"} ";
+    let seconds: f64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(sum))
+        .unwrap_or_else(|| panic!("no {sum} in {metrics}"))
+        .parse()
+        .unwrap();
+    assert!(
+        seconds < 1.0,
+        "the upload's time counted as the upstream's: {seconds} s"
+    );
 }
 
 /// Defect pinned: a request body that breaks its framing got `502 upstream_error` (hyper's

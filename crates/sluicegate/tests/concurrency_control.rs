@@ -210,10 +210,8 @@ impl LimitAlgorithm for Latencies {
     }
 }
 
-/// One clock per limiter (issue 8): the adaptive limiter times its samples with the wrapped
-/// limiter's clock (it used to read tokio's time whatever the limiter was given).
-#[tokio::test]
-async fn adaptive_samples_are_timed_with_the_limiters_clock() {
+/// An adaptive limiter on a fake clock that records its samples' latencies.
+fn recorded() -> (FakeClock, AdaptiveLimiter, Arc<Mutex<Vec<Duration>>>) {
     let clock = FakeClock::new();
     let limiter = ConcurrencyLimiter::builder(1)
         .clock(clock.clone())
@@ -221,8 +219,40 @@ async fn adaptive_samples_are_timed_with_the_limiters_clock() {
         .unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let adaptive = AdaptiveLimiter::new(limiter, Latencies(seen.clone()));
+    (clock, adaptive, seen)
+}
+
+/// One clock per limiter (issue 8): the adaptive limiter times its samples with the wrapped
+/// limiter's clock (it used to read tokio's time whatever the limiter was given).
+#[tokio::test]
+async fn adaptive_samples_are_timed_with_the_limiters_clock() {
+    let (clock, adaptive, seen) = recorded();
     let permit = adaptive.acquire().await.unwrap();
     clock.advance(Duration::from_millis(250));
     permit.success();
     assert_eq!(*seen.lock().unwrap(), [Duration::from_millis(250)]);
+}
+
+/// Time excluded from a permit (a client's slow upload, in the gate) is not the service's:
+/// the sample leaves it out, and never goes below zero. Defect pinned: a proxy had no way
+/// to keep a client's upload time out of the latency its adaptive limit learns from, so
+/// slow uploads read as a slow service.
+#[tokio::test]
+async fn excluded_time_is_left_out_of_the_sample() {
+    let (clock, adaptive, seen) = recorded();
+    let ms = Duration::from_millis;
+
+    let mut p = adaptive.acquire().await.unwrap();
+    clock.advance(ms(900));
+    p.exclude(ms(800));
+    clock.advance(ms(50));
+    p.success();
+
+    let mut q = adaptive.acquire().await.unwrap();
+    clock.advance(ms(10));
+    q.exclude(ms(7));
+    q.exclude(ms(7));
+    q.success();
+
+    assert_eq!(*seen.lock().unwrap(), [ms(150), Duration::ZERO]);
 }

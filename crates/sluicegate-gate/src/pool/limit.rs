@@ -1,6 +1,8 @@
 //! A pool's concurrency limit, static or adaptive, built from its config; and the permit a
 //! forwarded request holds until the upstream is done with it.
 
+use std::time::Duration;
+
 use sluicegate::adaptive::{
     AdaptiveLimiter, AdaptivePermit, Aimd, AimdConfig, Gradient2, Gradient2Config, LittlesLaw,
     LittlesLawConfig, Outcome, Vegas, VegasConfig,
@@ -158,6 +160,14 @@ impl Held {
             Held::Plain(p) => drop(p),
             Held::Global(g, p) => drop((g, p)),
             Held::Adaptive(p) => p.finish(outcome),
+        }
+    }
+
+    /// Leaves `time` out of the latency an adaptive limit learns from (the client's, not
+    /// the upstream's: see [`AdaptivePermit::exclude`]).
+    pub fn exclude(&mut self, time: Duration) {
+        if let Held::Adaptive(p) = self {
+            p.exclude(time);
         }
     }
 }

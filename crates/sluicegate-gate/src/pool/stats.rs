@@ -129,7 +129,8 @@ pub struct Stats {
     pub bypassed: AtomicU64,
     /// Time from arrival to a slot, for requests that had to wait.
     pub queue_wait: Histogram,
-    /// Time from forwarding to the upstream's response head.
+    /// Time from forwarding to the upstream's response head, less the waits for the
+    /// client's request body.
     pub upstream_latency: Histogram,
     /// Limiters the pool has moved off, and what they counted.
     pub retired: super::Retired,

@@ -86,10 +86,12 @@ pub(super) struct Progress(Mutex<Sent>);
 
 #[derive(Debug)]
 struct Sent {
-    /// The upstream connection waits for the client's next bytes.
-    waiting: bool,
+    /// Since when the upstream connection waits for the client's next bytes, if it does.
+    waiting: Option<Instant>,
     /// When the upstream last got something of the body (or the exchange started).
     last: Instant,
+    /// The waits for the client's bytes that have ended, added up.
+    waited: Duration,
     fault: Option<ClientFault>,
 }
 
@@ -97,25 +99,37 @@ impl Progress {
     /// A body the upstream has had nothing of yet: its clock runs from now.
     pub(super) fn new() -> Progress {
         Progress(Mutex::new(Sent {
-            waiting: false,
+            waiting: None,
             last: Instant::now(),
+            waited: Duration::ZERO,
             fault: None,
         }))
     }
 
     /// The upstream waits for the client's next bytes: its clock stands still.
     pub(super) fn waits(&self) {
-        self.update(|s| s.waiting = true);
+        self.update(|s| {
+            s.waiting.get_or_insert_with(Instant::now);
+        });
     }
 
     /// The client's bytes moved (a frame, the end, or a failure): the upstream's clock runs
     /// again from now.
     pub(super) fn moved(&self, fault: Option<ClientFault>) {
+        let now = Instant::now();
         self.update(|s| {
-            s.waiting = false;
-            s.last = Instant::now();
+            if let Some(since) = s.waiting.take() {
+                s.waited += now.saturating_duration_since(since);
+            }
+            s.last = now;
             s.fault = s.fault.or(fault);
         });
+    }
+
+    /// How long the upstream has waited for the client's bytes so far: the client's time,
+    /// which is no part of the upstream's latency.
+    pub(super) fn client_time(&self) -> Duration {
+        self.update(|s| s.waited + s.waiting.map_or(Duration::ZERO, |since| since.elapsed()))
     }
 
     fn update<R>(&self, f: impl FnOnce(&mut Sent) -> R) -> R {
@@ -125,7 +139,7 @@ impl Progress {
     /// When the upstream has had `timeout` since it last got something of the body, or
     /// `None` while it waits for the client (whose own timeout then runs).
     pub(super) fn upstream_deadline(&self, timeout: Duration) -> Option<Instant> {
-        self.update(|s| (!s.waiting).then(|| s.last + timeout))
+        self.update(|s| s.waiting.is_none().then(|| s.last + timeout))
     }
 
     /// How the client failed to send its body, if it did.
@@ -217,5 +231,32 @@ impl Body for ClientBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The client's time is every wait for its bytes, ended or still going, and nothing
+    /// else: not the time its bytes flow, nor the time before the first wait.
+    #[tokio::test(start_paused = true)]
+    async fn the_client_time_adds_up_the_waits_for_its_bytes() {
+        let ms = Duration::from_millis;
+        let body = Progress::new();
+        tokio::time::advance(ms(5)).await;
+        body.waits();
+        tokio::time::advance(ms(300)).await;
+        body.waits(); // a second Pending in the same wait starts nothing new
+        tokio::time::advance(ms(200)).await;
+        body.moved(None);
+        tokio::time::advance(ms(40)).await;
+        assert_eq!(body.client_time(), ms(500));
+        body.waits();
+        tokio::time::advance(ms(70)).await;
+        assert_eq!(body.client_time(), ms(570), "a wait still going counts");
+        body.moved(None);
+        tokio::time::advance(ms(1000)).await;
+        assert_eq!(body.client_time(), ms(570));
     }
 }

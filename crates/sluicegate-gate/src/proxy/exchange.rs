@@ -123,11 +123,17 @@ fn settle(
     start: Instant,
     result: Answer,
     body: Option<&Progress>,
-    held: Held,
+    mut held: Held,
 ) -> Result<Response<Box<PermitBody>>, Failed> {
     let failed = match (result, body.and_then(Progress::fault)) {
         (Ok(Ok(response)), _) => {
-            pool.stats.upstream_latency.observe(start.elapsed());
+            // The time the upstream spent waiting for a slow client's body is the client's:
+            // left out of the latency counted and learnt from.
+            let client = body.map_or(Duration::ZERO, Progress::client_time);
+            pool.stats
+                .upstream_latency
+                .observe(start.elapsed().saturating_sub(client));
+            held.exclude(client);
             pool.stats.count(Outcome::Forwarded);
             let sample = match response.status() {
                 StatusCode::SERVICE_UNAVAILABLE

@@ -5,6 +5,7 @@ use crate::clock::{Clock, Nanos};
 use crate::concurrency::{ConcurrencyLimiter, OwnedPermit, Rejected};
 use crate::sync::{Arc, Mutex, lock};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// A concurrency limiter driven by a limit algorithm: the seam the tower middleware, the
 /// gate and the simulator use.
@@ -123,6 +124,7 @@ impl AdaptiveLimiter {
             return AdaptivePermit {
                 permit: Some(permit),
                 start: Nanos::ZERO,
+                excluded: Duration::ZERO,
                 in_flight: 0,
                 owner: None,
             };
@@ -131,16 +133,17 @@ impl AdaptiveLimiter {
         AdaptivePermit {
             permit: Some(permit),
             start: self.shared.clock.now(),
+            excluded: Duration::ZERO,
             in_flight,
             owner: Some(self.clone()),
         }
     }
 
-    fn finish(&self, start: Nanos, in_flight: usize, outcome: Outcome) {
+    fn finish(&self, start: Nanos, excluded: Duration, in_flight: usize, outcome: Outcome) {
         self.shared.in_flight.fetch_sub(1, Ordering::Relaxed);
         let sample = Sample {
             start,
-            latency: self.shared.clock.now() - start,
+            latency: (self.shared.clock.now() - start).saturating_sub(excluded),
             in_flight,
             outcome,
         };
@@ -169,6 +172,8 @@ fn apply(limiter: &ConcurrencyLimiter, limit: usize) {
 pub struct AdaptivePermit {
     permit: Option<OwnedPermit>,
     start: Nanos,
+    /// Time that was not the service's (see [`exclude`](AdaptivePermit::exclude)).
+    excluded: Duration,
     in_flight: usize,
     /// `None` for a bypass permit: nothing to learn from it.
     owner: Option<AdaptiveLimiter>,
@@ -195,6 +200,13 @@ impl AdaptivePermit {
         self.finish(Outcome::Ignored);
     }
 
+    /// Leaves `time` out of this permit's latency sample: time the work spent waiting on
+    /// something that is not the service, such as a client sending its request body slowly
+    /// through a proxy. Calls add up; the sample never goes below zero.
+    pub fn exclude(&mut self, time: Duration) {
+        self.excluded = self.excluded.saturating_add(time);
+    }
+
     /// Permits out when this one started, itself included.
     pub fn in_flight_at_start(&self) -> usize {
         self.in_flight
@@ -204,7 +216,7 @@ impl AdaptivePermit {
         if let Some(permit) = self.permit.take() {
             drop(permit);
             if let Some(owner) = &self.owner {
-                owner.finish(self.start, self.in_flight, outcome);
+                owner.finish(self.start, self.excluded, self.in_flight, outcome);
             }
         }
     }
@@ -220,7 +232,6 @@ impl Drop for AdaptivePermit {
 mod tests {
     use super::*;
     use crate::adaptive::{Aimd, AimdConfig, Fixed};
-    use std::time::Duration;
 
     #[tokio::test(start_paused = true)]
     async fn adaptive_limiter_sets_limit_from_algorithm_on_each_sample() {
