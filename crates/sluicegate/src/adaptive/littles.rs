@@ -5,12 +5,14 @@
 
 mod bucket;
 mod config;
+mod start;
 
 pub use config::LittlesLawConfig;
 
 use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
 use crate::clock::Nanos;
 use bucket::{Bucket, mean};
+use start::StartTest;
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -125,7 +127,12 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   the limit without 25 % more pass rate (BBR's full-pipe test, on buckets where nearly
 ///   every request found every permit taken and, at the starting limit, in a steady state:
 ///   pass rate × mean RT ≈ the limit). Either way the limit returns to the starting one and a
-///   probe at half of it starts at once, to measure the floor below the knee.
+///   probe at half of it starts at once, to measure the floor below the knee. Sooner, and
+///   without a probe: the requests that started with more than half the permits out took
+///   significantly longer (three standard errors of their log RTs) than those that started
+///   with few out, so they waited; by Little's law the permits in service are the permits out
+///   × the ratio of their mean RTs, and the limit drops there (plus the target queue) with
+///   min RT, floor and median taken from the first requests.
 /// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
 /// - **Drops**: a bucket with drops, when the last buckets holding at least
@@ -193,6 +200,12 @@ pub struct LittlesLaw {
     restart_cap: Option<usize>,
     /// The bucket count when the slow start last drained.
     drained_at: Option<u64>,
+    /// RTs at the starting limit, by the permits out when each request started.
+    start: StartTest,
+    /// The unqueued RTs (min RT, floor, median) came from the start's first requests, not
+    /// from a probe: the early probe judges by them as by a probe's, but the first probe
+    /// takes its own readings as they are (a dozen answers are no reference for a regime).
+    measured_at_start: bool,
 }
 
 impl LittlesLaw {
@@ -230,6 +243,8 @@ impl LittlesLaw {
             restarted: false,
             restart_cap: None,
             drained_at: None,
+            start: StartTest::default(),
+            measured_at_start: false,
         }
     }
 
@@ -455,6 +470,9 @@ impl LittlesLaw {
     fn next_limit(&mut self, b: &Bucket, now: Nanos) -> usize {
         let (min, max) = (self.c.min, self.c.max);
         self.finish_probe(now);
+        if let Some(limit) = self.past_the_knee_from_the_start(b, now) {
+            return limit;
+        }
         let window_rt = self.recent_rt(self.c.pass_buckets);
         // Queueing shows within a few buckets; a whole window would lag the limit's swings.
         let short_rt = self.recent_rt(RT_BUCKETS);
@@ -665,9 +683,10 @@ impl LittlesLaw {
         // at the knee itself and probes at half the limit followed every second or so.
         // Until then, the mean RT against min RT — unless the last probe measured nothing: the
         // mean is then as far above min RT as before, and the next probe as blind.
-        let inflated = (queueing || !self.probed)
+        let measured = self.probed || self.measured_at_start;
+        let inflated = (queueing || !measured)
             && self.since_probe >= self.c.pass_buckets
-            && match (self.probe_mid.filter(|_| self.probed), self.recent_mid()) {
+            && match (self.probe_mid.filter(|_| measured), self.recent_mid()) {
                 (Some(unqueued), Some(mid)) => {
                     mid.as_secs_f64() > self.c.probe_trigger * unqueued.as_secs_f64()
                 }
@@ -702,6 +721,52 @@ impl LittlesLaw {
             self.start_probe(now, short_rt, limit);
         }
         self.probe_limit(now).unwrap_or(self.base)
+    }
+
+    /// Still at the starting limit, before any growth, probe or knee: the requests that
+    /// found every permit taken are filed against those that started with few out.
+    fn at_start(&self) -> bool {
+        let initial = clamp(self.c.initial, self.c.min, self.c.max);
+        !self.knee_found
+            && !self.restarted
+            && !self.probed
+            && self.probe.is_none()
+            && self.base == initial
+            && self.limit == initial
+    }
+
+    /// A starting limit already past the knee, seen from the RTs themselves: the requests
+    /// that started with more than half the permits out took longer than those that started
+    /// with few out, so they waited inside the resource. Little's law on the two groups gives
+    /// the permits in service, and the limit drops to that plus the target queue (the drain).
+    /// The first group also gives what every RT since (queued from the first request) could
+    /// not: an unqueued mean RT for min RT, and an unqueued low RT for the floor the queue
+    /// estimate is measured from — the fastest of the first requests, which started before
+    /// the resource filled. It needs a few answers of each group, a round trip or two, where
+    /// the queue estimate waited for buckets whose floor was itself queued.
+    fn past_the_knee_from_the_start(&mut self, b: &Bucket, now: Nanos) -> Option<usize> {
+        if !self.at_start() || !b.saturated {
+            return None;
+        }
+        let (min, initial) = (self.c.min, clamp(self.c.initial, self.c.min, self.c.max));
+        let least = (self.c.min_samples as u64).min(initial as u64 / 2);
+        let target = (self.c.queue_target * initial as f64).max(MIN_QUEUE_TARGET);
+        let in_service = self.start.in_service(least, STARTUP_SIGNIFICANCE, target)?;
+        self.min_rt = self.start.unqueued_rt();
+        self.low_floor = self.start.unqueued_low();
+        self.probe_mid = self.start.unqueued_mid();
+        self.measured_at_start = true;
+        self.knee_found = true;
+        let knee = in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
+        self.base = clamp((knee.ceil() as usize).min(initial), min, initial);
+        self.knee = Some(self.base);
+        // As after the drain: the last buckets still hold the queue of the starting limit.
+        self.drained_at = Some(self.closed_total);
+        self.since_probe = 0;
+        self.next_probe = self
+            .next_probe
+            .max(now + self.at_least_buckets(self.c.probe_interval, 50) / 2);
+        Some(self.base)
     }
 
     /// Periodic probes are spaced out only while the resource looks as it did at the last
@@ -846,6 +911,9 @@ impl LimitAlgorithm for LittlesLaw {
         }
         // Pinned: it took the last permit of the limit in force when it started.
         let pinned = s.in_flight >= self.limit_at(s.start);
+        if s.outcome == Outcome::Success && self.at_start() {
+            self.start.add(s.latency, s.in_flight, self.limit);
+        }
         let b = &mut self.current;
         // Against the lowest recent limit: a request that started before a raise found every
         // permit of the old limit taken.
@@ -875,5 +943,7 @@ impl LimitAlgorithm for LittlesLaw {
     }
 }
 
+#[cfg(test)]
+mod start_tests;
 #[cfg(test)]
 mod tests;

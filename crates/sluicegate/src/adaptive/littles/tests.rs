@@ -708,6 +708,15 @@ struct Pool {
     t: u64,
 }
 
+/// An exponential draw of mean `mean_us` (µs) from a xorshift stream.
+pub(super) fn exponential_us(rng: &mut u64, mean_us: f64) -> u64 {
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    let u = ((*rng >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    (-u.ln() * mean_us) as u64
+}
+
 impl Pool {
     fn new(workers: usize, floor_ms: u64, exp_mean_ms: u64, seed: u64) -> Self {
         Pool {
@@ -721,11 +730,7 @@ impl Pool {
     }
 
     fn service(&mut self) -> u64 {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        let u = ((self.rng >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-        self.floor_us + (-u.ln() * self.mean_us) as u64
+        self.floor_us + exponential_us(&mut self.rng, self.mean_us)
     }
 
     /// Runs the pool at `l`'s limit until `to_ms`, calling `each` after every answer.
