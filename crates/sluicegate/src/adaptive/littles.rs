@@ -20,8 +20,12 @@ use std::time::Duration;
 const LOW_WINDOW: usize = 100;
 /// Growth factor per bucket before the resource has first queued.
 const STARTUP_STEP: f64 = 1.5;
-/// The smallest standing queue aimed for, in requests.
+/// The smallest standing queue aimed for before the knee is known, and the most the least
+/// one may be after it, in requests.
 const MIN_QUEUE_TARGET: f64 = 2.0;
+/// Once the knee is known, the least standing queue aimed for is this many standard errors of
+/// the queue estimate (at least one request).
+const QUEUE_NOISE: f64 = 2.0;
 
 /// A min-RT probe: the limit is held down over `[start, end)`; requests that start then are
 /// measured until `done`, so slow ones are not left out of the mean.
@@ -498,7 +502,18 @@ impl LittlesLaw {
             return self.limit; // idle: no news is no reason to move
         }
         let base = self.base as f64;
-        let target = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
+        // The least queue aimed for: once the knee is known, the estimate's own noise (two
+        // standard errors of a bucket's low RT, in requests), at least one request (fewer, and
+        // a worker may idle between answers) and at most two. Two requests are 10–40 % of a
+        // pool of 5–20 workers, and waiting requests slow the workers. Before the knee, two:
+        // at the starting limit the target alone judges the first queue, and a smaller one
+        // ended slow starts on noise (`huge_pool_1.5x` 0.81 → 0.50).
+        let least = if self.knee_found {
+            (QUEUE_NOISE * self.queue_noise()).clamp(1.0, MIN_QUEUE_TARGET)
+        } else {
+            MIN_QUEUE_TARGET
+        };
+        let target = (self.c.queue_target * base).max(least);
         let queue = self.queue_estimate();
         // Past the starting limit, the slow start ends only at a queue its own noise cannot
         // explain: at a limit of a few dozen in front of a slow pool, a bucket holds a few dozen
