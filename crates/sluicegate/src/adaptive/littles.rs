@@ -474,9 +474,6 @@ impl LittlesLaw {
     fn next_limit(&mut self, b: &Bucket, now: Nanos) -> usize {
         let (min, max) = (self.c.min, self.c.max);
         self.finish_probe(now);
-        if let Some(limit) = self.past_the_knee_from_the_start(b, now) {
-            return limit;
-        }
         let window_rt = self.recent_rt(self.c.pass_buckets);
         // Queueing shows within a few buckets; a whole window would lag the limit's swings.
         let short_rt = self.recent_rt(RT_BUCKETS);
@@ -757,31 +754,36 @@ impl LittlesLaw {
     /// The first group also gives what every RT since (queued from the first request) could
     /// not: an unqueued mean RT for min RT, and an unqueued low RT for the floor the queue
     /// estimate is measured from — the fastest of the first requests, which started before
-    /// the resource filled. It needs a few answers of each group, a round trip or two, where
-    /// the queue estimate waited for buckets whose floor was itself queued.
-    fn past_the_knee_from_the_start(&mut self, b: &Bucket, now: Nanos) -> Option<usize> {
-        if !self.at_start() || !b.saturated {
-            return None;
-        }
+    /// the resource filled. It is judged on every answer and needs a few of each group, a
+    /// round trip or two, where the queue estimate waited for buckets whose floor was itself
+    /// queued (and a bucket of a few late answers lasted 26 s).
+    fn past_the_knee_from_the_start(&mut self, now: Nanos) {
         let (min, initial) = (self.c.min, clamp(self.c.initial, self.c.min, self.c.max));
         let least = (self.c.min_samples as u64).min(initial as u64 / 2);
         let target = (self.c.queue_target * initial as f64).max(MIN_QUEUE_TARGET);
-        let in_service = self.start.in_service(least, STARTUP_SIGNIFICANCE, target)?;
+        let Some(in_service) = self.start.in_service(least, STARTUP_SIGNIFICANCE, target) else {
+            return;
+        };
         self.min_rt = self.start.unqueued_rt();
         self.low_floor = self.start.unqueued_low();
         self.probe_mid = self.start.unqueued_mid();
         self.measured_at_start = true;
         self.knee_found = true;
         let knee = in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
-        self.base = clamp((knee.ceil() as usize).min(initial), min, initial);
-        self.knee = Some(self.base);
+        let knee = clamp((knee.ceil() as usize).min(initial), min, initial);
+        self.knee = Some(knee);
+        self.limit_log.push_back((now, self.limit));
+        if self.limit_log.len() > LIMIT_LOG {
+            self.limit_log.pop_front();
+        }
+        self.base = knee;
+        self.limit = knee;
         // As after the drain: the last buckets still hold the queue of the starting limit.
         self.drained_at = Some(self.closed_total);
         self.since_probe = 0;
         self.next_probe = self
             .next_probe
             .max(now + self.at_least_buckets(self.c.probe_interval, 50) / 2);
-        Some(self.base)
     }
 
     /// Periodic probes are spaced out only while the resource looks as it did at the last
@@ -926,8 +928,14 @@ impl LimitAlgorithm for LittlesLaw {
         }
         // Pinned: it took the last permit of the limit in force when it started.
         let pinned = s.in_flight >= self.limit_at(s.start);
-        if s.outcome == Outcome::Success && self.at_start() {
-            self.start.add(s.latency, s.in_flight, self.limit);
+        // Dropped answers too (in both groups alike): in front of a pool a quarter of the
+        // starting limit, most answers of the requests that found every permit taken come
+        // after the client's deadline, and leaving them out left the test without its evidence
+        // for 30 s.
+        if self.at_start() {
+            let success = s.outcome == Outcome::Success;
+            self.start.add(s.latency, s.in_flight, self.limit, success);
+            self.past_the_knee_from_the_start(end);
         }
         let b = &mut self.current;
         // Against the lowest recent limit: a request that started before a raise found every

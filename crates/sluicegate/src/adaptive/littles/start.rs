@@ -61,7 +61,9 @@ const LOW_QUANTILE: f64 = 0.05;
 #[derive(Clone, Debug, Default)]
 pub(super) struct StartTest {
     few: Moments,
-    /// The latest RTs of the first group (at most `KEPT`).
+    /// The successes of the first group: a failure that answers fast is no unqueued RT.
+    few_ok: Moments,
+    /// The latest successful RTs of the first group (at most `KEPT`).
     few_rts: std::collections::VecDeque<Duration>,
     more: Moments,
     /// The permits out when each request of the second group started, summed.
@@ -70,23 +72,27 @@ pub(super) struct StartTest {
 
 impl StartTest {
     /// Files the RT of a request that started with `in_flight` permits out (itself included)
-    /// under a limit of `limit`.
-    pub(super) fn add(&mut self, rt: Duration, in_flight: usize, limit: usize) {
+    /// under a limit of `limit`. Answers that were dropped (late, or failed) count in the test
+    /// as successes do, in both groups alike, but give no unqueued RT.
+    pub(super) fn add(&mut self, rt: Duration, in_flight: usize, limit: usize, success: bool) {
         if in_flight * 2 <= limit {
             self.few.add(rt.as_secs_f64());
-            if self.few_rts.len() == KEPT {
-                self.few_rts.pop_front();
+            if success {
+                self.few_ok.add(rt.as_secs_f64());
+                if self.few_rts.len() == KEPT {
+                    self.few_rts.pop_front();
+                }
+                self.few_rts.push_back(rt);
             }
-            self.few_rts.push_back(rt);
         } else {
             self.more.add(rt.as_secs_f64());
             self.more_in_flight += in_flight as f64;
         }
     }
 
-    /// The mean RT of the requests that started with few permits out.
+    /// The mean RT of the requests that started with few permits out and succeeded.
     pub(super) fn unqueued_rt(&self) -> Option<Duration> {
-        (self.few.n > 0).then(|| Duration::from_secs_f64(self.few.mean()))
+        (self.few_ok.n > 0).then(|| Duration::from_secs_f64(self.few_ok.mean()))
     }
 
     /// The 5th percentile of the RTs of the requests that started with few permits out: the

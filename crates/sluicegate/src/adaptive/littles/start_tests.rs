@@ -17,6 +17,8 @@ struct OpenPool {
     mean_us: f64,
     rng: u64,
     t: u64,
+    /// Answers later than this (µs) are reported dropped, as a client past its deadline.
+    deadline_us: u64,
 }
 
 impl OpenPool {
@@ -30,6 +32,7 @@ impl OpenPool {
             mean_us: mean_ms as f64 * 1000.0,
             rng: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
             t: 0,
+            deadline_us: u64::MAX,
         }
     }
 
@@ -61,7 +64,11 @@ impl OpenPool {
                 start: Nanos::new(start * 1000),
                 latency: Duration::from_micros(end - start),
                 in_flight,
-                outcome: Outcome::Success,
+                outcome: if end - start > self.deadline_us {
+                    Outcome::Dropped
+                } else {
+                    Outcome::Success
+                },
             });
             each(self.t, l);
         }
@@ -79,20 +86,39 @@ impl OpenPool {
 #[test]
 fn littles_start_past_the_knee_drops_to_the_pool_within_a_few_round_trips() {
     for seed in 1..=5 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = OpenPool::new(5, 500, 30, seed);
-        let mut at_6s = None;
-        pool.run(&mut l, 6_000, |_, l| at_6s = Some(l.limit()));
-        let limit = at_6s.unwrap();
-        assert!(
-            limit <= 10,
-            "seed {seed}: limit {limit} at 6 s in front of 5 workers"
-        );
+        let l = five_slow_workers_for_6s(seed, u64::MAX);
         // Unqueued: 0.5 s, or up to ~0.7 s with the first group's requests that waited behind
         // the 5 workers; queued at 20 permits: 2 s.
         let rt = l.min_rt().unwrap().as_secs_f64();
         assert!(rt < 1.2, "seed {seed}: min RT {rt} s, a queued one");
     }
+}
+
+/// Pins the same start when the queued answers come after the client's deadline and are
+/// reported dropped (`few_slow_workers_3x`, seed 5: the limit sat at 20 for 34 s). The test
+/// took successes only and was judged when a bucket closed; with most queued answers dropped,
+/// the buckets' rate fell to a few answers and one bucket lasted 26 s. Dropped answers now
+/// count in both groups alike, and the test is judged on every answer.
+#[test]
+fn littles_start_past_the_knee_counts_answers_past_the_deadline() {
+    for seed in 1..=5 {
+        five_slow_workers_for_6s(seed, 1_500_000);
+    }
+}
+
+/// 5 workers of 500 ms under 30 arrivals a second (3× their capacity) for 6 s, answers after
+/// `deadline_us` reported dropped: the limit must be down to at most 10 by then.
+fn five_slow_workers_for_6s(seed: u64, deadline_us: u64) -> LittlesLaw {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let mut pool = OpenPool::new(5, 500, 30, seed);
+    pool.deadline_us = deadline_us;
+    pool.run(&mut l, 6_000, |_, _| {});
+    let limit = l.limit();
+    assert!(
+        limit <= 10,
+        "seed {seed}: limit {limit} at 6 s in front of 5 workers"
+    );
+    l
 }
 
 /// The same test in front of a pool larger than the starting limit: both groups are served at
