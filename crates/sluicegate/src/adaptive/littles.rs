@@ -92,7 +92,8 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   the last three buckets and its *floor* the same measured unqueued, during the last probe.
 ///   Low quantiles of RT move with queueing delay but hardly with service-time noise, which is
 ///   what makes this estimate steady where mean RT is not. Then steer the queue to
-///   `queue_target × limit` (at least 2): grow by `max_step` while there is clearly no queue
+///   `queue_target × limit` (at least 2; once the knee is known, at least two standard errors
+///   of the estimate, within 1–2): grow by `max_step` while there is clearly no queue
 ///   and nearly every request (90 %) found every permit taken (capacity to find; when most
 ///   found one free, demand only touches the limit), otherwise correct `queue_gain` of the
 ///   error, at most `× backoff` down a bucket.
