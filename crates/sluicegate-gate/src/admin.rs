@@ -28,10 +28,10 @@ pub fn router(gate: Arc<Gate>, token: Option<String>) -> Router {
         gate,
         token: token.map(|t| Arc::from(t.into_bytes())),
     };
-    // Changes are refused while the gate drains; reads answer to the end.
+    // Changes are refused while the gate drains; reads answer to the end, and so does
+    // closing a pool (it only turns work away, which shortens the drain).
     let changes = Router::new()
         .route("/pools/{name}/limits", put(set_limits))
-        .route("/pools/{name}/close", post(close))
         .route("/pools/{name}/open", post(open))
         .route("/reload", post(reload))
         .route_layer(middleware::from_fn_with_state(
@@ -41,6 +41,7 @@ pub fn router(gate: Arc<Gate>, token: Option<String>) -> Router {
     Router::new()
         .route("/status", get(status))
         .route("/metrics", get(metrics))
+        .route("/pools/{name}/close", post(close))
         .merge(changes)
         .with_state(admin.clone())
         .merge(crate::dashboard::samples_api(&admin.gate))

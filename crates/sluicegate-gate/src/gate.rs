@@ -95,10 +95,10 @@ pub enum ChangeError {
     /// The change makes an unusable config.
     #[error("{0}")]
     Invalid(String),
-    /// The gate is draining on its way out: it takes no change.
+    /// The gate is draining on its way out: it takes no change but closing a pool.
     #[error(
-        "the gate is draining (SIGTERM or SIGINT): it takes no changes until it exits; \
-         /status and /metrics still answer"
+        "the gate is draining (SIGTERM or SIGINT): it takes no changes until it exits \
+         but closing a pool; /status and /metrics still answer"
     )]
     Draining,
 }
@@ -160,8 +160,8 @@ impl Gate {
         Ok(config)
     }
 
-    /// Starts the drain: from now on every change (reload, limits, close, open) is refused
-    /// with [`ChangeError::Draining`]. A change in progress finishes first.
+    /// Starts the drain: from now on every change (reload, limits, open) but closing a pool
+    /// is refused with [`ChangeError::Draining`]. A change in progress finishes first.
     pub fn start_draining(&self) {
         let _changes = self.config();
         self.draining.store(true, Ordering::Relaxed);
@@ -279,9 +279,10 @@ impl Gate {
     ///
     /// # Errors
     ///
-    /// [`ChangeError::UnknownPool`], [`ChangeError::Draining`] once the drain has started.
+    /// [`ChangeError::UnknownPool`]; [`ChangeError::Draining`] for an `open` once the drain
+    /// has started (closing is taken to the end: it only turns work away).
     pub fn set_open(&self, pool: &str, open: bool) -> Result<(), ChangeError> {
-        let _changes = self.change()?;
+        let _changes = if open { self.change()? } else { self.config() };
         let state = self.state();
         let p = state
             .pool(pool)
