@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use sluicegate_redis::concurrency::AcquireError;
-use sluicegate_redis::{FailurePolicy, GlobalConcurrency};
+use sluicegate_redis::{FailurePolicy, GlobalConcurrency, GlobalPermit, RedisStore};
 use support::RedisServer;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -152,7 +152,7 @@ async fn the_local_queue_is_fifo_capped_timed_and_cancellable() {
     let redis = RedisServer::start();
     let store = support::store(&redis).await;
     let limit = GlobalConcurrency::builder(&store, "q", 1)
-        .max_queue(3)
+        .max_queue(4)
         .queue_timeout(Duration::from_secs(10))
         .build()
         .unwrap();
@@ -172,7 +172,7 @@ async fn the_local_queue_is_fifo_capped_timed_and_cancellable() {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
-    // A fourth waiter is one too many (the first asks Redis, two more wait: 3 behind none).
+    // A fourth waiter fills the queue of 4, a fifth is one too many.
     let extra = limit.clone();
     let cancelled = tokio::spawn(async move { extra.acquire().await.map(|_| ()) });
     while limit.queued() < 4 {
@@ -272,4 +272,28 @@ async fn a_held_permit_is_renewed_past_its_ttl() {
     drop(held);
     let other = GlobalConcurrency::builder(&b, "r", 1).build().unwrap();
     assert!(other.acquire().await.unwrap().is_global());
+}
+
+/// Defect (review 3, item 1): callers still waiting for their Redis round trip were counted
+/// as queued, so a burst of 8 on a free limit of 8 with `max_queue(0)` got 2 permits and 6
+/// `QueueFull`s. Only a caller Redis told that all permits are out waits in the queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_on_a_free_limit_gets_every_permit_even_with_no_queue() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let limit = GlobalConcurrency::builder(&store, "burst", 8)
+        .max_queue(0)
+        .build()
+        .unwrap();
+    let got = futures_util::future::join_all((0..8).map(|_| limit.acquire())).await;
+    assert!(
+        got.iter().all(|r| r.as_ref().is_ok_and(|p| p.is_global())),
+        "{got:?}"
+    );
+    // All 8 out: a 9th is turned away at once, with no queue to wait in.
+    assert!(matches!(
+        limit.acquire().await,
+        Err(AcquireError::QueueFull { .. })
+    ));
+    assert_eq!(limit.queued(), 0);
 }

@@ -107,37 +107,60 @@ impl GlobalConcurrency {
 
     /// Waits for a permit: at once if one is free, else in this instance's FIFO queue.
     ///
+    /// A caller asks Redis at once when nobody waits here (the calls of a burst go out
+    /// together); only when Redis answers that all permits are out does it join the queue,
+    /// so `max_queue` counts callers that wait for a release, never callers still waiting
+    /// for their answer.
+    ///
     /// # Errors
     ///
-    /// [`AcquireError::QueueFull`] when `max_queue` callers already wait here;
-    /// [`AcquireError::Timeout`] after `queue_timeout`; [`AcquireError::Unavailable`] when
-    /// Redis does not answer and the policy is [`FailurePolicy::Deny`].
+    /// [`AcquireError::QueueFull`] when all permits are out and `max_queue` callers already
+    /// wait here; [`AcquireError::Timeout`] after `queue_timeout`;
+    /// [`AcquireError::Unavailable`] when Redis does not answer and the policy is
+    /// [`FailurePolicy::Deny`].
     ///
     /// # Cancel safety
     ///
     /// Dropping the future leaves the queue at once. A lease taken in Redis at the instant
     /// the future is dropped is released (or expires after the TTL); never a leak.
     pub async fn acquire(&self) -> Result<GlobalPermit, AcquireError> {
-        let inner = &self.inner;
-        let timeout = inner.queue_timeout;
-        let queued = inner.queued.fetch_add(1, Ordering::AcqRel);
-        let _in_queue = Queued(&inner.queued);
-        // `queued` callers are ahead: the one asking Redis, and `queued - 1` waiting.
-        if queued > inner.max_queue {
-            return Err(AcquireError::QueueFull {
-                retry_after: timeout,
-            });
-        }
-        tokio::time::timeout(timeout, self.wait_turn())
+        let timeout = self.inner.queue_timeout;
+        tokio::time::timeout(timeout, self.take())
             .await
             .unwrap_or(Err(AcquireError::Timeout {
                 retry_after: timeout,
             }))
     }
 
+    /// Asks Redis at once when nobody waits here; queues when all permits are out (or others
+    /// wait already: first come, first served).
+    async fn take(&self) -> Result<GlobalPermit, AcquireError> {
+        let inner = &self.inner;
+        if inner.queued.load(Ordering::Acquire) == 0 {
+            match self.try_once().await {
+                Try::Taken(id) => return Ok(GlobalPermit::new(inner.clone(), Held::Lease(id))),
+                Try::Down => return self.fall_back().await,
+                Try::Full { .. } => {}
+            }
+        }
+        let ahead = inner.queued.fetch_add(1, Ordering::AcqRel);
+        let in_queue = Queued(&inner.queued);
+        if ahead >= inner.max_queue {
+            return Err(AcquireError::QueueFull {
+                retry_after: inner.queue_timeout,
+            });
+        }
+        let turn = self.wait_turn().await;
+        drop(in_queue);
+        match turn {
+            Some(id) => Ok(GlobalPermit::new(inner.clone(), Held::Lease(id))),
+            None => self.fall_back().await,
+        }
+    }
+
     /// At the head of the queue: try Redis, then sleep until a release or the earliest
-    /// expiry, and try again.
-    async fn wait_turn(&self) -> Result<GlobalPermit, AcquireError> {
+    /// expiry, and try again. `None`: Redis is down.
+    async fn wait_turn(&self) -> Option<String> {
         let inner = &self.inner;
         let _turn = inner.turnstile.lock().await;
         loop {
@@ -146,25 +169,29 @@ impl GlobalConcurrency {
             tokio::pin!(released);
             released.as_mut().enable();
             match self.try_once().await {
-                Try::Taken(id) => return Ok(GlobalPermit::new(inner.clone(), Held::Lease(id))),
+                Try::Taken(id) => return Some(id),
                 Try::Full { next_expiry } => {
                     let _ = tokio::time::timeout(next_expiry, released).await;
                 }
-                Try::Down => {
-                    return match inner.policy {
-                        FailurePolicy::Allow => Ok(GlobalPermit::new(inner.clone(), Held::Nothing)),
-                        FailurePolicy::Deny => Err(AcquireError::Unavailable {
-                            retry_after: inner.store.budget(),
-                        }),
-                        FailurePolicy::Local => match inner.local.acquire_owned().await {
-                            Ok(p) => Ok(GlobalPermit::new(inner.clone(), Held::Local(p))),
-                            Err(e) => Err(AcquireError::Timeout {
-                                retry_after: e.retry_after(),
-                            }),
-                        },
-                    };
-                }
+                Try::Down => return None,
             }
+        }
+    }
+
+    /// The failure policy's answer, Redis being down.
+    async fn fall_back(&self) -> Result<GlobalPermit, AcquireError> {
+        let inner = &self.inner;
+        match inner.policy {
+            FailurePolicy::Allow => Ok(GlobalPermit::new(inner.clone(), Held::Nothing)),
+            FailurePolicy::Deny => Err(AcquireError::Unavailable {
+                retry_after: inner.store.budget(),
+            }),
+            FailurePolicy::Local => match inner.local.acquire_owned().await {
+                Ok(p) => Ok(GlobalPermit::new(inner.clone(), Held::Local(p))),
+                Err(e) => Err(AcquireError::Timeout {
+                    retry_after: e.retry_after(),
+                }),
+            },
         }
     }
 
@@ -193,7 +220,8 @@ impl GlobalConcurrency {
         self.inner.max
     }
 
-    /// How many callers wait in this instance's queue (including the one asking Redis).
+    /// How many callers wait in this instance's queue: told that all permits were out, they
+    /// wait for a release (the first of them asks Redis again after each).
     pub fn queued(&self) -> usize {
         self.inner.queued.load(Ordering::Acquire)
     }
@@ -220,8 +248,8 @@ impl ConcurrencyBuilder<'_> {
         self
     }
 
-    /// How many callers may wait in this instance's queue (default 1000; 0 rejects at once
-    /// when all permits are out, except the one caller asking Redis).
+    /// How many callers may wait in this instance's queue when all permits are out (default
+    /// 1000; 0 rejects at once when all permits are out).
     pub fn max_queue(mut self, max_queue: usize) -> Self {
         self.max_queue = max_queue;
         self
