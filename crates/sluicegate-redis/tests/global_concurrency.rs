@@ -297,3 +297,53 @@ async fn a_burst_on_a_free_limit_gets_every_permit_even_with_no_queue() {
     ));
     assert_eq!(limit.queued(), 0);
 }
+
+/// Defect (review 3, item 2): the failure policy did not reach callers already waiting. A
+/// holds 2 of 2, B waits, Redis dies and A drops its permits (the releases find no Redis and
+/// mark the store down): B was answered only at the earliest lease's expiry (10 s in the
+/// review, the 30 s lease time here). Now the waiters get the policy's answer at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_get_the_failure_policys_answer_when_redis_goes_down() {
+    for policy in [
+        FailurePolicy::Local,
+        FailurePolicy::Deny,
+        FailurePolicy::Allow,
+    ] {
+        let mut redis = RedisServer::start();
+        let store = support::store(&redis).await;
+        let limit = GlobalConcurrency::builder(&store, "w", 2)
+            .ttl(Duration::from_secs(30))
+            .queue_timeout(Duration::from_secs(20))
+            .on_failure(policy)
+            .instances(2)
+            .build()
+            .unwrap();
+        let held = (
+            limit.acquire().await.unwrap(),
+            limit.acquire().await.unwrap(),
+        );
+        assert!(held.0.is_global() && held.1.is_global());
+        let waiting = limit.clone();
+        let waiter = tokio::spawn(async move { waiting.acquire().await });
+        while limit.queued() < 1 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await; // it asked and waits
+        redis.kill();
+        let start = Instant::now();
+        drop(held);
+        let got = waiter.await.unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{policy:?}: answered after {:?}, not at once",
+            start.elapsed()
+        );
+        match policy {
+            FailurePolicy::Deny => assert!(
+                matches!(got, Err(AcquireError::Unavailable { .. })),
+                "{got:?}"
+            ),
+            _ => assert!(got.is_ok_and(|p| !p.is_global()), "{policy:?}"),
+        }
+    }
+}

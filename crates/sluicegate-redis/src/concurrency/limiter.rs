@@ -21,8 +21,9 @@ use crate::{Error, FailurePolicy, RedisStore};
 /// holder crashed. When all permits are out, callers wait in this instance's queue — FIFO,
 /// at most `max_queue` of them, each at most `queue_timeout`, and a dropped `acquire` future
 /// leaves the queue at once. Only the first waiter of an instance asks Redis; it is woken by
-/// a message on the limit's pub/sub channel when any instance releases a permit, or when
-/// the earliest lease would expire — never by polling.
+/// a message on the limit's pub/sub channel when any instance releases a permit, when the
+/// earliest lease would expire, or when the store marks Redis down (then every waiter gets
+/// the failure policy's answer at once) — never by polling.
 ///
 /// # Examples
 ///
@@ -164,14 +165,23 @@ impl GlobalConcurrency {
         let inner = &self.inner;
         let _turn = inner.turnstile.lock().await;
         loop {
-            // Listen before asking, so a release between the answer and the wait is not lost.
+            // Listen before asking, so that a release, or Redis marked down (by any call of
+            // this store), between the answer and the wait is not lost.
             let released = inner.wake.notified();
-            tokio::pin!(released);
+            let down = inner.store.went_down();
+            tokio::pin!(released, down);
             released.as_mut().enable();
+            down.as_mut().enable();
             match self.try_once().await {
                 Try::Taken(id) => return Some(id),
                 Try::Full { next_expiry } => {
-                    let _ = tokio::time::timeout(next_expiry, released).await;
+                    // Down: the next try falls back at once (no call while Redis is down),
+                    // and each waiter behind gets the policy's answer in turn.
+                    tokio::select! {
+                        () = released => {}
+                        () = down => {}
+                        () = tokio::time::sleep(next_expiry) => {}
+                    }
                 }
                 Try::Down => return None,
             }

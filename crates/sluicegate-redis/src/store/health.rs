@@ -4,6 +4,7 @@ use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 /// What a store has seen of Redis so far.
@@ -32,6 +33,9 @@ pub(super) struct Health {
     outages: AtomicU64,
     recoveries: AtomicU64,
     fallbacks: AtomicU64,
+    /// Woken when Redis is marked down: callers waiting for a global permit then get their
+    /// failure policy's answer at once.
+    went_down: Notify,
 }
 
 impl Health {
@@ -47,6 +51,7 @@ impl Health {
             outages: AtomicU64::new(0),
             recoveries: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
+            went_down: Notify::new(),
         }
     }
 
@@ -92,6 +97,7 @@ impl Health {
             b
         } else {
             self.outages.fetch_add(1, Ordering::Relaxed);
+            self.went_down.notify_waiters();
             tracing::warn!(
                 error = %why,
                 "redis unreachable: global limits fall back to their failure policy"
@@ -100,6 +106,11 @@ impl Health {
         };
         self.next_probe
             .store(self.now().saturating_add(backoff), Ordering::Release);
+    }
+
+    /// Completes when Redis is next marked down (up → down).
+    pub(super) fn went_down(&self) -> tokio::sync::futures::Notified<'_> {
+        self.went_down.notified()
     }
 
     pub(super) fn fell_back(&self) {

@@ -118,6 +118,12 @@ impl RedisStore {
         &self.inner.client
     }
 
+    /// Completes when Redis is next marked down; [`enable`](tokio::sync::futures::Notified::enable)
+    /// it before a call whose answer it must not miss.
+    pub(crate) fn went_down(&self) -> tokio::sync::futures::Notified<'_> {
+        self.inner.health.went_down()
+    }
+
     /// Runs one Redis call within the budget, or not at all while Redis is down and no probe
     /// is due. `None` means: decide by the failure policy.
     pub(crate) async fn call<T, F>(&self, call: F) -> Option<T>
