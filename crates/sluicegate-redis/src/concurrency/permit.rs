@@ -49,7 +49,10 @@ impl GlobalPermit {
     }
 }
 
-/// Pushes the lease's expiry forward every third of the TTL until the permit drops.
+/// Pushes the lease's expiry forward every third of the TTL until the permit drops. A lease
+/// found gone (Redis flushed or restarted without persistence, or a renewal too late) is
+/// added back: the permit is still held, and not counting it would let others exceed the
+/// cap for as long as it is held.
 async fn renew(inner: Arc<Inner>, id: String) {
     let period = inner.ttl / 3;
     loop {
@@ -58,8 +61,11 @@ async fn renew(inner: Arc<Inner>, id: String) {
         let mut call = RENEW.key(&inner.leases);
         call.arg(millis(inner.ttl)).arg(&id);
         if let Some(0) = inner.store.call(call.invoke_async::<i64>(&mut conn)).await {
-            tracing::warn!(lease = %id, "global permit lease expired before it was renewed");
-            return;
+            tracing::warn!(
+                lease = %id,
+                "global permit lease was gone from redis (flushed, restarted, or renewed too \
+                 late): added back, as the permit is still held"
+            );
         }
     }
 }
