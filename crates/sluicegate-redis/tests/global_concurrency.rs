@@ -399,3 +399,36 @@ async fn held_permits_are_counted_again_after_redis_forgot_them() {
     ));
     drop(held);
 }
+
+/// A waiter on `limit` that has asked Redis and sleeps until a release or an expiry.
+async fn waiting(limit: &GlobalConcurrency) -> tokio::task::JoinHandle<GlobalPermit> {
+    let mine = limit.clone();
+    let waiter = tokio::spawn(async move { mine.acquire().await.unwrap() });
+    while limit.queued() < 1 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await; // it asked and sleeps
+    waiter
+}
+
+/// Defect (review 3, item 4): `release.lua` published only when its `ZREM` removed a lease,
+/// so after a FLUSHALL the holder's release woke nobody, and the waiter slept until the
+/// earliest lease's expiry as last seen (up to the lease time) with every permit free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_after_a_flush_still_wakes_the_waiters() {
+    let redis = RedisServer::start();
+    let (a, b) = (support::store(&redis).await, support::store(&redis).await);
+    let build = |store| {
+        GlobalConcurrency::builder(store, "f", 1)
+            .ttl(Duration::from_secs(30))
+            .queue_timeout(Duration::from_secs(10))
+            .build()
+            .unwrap()
+    };
+    let (holder, other) = (build(&a), build(&b));
+    let held = holder.acquire().await.unwrap();
+    let waiter = waiting(&other).await;
+    flushall(&redis);
+    drop(held);
+    assert!(waiter.await.unwrap().is_global());
+}
