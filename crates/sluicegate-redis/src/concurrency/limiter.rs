@@ -8,10 +8,10 @@ use sluicegate::concurrency::ConcurrencyLimiter;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::permit::{GlobalPermit, Held};
+use super::permit::{GlobalPermit, Held, release};
 use super::scripts::ACQUIRE;
 use super::{AcquireError, subscriber};
-use crate::store::key;
+use crate::store::{Missed, key};
 use crate::{Error, FailurePolicy, RedisStore};
 
 /// At most `max` permits at once across every instance that uses the same store and name.
@@ -122,8 +122,10 @@ impl GlobalConcurrency {
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future leaves the queue at once. A lease taken in Redis at the instant
-    /// the future is dropped is released (or expires after the TTL); never a leak.
+    /// Dropping the future leaves the queue at once. A lease Redis takes for a call in
+    /// flight when the future is dropped is released, as is one whose answer comes after
+    /// the store's budget (sent when Redis answers again; at worst it expires after the
+    /// TTL).
     pub async fn acquire(&self) -> Result<GlobalPermit, AcquireError> {
         let timeout = self.inner.queue_timeout;
         tokio::time::timeout(timeout, self.take())
@@ -215,13 +217,31 @@ impl GlobalConcurrency {
         let mut conn = inner.store.connection();
         let mut call = ACQUIRE.key(&inner.leases);
         call.arg(inner.max).arg(millis(inner.ttl)).arg(&id);
-        let reply: Option<Vec<i64>> = inner.store.call(call.invoke_async(&mut conn)).await;
+        // Until the answer is read, Redis may hold a lease for `id` that nobody would: it is
+        // released if the answer does not come in time, or if this future is dropped.
+        let mut unclaimed = Unclaimed(Some((inner, id)));
+        let reply = inner
+            .store
+            .attempt(call.invoke_async::<Vec<i64>>(&mut conn))
+            .await;
         match reply.as_deref() {
-            Some([1, ..]) => Try::Taken(id),
-            Some([0, _, wait]) => Try::Full {
-                next_expiry: Duration::from_millis(u64::try_from(*wait).unwrap_or(1)),
-            },
-            _ => Try::Down,
+            Ok([1, ..]) => Try::Taken(unclaimed.claim()),
+            Ok([0, _, wait]) => {
+                unclaimed.claim();
+                Try::Full {
+                    next_expiry: Duration::from_millis(u64::try_from(*wait).unwrap_or(1)),
+                }
+            }
+            // Sent: the script may run yet; `unclaimed` releases what it may take.
+            Err(Missed::Sent) => {
+                inner.store.fell_back();
+                Try::Down
+            }
+            Ok(_) | Err(Missed::Skipped) => {
+                unclaimed.claim();
+                inner.store.fell_back();
+                Try::Down
+            }
         }
     }
 
@@ -234,6 +254,24 @@ impl GlobalConcurrency {
     /// wait for a release (the first of them asks Redis again after each).
     pub fn queued(&self) -> usize {
         self.inner.queued.load(Ordering::Acquire)
+    }
+}
+
+/// The id of a lease asked for whose answer is not in yet: released when dropped unclaimed
+/// (the answer came too late, or the `acquire` future was dropped meanwhile).
+struct Unclaimed<'a>(Option<(&'a Arc<Inner>, String)>);
+
+impl Unclaimed<'_> {
+    fn claim(&mut self) -> String {
+        self.0.take().map(|(_, id)| id).unwrap_or_default()
+    }
+}
+
+impl Drop for Unclaimed<'_> {
+    fn drop(&mut self) {
+        if let Some((inner, id)) = self.0.take() {
+            release(inner, id);
+        }
     }
 }
 

@@ -125,33 +125,57 @@ impl RedisStore {
     }
 
     /// Runs one Redis call within the budget, or not at all while Redis is down and no probe
-    /// is due. `None` means: decide by the failure policy.
+    /// is due. `None` means: decide by the failure policy (counted as a fallback).
     pub(crate) async fn call<T, F>(&self, call: F) -> Option<T>
+    where
+        F: Future<Output = redis::RedisResult<T>>,
+    {
+        let answer = self.attempt(call).await;
+        if answer.is_err() {
+            self.inner.health.fell_back();
+        }
+        answer.ok()
+    }
+
+    /// Runs one Redis call as [`call`](Self::call) does, saying whether a call that got no
+    /// answer was sent (it may still run in Redis) or skipped; counts no fallback.
+    pub(crate) async fn attempt<T, F>(&self, call: F) -> Result<T, Missed>
     where
         F: Future<Output = redis::RedisResult<T>>,
     {
         let health = &self.inner.health;
         if !health.may_call() {
-            health.fell_back();
-            return None;
+            return Err(Missed::Skipped);
         }
         match tokio::time::timeout(self.inner.budget, call).await {
             Ok(Ok(value)) => {
                 health.succeeded();
-                Some(value)
+                Ok(value)
             }
             Ok(Err(e)) => {
                 health.failed(&e);
-                health.fell_back();
-                None
+                Err(Missed::Sent)
             }
             Err(_) => {
                 health.failed(&format_args!("no answer within {:?}", self.inner.budget));
-                health.fell_back();
-                None
+                Err(Missed::Sent)
             }
         }
     }
+
+    /// Counts a decision made by a failure policy.
+    pub(crate) fn fell_back(&self) {
+        self.inner.health.fell_back();
+    }
+}
+
+/// Why [`RedisStore::attempt`] has no answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Missed {
+    /// Nothing was sent: Redis is down and no probe was due.
+    Skipped,
+    /// Sent, but failed or unanswered within the budget: it may still run in Redis.
+    Sent,
 }
 
 impl StoreBuilder {
