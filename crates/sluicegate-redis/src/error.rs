@@ -21,7 +21,7 @@ pub enum Error {
     /// A limit that runs tasks (global concurrency) was built outside a tokio runtime.
     #[error("a global concurrency limit must be built inside a tokio runtime")]
     Runtime,
-    /// A quota the Redis scripts cannot represent exactly.
-    #[error("quota out of range for a global limit: {0}")]
+    /// A quota or setting the Redis scripts cannot represent exactly.
+    #[error("out of range for a global limit: {0}")]
     Range(&'static str),
 }

@@ -554,3 +554,29 @@ async fn a_dropped_acquire_releases_the_lease_taken_for_it() {
     acquiring.abort();
     assert!(other.acquire().await.unwrap().is_global());
 }
+/// Defect (review 3, item 10): a lease time too long for Redis built, and every acquire then
+/// failed in Redis (`PEXPIRE` of twice the lease time: "value is not an integer or out of
+/// range") and marked the whole store down. The builder refuses it now, saying why; the
+/// longest it accepts works.
+#[tokio::test]
+async fn a_lease_time_redis_cannot_expire_is_refused_and_the_longest_works() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let longest = GlobalConcurrency::MAX_TTL;
+    let err = GlobalConcurrency::builder(&store, "t", 1)
+        .ttl(longest + Duration::from_millis(1))
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("lease time"), "{err}");
+    let limit = GlobalConcurrency::builder(&store, "t", 1)
+        .ttl(longest)
+        .build()
+        .unwrap();
+    assert!(limit.acquire().await.unwrap().is_global());
+    assert!(store.health().up);
+    let huge = GlobalConcurrency::builder(&store, "t", 1)
+        .ttl(Duration::MAX)
+        .build();
+    assert!(huge.is_err());
+}

@@ -92,6 +92,12 @@ enum Try {
 }
 
 impl GlobalConcurrency {
+    /// The longest lease time (TTL) a limit accepts: 2^52 ms, about 142,000 years. The
+    /// scripts give the lease set an expiry of twice the lease time, a Lua double, exact up
+    /// to 2^53; from 10^17 on Redis's Lua passes it as `1e+17`, which `PEXPIRE` refuses
+    /// (every acquire failed and marked the store down).
+    pub const MAX_TTL: Duration = Duration::from_millis(1 << 52);
+
     /// A limit named `name` of at most `max` permits at once, shared through `store`.
     pub fn builder<'a>(store: &'a RedisStore, name: &str, max: u32) -> ConcurrencyBuilder<'a> {
         ConcurrencyBuilder {
@@ -290,7 +296,8 @@ pub(super) fn millis(d: Duration) -> u64 {
 
 impl ConcurrencyBuilder<'_> {
     /// How long a lease lives without renewal: a crashed holder's permit comes back after
-    /// this (default 10 s; at least 30 ms). Held permits are renewed every third of it.
+    /// this (default 10 s; at least 30 ms, at most [`GlobalConcurrency::MAX_TTL`]). Held
+    /// permits are renewed every third of it.
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl.max(Duration::from_millis(30));
         self
@@ -315,9 +322,15 @@ impl ConcurrencyBuilder<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Runtime`] outside
-    /// a tokio runtime.
+    /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Range`] for a lease
+    /// time over [`GlobalConcurrency::MAX_TTL`]; [`Error::Runtime`] outside a tokio runtime.
     pub fn build(self) -> Result<GlobalConcurrency, Error> {
+        if self.ttl > GlobalConcurrency::MAX_TTL {
+            return Err(Error::Range(
+                "the lease time (ttl) must be at most 2^52 ms (about 142,000 years): Redis \
+                 cannot expire the lease set after twice a longer one",
+            ));
+        }
         let leases = key(self.store.prefix(), &self.name, "leases")?;
         let channel = key(self.store.prefix(), &self.name, "released")?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::Runtime)?;
