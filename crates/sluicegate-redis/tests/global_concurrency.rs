@@ -580,3 +580,18 @@ async fn a_lease_time_redis_cannot_expire_is_refused_and_the_longest_works() {
         .build();
     assert!(huge.is_err());
 }
+
+/// Review 3, lesser notes: `queue_timeout(0)` was refused as "quota out of range for a global
+/// limit: the local share of the limit is not a valid limiter"; it says what is wrong now.
+#[tokio::test]
+async fn a_zero_queue_timeout_is_refused_saying_why() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let err = GlobalConcurrency::builder(&store, "z", 1)
+        .queue_timeout(Duration::ZERO)
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("queue timeout of zero"), "{err}");
+    assert!(!err.contains("quota"), "{err}");
+}

@@ -310,7 +310,8 @@ impl ConcurrencyBuilder<'_> {
         self
     }
 
-    /// How long a caller waits at most (default 30 s).
+    /// How long a caller waits at most (default 30 s; not zero: use `max_queue(0)` to turn
+    /// callers away at once when all permits are out).
     pub fn queue_timeout(mut self, timeout: Duration) -> Self {
         self.queue_timeout = timeout;
         self
@@ -323,7 +324,8 @@ impl ConcurrencyBuilder<'_> {
     /// # Errors
     ///
     /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Range`] for a lease
-    /// time over [`GlobalConcurrency::MAX_TTL`]; [`Error::Runtime`] outside a tokio runtime.
+    /// time over [`GlobalConcurrency::MAX_TTL`]; [`Error::Limiter`] for settings the local
+    /// share cannot take (a zero queue timeout); [`Error::Runtime`] outside a tokio runtime.
     pub fn build(self) -> Result<GlobalConcurrency, Error> {
         if self.ttl > GlobalConcurrency::MAX_TTL {
             return Err(Error::Range(
@@ -344,8 +346,7 @@ impl ConcurrencyBuilder<'_> {
         let local = ConcurrencyLimiter::builder(share)
             .max_queue(self.max_queue)
             .queue_timeout(self.queue_timeout)
-            .build()
-            .map_err(|_| Error::Range("the local share of the limit is not a valid limiter"))?;
+            .build()?;
         Ok(GlobalConcurrency {
             inner: Arc::new(Inner {
                 store: self.store.clone(),

@@ -88,7 +88,9 @@ impl Health {
         }
     }
 
-    pub(super) fn failed(&self, why: &dyn Display) {
+    /// Marks Redis down after a failed call; `headline` says what kind of failure (the first
+    /// one of an outage is logged as `headline: ...`, with `why` as its error).
+    pub(super) fn failed(&self, headline: &str, why: &dyn Display) {
         let backoff = if self.down.swap(true, Ordering::AcqRel) {
             // A failed probe: wait twice as long before the next one.
             let b = self.backoff.load(Ordering::Relaxed);
@@ -100,7 +102,7 @@ impl Health {
             self.went_down.notify_waiters();
             tracing::warn!(
                 error = %why,
-                "redis unreachable: global limits fall back to their failure policy"
+                "{headline}: global limits fall back to their failure policy"
             );
             self.backoff.load(Ordering::Relaxed)
         };
@@ -135,12 +137,12 @@ mod tests {
     async fn a_down_redis_is_probed_by_one_caller_at_a_time_with_growing_backoff() {
         let h = Health::new(Duration::from_millis(50), Duration::from_millis(150));
         assert!(h.may_call());
-        h.failed(&"boom");
+        h.failed("redis unreachable", &"boom");
         assert!(!h.may_call(), "no probe before the backoff");
         tokio::time::advance(Duration::from_millis(50)).await;
         assert!(h.may_call(), "the first caller after the backoff probes");
         assert!(!h.may_call(), "only one caller probes");
-        h.failed(&"still down");
+        h.failed("redis unreachable", &"still down");
         tokio::time::advance(Duration::from_millis(99)).await;
         assert!(!h.may_call(), "the backoff doubled");
         tokio::time::advance(Duration::from_millis(1)).await;

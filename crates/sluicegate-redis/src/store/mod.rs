@@ -153,11 +153,12 @@ impl RedisStore {
                 Ok(value)
             }
             Ok(Err(e)) => {
-                health.failed(&e);
+                health.failed(headline(&e), &e);
                 Err(Missed::Sent)
             }
             Err(_) => {
-                health.failed(&format_args!("no answer within {:?}", self.inner.budget));
+                let budget = self.inner.budget;
+                health.failed(UNREACHABLE, &format_args!("no answer within {budget:?}"));
                 Err(Missed::Sent)
             }
         }
@@ -166,6 +167,20 @@ impl RedisStore {
     /// Counts a decision made by a failure policy.
     pub(crate) fn fell_back(&self) {
         self.inner.health.fell_back();
+    }
+}
+
+const UNREACHABLE: &str = "redis unreachable";
+
+/// What kind of failure `e` is, for the log line of an outage: Redis out of reach, or Redis
+/// answering with an error (out of memory, a wrong password, ...: the error says what).
+fn headline(e: &redis::RedisError) -> &'static str {
+    if e.is_io_error() {
+        UNREACHABLE
+    } else if e.code().is_some() || e.kind() == redis::ErrorKind::AuthenticationFailed {
+        "redis refused the call"
+    } else {
+        "redis call failed"
     }
 }
 
@@ -239,9 +254,71 @@ impl StoreBuilder {
         let ping = cmd.query_async::<()>(&mut conn);
         match tokio::time::timeout(CONNECT_TIMEOUT.max(self.budget), ping).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => store.inner.health.failed(&e),
-            Err(_) => store.inner.health.failed(&"no answer to PING"),
+            Ok(Err(e)) => store.inner.health.failed(headline(&e), &e),
+            Err(_) => store.inner.health.failed(UNREACHABLE, &"no answer to PING"),
         }
         Ok(store)
+    }
+}
+
+#[cfg(test)]
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../tests/support/server.rs"]
+mod server;
+
+#[cfg(test)]
+mod tests {
+    use super::server::RedisServer;
+    use super::*;
+
+    fn config_set(redis: &RedisServer, name: &str, value: &str) {
+        let mut admin = redis::Client::open(redis.url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(name)
+            .arg(value)
+            .query(&mut admin)
+            .unwrap();
+    }
+
+    async fn ping(store: &RedisStore) -> redis::RedisError {
+        redis::cmd("PING")
+            .query_async::<()>(&mut store.connection())
+            .await
+            .unwrap_err()
+    }
+
+    /// Review 3, lesser notes: an out-of-memory Redis and a wrong password were logged as
+    /// "redis unreachable". An outage is now named for what happened: a refusal (the error
+    /// says what Redis said) or a Redis out of reach.
+    #[tokio::test]
+    async fn a_failure_is_named_for_what_redis_said() {
+        let mut redis = RedisServer::start();
+        let store = RedisStore::connect(&redis.url()).await.unwrap();
+        config_set(&redis, "maxmemory-policy", "noeviction");
+        config_set(&redis, "maxmemory", "1");
+        let oom = redis::cmd("SET")
+            .arg("k")
+            .arg("v")
+            .query_async::<()>(&mut store.connection())
+            .await
+            .unwrap_err();
+        assert_eq!(headline(&oom), "redis refused the call", "{oom}");
+        assert!(oom.to_string().contains("OOM"), "{oom}");
+        config_set(&redis, "maxmemory", "0");
+
+        config_set(&redis, "requirepass", "secret");
+        let url = format!("redis://:nope@127.0.0.1:{}/", redis.port);
+        let wrong = RedisStore::connect(&url).await.unwrap();
+        assert!(!wrong.health().up);
+        let refused = ping(&wrong).await;
+        assert_eq!(headline(&refused), "redis refused the call", "{refused}");
+
+        redis.kill();
+        let gone = ping(&store).await;
+        assert_eq!(headline(&gone), UNREACHABLE, "{gone}");
     }
 }
