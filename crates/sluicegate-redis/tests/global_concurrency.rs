@@ -526,7 +526,8 @@ async fn an_acquire_answered_too_late_leaves_no_lease_behind() {
         late.acquire().await,
         Err(AcquireError::Unavailable { .. })
     ));
-    assert!(other.acquire().await.unwrap().is_global());
+    let taken = other.acquire().await.unwrap();
+    assert!(taken.is_global());
     assert_eq!(leases(&redis, "h"), 1, "only the permit just taken");
 }
 
