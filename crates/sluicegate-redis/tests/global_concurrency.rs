@@ -596,3 +596,35 @@ async fn a_zero_queue_timeout_is_refused_saying_why() {
     assert!(err.contains("queue timeout of zero"), "{err}");
     assert!(!err.contains("quota"), "{err}");
 }
+
+/// Defect (review 3, item 5a): the `Local` fallback ignored the leases this instance still
+/// held: A held 2 of 2 (its share of 1 twice over), Redis stopped, and A got a third permit
+/// locally. The leases now count in the share: no local permit until they are dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_local_share_counts_the_leases_this_instance_holds() {
+    let mut redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let limit = GlobalConcurrency::builder(&store, "share", 2)
+        .instances(2)
+        .queue_timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let (a, b) = (
+        limit.acquire().await.unwrap(),
+        limit.acquire().await.unwrap(),
+    );
+    assert!(a.is_global() && b.is_global());
+    redis.kill();
+    let timed_out =
+        |r: Result<GlobalPermit, AcquireError>| matches!(r, Err(AcquireError::Timeout { .. }));
+    assert!(
+        timed_out(limit.acquire().await),
+        "the share is held by leases"
+    );
+    drop(a);
+    assert!(timed_out(limit.acquire().await), "one lease still fills it");
+    drop(b);
+    let local = limit.acquire().await.unwrap();
+    assert!(!local.is_global());
+    assert!(timed_out(limit.acquire().await), "the share of 1 is taken");
+}

@@ -10,6 +10,7 @@ use tokio::task::JoinHandle;
 
 use super::permit::{GlobalPermit, Held, release};
 use super::scripts::ACQUIRE;
+use super::share::Share;
 use super::{AcquireError, subscriber};
 use crate::store::{Missed, key};
 use crate::{Error, FailurePolicy, RedisStore};
@@ -55,7 +56,7 @@ pub(super) struct Inner {
     max_queue: usize,
     queue_timeout: Duration,
     policy: FailurePolicy,
-    local: ConcurrencyLimiter,
+    pub(super) share: Share,
     turnstile: tokio::sync::Mutex<()>,
     queued: AtomicUsize,
     wake: Arc<Notify>,
@@ -204,7 +205,7 @@ impl GlobalConcurrency {
             FailurePolicy::Deny => Err(AcquireError::Unavailable {
                 retry_after: inner.store.budget(),
             }),
-            FailurePolicy::Local => match inner.local.acquire_owned().await {
+            FailurePolicy::Local => match inner.share.acquire().await {
                 Ok(p) => Ok(GlobalPermit::new(inner.clone(), Held::Local(p))),
                 Err(e) => Err(AcquireError::Timeout {
                     retry_after: e.retry_after(),
@@ -357,7 +358,7 @@ impl ConcurrencyBuilder<'_> {
                 max_queue: self.max_queue,
                 queue_timeout: self.queue_timeout,
                 policy: self.policy,
-                local,
+                share: Share::new(local),
                 turnstile: tokio::sync::Mutex::new(()),
                 queued: AtomicUsize::new(0),
                 wake,

@@ -35,7 +35,10 @@ pub(super) enum Held {
 impl GlobalPermit {
     pub(super) fn new(inner: Arc<Inner>, held: Held) -> Self {
         let renewal = match &held {
-            Held::Lease(id) => Some(tokio::spawn(renew(inner.clone(), id.clone()))),
+            Held::Lease(id) => {
+                inner.share.lease_taken();
+                Some(tokio::spawn(renew(inner.clone(), id.clone())))
+            }
             _ => None,
         };
         GlobalPermit {
@@ -83,6 +86,7 @@ impl Drop for GlobalPermit {
             renewal.abort();
         }
         if let Held::Lease(id) = std::mem::replace(&mut self.held, Held::Nothing) {
+            self.inner.share.lease_dropped();
             release(&self.inner, id);
         }
     }
