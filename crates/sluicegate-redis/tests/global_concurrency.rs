@@ -628,3 +628,42 @@ async fn the_local_share_counts_the_leases_this_instance_holds() {
     assert!(!local.is_global());
     assert!(timed_out(limit.acquire().await), "the share of 1 is taken");
 }
+
+/// Review 3, item 2, on an instance that makes no call: B waits, Redis dies, and B's store
+/// sends nothing that could fail, so it did not know before the earliest lease's expiry (the
+/// lease time). Its pub/sub connection closing now marks the store down, and B gets the
+/// failure policy's answer at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_on_an_idle_instance_learns_of_a_dead_redis_from_its_subscription() {
+    let mut redis = RedisServer::start();
+    let (a, b) = (support::store(&redis).await, support::store(&redis).await);
+    let build = |store| {
+        GlobalConcurrency::builder(store, "idle", 1)
+            .ttl(Duration::from_secs(30))
+            .queue_timeout(Duration::from_secs(20))
+            .on_failure(FailurePolicy::Deny)
+            .build()
+            .unwrap()
+    };
+    let (holder, other) = (build(&a), build(&b));
+    let _held = holder.acquire().await.unwrap();
+    let mine = other.clone();
+    let waiter = tokio::spawn(async move { mine.acquire().await.map(|_| ()) });
+    while other.queued() < 1 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await; // it asked and waits
+    redis.kill();
+    let start = Instant::now();
+    let got = waiter.await.unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "answered after {:?}",
+        start.elapsed()
+    );
+    assert!(
+        matches!(got, Err(AcquireError::Unavailable { .. })),
+        "{got:?}"
+    );
+    assert!(!b.health().up);
+}

@@ -339,7 +339,7 @@ impl ConcurrencyBuilder<'_> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::Runtime)?;
         let wake = Arc::new(Notify::new());
         let subscriber = runtime.spawn(subscriber::listen(
-            self.store.client().clone(),
+            self.store.clone(),
             channel.clone(),
             Arc::downgrade(&wake),
         ));

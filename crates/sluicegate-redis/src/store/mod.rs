@@ -164,6 +164,11 @@ impl RedisStore {
         }
     }
 
+    /// Marks Redis down without a call: a connection of its own (pub/sub) was closed.
+    pub(crate) fn connection_lost(&self, why: &str) {
+        self.inner.health.failed(UNREACHABLE, &why);
+    }
+
     /// Counts a decision made by a failure policy.
     pub(crate) fn fell_back(&self) {
         self.inner.health.fell_back();
