@@ -168,8 +168,8 @@ impl GlobalConcurrency {
         }
     }
 
-    /// At the head of the queue: try Redis, then sleep until a release or the earliest
-    /// expiry, and try again. `None`: Redis is down.
+    /// At the head of the queue: try Redis, then sleep until a release, the earliest expiry
+    /// or Redis marked down, and try again. `None`: Redis is down.
     async fn wait_turn(&self) -> Option<String> {
         let inner = &self.inner;
         let _turn = inner.turnstile.lock().await;
