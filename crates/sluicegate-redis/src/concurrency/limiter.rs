@@ -21,7 +21,8 @@ use crate::{Error, FailurePolicy, RedisStore};
 /// when the [`GlobalPermit`] drops, and given back by Redis itself after the TTL when its
 /// holder crashed. When all permits are out, callers wait in this instance's queue — FIFO,
 /// at most `max_queue` of them, each at most `queue_timeout`, and a dropped `acquire` future
-/// leaves the queue at once. Only the first waiter of an instance asks Redis; it is woken by
+/// leaves the queue at once. A caller asks Redis at once while nobody waits; of the waiters,
+/// only the first asks Redis again; it is woken by
 /// a message on the limit's pub/sub channel when any instance releases a permit, when the
 /// earliest lease would expire, or when the store marks Redis down (then every waiter gets
 /// the failure policy's answer at once) — never by polling.
