@@ -1,4 +1,4 @@
-//! Errors: a bad URL, name or quota when a store or limiter is built.
+//! Errors: a bad URL, name, quota or setting when a store or limiter is built.
 
 use sluicegate::rate::QuotaError;
 
@@ -21,7 +21,19 @@ pub enum Error {
     /// A limit that runs tasks (global concurrency) was built outside a tokio runtime.
     #[error("a global concurrency limit must be built inside a tokio runtime")]
     Runtime,
-    /// A quota the Redis scripts cannot represent exactly.
-    #[error("quota out of range for a global limit: {0}")]
+    /// The local share of a global concurrency limit (its `Local` fallback, built from the
+    /// same settings) is not a valid limiter, e.g. for a zero queue timeout.
+    #[error("{0}")]
+    Limiter(#[from] sluicegate::concurrency::ConfigError),
+    /// A global sliding window with a slice count out of range.
+    #[error("a global sliding window needs between 1 and {max} slices, not {slices}")]
+    Slices {
+        /// What was asked for.
+        slices: u32,
+        /// The most a global window takes ([`GlobalWindow::MAX_SLICES`](crate::GlobalWindow::MAX_SLICES)).
+        max: u32,
+    },
+    /// A quota or setting the Redis scripts cannot represent exactly.
+    #[error("out of range for a global limit: {0}")]
     Range(&'static str),
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use sluicegate_redis::concurrency::AcquireError;
-use sluicegate_redis::{FailurePolicy, GlobalConcurrency};
+use sluicegate_redis::{FailurePolicy, GlobalConcurrency, GlobalPermit, RedisStore};
 use support::RedisServer;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -152,7 +152,7 @@ async fn the_local_queue_is_fifo_capped_timed_and_cancellable() {
     let redis = RedisServer::start();
     let store = support::store(&redis).await;
     let limit = GlobalConcurrency::builder(&store, "q", 1)
-        .max_queue(3)
+        .max_queue(4)
         .queue_timeout(Duration::from_secs(10))
         .build()
         .unwrap();
@@ -172,7 +172,7 @@ async fn the_local_queue_is_fifo_capped_timed_and_cancellable() {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
-    // A fourth waiter is one too many (the first asks Redis, two more wait: 3 behind none).
+    // A fourth waiter fills the queue of 4, a fifth is one too many.
     let extra = limit.clone();
     let cancelled = tokio::spawn(async move { extra.acquire().await.map(|_| ()) });
     while limit.queued() < 4 {
@@ -272,4 +272,398 @@ async fn a_held_permit_is_renewed_past_its_ttl() {
     drop(held);
     let other = GlobalConcurrency::builder(&b, "r", 1).build().unwrap();
     assert!(other.acquire().await.unwrap().is_global());
+}
+
+/// Defect (review 3, item 1): callers still waiting for their Redis round trip were counted
+/// as queued, so a burst of 8 on a free limit of 8 with `max_queue(0)` got 2 permits and 6
+/// `QueueFull`s. Only a caller Redis told that all permits are out waits in the queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_on_a_free_limit_gets_every_permit_even_with_no_queue() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let limit = GlobalConcurrency::builder(&store, "burst", 8)
+        .max_queue(0)
+        .build()
+        .unwrap();
+    let got = futures_util::future::join_all((0..8).map(|_| limit.acquire())).await;
+    assert!(
+        got.iter().all(|r| r.as_ref().is_ok_and(|p| p.is_global())),
+        "{got:?}"
+    );
+    // All 8 out: a 9th is turned away at once, with no queue to wait in.
+    assert!(matches!(
+        limit.acquire().await,
+        Err(AcquireError::QueueFull { .. })
+    ));
+    assert_eq!(limit.queued(), 0);
+}
+
+/// Defect (review 3, item 2): the failure policy did not reach callers already waiting. A
+/// holds 2 of 2, B waits, Redis dies and A drops its permits (the releases find no Redis and
+/// mark the store down): B was answered only at the earliest lease's expiry (10 s in the
+/// review, the 30 s lease time here). Now the waiters get the policy's answer at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_get_the_failure_policys_answer_when_redis_goes_down() {
+    for policy in [
+        FailurePolicy::Local,
+        FailurePolicy::Deny,
+        FailurePolicy::Allow,
+    ] {
+        let mut redis = RedisServer::start();
+        let store = support::store(&redis).await;
+        let limit = GlobalConcurrency::builder(&store, "w", 2)
+            .ttl(Duration::from_secs(30))
+            .queue_timeout(Duration::from_secs(20))
+            .on_failure(policy)
+            .instances(2)
+            .build()
+            .unwrap();
+        let held = (
+            limit.acquire().await.unwrap(),
+            limit.acquire().await.unwrap(),
+        );
+        assert!(held.0.is_global() && held.1.is_global());
+        let waiting = limit.clone();
+        let waiter = tokio::spawn(async move { waiting.acquire().await });
+        while limit.queued() < 1 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await; // it asked and waits
+        redis.kill();
+        let start = Instant::now();
+        drop(held);
+        let got = waiter.await.unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{policy:?}: answered after {:?}, not at once",
+            start.elapsed()
+        );
+        match policy {
+            FailurePolicy::Deny => assert!(
+                matches!(got, Err(AcquireError::Unavailable { .. })),
+                "{got:?}"
+            ),
+            _ => assert!(got.is_ok_and(|p| !p.is_global()), "{policy:?}"),
+        }
+    }
+}
+
+/// The number of leases Redis holds for the limit `name`.
+fn leases(redis: &RedisServer, name: &str) -> u64 {
+    redis::cmd("ZCARD")
+        .arg(format!("{{sluicegate:{name}}}:leases"))
+        .query(&mut redis.connection())
+        .unwrap()
+}
+
+fn flushall(redis: &RedisServer) {
+    let () = redis::cmd("FLUSHALL")
+        .query(&mut redis.connection())
+        .unwrap();
+}
+
+/// Defect (review 3, item 3): after FLUSHALL (or a restart of a Redis without persistence)
+/// the leases of permits still held were gone; their renewal (`ZADD XX`) found nothing,
+/// logged "expired before it was renewed" and stopped, and the permits ran on uncounted (4
+/// out with a limit of 2 in the review). A renewal now adds a vanished lease back: the set
+/// counts the held permits again and nobody else gets one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_permits_are_counted_again_after_redis_forgot_them() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let limit = GlobalConcurrency::builder(&store, "flushed", 2)
+        .ttl(Duration::from_millis(900))
+        .queue_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let held = (
+        limit.acquire().await.unwrap(),
+        limit.acquire().await.unwrap(),
+    );
+    flushall(&redis);
+    // The renewals (every 300 ms) put both leases back.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while leases(&redis, "flushed") < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the held permits' leases were not added back"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Still 2 after several renewals, and the cap holds.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(leases(&redis, "flushed"), 2);
+    assert!(matches!(
+        limit.acquire().await,
+        Err(AcquireError::Timeout { .. })
+    ));
+    drop(held);
+}
+
+/// A waiter on `limit` that has asked Redis and sleeps until a release or an expiry.
+async fn waiting(limit: &GlobalConcurrency) -> tokio::task::JoinHandle<GlobalPermit> {
+    let mine = limit.clone();
+    let waiter = tokio::spawn(async move { mine.acquire().await.unwrap() });
+    while limit.queued() < 1 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await; // it asked and sleeps
+    waiter
+}
+
+/// Defect (review 3, item 4): `release.lua` published only when its `ZREM` removed a lease,
+/// so after a FLUSHALL the holder's release woke nobody, and the waiter slept until the
+/// earliest lease's expiry as last seen (up to the lease time) with every permit free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_after_a_flush_still_wakes_the_waiters() {
+    let redis = RedisServer::start();
+    let (a, b) = (support::store(&redis).await, support::store(&redis).await);
+    let build = |store| {
+        GlobalConcurrency::builder(store, "f", 1)
+            .ttl(Duration::from_secs(30))
+            .queue_timeout(Duration::from_secs(10))
+            .build()
+            .unwrap()
+    };
+    let (holder, other) = (build(&a), build(&b));
+    let held = holder.acquire().await.unwrap();
+    let waiter = waiting(&other).await;
+    flushall(&redis);
+    drop(held);
+    assert!(waiter.await.unwrap().is_global());
+}
+
+/// A store with a short budget and quick probes, for tests of a Redis that hiccups.
+async fn touchy_store(redis: &RedisServer) -> RedisStore {
+    RedisStore::builder(&redis.url())
+        .budget(Duration::from_millis(250))
+        .backoff(Duration::from_millis(20), Duration::from_millis(100))
+        .connect()
+        .await
+        .unwrap()
+}
+
+/// Redis holds every client's commands for `ms` from now on (a hiccup, a stalled host).
+fn pause(redis: &RedisServer, ms: u64) {
+    let () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(ms)
+        .arg("ALL")
+        .query(&mut redis.connection())
+        .unwrap();
+}
+
+/// Defect (review 3, item 5c): a permit dropped while its store was marked down (after a
+/// hiccup longer than the budget) was never released in Redis: the next call was a probe
+/// nobody made, and the permit stayed out for a lease time (B waited 9.78 s in the review).
+/// Now the release is sent when Redis answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_while_the_store_is_down_is_sent_when_redis_answers_again() {
+    let redis = RedisServer::start();
+    let (a, b) = (touchy_store(&redis).await, support::store(&redis).await);
+    let holder = GlobalConcurrency::builder(&a, "g", 1)
+        .ttl(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let bystander = GlobalConcurrency::builder(&a, "g-other", 1)
+        .build()
+        .unwrap();
+    let other = GlobalConcurrency::builder(&b, "g", 1)
+        .ttl(Duration::from_secs(30))
+        .queue_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let held = global_permit(&holder).await;
+    pause(&redis, 1000);
+    assert!(!bystander.acquire().await.unwrap().is_global());
+    assert!(!a.health().up);
+    drop(held);
+    assert!(other.acquire().await.unwrap().is_global());
+}
+
+/// A permit of `limit` that is a lease in Redis (on a loaded machine, the short budget of
+/// [`touchy_store`] can make an acquire fall back).
+async fn global_permit(limit: &GlobalConcurrency) -> GlobalPermit {
+    loop {
+        let p = limit.acquire().await.unwrap();
+        if p.is_global() {
+            return p;
+        }
+        drop(p);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Loads the scripts into a fresh Redis (else a paused call's first answer is `NOSCRIPT`
+/// and no script runs at all) and waits until the permit taken for it is released.
+async fn warm_up(redis: &RedisServer, limit: &GlobalConcurrency, name: &str) {
+    drop(limit.acquire().await.unwrap());
+    while leases(redis, name) > 0 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Defect (review 3, item 5c): an acquire answered after the budget fell back, but its
+/// script still ran in Redis and left a lease nobody holds, out for a lease time. Now that
+/// lease is released when Redis answers again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acquire_answered_too_late_leaves_no_lease_behind() {
+    let redis = RedisServer::start();
+    let (a, b) = (touchy_store(&redis).await, support::store(&redis).await);
+    let late = GlobalConcurrency::builder(&a, "h", 1)
+        .ttl(Duration::from_secs(30))
+        .on_failure(FailurePolicy::Deny)
+        .build()
+        .unwrap();
+    let other = GlobalConcurrency::builder(&b, "h", 1)
+        .ttl(Duration::from_secs(30))
+        .queue_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    warm_up(&redis, &other, "h").await;
+    pause(&redis, 1000);
+    assert!(matches!(
+        late.acquire().await,
+        Err(AcquireError::Unavailable { .. })
+    ));
+    let taken = other.acquire().await.unwrap();
+    assert!(taken.is_global());
+    assert_eq!(leases(&redis, "h"), 1, "only the permit just taken");
+}
+
+/// Cancel safety (review 3, lesser notes): a dropped `acquire` whose lease Redis took in the
+/// meantime was said to release it; nothing did, and the lease was out for a lease time. Now
+/// it is released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_acquire_releases_the_lease_taken_for_it() {
+    let redis = RedisServer::start();
+    let (a, b) = (support::store(&redis).await, support::store(&redis).await);
+    let dropped = GlobalConcurrency::builder(&a, "c", 1)
+        .ttl(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let other = GlobalConcurrency::builder(&b, "c", 1)
+        .ttl(Duration::from_secs(30))
+        .queue_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    warm_up(&redis, &other, "c").await;
+    pause(&redis, 500);
+    let mine = dropped.clone();
+    let acquiring = tokio::spawn(async move { mine.acquire().await.map(|_| ()) });
+    tokio::time::sleep(Duration::from_millis(100)).await; // its script is sent, not run
+    acquiring.abort();
+    assert!(other.acquire().await.unwrap().is_global());
+}
+/// Defect (review 3, item 10): a lease time too long for Redis built, and every acquire then
+/// failed in Redis (`PEXPIRE` of twice the lease time: "value is not an integer or out of
+/// range") and marked the whole store down. The builder refuses it now, saying why; the
+/// longest it accepts works.
+#[tokio::test]
+async fn a_lease_time_redis_cannot_expire_is_refused_and_the_longest_works() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let longest = GlobalConcurrency::MAX_TTL;
+    let err = GlobalConcurrency::builder(&store, "t", 1)
+        .ttl(longest + Duration::from_millis(1))
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("lease time"), "{err}");
+    let limit = GlobalConcurrency::builder(&store, "t", 1)
+        .ttl(longest)
+        .build()
+        .unwrap();
+    assert!(limit.acquire().await.unwrap().is_global());
+    assert!(store.health().up);
+    let huge = GlobalConcurrency::builder(&store, "t", 1)
+        .ttl(Duration::MAX)
+        .build();
+    assert!(huge.is_err());
+}
+
+/// Review 3, lesser notes: `queue_timeout(0)` was refused as "quota out of range for a global
+/// limit: the local share of the limit is not a valid limiter"; it says what is wrong now.
+#[tokio::test]
+async fn a_zero_queue_timeout_is_refused_saying_why() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let err = GlobalConcurrency::builder(&store, "z", 1)
+        .queue_timeout(Duration::ZERO)
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("queue timeout of zero"), "{err}");
+    assert!(!err.contains("quota"), "{err}");
+}
+
+/// Defect (review 3, item 5a): the `Local` fallback ignored the leases this instance still
+/// held: A held 2 of 2 (its share of 1 twice over), Redis stopped, and A got a third permit
+/// locally. The leases now count in the share: no local permit until they are dropped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_local_share_counts_the_leases_this_instance_holds() {
+    let mut redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let limit = GlobalConcurrency::builder(&store, "share", 2)
+        .instances(2)
+        .queue_timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let (a, b) = (
+        limit.acquire().await.unwrap(),
+        limit.acquire().await.unwrap(),
+    );
+    assert!(a.is_global() && b.is_global());
+    redis.kill();
+    let timed_out =
+        |r: Result<GlobalPermit, AcquireError>| matches!(r, Err(AcquireError::Timeout { .. }));
+    assert!(
+        timed_out(limit.acquire().await),
+        "the share is held by leases"
+    );
+    drop(a);
+    assert!(timed_out(limit.acquire().await), "one lease still fills it");
+    drop(b);
+    let local = limit.acquire().await.unwrap();
+    assert!(!local.is_global());
+    assert!(timed_out(limit.acquire().await), "the share of 1 is taken");
+}
+
+/// Review 3, item 2, on an instance that makes no call: B waits, Redis dies, and B's store
+/// sends nothing that could fail, so it did not know before the earliest lease's expiry (the
+/// lease time). Its pub/sub connection closing now marks the store down, and B gets the
+/// failure policy's answer at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_on_an_idle_instance_learns_of_a_dead_redis_from_its_subscription() {
+    let mut redis = RedisServer::start();
+    let (a, b) = (support::store(&redis).await, support::store(&redis).await);
+    let build = |store| {
+        GlobalConcurrency::builder(store, "idle", 1)
+            .ttl(Duration::from_secs(30))
+            .queue_timeout(Duration::from_secs(20))
+            .on_failure(FailurePolicy::Deny)
+            .build()
+            .unwrap()
+    };
+    let (holder, other) = (build(&a), build(&b));
+    let _held = holder.acquire().await.unwrap();
+    let mine = other.clone();
+    let waiter = tokio::spawn(async move { mine.acquire().await.map(|_| ()) });
+    while other.queued() < 1 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await; // it asked and waits
+    redis.kill();
+    let start = Instant::now();
+    let got = waiter.await.unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "answered after {:?}",
+        start.elapsed()
+    );
+    assert!(
+        matches!(got, Err(AcquireError::Unavailable { .. })),
+        "{got:?}"
+    );
+    assert!(!b.health().up);
 }

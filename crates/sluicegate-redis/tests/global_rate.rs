@@ -265,3 +265,23 @@ async fn a_window_key_always_expires_after_its_window() {
         );
     }
 }
+
+/// Review 3, lesser notes: a global window of 65 slices was refused with "between 1 and
+/// 1024 slices", the local limiter's bound; a global window takes at most 64.
+#[tokio::test]
+async fn too_many_slices_are_refused_with_the_global_windows_bound() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let slices = |n| {
+        GlobalWindow::builder(&store, "s", 10, Duration::from_secs(1))
+            .slices(n)
+            .build()
+            .map(|_| ())
+    };
+    let err = slices(GlobalWindow::MAX_SLICES + 1)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("between 1 and 64 slices, not 65"), "{err}");
+    assert!(slices(0).is_err());
+    assert!(slices(GlobalWindow::MAX_SLICES).is_ok());
+}

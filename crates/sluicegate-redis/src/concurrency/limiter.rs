@@ -8,10 +8,11 @@ use sluicegate::concurrency::ConcurrencyLimiter;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::permit::{GlobalPermit, Held};
+use super::permit::{GlobalPermit, Held, release};
 use super::scripts::ACQUIRE;
+use super::share::Share;
 use super::{AcquireError, subscriber};
-use crate::store::key;
+use crate::store::{Missed, key};
 use crate::{Error, FailurePolicy, RedisStore};
 
 /// At most `max` permits at once across every instance that uses the same store and name.
@@ -20,9 +21,11 @@ use crate::{Error, FailurePolicy, RedisStore};
 /// when the [`GlobalPermit`] drops, and given back by Redis itself after the TTL when its
 /// holder crashed. When all permits are out, callers wait in this instance's queue — FIFO,
 /// at most `max_queue` of them, each at most `queue_timeout`, and a dropped `acquire` future
-/// leaves the queue at once. Only the first waiter of an instance asks Redis; it is woken by
-/// a message on the limit's pub/sub channel when any instance releases a permit, or when
-/// the earliest lease would expire — never by polling.
+/// leaves the queue at once. A caller asks Redis at once while nobody waits; of the waiters,
+/// only the first asks Redis again; it is woken by
+/// a message on the limit's pub/sub channel when any instance releases a permit, when the
+/// earliest lease would expire, or when the store marks Redis down (then every waiter gets
+/// the failure policy's answer at once) — never by polling.
 ///
 /// # Examples
 ///
@@ -54,7 +57,7 @@ pub(super) struct Inner {
     max_queue: usize,
     queue_timeout: Duration,
     policy: FailurePolicy,
-    local: ConcurrencyLimiter,
+    pub(super) share: Share,
     turnstile: tokio::sync::Mutex<()>,
     queued: AtomicUsize,
     wake: Arc<Notify>,
@@ -91,6 +94,12 @@ enum Try {
 }
 
 impl GlobalConcurrency {
+    /// The longest lease time (TTL) a limit accepts: 2^52 ms, about 142,000 years. The
+    /// scripts give the lease set an expiry of twice the lease time, a Lua double, exact up
+    /// to 2^53; from 10^17 on Redis's Lua passes it as `1e+17`, which `PEXPIRE` refuses
+    /// (every acquire failed and marked the store down).
+    pub const MAX_TTL: Duration = Duration::from_millis(1 << 52);
+
     /// A limit named `name` of at most `max` permits at once, shared through `store`.
     pub fn builder<'a>(store: &'a RedisStore, name: &str, max: u32) -> ConcurrencyBuilder<'a> {
         ConcurrencyBuilder {
@@ -107,64 +116,102 @@ impl GlobalConcurrency {
 
     /// Waits for a permit: at once if one is free, else in this instance's FIFO queue.
     ///
+    /// A caller asks Redis at once when nobody waits here (the calls of a burst go out
+    /// together); only when Redis answers that all permits are out does it join the queue,
+    /// so `max_queue` counts callers that wait for a release, never callers still waiting
+    /// for their answer.
+    ///
     /// # Errors
     ///
-    /// [`AcquireError::QueueFull`] when `max_queue` callers already wait here;
-    /// [`AcquireError::Timeout`] after `queue_timeout`; [`AcquireError::Unavailable`] when
-    /// Redis does not answer and the policy is [`FailurePolicy::Deny`].
+    /// [`AcquireError::QueueFull`] when all permits are out and `max_queue` callers already
+    /// wait here; [`AcquireError::Timeout`] after `queue_timeout`;
+    /// [`AcquireError::Unavailable`] when Redis does not answer and the policy is
+    /// [`FailurePolicy::Deny`].
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future leaves the queue at once. A lease taken in Redis at the instant
-    /// the future is dropped is released (or expires after the TTL); never a leak.
+    /// Dropping the future leaves the queue at once. A lease Redis takes for a call in
+    /// flight when the future is dropped is released, as is one whose answer comes after
+    /// the store's budget (sent when Redis answers again; at worst it expires after the
+    /// TTL).
     pub async fn acquire(&self) -> Result<GlobalPermit, AcquireError> {
-        let inner = &self.inner;
-        let timeout = inner.queue_timeout;
-        let queued = inner.queued.fetch_add(1, Ordering::AcqRel);
-        let _in_queue = Queued(&inner.queued);
-        // `queued` callers are ahead: the one asking Redis, and `queued - 1` waiting.
-        if queued > inner.max_queue {
-            return Err(AcquireError::QueueFull {
-                retry_after: timeout,
-            });
-        }
-        tokio::time::timeout(timeout, self.wait_turn())
+        let timeout = self.inner.queue_timeout;
+        tokio::time::timeout(timeout, self.take())
             .await
             .unwrap_or(Err(AcquireError::Timeout {
                 retry_after: timeout,
             }))
     }
 
-    /// At the head of the queue: try Redis, then sleep until a release or the earliest
-    /// expiry, and try again.
-    async fn wait_turn(&self) -> Result<GlobalPermit, AcquireError> {
+    /// Asks Redis at once when nobody waits here; queues when all permits are out (or others
+    /// wait already: first come, first served).
+    async fn take(&self) -> Result<GlobalPermit, AcquireError> {
+        let inner = &self.inner;
+        if inner.queued.load(Ordering::Acquire) == 0 {
+            match self.try_once().await {
+                Try::Taken(id) => return Ok(GlobalPermit::new(inner.clone(), Held::Lease(id))),
+                Try::Down => return self.fall_back().await,
+                Try::Full { .. } => {}
+            }
+        }
+        let ahead = inner.queued.fetch_add(1, Ordering::AcqRel);
+        let in_queue = Queued(&inner.queued);
+        if ahead >= inner.max_queue {
+            return Err(AcquireError::QueueFull {
+                retry_after: inner.queue_timeout,
+            });
+        }
+        let turn = self.wait_turn().await;
+        drop(in_queue);
+        match turn {
+            Some(id) => Ok(GlobalPermit::new(inner.clone(), Held::Lease(id))),
+            None => self.fall_back().await,
+        }
+    }
+
+    /// At the head of the queue: try Redis, then sleep until a release, the earliest expiry
+    /// or Redis marked down, and try again. `None`: Redis is down.
+    async fn wait_turn(&self) -> Option<String> {
         let inner = &self.inner;
         let _turn = inner.turnstile.lock().await;
         loop {
-            // Listen before asking, so a release between the answer and the wait is not lost.
+            // Listen before asking, so that a release, or Redis marked down (by any call of
+            // this store), between the answer and the wait is not lost.
             let released = inner.wake.notified();
-            tokio::pin!(released);
+            let down = inner.store.went_down();
+            tokio::pin!(released, down);
             released.as_mut().enable();
+            down.as_mut().enable();
             match self.try_once().await {
-                Try::Taken(id) => return Ok(GlobalPermit::new(inner.clone(), Held::Lease(id))),
+                Try::Taken(id) => return Some(id),
                 Try::Full { next_expiry } => {
-                    let _ = tokio::time::timeout(next_expiry, released).await;
+                    // Down: the next try falls back at once (no call while Redis is down),
+                    // and each waiter behind gets the policy's answer in turn.
+                    tokio::select! {
+                        () = released => {}
+                        () = down => {}
+                        () = tokio::time::sleep(next_expiry) => {}
+                    }
                 }
-                Try::Down => {
-                    return match inner.policy {
-                        FailurePolicy::Allow => Ok(GlobalPermit::new(inner.clone(), Held::Nothing)),
-                        FailurePolicy::Deny => Err(AcquireError::Unavailable {
-                            retry_after: inner.store.budget(),
-                        }),
-                        FailurePolicy::Local => match inner.local.acquire_owned().await {
-                            Ok(p) => Ok(GlobalPermit::new(inner.clone(), Held::Local(p))),
-                            Err(e) => Err(AcquireError::Timeout {
-                                retry_after: e.retry_after(),
-                            }),
-                        },
-                    };
-                }
+                Try::Down => return None,
             }
+        }
+    }
+
+    /// The failure policy's answer, Redis being down.
+    async fn fall_back(&self) -> Result<GlobalPermit, AcquireError> {
+        let inner = &self.inner;
+        match inner.policy {
+            FailurePolicy::Allow => Ok(GlobalPermit::new(inner.clone(), Held::Nothing)),
+            FailurePolicy::Deny => Err(AcquireError::Unavailable {
+                retry_after: inner.store.budget(),
+            }),
+            FailurePolicy::Local => match inner.share.acquire().await {
+                Ok(p) => Ok(GlobalPermit::new(inner.clone(), Held::Local(p))),
+                Err(e) => Err(AcquireError::Timeout {
+                    retry_after: e.retry_after(),
+                }),
+            },
         }
     }
 
@@ -178,13 +225,31 @@ impl GlobalConcurrency {
         let mut conn = inner.store.connection();
         let mut call = ACQUIRE.key(&inner.leases);
         call.arg(inner.max).arg(millis(inner.ttl)).arg(&id);
-        let reply: Option<Vec<i64>> = inner.store.call(call.invoke_async(&mut conn)).await;
+        // Until the answer is read, Redis may hold a lease for `id` that nobody would: it is
+        // released if the answer does not come in time, or if this future is dropped.
+        let mut unclaimed = Unclaimed(Some((inner, id)));
+        let reply = inner
+            .store
+            .attempt(call.invoke_async::<Vec<i64>>(&mut conn))
+            .await;
         match reply.as_deref() {
-            Some([1, ..]) => Try::Taken(id),
-            Some([0, _, wait]) => Try::Full {
-                next_expiry: Duration::from_millis(u64::try_from(*wait).unwrap_or(1)),
-            },
-            _ => Try::Down,
+            Ok([1, ..]) => Try::Taken(unclaimed.claim()),
+            Ok([0, _, wait]) => {
+                unclaimed.claim();
+                Try::Full {
+                    next_expiry: Duration::from_millis(u64::try_from(*wait).unwrap_or(1)),
+                }
+            }
+            // Sent: the script may run yet; `unclaimed` releases what it may take.
+            Err(Missed::Sent) => {
+                inner.store.fell_back();
+                Try::Down
+            }
+            Ok(_) | Err(Missed::Skipped) => {
+                unclaimed.claim();
+                inner.store.fell_back();
+                Try::Down
+            }
         }
     }
 
@@ -193,9 +258,28 @@ impl GlobalConcurrency {
         self.inner.max
     }
 
-    /// How many callers wait in this instance's queue (including the one asking Redis).
+    /// How many callers wait in this instance's queue: told that all permits were out, they
+    /// wait for a release (the first of them asks Redis again after each).
     pub fn queued(&self) -> usize {
         self.inner.queued.load(Ordering::Acquire)
+    }
+}
+
+/// The id of a lease asked for whose answer is not in yet: released when dropped unclaimed
+/// (the answer came too late, or the `acquire` future was dropped meanwhile).
+struct Unclaimed<'a>(Option<(&'a Arc<Inner>, String)>);
+
+impl Unclaimed<'_> {
+    fn claim(&mut self) -> String {
+        self.0.take().map(|(_, id)| id).unwrap_or_default()
+    }
+}
+
+impl Drop for Unclaimed<'_> {
+    fn drop(&mut self) {
+        if let Some((inner, id)) = self.0.take() {
+            release(inner, id);
+        }
     }
 }
 
@@ -214,20 +298,22 @@ pub(super) fn millis(d: Duration) -> u64 {
 
 impl ConcurrencyBuilder<'_> {
     /// How long a lease lives without renewal: a crashed holder's permit comes back after
-    /// this (default 10 s; at least 30 ms). Held permits are renewed every third of it.
+    /// this (default 10 s; at least 30 ms, at most [`GlobalConcurrency::MAX_TTL`]). Held
+    /// permits are renewed every third of it.
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl.max(Duration::from_millis(30));
         self
     }
 
-    /// How many callers may wait in this instance's queue (default 1000; 0 rejects at once
-    /// when all permits are out, except the one caller asking Redis).
+    /// How many callers may wait in this instance's queue when all permits are out (default
+    /// 1000; 0 rejects at once when all permits are out).
     pub fn max_queue(mut self, max_queue: usize) -> Self {
         self.max_queue = max_queue;
         self
     }
 
-    /// How long a caller waits at most (default 30 s).
+    /// How long a caller waits at most (default 30 s; not zero: use `max_queue(0)` to turn
+    /// callers away at once when all permits are out).
     pub fn queue_timeout(mut self, timeout: Duration) -> Self {
         self.queue_timeout = timeout;
         self
@@ -239,15 +325,22 @@ impl ConcurrencyBuilder<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Runtime`] outside
-    /// a tokio runtime.
+    /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Range`] for a lease
+    /// time over [`GlobalConcurrency::MAX_TTL`]; [`Error::Limiter`] for settings the local
+    /// share cannot take (a zero queue timeout); [`Error::Runtime`] outside a tokio runtime.
     pub fn build(self) -> Result<GlobalConcurrency, Error> {
+        if self.ttl > GlobalConcurrency::MAX_TTL {
+            return Err(Error::Range(
+                "the lease time (ttl) must be at most 2^52 ms (about 142,000 years): Redis \
+                 cannot expire the lease set after twice a longer one",
+            ));
+        }
         let leases = key(self.store.prefix(), &self.name, "leases")?;
         let channel = key(self.store.prefix(), &self.name, "released")?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::Runtime)?;
         let wake = Arc::new(Notify::new());
         let subscriber = runtime.spawn(subscriber::listen(
-            self.store.client().clone(),
+            self.store.clone(),
             channel.clone(),
             Arc::downgrade(&wake),
         ));
@@ -255,8 +348,7 @@ impl ConcurrencyBuilder<'_> {
         let local = ConcurrencyLimiter::builder(share)
             .max_queue(self.max_queue)
             .queue_timeout(self.queue_timeout)
-            .build()
-            .map_err(|_| Error::Range("the local share of the limit is not a valid limiter"))?;
+            .build()?;
         Ok(GlobalConcurrency {
             inner: Arc::new(Inner {
                 store: self.store.clone(),
@@ -267,7 +359,7 @@ impl ConcurrencyBuilder<'_> {
                 max_queue: self.max_queue,
                 queue_timeout: self.queue_timeout,
                 policy: self.policy,
-                local,
+                share: Share::new(local),
                 turnstile: tokio::sync::Mutex::new(()),
                 queued: AtomicUsize::new(0),
                 wake,

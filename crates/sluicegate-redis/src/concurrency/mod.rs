@@ -4,6 +4,7 @@ mod error;
 mod limiter;
 mod permit;
 mod scripts;
+mod share;
 mod subscriber;
 
 pub use error::AcquireError;

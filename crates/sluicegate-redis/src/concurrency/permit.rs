@@ -1,6 +1,7 @@
 //! A global permit: a lease in Redis, renewed while held, released on drop.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use sluicegate::concurrency::OwnedPermit;
 use tokio::task::JoinHandle;
@@ -9,8 +10,9 @@ use super::limiter::{Inner, millis};
 use super::scripts::{RELEASE, RENEW};
 
 /// One of a [`GlobalConcurrency`](super::GlobalConcurrency)'s permits. Dropping it releases
-/// the permit (the release is sent to Redis from a spawned task) and wakes the first waiter
-/// of every instance.
+/// the permit (the release is sent to Redis from a spawned task, again and again while Redis
+/// is down, until Redis has it or the lease has expired) and wakes the first waiter of every
+/// instance.
 #[must_use = "the permit is released as soon as it is dropped"]
 #[derive(Debug)]
 pub struct GlobalPermit {
@@ -33,7 +35,10 @@ pub(super) enum Held {
 impl GlobalPermit {
     pub(super) fn new(inner: Arc<Inner>, held: Held) -> Self {
         let renewal = match &held {
-            Held::Lease(id) => Some(tokio::spawn(renew(inner.clone(), id.clone()))),
+            Held::Lease(id) => {
+                inner.share.lease_taken();
+                Some(tokio::spawn(renew(inner.clone(), id.clone())))
+            }
             _ => None,
         };
         GlobalPermit {
@@ -49,7 +54,10 @@ impl GlobalPermit {
     }
 }
 
-/// Pushes the lease's expiry forward every third of the TTL until the permit drops.
+/// Pushes the lease's expiry forward every third of the TTL until the permit drops. A lease
+/// found gone (Redis flushed or restarted without persistence, or a renewal too late) is
+/// added back: the permit is still held, and not counting it would let others exceed the
+/// cap for as long as it is held.
 async fn renew(inner: Arc<Inner>, id: String) {
     let period = inner.ttl / 3;
     loop {
@@ -57,9 +65,17 @@ async fn renew(inner: Arc<Inner>, id: String) {
         let mut conn = inner.store.connection();
         let mut call = RENEW.key(&inner.leases);
         call.arg(millis(inner.ttl)).arg(&id);
-        if let Some(0) = inner.store.call(call.invoke_async::<i64>(&mut conn)).await {
-            tracing::warn!(lease = %id, "global permit lease expired before it was renewed");
-            return;
+        // `attempt`, not `call`: a renewal is no decision, and falls back to nothing.
+        if let Ok(0) = inner
+            .store
+            .attempt(call.invoke_async::<i64>(&mut conn))
+            .await
+        {
+            tracing::warn!(
+                lease = %id,
+                "global permit lease was gone from redis (flushed, restarted, or renewed too \
+                 late): added back, as the permit is still held"
+            );
         }
     }
 }
@@ -69,18 +85,37 @@ impl Drop for GlobalPermit {
         if let Some(renewal) = self.renewal.take() {
             renewal.abort();
         }
-        let Held::Lease(id) = std::mem::replace(&mut self.held, Held::Nothing) else {
-            return;
-        };
-        // Without a runtime (it is shutting down) the lease expires after its TTL.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let inner = self.inner.clone();
-            runtime.spawn(async move {
-                let mut conn = inner.store.connection();
-                let mut call = RELEASE.key(&inner.leases);
-                call.key(&inner.channel).arg(&id);
-                let _ = inner.store.call(call.invoke_async::<i64>(&mut conn)).await;
-            });
+        if let Held::Lease(id) = std::mem::replace(&mut self.held, Held::Nothing) {
+            self.inner.share.lease_dropped();
+            release(&self.inner, id);
         }
     }
+}
+
+/// Releases lease `id` from a spawned task, and keeps trying while the store is down (it
+/// sends nothing then) or the call fails: again after 20 ms, doubling up to a second, until
+/// Redis has the release or the lease has expired by itself (a TTL from now). A release is
+/// harmless when the lease is gone already (it only wakes the waiters); a release not sent
+/// keeps a free permit out for a lease time. Without a runtime (it is shutting down) the
+/// lease expires after its TTL.
+pub(super) fn release(inner: &Arc<Inner>, id: String) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let inner = inner.clone();
+    runtime.spawn(async move {
+        let expired = tokio::time::Instant::now() + inner.ttl;
+        let mut pause = Duration::from_millis(20);
+        loop {
+            let mut conn = inner.store.connection();
+            let mut call = RELEASE.key(&inner.leases);
+            call.key(&inner.channel).arg(&id);
+            let sent = inner.store.attempt(call.invoke_async::<i64>(&mut conn));
+            if sent.await.is_ok() || tokio::time::Instant::now() + pause >= expired {
+                return;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
+    });
 }

@@ -6,10 +6,15 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::Notify;
 
+use crate::RedisStore;
+
 /// Listens on `channel` until the limit is dropped (`wake` can no longer be upgraded),
 /// reconnecting with backoff. Every message, and every (re)subscription — releases may have
-/// been missed meanwhile — wakes the waiter.
-pub(super) async fn listen(client: redis::Client, channel: String, wake: Weak<Notify>) {
+/// been missed meanwhile — wakes the waiter. A subscription that ends (Redis closed the
+/// connection: it died or restarted) marks the store down, so that waiters get the failure
+/// policy's answer at once even when this instance makes no call that could fail.
+pub(super) async fn listen(store: RedisStore, channel: String, wake: Weak<Notify>) {
+    let client = store.client();
     let mut backoff = Duration::from_millis(50);
     loop {
         if let Ok(mut pubsub) = client.get_async_pubsub().await
@@ -23,6 +28,7 @@ pub(super) async fn listen(client: redis::Client, channel: String, wake: Weak<No
                     None => return,
                 }
                 if messages.next().await.is_none() {
+                    store.connection_lost("the pub/sub connection was closed");
                     break;
                 }
             }

@@ -217,8 +217,9 @@ impl WindowBuilder<'_> {
     ///
     /// # Errors
     ///
-    /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Quota`] for a zero
-    /// window, a slice count out of range, or slices shorter than a microsecond.
+    /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Slices`] for a
+    /// slice count out of range; [`Error::Quota`] for a zero window or slices shorter than
+    /// a microsecond.
     pub fn build(self) -> Result<GlobalWindow, Error> {
         // `ringsum`: one packed string with the counts' total in front (a new name for each
         // format, so that instances of two versions never misread each other's state
@@ -228,7 +229,10 @@ impl WindowBuilder<'_> {
             return Err(QuotaError::ZeroPeriod.into());
         }
         if self.slices == 0 || self.slices > GlobalWindow::MAX_SLICES {
-            return Err(QuotaError::SliceCount(self.slices).into());
+            return Err(Error::Slices {
+                slices: self.slices,
+                max: GlobalWindow::MAX_SLICES,
+            });
         }
         let slice_us = u64::try_from(self.window.as_micros() / u128::from(self.slices))
             .map_err(|_| Error::Range("window too long"))?;

@@ -4,6 +4,7 @@ use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 /// What a store has seen of Redis so far.
@@ -32,6 +33,9 @@ pub(super) struct Health {
     outages: AtomicU64,
     recoveries: AtomicU64,
     fallbacks: AtomicU64,
+    /// Woken when Redis is marked down: callers waiting for a global permit then get their
+    /// failure policy's answer at once.
+    went_down: Notify,
 }
 
 impl Health {
@@ -47,6 +51,7 @@ impl Health {
             outages: AtomicU64::new(0),
             recoveries: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
+            went_down: Notify::new(),
         }
     }
 
@@ -83,7 +88,9 @@ impl Health {
         }
     }
 
-    pub(super) fn failed(&self, why: &dyn Display) {
+    /// Marks Redis down after a failed call; `headline` says what kind of failure (the first
+    /// one of an outage is logged as `headline: ...`, with `why` as its error).
+    pub(super) fn failed(&self, headline: &str, why: &dyn Display) {
         let backoff = if self.down.swap(true, Ordering::AcqRel) {
             // A failed probe: wait twice as long before the next one.
             let b = self.backoff.load(Ordering::Relaxed);
@@ -92,14 +99,20 @@ impl Health {
             b
         } else {
             self.outages.fetch_add(1, Ordering::Relaxed);
+            self.went_down.notify_waiters();
             tracing::warn!(
                 error = %why,
-                "redis unreachable: global limits fall back to their failure policy"
+                "{headline}: global limits fall back to their failure policy"
             );
             self.backoff.load(Ordering::Relaxed)
         };
         self.next_probe
             .store(self.now().saturating_add(backoff), Ordering::Release);
+    }
+
+    /// Completes when Redis is next marked down (up → down).
+    pub(super) fn went_down(&self) -> tokio::sync::futures::Notified<'_> {
+        self.went_down.notified()
     }
 
     pub(super) fn fell_back(&self) {
@@ -124,12 +137,12 @@ mod tests {
     async fn a_down_redis_is_probed_by_one_caller_at_a_time_with_growing_backoff() {
         let h = Health::new(Duration::from_millis(50), Duration::from_millis(150));
         assert!(h.may_call());
-        h.failed(&"boom");
+        h.failed("redis unreachable", &"boom");
         assert!(!h.may_call(), "no probe before the backoff");
         tokio::time::advance(Duration::from_millis(50)).await;
         assert!(h.may_call(), "the first caller after the backoff probes");
         assert!(!h.may_call(), "only one caller probes");
-        h.failed(&"still down");
+        h.failed("redis unreachable", &"still down");
         tokio::time::advance(Duration::from_millis(99)).await;
         assert!(!h.may_call(), "the backoff doubled");
         tokio::time::advance(Duration::from_millis(1)).await;

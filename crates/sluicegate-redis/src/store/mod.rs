@@ -118,34 +118,84 @@ impl RedisStore {
         &self.inner.client
     }
 
+    /// Completes when Redis is next marked down; [`enable`](tokio::sync::futures::Notified::enable)
+    /// it before a call whose answer it must not miss.
+    pub(crate) fn went_down(&self) -> tokio::sync::futures::Notified<'_> {
+        self.inner.health.went_down()
+    }
+
     /// Runs one Redis call within the budget, or not at all while Redis is down and no probe
-    /// is due. `None` means: decide by the failure policy.
+    /// is due. `None` means: decide by the failure policy (counted as a fallback).
     pub(crate) async fn call<T, F>(&self, call: F) -> Option<T>
+    where
+        F: Future<Output = redis::RedisResult<T>>,
+    {
+        let answer = self.attempt(call).await;
+        if answer.is_err() {
+            self.inner.health.fell_back();
+        }
+        answer.ok()
+    }
+
+    /// Runs one Redis call as [`call`](Self::call) does, saying whether a call that got no
+    /// answer was sent (it may still run in Redis) or skipped; counts no fallback.
+    pub(crate) async fn attempt<T, F>(&self, call: F) -> Result<T, Missed>
     where
         F: Future<Output = redis::RedisResult<T>>,
     {
         let health = &self.inner.health;
         if !health.may_call() {
-            health.fell_back();
-            return None;
+            return Err(Missed::Skipped);
         }
         match tokio::time::timeout(self.inner.budget, call).await {
             Ok(Ok(value)) => {
                 health.succeeded();
-                Some(value)
+                Ok(value)
             }
             Ok(Err(e)) => {
-                health.failed(&e);
-                health.fell_back();
-                None
+                health.failed(headline(&e), &e);
+                Err(Missed::Sent)
             }
             Err(_) => {
-                health.failed(&format_args!("no answer within {:?}", self.inner.budget));
-                health.fell_back();
-                None
+                let budget = self.inner.budget;
+                health.failed(UNREACHABLE, &format_args!("no answer within {budget:?}"));
+                Err(Missed::Sent)
             }
         }
     }
+
+    /// Marks Redis down without a call: a connection of its own (pub/sub) was closed.
+    pub(crate) fn connection_lost(&self, why: &str) {
+        self.inner.health.failed(UNREACHABLE, &why);
+    }
+
+    /// Counts a decision made by a failure policy.
+    pub(crate) fn fell_back(&self) {
+        self.inner.health.fell_back();
+    }
+}
+
+const UNREACHABLE: &str = "redis unreachable";
+
+/// What kind of failure `e` is, for the log line of an outage: Redis out of reach, or Redis
+/// answering with an error (out of memory, a wrong password, ...: the error says what).
+fn headline(e: &redis::RedisError) -> &'static str {
+    if e.is_io_error() {
+        UNREACHABLE
+    } else if e.code().is_some() || e.kind() == redis::ErrorKind::AuthenticationFailed {
+        "redis refused the call"
+    } else {
+        "redis call failed"
+    }
+}
+
+/// Why [`RedisStore::attempt`] has no answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Missed {
+    /// Nothing was sent: Redis is down and no probe was due.
+    Skipped,
+    /// Sent, but failed or unanswered within the budget: it may still run in Redis.
+    Sent,
 }
 
 impl StoreBuilder {
@@ -209,9 +259,71 @@ impl StoreBuilder {
         let ping = cmd.query_async::<()>(&mut conn);
         match tokio::time::timeout(CONNECT_TIMEOUT.max(self.budget), ping).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => store.inner.health.failed(&e),
-            Err(_) => store.inner.health.failed(&"no answer to PING"),
+            Ok(Err(e)) => store.inner.health.failed(headline(&e), &e),
+            Err(_) => store.inner.health.failed(UNREACHABLE, &"no answer to PING"),
         }
         Ok(store)
+    }
+}
+
+#[cfg(test)]
+#[allow(dead_code, unreachable_pub)]
+#[path = "../../tests/support/server.rs"]
+mod server;
+
+#[cfg(test)]
+mod tests {
+    use super::server::RedisServer;
+    use super::*;
+
+    fn config_set(redis: &RedisServer, name: &str, value: &str) {
+        let mut admin = redis::Client::open(redis.url())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(name)
+            .arg(value)
+            .query(&mut admin)
+            .unwrap();
+    }
+
+    async fn ping(store: &RedisStore) -> redis::RedisError {
+        redis::cmd("PING")
+            .query_async::<()>(&mut store.connection())
+            .await
+            .unwrap_err()
+    }
+
+    /// Review 3, lesser notes: an out-of-memory Redis and a wrong password were logged as
+    /// "redis unreachable". An outage is now named for what happened: a refusal (the error
+    /// says what Redis said) or a Redis out of reach.
+    #[tokio::test]
+    async fn a_failure_is_named_for_what_redis_said() {
+        let mut redis = RedisServer::start();
+        let store = RedisStore::connect(&redis.url()).await.unwrap();
+        config_set(&redis, "maxmemory-policy", "noeviction");
+        config_set(&redis, "maxmemory", "1");
+        let oom = redis::cmd("SET")
+            .arg("k")
+            .arg("v")
+            .query_async::<()>(&mut store.connection())
+            .await
+            .unwrap_err();
+        assert_eq!(headline(&oom), "redis refused the call", "{oom}");
+        assert!(oom.to_string().contains("OOM"), "{oom}");
+        config_set(&redis, "maxmemory", "0");
+
+        config_set(&redis, "requirepass", "secret");
+        let url = format!("redis://:nope@127.0.0.1:{}/", redis.port);
+        let wrong = RedisStore::connect(&url).await.unwrap();
+        assert!(!wrong.health().up);
+        let refused = ping(&wrong).await;
+        assert_eq!(headline(&refused), "redis refused the call", "{refused}");
+
+        redis.kill();
+        let gone = ping(&store).await;
+        assert_eq!(headline(&gone), UNREACHABLE, "{gone}");
     }
 }
