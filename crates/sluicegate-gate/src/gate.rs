@@ -109,7 +109,7 @@ impl Gate {
                 let store = Store::connect(cfg).await?;
                 if !store.is_up() {
                     tracing::warn!(
-                        redis = %cfg.redis.get_ref(),
+                        redis = %cfg.redis_shown(),
                         "redis does not answer: global pools follow their failure policy until it does"
                     );
                 }
@@ -165,7 +165,7 @@ impl Gate {
                     return Err(format!(
                         "{}: the new [store] redis = \"{}\" does not answer; the store in force stays",
                         path.display(),
-                        cfg.redis.get_ref()
+                        cfg.redis_shown()
                     ));
                 }
                 Some(store)
@@ -295,7 +295,7 @@ pub fn check_pools(config: &Config) -> Result<(), String> {
         let store = Store::connect(cfg).await?;
         if !store.is_up() {
             tracing::warn!(
-                redis = %cfg.redis.get_ref(),
+                redis = %cfg.redis_shown(),
                 "redis does not answer: the gate would start with global pools on their failure policy"
             );
         }

@@ -176,7 +176,8 @@ fn check_store(config: &Config) -> Result<(), Broken> {
         return Err((
             Some(store.redis.span()),
             format!(
-                "invalid redis URL `{url}`: write `redis://HOST:PORT`, like `redis://127.0.0.1:6379`"
+                "invalid redis URL `{}`: write `redis://HOST:PORT`, like `redis://127.0.0.1:6379`",
+                store.redis_shown()
             ),
         ));
     }

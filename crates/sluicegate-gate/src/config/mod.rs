@@ -25,4 +25,4 @@ pub use model::{
     Route, Scope, Store,
 };
 pub use values::{Dur, KeySource, Rate};
-pub use wire::{Cidr, ListenAddr, UpstreamUrl};
+pub use wire::{Cidr, ListenAddr, UpstreamUrl, redacted_url};

