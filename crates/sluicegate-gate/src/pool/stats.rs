@@ -134,6 +134,10 @@ pub struct Stats {
     pub upstream_latency: Histogram,
     /// Limiters the pool has moved off, and what they counted.
     pub retired: super::Retired,
+    /// Woken when the pool is closed or opened (the admin API, the kill switch): requests
+    /// waiting for a global slot, outside the local limiter that turns away its own waiters,
+    /// then ask it whether they are turned away.
+    pub closing: tokio::sync::Notify,
 }
 
 impl Stats {
