@@ -142,3 +142,40 @@ async fn the_redis_password_is_shown_nowhere() {
     assert!(!err.contains(PASSWORD), "{err}");
     assert!(err.contains("http://user:***@127.0.0.1"), "{err}");
 }
+
+/// Defect pinned (review 3, item 8): `store.up` and `sluicegate_store_up` changed only when a
+/// request passed. A gate started before Redis still said `0` long after Redis was up, and a
+/// dead Redis showed `1` while the gate was idle. Now the gate pings the store in the
+/// background: here no request passes at all, and the status follows Redis both ways.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_up_follows_redis_while_no_request_passes() {
+    let upstream = Upstream::start().await;
+    let reserved = ReservedPort::new();
+    let path = write_config("probe", &config(&reserved.url(), &upstream, "", ""));
+    let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    assert_eq!(gate.status().await["store"]["up"], false);
+
+    let mut redis = RedisServer::start_on(reserved);
+    let metric = |v: &'static str| {
+        let gate = &gate;
+        async move {
+            let m = gate.admin_call("GET", "/metrics", None, "").await.body;
+            m.contains(&format!("sluicegate_store_up {v}"))
+        }
+    };
+    eventually("store.up once redis answers, with no request", || async {
+        gate.status().await["store"]["up"] == true && metric("1").await
+    })
+    .await;
+    redis.kill();
+    eventually(
+        "store.up false once redis is gone, with no request",
+        || async { gate.status().await["store"]["up"] == false && metric("0").await },
+    )
+    .await;
+    let store = &gate.status().await["store"];
+    assert!(store["outages"].as_u64().unwrap() >= 2, "{store}");
+    assert!(store["recoveries"].as_u64().unwrap() >= 1, "{store}");
+    assert_eq!(store["fallbacks"], 0, "a probe is no decision: {store}");
+    assert!(upstream.ids().is_empty(), "no request passed");
+}
