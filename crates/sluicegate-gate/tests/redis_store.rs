@@ -179,3 +179,73 @@ async fn store_up_follows_redis_while_no_request_passes() {
     assert_eq!(store["fallbacks"], 0, "a probe is no decision: {store}");
     assert!(upstream.ids().is_empty(), "no request passed");
 }
+
+/// Review 3, lesser note: `check` said "redis does not answer" for a wrong password and
+/// exited 0, and `serve` started with every global pool on its failure policy for good. A
+/// password Redis refuses (wrong, or missing where Redis asks for one) is a config error:
+/// both say what Redis said and exit 64, without showing the password.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_and_serve_refuse_credentials_redis_refuses() {
+    let upstream = Upstream::start().await;
+    let redis = RedisServer::start();
+    require_password(redis.port, PASSWORD);
+    let wrong = with_password(redis.port, "not-the-password");
+    let none = redis.url();
+    for (url, says) in [(wrong, "authentication failed"), (none, "NOAUTH")] {
+        let path = write_config("wrong-password", &config(&url, &upstream, "", ""));
+        for command in ["check", "serve"] {
+            let mut child = tokio::process::Command::from(support::tied_to_this_process(env!(
+                "CARGO_BIN_EXE_sluicegate"
+            )));
+            child
+                .args([command, "--config", path.to_str().unwrap()])
+                .kill_on_drop(true);
+            let out = tokio::time::timeout(support::PATIENCE, child.output())
+                .await
+                .unwrap_or_else(|_| panic!("{command} {url} ran on"))
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(64), "{command} {url}: {err}");
+            assert!(err.contains(says), "{command} {url}: {err}");
+            assert!(!err.contains("not-the-password"), "{err}");
+            assert!(err.contains("credentials"), "{command} {url}: {err}");
+        }
+    }
+    // The right password passes.
+    let path = write_config(
+        "right-password",
+        &config(&with_password(redis.port, PASSWORD), &upstream, "", ""),
+    );
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// Review 3, lesser note: a global pool on `deny` while Redis is down answered
+/// `503 overloaded: queue_full` and counted `queue_full`, as if it were busy. It has its own
+/// reason now, `store_unavailable`, in the header, `/status` and `/metrics`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_while_redis_is_down_answers_store_unavailable() {
+    let upstream = Upstream::start().await;
+    let mut redis = RedisServer::start();
+    let text = config(&redis.url(), &upstream, "", "on_redis_failure = \"deny\"");
+    let path = write_config("deny", &text);
+    let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    assert_eq!(get(gate.proxy, "/", "a").await.status, 200);
+    redis.kill();
+    eventually("redis seen down", || async {
+        gate.status().await["store"]["up"] == false
+    })
+    .await;
+    let r = get(gate.proxy, "/", "b").await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert_eq!(r.header("x-sluicegate-reason"), "store_unavailable");
+    assert!(r.body.contains("redis"), "{}", r.body);
+    let counters = &gate.pool("p").await["counters"];
+    assert_eq!(counters["store_unavailable"], 1, "{counters}");
+    assert_eq!(counters["queue_full"], 0, "{counters}");
+    let m = gate.admin_call("GET", "/metrics", None, "").await.body;
+    assert!(
+        m.contains("sluicegate_requests_total{pool=\"p\",outcome=\"store_unavailable\"} 1"),
+        "{m}"
+    );
+}

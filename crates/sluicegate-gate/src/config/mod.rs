@@ -19,7 +19,7 @@ mod model;
 mod values;
 mod wire;
 
-pub use load::{ConfigError, parse, read, validate};
+pub use load::{ConfigError, parse, read, validate, warnings};
 pub use model::{
     Adaptive, Admin, Algorithm, Bypass, Config, OnFailure, PerKeyRate, Pool, QueueOrder, RateMode,
     Route, Scope, Store,

@@ -80,6 +80,29 @@ impl Store {
         })
     }
 
+    /// [`connect`](Self::connect), then, when Redis did not answer, one more `PING` (up to a
+    /// second) to learn why: `Some(why)` when Redis is down, what `serve`, `check` and a
+    /// reload tell the user.
+    ///
+    /// # Errors
+    ///
+    /// What `connect` refuses, and a Redis that refuses the credentials in the URL (a wrong
+    /// password, or none where Redis asks for one): a config error, saying what Redis said.
+    pub async fn connect_checked(cfg: &config::Store) -> Result<(Store, Option<String>), String> {
+        let store = Store::connect(cfg).await?;
+        if store.is_up() {
+            return Ok((store, None));
+        }
+        match store.redis.ping(Duration::from_secs(1)).await {
+            Ok(()) => Ok((store, None)),
+            Err(e) if refused_credentials(&e) => Err(format!(
+                "[store] redis = \"{}\": redis refused the credentials ({e}): write the user and password redis expects in the URL (`redis://USER:PASSWORD@HOST:PORT`)",
+                cfg.redis_shown()
+            )),
+            Err(e) => Ok((store, Some(e.to_string()))),
+        }
+    }
+
     /// Whether Redis answered the last call.
     pub fn is_up(&self) -> bool {
         self.redis.health().up
@@ -102,8 +125,14 @@ impl Store {
     }
 
     fn instances(&self) -> u32 {
-        *self.config.instances.get_ref()
+        self.config.instances()
     }
+}
+
+/// Whether Redis turned the connection away for its credentials.
+fn refused_credentials(e: &redis::RedisError) -> bool {
+    e.kind() == redis::ErrorKind::AuthenticationFailed
+        || matches!(e.code(), Some("NOAUTH" | "WRONGPASS" | "NOPERM"))
 }
 
 /// A pool's rate kept in the store.

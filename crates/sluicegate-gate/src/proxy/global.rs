@@ -76,7 +76,10 @@ pub(super) async fn admit_global(
             let retry_after = e.retry_after();
             let rejected = match e {
                 AcquireError::Timeout { .. } => Rejected::QueueTimeout { retry_after },
-                // Full here, or `deny` while Redis does not answer: turned away as full.
+                AcquireError::Unavailable { .. } => {
+                    reject(pool, Outcome::StoreUnavailable);
+                    return Err(answer::store_unavailable(retry_after));
+                }
                 _ => Rejected::QueueFull { retry_after },
             };
             reject(pool, Outcome::of(&rejected));
