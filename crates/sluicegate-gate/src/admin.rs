@@ -28,13 +28,21 @@ pub fn router(gate: Arc<Gate>, token: Option<String>) -> Router {
         gate,
         token: token.map(|t| Arc::from(t.into_bytes())),
     };
+    // Changes are refused while the gate drains; reads answer to the end, and so does
+    // closing a pool (it only turns work away, which shortens the drain).
+    let changes = Router::new()
+        .route("/pools/{name}/limits", put(set_limits))
+        .route("/pools/{name}/open", post(open))
+        .route("/reload", post(reload))
+        .route_layer(middleware::from_fn_with_state(
+            admin.clone(),
+            refuse_while_draining,
+        ));
     Router::new()
         .route("/status", get(status))
         .route("/metrics", get(metrics))
-        .route("/pools/{name}/limits", put(set_limits))
         .route("/pools/{name}/close", post(close))
-        .route("/pools/{name}/open", post(open))
-        .route("/reload", post(reload))
+        .merge(changes)
         .with_state(admin.clone())
         .merge(crate::dashboard::samples_api(&admin.gate))
         .layer(middleware::from_fn_with_state(admin, authorize))
@@ -61,6 +69,13 @@ async fn authorize(State(admin): State<Admin>, req: Request, next: Next) -> Resp
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             return r;
         }
+    }
+    next.run(req).await
+}
+
+async fn refuse_while_draining(State(admin): State<Admin>, req: Request, next: Next) -> Response {
+    if admin.gate.is_draining() {
+        return refused(ChangeError::Draining);
     }
     next.run(req).await
 }
@@ -174,10 +189,16 @@ async fn metrics(State(admin): State<Admin>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }
 
+/// The answer to a refused change: `404` or `400` with the reason as text; `503` with a
+/// JSON error while the gate drains (`{"error": "draining", "message": ...}`).
 fn refused(e: ChangeError) -> Response {
     let status = match e {
         ChangeError::UnknownPool(_) => StatusCode::NOT_FOUND,
         ChangeError::Invalid(_) => StatusCode::BAD_REQUEST,
+        ChangeError::Draining => {
+            let error = json!({ "error": "draining", "message": e.to_string() });
+            return (StatusCode::SERVICE_UNAVAILABLE, axum::Json(error)).into_response();
+        }
     };
     (status, format!("{e}\n")).into_response()
 }
@@ -244,6 +265,7 @@ fn open_or_close(admin: &Admin, name: &str, open: bool) -> Response {
 async fn reload(State(admin): State<Admin>) -> Response {
     match crate::reload(&admin.gate).await {
         Ok(()) => (StatusCode::OK, "reloaded\n").into_response(),
+        Err(e @ (ChangeError::Draining | ChangeError::UnknownPool(_))) => refused(e),
         Err(e) => (
             StatusCode::BAD_REQUEST,
             format!("reload refused, the config in force stays: {e}\n"),

@@ -2,6 +2,7 @@
 //! reloads make to it.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arc_swap::ArcSwap;
@@ -22,6 +23,9 @@ pub struct Gate {
     path: Option<PathBuf>,
     /// What the process started with and a reload cannot change.
     bound: Bound,
+    /// Set (under the `config` lock) when the drain starts: from then on every change is
+    /// refused.
+    draining: AtomicBool,
 }
 
 /// The settings bound at start (listeners, threads), which only a restart changes.
@@ -91,6 +95,12 @@ pub enum ChangeError {
     /// The change makes an unusable config.
     #[error("{0}")]
     Invalid(String),
+    /// The gate is draining on its way out: it takes no change but closing a pool.
+    #[error(
+        "the gate is draining (SIGTERM or SIGINT): it takes no changes until it exits \
+         but closing a pool; /status and /metrics still answer"
+    )]
+    Draining,
 }
 
 impl Gate {
@@ -125,6 +135,7 @@ impl Gate {
             bound: Bound::of(&config),
             config: Mutex::new(config),
             path,
+            draining: AtomicBool::new(false),
         })
     }
 
@@ -142,6 +153,27 @@ impl Gate {
         self.config.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The config lock, for a change: refused once the drain has started.
+    fn change(&self) -> Result<MutexGuard<'_, Config>, ChangeError> {
+        let config = self.config();
+        if self.is_draining() {
+            return Err(ChangeError::Draining);
+        }
+        Ok(config)
+    }
+
+    /// Starts the drain: from now on every change (reload, limits, open) but closing a pool
+    /// is refused with [`ChangeError::Draining`]. A change in progress finishes first.
+    pub fn start_draining(&self) {
+        let _changes = self.config();
+        self.draining.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the drain has started.
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
     /// Re-reads the config file and applies it: limits change at once, queued and running
     /// requests carry on. Listen addresses, the admin listener and `workers` need a restart.
     ///
@@ -151,37 +183,45 @@ impl Gate {
     ///
     /// # Errors
     ///
-    /// The file's [`ConfigError`](config::ConfigError), a new store that does not answer, or
-    /// a pool that cannot be built; the config in force stays.
-    pub async fn reload(&self) -> Result<(), String> {
+    /// [`ChangeError::Draining`] once the drain has started; else, as
+    /// [`ChangeError::Invalid`], the file's [`ConfigError`](config::ConfigError), a new
+    /// store that does not answer, or a pool that cannot be built. The config in force
+    /// stays.
+    pub async fn reload(&self) -> Result<(), ChangeError> {
+        // Checked again under the lock, after the store's connection.
+        drop(self.change()?);
         let Some(path) = &self.path else {
-            return Err("no config file to reload (the gate runs from flags)".into());
+            return Err(ChangeError::Invalid(
+                "no config file to reload (the gate runs from flags)".into(),
+            ));
         };
-        let new = config::read(path).map_err(|e| e.to_string())?;
+        let invalid = ChangeError::Invalid;
+        let new = config::read(path).map_err(|e| invalid(e.to_string()))?;
         let store = match (&new.store, self.state().store.clone()) {
             (None, _) => None,
             (Some(cfg), Some(kept)) if kept.config == *cfg => Some(kept),
             (Some(cfg), _) => {
-                let (store, down) = Store::connect_checked(cfg)
-                    .await
-                    .map_err(|e| format!("{}: {e}; the store in force stays", path.display()))?;
+                let (store, down) = Store::connect_checked(cfg).await.map_err(|e| {
+                    invalid(format!("{}: {e}; the store in force stays", path.display()))
+                })?;
                 if let Some(why) = down {
-                    return Err(format!(
+                    return Err(invalid(format!(
                         "{}: the new [store] redis = \"{}\" does not answer ({why}); the store in force stays",
                         path.display(),
                         cfg.redis_shown()
-                    ));
+                    )));
                 }
                 Some(store)
             }
         };
         warn_of(&new);
-        let mut current = self.config();
+        let mut current = self.change()?;
         let restart = self.bound.changed_by(&new);
         if !restart.is_empty() {
             tracing::warn!(settings = ?restart, "changed settings take effect at the next restart");
         }
         self.install(&mut current, new, store.as_ref())
+            .map_err(invalid)
     }
 
     fn install(
@@ -200,10 +240,10 @@ impl Gate {
     ///
     /// # Errors
     ///
-    /// [`ChangeError::UnknownPool`], or [`ChangeError::Invalid`] for a value the limiter
-    /// cannot take.
+    /// [`ChangeError::UnknownPool`], [`ChangeError::Invalid`] for a value the limiter
+    /// cannot take, [`ChangeError::Draining`] once the drain has started.
     pub fn set_limits(&self, pool: &str, change: &LimitsChange) -> Result<(), ChangeError> {
-        let mut current = self.config();
+        let mut current = self.change()?;
         let mut new = current.clone();
         let p = new
             .pools
@@ -244,9 +284,10 @@ impl Gate {
     ///
     /// # Errors
     ///
-    /// [`ChangeError::UnknownPool`].
+    /// [`ChangeError::UnknownPool`]; [`ChangeError::Draining`] for an `open` once the drain
+    /// has started (closing is taken to the end: it only turns work away).
     pub fn set_open(&self, pool: &str, open: bool) -> Result<(), ChangeError> {
-        let _changes = self.config();
+        let _changes = if open { self.change()? } else { self.config() };
         let state = self.state();
         let p = state
             .pool(pool)
@@ -257,19 +298,15 @@ impl Gate {
         Ok(())
     }
 
-    /// Resolves when no pool has a request queued or running.
+    /// Resolves when no pool has a request queued or running, on its limiter or on an old
+    /// one still busy after a hand-over.
     pub async fn drained(&self) {
         loop {
             let state = self.state();
             for p in &state.pools {
                 p.limit.limiter().drain().await;
             }
-            let state = self.state();
-            if state.pools.iter().all(|p| {
-                let s = p.limit.limiter().snapshot();
-                let global_queued = p.limit.global().map_or(0, |g| g.global.queued());
-                s.in_flight == 0 && s.queued == 0 && s.bypass_in_flight == 0 && global_queued == 0
-            }) {
+            if self.state().pools.iter().all(|p| p.idle()) {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
@@ -326,6 +363,77 @@ mod tests {
             "listen = [\"{listen}\"]\n{workers}\n[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n"
         );
         config::parse(&text, "g.toml").unwrap()
+    }
+
+    fn gate_config() -> Config {
+        let text = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 1\nmax_queue = 10\n\n[[routes]]\npool = \"api\"\n";
+        config::parse(text, "g.toml").unwrap()
+    }
+
+    /// Moves the pool to a new limiter (new queue settings): a hand-over.
+    fn hand_over(gate: &Gate) {
+        let change = LimitsChange {
+            max_queue: Some(5),
+            ..LimitsChange::default()
+        };
+        gate.set_limits("api", &change).unwrap();
+    }
+
+    /// Whether `drained` resolves within a (paused) minute.
+    async fn drains(gate: &Gate) -> bool {
+        tokio::time::timeout(std::time::Duration::from_secs(60), gate.drained())
+            .await
+            .is_ok()
+    }
+
+    /// A request running on the old limiter after a hand-over (new queue settings) holds a
+    /// slot of the new one, so the drain waits for it (it did before `drained` looked at the
+    /// old limiters too: this pins that it still does).
+    #[tokio::test(start_paused = true)]
+    async fn the_drain_waits_for_a_request_the_old_limiter_runs() {
+        let gate = Gate::new(gate_config(), None).await.unwrap();
+        let running = gate.state().pools[0]
+            .limit
+            .limiter()
+            .try_acquire_owned()
+            .unwrap();
+        hand_over(&gate);
+        assert!(!drains(&gate).await, "drained with a request running");
+        drop(running);
+        assert!(drains(&gate).await);
+    }
+
+    /// Defect pinned: `drained` looked only at each pool's current limiter, so a bypassed
+    /// request running on the old limiter after a hand-over (which holds no slot of the new
+    /// one) was cut off by the exit.
+    #[tokio::test(start_paused = true)]
+    async fn the_drain_waits_for_a_bypassed_request_the_old_limiter_runs() {
+        let gate = Gate::new(gate_config(), None).await.unwrap();
+        let bypassed = gate.state().pools[0].limit.limiter().acquire_bypass();
+        hand_over(&gate);
+        assert!(
+            !drains(&gate).await,
+            "drained with a bypassed request running"
+        );
+        drop(bypassed);
+        assert!(drains(&gate).await);
+    }
+
+    /// A request queued on the old limiter at a hand-over runs before the drain ends.
+    #[tokio::test(start_paused = true)]
+    async fn the_drain_waits_for_a_request_queued_on_the_old_limiter() {
+        let gate = Gate::new(gate_config(), None).await.unwrap();
+        let limiter = gate.state().pools[0].limit.limiter().clone();
+        let running = limiter.try_acquire_owned().unwrap();
+        let queued = tokio::spawn(async move { limiter.acquire_owned().await.map(drop) });
+        tokio::task::yield_now().await;
+        assert_eq!(gate.state().pools[0].counts().queued, 1);
+        hand_over(&gate);
+        drop(running);
+        assert!(drains(&gate).await);
+        // It ran before the drain ended, not after.
+        assert!(queued.is_finished());
+        queued.await.unwrap().unwrap();
     }
 
     /// Defect pinned: a reload compared the new file with the last one loaded, so a file

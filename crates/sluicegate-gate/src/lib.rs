@@ -34,8 +34,8 @@ pub mod state;
 ///
 /// # Errors
 ///
-/// Why the new config was refused.
-pub async fn reload(gate: &gate::Gate) -> Result<(), String> {
+/// Why the new config was refused ([`gate::ChangeError`]: the file's error, or the drain).
+pub async fn reload(gate: &gate::Gate) -> Result<(), gate::ChangeError> {
     match gate.reload().await {
         Ok(()) => {
             tracing::info!("config reloaded");

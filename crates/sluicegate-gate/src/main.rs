@@ -6,9 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use sluicegate_gate::cli::{Cli, Command};
-use sluicegate_gate::server::{
-    StartError, Started, check_ready, raise_open_files_limit, signals, stop_signal,
-};
+use sluicegate_gate::server::{Signals, StartError, Started, check_ready, raise_open_files_limit};
 
 /// The proxy allocates a few small buffers per request (header maps, bodies, tasks);
 /// mimalloc's thread-local free lists make that a fraction of glibc malloc's cost
@@ -90,12 +88,14 @@ fn main() -> ExitCode {
         };
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let gate = started.gate.clone();
+        let mut signals = Signals::listen();
         let server = tokio::spawn(started.serve(stopped));
-        signals(gate).await;
+        signals.stop(&gate).await;
+        gate.start_draining();
         let _ = stop.send(true);
         tokio::select! {
             _ = server => ExitCode::SUCCESS,
-            () = stop_signal() => {
+            () = signals.stop(&gate) => {
                 tracing::warn!("second signal: stopping now, requests unfinished");
                 ExitCode::FAILURE
             }

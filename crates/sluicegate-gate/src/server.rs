@@ -1,5 +1,6 @@
 //! Listening, serving and stopping: the proxy's accept loops on hyper's HTTP/1 server, the
-//! admin listener, signals (SIGHUP reloads, SIGTERM/SIGINT drain and stop).
+//! admin listener, signals (SIGHUP reloads, SIGTERM/SIGINT drain and stop; the drain takes
+//! no changes).
 //!
 //! # Threads
 //!
@@ -113,7 +114,8 @@ impl Started {
     }
 
     /// Serves until `stop` turns true, then stops accepting, lets queued and running
-    /// requests finish within the grace period, and returns.
+    /// requests finish within the grace period, and returns. From `stop` on, the gate takes
+    /// no changes ([`Gate::start_draining`]).
     pub async fn serve(self, mut stop: watch::Receiver<bool>) {
         let graceful = Arc::new(GracefulShutdown::new());
         // The admin API stays up through the drain (an operator watches the requests finish)
@@ -168,6 +170,8 @@ impl Started {
             )));
         }
         let _ = stop.wait_for(|s| *s).await;
+        // Before anything else: no reload or limit change lands in the drain.
+        self.gate.start_draining();
         for l in loops {
             let _ = l.await;
         }
@@ -177,8 +181,8 @@ impl Started {
             .pools
             .iter()
             .map(|p| {
-                let s = p.limit.limiter().snapshot();
-                s.in_flight + s.queued + s.bypass_in_flight
+                let c = p.counts();
+                c.in_flight + c.queued + p.limit.limiter().snapshot().bypass_in_flight
             })
             .sum();
         tracing::info!(requests = waiting, grace = ?self.grace, "shutting down: no new connections; waiting for queued and running requests");
@@ -406,48 +410,65 @@ async fn accept(
     }
 }
 
-/// Resolves on the next SIGTERM or SIGINT: during the drain, a second one stops at once.
-pub async fn stop_signal() {
+/// The signals the gate acts on, listened to from start to exit (a signal between two
+/// waits is not lost): SIGHUP reloads, SIGTERM and SIGINT stop.
+#[derive(Debug)]
+pub struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let (Ok(mut term), Ok(mut int)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
+    unix: Option<UnixSignals>,
 }
 
-/// Waits for SIGTERM or SIGINT, reloading the config on every SIGHUP meanwhile.
-pub async fn signals(gate: Arc<Gate>) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut hup), Ok(mut term), Ok(mut int)) = (
-            signal(SignalKind::hangup()),
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) else {
-            tracing::error!("cannot install signal handlers");
-            return std::future::pending().await;
-        };
-        loop {
-            tokio::select! {
-                _ = hup.recv() => { let _ = crate::reload(&gate).await; }
-                _ = term.recv() => { tracing::info!("SIGTERM received"); return; }
-                _ = int.recv() => { tracing::info!("SIGINT received"); return; }
+#[cfg(unix)]
+#[derive(Debug)]
+struct UnixSignals {
+    hup: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Starts listening (on a tokio runtime). Without signal handlers (an error logged)
+    /// only Ctrl-C is heard.
+    pub fn listen() -> Signals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let unix = match (
+                signal(SignalKind::hangup()),
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) {
+                (Ok(hup), Ok(term), Ok(int)) => Some(UnixSignals { hup, term, int }),
+                _ => {
+                    tracing::error!("cannot install signal handlers");
+                    None
+                }
+            };
+            Signals { unix }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+
+    /// Waits for the next SIGTERM or SIGINT. A SIGHUP meanwhile reloads `gate`'s config;
+    /// once the gate drains it is logged and ignored (the drain takes no changes).
+    pub async fn stop(&mut self, gate: &Gate) {
+        #[cfg(unix)]
+        if let Some(s) = &mut self.unix {
+            loop {
+                tokio::select! {
+                    _ = s.hup.recv() => {
+                        if gate.is_draining() {
+                            tracing::warn!("SIGHUP ignored: the gate is draining and takes no changes until it exits");
+                        } else {
+                            let _ = crate::reload(gate).await;
+                        }
+                    }
+                    _ = s.term.recv() => { tracing::info!("SIGTERM received"); return; }
+                    _ = s.int.recv() => { tracing::info!("SIGINT received"); return; }
+                }
             }
         }
-    }
-    #[cfg(not(unix))]
-    {
         let _ = gate;
         let _ = tokio::signal::ctrl_c().await;
     }

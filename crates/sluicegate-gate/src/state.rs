@@ -99,7 +99,9 @@ impl State {
         self.pools.iter().find(|p| p.name == name)
     }
 
-    /// The pool of the first route `req` matches.
+    /// The pool of the first route `req` matches. `OPTIONS *` asks about the server as a
+    /// whole: it matches a route for its `Host` only when the route takes every path
+    /// (`path_prefix = "/"`).
     pub fn route<B>(&self, req: &Request<B>) -> Option<&Arc<Pool>> {
         let host = req
             .headers()
@@ -107,7 +109,10 @@ impl State {
             .and_then(|h| h.to_str().ok())
             .or_else(|| req.uri().host())
             .map(strip_port);
-        let path = req.uri().path();
+        let path = match req.uri().path() {
+            "*" if req.method() == Method::OPTIONS => "/",
+            path => path,
+        };
         self.routes
             .iter()
             .find(|r| {
@@ -150,6 +155,7 @@ fn route(r: &config::Route, pools: &[Arc<Pool>]) -> Route {
 fn bypass(cfg: &config::Bypass) -> Result<Bypass, String> {
     let header = match (&cfg.header, &cfg.secret_file) {
         (Some(h), Some(file)) => {
+            let file = file.get_ref();
             let secret = std::fs::read_to_string(file).map_err(|e| {
                 format!("cannot read the bypass secret_file {}: {e}", file.display())
             })?;

@@ -396,3 +396,64 @@ async fn sigterm_lets_queued_and_running_work_finish_then_exits_0() {
     let status = gate.child.wait().await.unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+/// Defect pinned: the admin API answers through the SIGTERM drain, and it took changes
+/// there (`POST /reload`, `PUT /pools/NAME/limits`, close, open), as SIGHUP did: a gate on
+/// its way out rebuilt limiters and reloaded files. Changes are refused with `503` and a
+/// JSON error saying the gate is draining, SIGHUP is logged and ignored, and reads answer.
+/// Closing a pool is the exception: it only turns work away (what waits, and what comes),
+/// which shortens the drain.
+#[tokio::test]
+async fn changes_are_refused_while_the_gate_drains_and_reads_still_answer() {
+    let up = Upstream::start().await;
+    let path = write_config("drain-changes", &config(&up, 1, ""));
+    let mut gate = serve(&path).await;
+    let held = tokio::spawn(get(gate.proxy, "/hold", "held"));
+    eventually("held upstream", || async { up.current() == 1 }).await;
+    // A file that a reload would apply.
+    support::rewrite(&path, &config(&up, 5, ""));
+    gate.signal("TERM");
+    gate.log_line("shutting down").await;
+    let changes = [
+        ("PUT", "/pools/api/limits", r#"{"max_concurrency": 5}"#),
+        ("PUT", "/pools/nope/limits", r#"{"max_concurrency": 5}"#),
+        ("POST", "/pools/api/open", ""),
+        ("POST", "/reload", ""),
+    ];
+    for (method, call, body) in changes {
+        let r = gate.admin_call(method, call, None, body).await;
+        assert_eq!(r.status, 503, "{method} {call}: {}", r.body);
+        assert_eq!(r.header("content-type"), "application/json", "{call}");
+        let error: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        assert_eq!(error["error"], "draining", "{call}: {}", r.body);
+        assert!(
+            error["message"].as_str().unwrap().contains("draining"),
+            "{call}: {}",
+            r.body
+        );
+    }
+    gate.signal("HUP");
+    let line = gate.log_line("SIGHUP").await;
+    assert!(line.contains("draining"), "{line}");
+    // Reads answer, and nothing changed.
+    let pool = gate.pool("api").await;
+    assert_eq!(
+        (&pool["limit"], &pool["closed"], &pool["in_flight"]),
+        (&1.into(), &false.into(), &1.into())
+    );
+    let metrics = gate.admin_call("GET", "/metrics", None, "").await;
+    assert_eq!(metrics.status, 200);
+    assert!(
+        metrics
+            .body
+            .contains("sluicegate_pool_limit{pool=\"api\"} 1"),
+        "{}",
+        metrics.body
+    );
+    let closed = gate.admin_call("POST", "/pools/api/close", None, "").await;
+    assert_eq!(closed.status, 200, "{}", closed.body);
+    assert_eq!(gate.pool("api").await["closed"], true);
+    up.release(1);
+    assert_eq!(held.await.unwrap().status, 200);
+    assert_eq!(gate.child.wait().await.unwrap().code(), Some(0));
+}

@@ -442,3 +442,98 @@ async fn the_kill_switch_turns_requests_away_at_once() {
     assert_eq!(get(gate.proxy, "/fast", "d").await.status, 200);
     assert_eq!(up.ids(), ["a", "b", "d"]);
 }
+
+/// Sends `head` on a fresh connection and reads the answer until the gate closes it (or
+/// 10 s pass: the answers here say `Connection: close` or are read whole before).
+async fn raw_exchange(gate: &Gate, head: &str) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut s = support::raw(gate.proxy, head.as_bytes()).await;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    // The answer's head and its (short) body; the connection may stay open.
+    while let Ok(Ok(n)) =
+        tokio::time::timeout(std::time::Duration::from_secs(10), s.read(&mut buf)).await
+    {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&out);
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                })
+                .unwrap_or(0);
+            if body.len() >= len {
+                break;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Defect pinned: `CONNECT` and `OPTIONS *` answered `404 no_route`, as if a route were
+/// missing. `CONNECT` (a tunnel, which the gate does not make) is `501` with its reason,
+/// and never reaches an upstream; `OPTIONS *` (about the server as a whole) goes to the
+/// pool of the first route for its `Host` whose `path_prefix` is `/`.
+#[tokio::test]
+async fn connect_gets_501_and_options_star_goes_to_the_hosts_whole_route() {
+    let echo = |target: &str| {
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\nAllow: GET, OPTIONS\r\nContent-Length: {}\r\n\r\n{target}",
+            target.len()
+        );
+        (answer.into_bytes(), false)
+    };
+    let api = support::RawUpstream::start(std::sync::Arc::new(echo)).await;
+    let web = support::RawUpstream::start(std::sync::Arc::new(echo)).await;
+    let text = format!(
+        r#"listen = ["127.0.0.1:0"]
+[[pools]]
+name = "api"
+upstream = "http://{}"
+max_concurrency = 4
+[[pools]]
+name = "web"
+upstream = "http://{}"
+max_concurrency = 4
+[[routes]]
+host = "site.example"
+path_prefix = "/api"
+pool = "api"
+[[routes]]
+host = "site.example"
+pool = "web"
+"#,
+        api.addr, web.addr
+    );
+    let gate = serve("connect-options", &text).await;
+    let star = raw_exchange(&gate, "OPTIONS * HTTP/1.1\r\nHost: site.example\r\n\r\n").await;
+    assert!(star.starts_with("HTTP/1.1 200"), "{star}");
+    assert!(
+        star.to_ascii_lowercase().contains("allow: get, options"),
+        "{star}"
+    );
+    assert!(star.ends_with("\r\n\r\n*"), "the upstream saw `*`: {star}");
+    assert_eq!((api.accepted(), web.accepted()), (0, 1));
+    // A host without a route for its whole server: none.
+    let other = raw_exchange(&gate, "OPTIONS * HTTP/1.1\r\nHost: other.example\r\n\r\n").await;
+    assert!(other.starts_with("HTTP/1.1 404"), "{other}");
+    let connect = raw_exchange(
+        &gate,
+        "CONNECT site.example:443 HTTP/1.1\r\nHost: site.example:443\r\n\r\n",
+    )
+    .await;
+    assert!(connect.starts_with("HTTP/1.1 501"), "{connect}");
+    assert!(
+        connect
+            .to_ascii_lowercase()
+            .contains("x-sluicegate-reason: connect_not_supported"),
+        "{connect}"
+    );
+    assert_eq!((api.accepted(), web.accepted()), (0, 1));
+}

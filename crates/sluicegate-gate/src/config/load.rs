@@ -6,10 +6,7 @@ use std::path::Path;
 
 use sluicegate::concurrency::ConcurrencyLimiter;
 
-use super::model::{Config, QueueOrder, Scope};
-
-/// The most worker threads a config may ask for.
-const MAX_WORKERS: usize = 1024;
+use super::model::{Config, MAX_WORKERS, QueueOrder, Scope};
 
 /// A config that cannot be used, with where and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,15 +104,9 @@ pub fn warnings(config: &Config) -> Vec<String> {
 /// A rule broken: where (a byte span, when known) and why.
 type Broken = (Option<Range<usize>>, String);
 
-/// The rules no single field can check on its own.
+/// The rules no single field can check on its own, and those on values the quick form's
+/// flags set (a file's are refused where they are read: `model.rs`).
 fn check(config: &Config) -> Result<(), Broken> {
-    if config.listen.is_empty() {
-        return Err((
-            None,
-            "`listen` is empty: give at least one address, like `listen = [\"127.0.0.1:8080\"]`"
-                .into(),
-        ));
-    }
     if config.workers == Some(0) {
         return Err((
             None,
@@ -135,24 +126,6 @@ fn check(config: &Config) -> Result<(), Broken> {
         return Err((
             Some(config.max_header_bytes.span()),
             "`max_header_bytes` must be at least 8192".into(),
-        ));
-    }
-    if config.header_read_timeout.0.is_zero() {
-        return Err((
-            None,
-            "`header_read_timeout` must be longer than 0, like `10s`".into(),
-        ));
-    }
-    if config.client_body_timeout.0.is_zero() {
-        return Err((
-            None,
-            "`client_body_timeout` must be longer than 0, like `60s`".into(),
-        ));
-    }
-    if config.send_timeout.0.is_zero() {
-        return Err((
-            None,
-            "`send_timeout` must be longer than 0, like `60s`".into(),
         ));
     }
     if let Some(addr) = &config.admin.listen
@@ -177,9 +150,9 @@ fn check(config: &Config) -> Result<(), Broken> {
                 format!("invalid header name `{}`", h.get_ref()),
             ));
         }
-        (None, Some(_)) => {
+        (None, Some(f)) => {
             return Err((
-                None,
+                Some(f.span()),
                 "`[bypass] secret_file` needs `header`, the header that carries the secret".into(),
             ));
         }
@@ -485,6 +458,73 @@ mod tests {
                 .starts_with("gate.toml:5:17: duration `10` has no unit"),
             "{e}"
         );
+    }
+
+    /// Defect pinned: these refusals named the file but not the line and column of what
+    /// was wrong (`g.toml: \`listen\` is empty`), or the pool's name instead of the value;
+    /// and a duration or a rate written as a number said "expected a string".
+    #[test]
+    fn every_refusal_is_located_at_its_value() {
+        let pool_field = |field: &str| {
+            MINIMAL.replace(
+                "max_concurrency = 4",
+                &format!("max_concurrency = 4\n{field}"),
+            )
+        };
+        let cases = [
+            (
+                format!("listen = []\n{MINIMAL}"),
+                (1, 10),
+                "`listen` is empty",
+            ),
+            (format!("workers = 0\n{MINIMAL}"), (1, 11), "at least 1"),
+            (
+                format!("workers = 5000\n{MINIMAL}"),
+                (1, 11),
+                "at most 1024",
+            ),
+            (
+                format!("header_read_timeout = \"0s\"\n{MINIMAL}"),
+                (1, 23),
+                "longer than 0",
+            ),
+            (
+                format!("client_body_timeout = \"0s\"\n{MINIMAL}"),
+                (1, 23),
+                "longer than 0",
+            ),
+            (
+                format!("send_timeout = \"0s\"\n{MINIMAL}"),
+                (1, 16),
+                "longer than 0",
+            ),
+            (
+                format!("[bypass]\nsecret_file = \"/s\"\n{MINIMAL}"),
+                (2, 15),
+                "needs `header`",
+            ),
+            (
+                pool_field("queue_timeout = \"0s\""),
+                (5, 17),
+                "write `max_queue = 0`",
+            ),
+            (
+                pool_field("upstream_timeout = \"0s\""),
+                (5, 20),
+                "longer than 0",
+            ),
+            (
+                pool_field("queue_timeout = 10"),
+                (5, 17),
+                "a duration with its unit, like \"10s\"",
+            ),
+            (pool_field("rate = 5"), (5, 8), "a rate, like \"50/s\""),
+        ];
+        for (text, at, says) in cases {
+            let e = parse(&text, "g.toml").unwrap_err();
+            assert_eq!(e.at, Some(at), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
     }
 
     #[test]

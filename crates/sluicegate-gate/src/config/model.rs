@@ -15,10 +15,10 @@ use super::wire::{Cidr, ListenAddr, UpstreamUrl};
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Addresses the proxy listens on (default `["127.0.0.1:8080"]`).
-    #[serde(default = "default_listen")]
+    #[serde(default = "default_listen", deserialize_with = "listen")]
     pub listen: Vec<ListenAddr>,
-    /// Runtime worker threads (default: one per CPU).
-    #[serde(default)]
+    /// Runtime worker threads (default: one per CPU; 1 to 1024).
+    #[serde(default, deserialize_with = "workers")]
     pub workers: Option<usize>,
     /// How long shutdown waits for queued and running requests (default `30s`).
     #[serde(default = "default_grace")]
@@ -27,16 +27,22 @@ pub struct Config {
     #[serde(default = "default_header_bytes")]
     pub max_header_bytes: Spanned<usize>,
     /// Longest time a client may take to send a request head (default `10s`).
-    #[serde(default = "default_header_timeout")]
+    #[serde(
+        default = "default_header_timeout",
+        deserialize_with = "header_read_timeout"
+    )]
     pub header_read_timeout: Dur,
     /// Longest time a client may leave a request body waiting between two reads, once the
     /// body is being sent upstream (default `60s`, as nginx's `client_body_timeout`).
-    #[serde(default = "default_body_timeout")]
+    #[serde(
+        default = "default_body_timeout",
+        deserialize_with = "client_body_timeout"
+    )]
     pub client_body_timeout: Dur,
     /// Longest time a write to a client may wait with the client taking none of its answer
     /// (default `60s`, as nginx's `send_timeout`); then the connection is closed and the
     /// request's slot freed.
-    #[serde(default = "default_send_timeout")]
+    #[serde(default = "default_send_timeout", deserialize_with = "send_timeout")]
     pub send_timeout: Dur,
     /// The admin API (off unless `listen` is set).
     #[serde(default)]
@@ -77,7 +83,7 @@ pub struct Bypass {
     /// The gate removes it before forwarding.
     pub header: Option<Spanned<String>>,
     /// The file holding the bypass secret (needed with `header`).
-    pub secret_file: Option<PathBuf>,
+    pub secret_file: Option<Spanned<PathBuf>>,
 }
 
 /// `[store]`: the Redis that global pools share with the other gates.
@@ -168,7 +174,7 @@ pub struct Pool {
     #[serde(default = "default_max_queue")]
     pub max_queue: usize,
     /// Longest wait in the queue (default `10s`).
-    #[serde(default = "default_queue_timeout")]
+    #[serde(default = "default_queue_timeout", deserialize_with = "queue_timeout")]
     pub queue_timeout: Dur,
     /// `fifo` (default) or `lifo` (keeps latency low under overload).
     #[serde(default)]
@@ -178,7 +184,10 @@ pub struct Pool {
     pub predictive: bool,
     /// Longest wait for the upstream's response head (default `60s`; then `504`), and for each
     /// next byte of its body (then the client's connection is cut).
-    #[serde(default = "default_upstream_timeout")]
+    #[serde(
+        default = "default_upstream_timeout",
+        deserialize_with = "upstream_timeout"
+    )]
     pub upstream_timeout: Dur,
     /// A rate for the whole pool (GCRA), such as `50/s` (default: none).
     pub rate: Option<Rate>,
@@ -268,6 +277,55 @@ pub struct Route {
     #[serde(default)]
     pub methods: Vec<String>,
 }
+
+/// The most worker threads a config may ask for.
+pub(super) const MAX_WORKERS: usize = 1024;
+
+// Rules on one value, checked where it is read so that a refusal points at it.
+
+fn listen<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ListenAddr>, D::Error> {
+    let addrs = Vec::<ListenAddr>::deserialize(d)?;
+    if addrs.is_empty() {
+        return Err(serde::de::Error::custom(
+            "`listen` is empty: give at least one address, like `listen = [\"127.0.0.1:8080\"]`",
+        ));
+    }
+    Ok(addrs)
+}
+
+fn workers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    match usize::deserialize(d)? {
+        0 => Err(serde::de::Error::custom(
+            "`workers = 0`: write at least 1, or leave it out for one per CPU",
+        )),
+        n if n > MAX_WORKERS => Err(serde::de::Error::custom(format!(
+            "`workers = {n}`: at most {MAX_WORKERS} (each is a thread with its own \
+             connections; one per CPU is what the gate is built for: leave it out for that)"
+        ))),
+        n => Ok(Some(n)),
+    }
+}
+
+/// Functions that read a duration and refuse `0` with the message given.
+macro_rules! longer_than_zero {
+    ($($name:ident: $message:literal),* $(,)?) => {$(
+        fn $name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {
+            let dur = Dur::deserialize(d)?;
+            if dur.0.is_zero() {
+                return Err(serde::de::Error::custom($message));
+            }
+            Ok(dur)
+        }
+    )*};
+}
+
+longer_than_zero!(
+    header_read_timeout: "`header_read_timeout` must be longer than 0, like `10s`",
+    client_body_timeout: "`client_body_timeout` must be longer than 0, like `60s`",
+    send_timeout: "`send_timeout` must be longer than 0, like `60s`",
+    queue_timeout: "`queue_timeout` must be longer than 0 (for no waiting at all, write `max_queue = 0`)",
+    upstream_timeout: "`upstream_timeout` must be longer than 0, like `60s`",
+);
 
 fn default_listen() -> Vec<ListenAddr> {
     vec![ListenAddr(SocketAddr::from(([127, 0, 0, 1], 8080)))]

@@ -146,7 +146,11 @@ impl fmt::Display for KeySource {
     }
 }
 
-from_string!(Dur, Rate, KeySource);
+from_string!(
+    Dur => "a duration with its unit, like \"10s\"",
+    Rate => "a rate, like \"50/s\"",
+    KeySource => "\"client_ip\" or \"header:NAME\""
+);
 
 #[cfg(test)]
 mod tests {

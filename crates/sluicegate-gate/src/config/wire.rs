@@ -101,7 +101,11 @@ impl FromStr for Cidr {
     }
 }
 
-from_string!(ListenAddr, UpstreamUrl, Cidr);
+from_string!(
+    ListenAddr => "an address and port, like \"127.0.0.1:8080\"",
+    UpstreamUrl => "a URL, like \"http://127.0.0.1:9000\"",
+    Cidr => "a network, like \"10.0.0.0/8\""
+);
 
 /// `url` as logs, errors and the admin API show it: a password in it (`user:password@`, or
 /// the `pass=` parameter redis-rs reads for a unix socket) replaced by `***`. Anything

@@ -33,6 +33,9 @@ pub struct Pool {
     pub upstream_timeout: Duration,
     /// The concurrency limit.
     pub limit: Limit,
+    /// Shared by every pool built on this limiter: while one is alive, a request routed to
+    /// it may still come to the limiter (after a hand-over too, so it is not let go).
+    limiter_users: Arc<()>,
     /// The pool-wide rate, if any and local.
     pub rate: Option<Arc<Gcra>>,
     /// The pool-wide rate, if any and global (kept in the store).
@@ -63,6 +66,14 @@ impl Pool {
         c
     }
 
+    /// Whether nothing runs or waits on the pool: on its limiter (bypasses included), on
+    /// the old ones still busy after a change of queue settings, or for the store's slots.
+    pub fn idle(&self) -> bool {
+        handover::empty(&self.limit.limiter().snapshot())
+            && self.limit.global().is_none_or(|g| g.global.queued() == 0)
+            && self.stats.retired.idle()
+    }
+
     /// Builds the pool `cfg` asks for, carrying over from `old` (the pool of the same name
     /// before the change) whatever can be kept without dropping a request.
     ///
@@ -83,10 +94,17 @@ impl Pool {
                 && old.config.on_redis_failure == cfg.on_redis_failure
         };
         let stats: Arc<Stats> = old.map_or_else(Default::default, |o| o.stats.clone());
+        // Each arm that keeps the old limiter keeps its users.
+        let mut limiter_users = old.map(|o| o.limiter_users.clone());
         let limit = match old {
             Some(old) if same_limiter(&old.config, cfg) && same_store(old) => {
                 match (&old.limit, cfg.max_concurrency, store) {
                     (Limit::Static(l), Some(max), _) => {
+                        // The old limiters' waiters ask for slots first: a raise serves them
+                        // before the new limiter's own.
+                        if max > l.max() {
+                            stats.retired.rebalance();
+                        }
                         l.set_max(max).map_err(|e| e.to_string())?;
                         // Old limiters still busy share the new limit at once.
                         stats.retired.rebalance();
@@ -97,6 +115,9 @@ impl Pool {
                     (Limit::Global(g), Some(max), Some(store))
                         if old.config.max_concurrency != Some(max) =>
                     {
+                        if max > g.shell.max() {
+                            stats.retired.rebalance();
+                        }
                         g.shell.set_max(max).map_err(|e| e.to_string())?;
                         stats.retired.rebalance();
                         Limit::Global(Global::build(store, cfg, Some(g.shell.clone()))?)
@@ -106,7 +127,9 @@ impl Pool {
             }
             Some(old) => {
                 let new = Limit::build(cfg, store)?;
-                hand_over(old.limit.limiter(), new.limiter(), &stats);
+                let users = Arc::downgrade(&old.limiter_users);
+                hand_over(old.limit.limiter(), new.limiter(), users, &stats);
+                limiter_users = None;
                 new
             }
             None => Limit::build(cfg, store)?,
@@ -143,6 +166,7 @@ impl Pool {
             upstream: cfg.upstream.clone(),
             upstream_timeout: cfg.upstream_timeout.0,
             limit,
+            limiter_users: limiter_users.unwrap_or_default(),
             rate,
             global_rate,
             store: store.cloned(),

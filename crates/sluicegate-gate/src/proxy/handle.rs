@@ -52,6 +52,15 @@ pub fn handle(
             );
             return Ok(answer);
         }
+        if req.method() == http::Method::CONNECT {
+            // A tunnel to wherever the client names: a forward proxy's job, not this one's.
+            tracing::info!(reason = "connect_not_supported", "rejected");
+            return Ok(answer::plain(
+                StatusCode::NOT_IMPLEMENTED,
+                "connect_not_supported",
+                "CONNECT is not supported: the gate is a reverse proxy and makes no tunnels\n",
+            ));
+        }
         let routed = gate.with_state(|s| {
             let pool = s.route(&req)?.clone();
             let bypass = s.bypass.allows(&req, conn.peer.ip());

@@ -24,16 +24,29 @@ static HOP_BY_HOP: [HeaderName; 7] = [
     header::PROXY_AUTHORIZATION,
 ];
 
+/// `TE`'s bit in what [`hop_by_hop_present`] finds.
+const TE_PRESENT: u8 = 1 << 3;
+
 /// Drops the hop-by-hop headers, and those the `Connection` header names.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    // One pass over the names marks which of the list are present; most requests carry
-    // none, most responses only `Connection`.
+    strip_present(headers, hop_by_hop_present(headers));
+}
+
+/// Which of [`HOP_BY_HOP`] `headers` has, bit `i` for the `i`-th: one pass over the names.
+fn hop_by_hop_present(headers: &HeaderMap) -> u8 {
     let mut present = 0u8;
     for name in headers.keys() {
         if let Some(i) = hop_by_hop_index(name) {
             present |= 1 << i;
         }
     }
+    present
+}
+
+/// Drops the hop-by-hop headers `present` marks ([`hop_by_hop_present`]), and those the
+/// `Connection` header names.
+fn strip_present(headers: &mut HeaderMap, present: u8) {
+    // Most requests carry none, most responses only `Connection`.
     if present == 0 {
         return;
     }
@@ -121,12 +134,15 @@ pub(super) fn to_upstream(
     upstream: &UpstreamUrl,
     peer: &Forwarding,
 ) -> Added {
-    let te_trailers = parts
-        .headers
-        .get_all(header::TE)
-        .iter()
-        .any(accepts_trailers);
-    strip_hop_by_hop(&mut parts.headers);
+    // The scan for hop-by-hop headers says whether there is a `TE` to read before it goes.
+    let present = hop_by_hop_present(&parts.headers);
+    let te_trailers = present & TE_PRESENT != 0
+        && parts
+            .headers
+            .get_all(header::TE)
+            .iter()
+            .any(accepts_trailers);
+    strip_present(&mut parts.headers, present);
     let mut host = parts.headers.get(header::HOST).cloned();
     if host.is_none()
         && let Some(a) = parts.uri.authority()
@@ -273,6 +289,13 @@ pub(super) const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwar
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_te_bit_is_te() {
+        let mut h = HeaderMap::new();
+        h.insert(header::TE, HeaderValue::from_static("trailers"));
+        assert_eq!(hop_by_hop_present(&h), TE_PRESENT);
+    }
 
     #[test]
     fn the_length_filter_knows_every_name_of_the_list() {

@@ -5,12 +5,14 @@
 
 mod bucket;
 mod config;
+mod start;
 
 pub use config::LittlesLawConfig;
 
 use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
 use crate::clock::Nanos;
 use bucket::{Bucket, mean};
+use start::StartTest;
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -18,8 +20,12 @@ use std::time::Duration;
 const LOW_WINDOW: usize = 100;
 /// Growth factor per bucket before the resource has first queued.
 const STARTUP_STEP: f64 = 1.5;
-/// The smallest standing queue aimed for, in requests.
+/// The smallest standing queue aimed for before the knee is known, and the most the least
+/// one may be after it, in requests.
 const MIN_QUEUE_TARGET: f64 = 2.0;
+/// Once the knee is known, the least standing queue aimed for is this many standard errors of
+/// the queue estimate (at least one request).
+const QUEUE_NOISE: f64 = 2.0;
 
 /// A min-RT probe: the limit is held down over `[start, end)`; requests that start then are
 /// measured until `done`, so slow ones are not left out of the mean.
@@ -86,7 +92,8 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   the last three buckets and its *floor* the same measured unqueued, during the last probe.
 ///   Low quantiles of RT move with queueing delay but hardly with service-time noise, which is
 ///   what makes this estimate steady where mean RT is not. Then steer the queue to
-///   `queue_target × limit` (at least 2): grow by `max_step` while there is clearly no queue
+///   `queue_target × limit` (at least 2; once the knee is known, at least two standard errors
+///   of the estimate, within 1–2): grow by `max_step` while there is clearly no queue
 ///   and nearly every request (90 %) found every permit taken (capacity to find; when most
 ///   found one free, demand only touches the limit), otherwise correct `queue_gain` of the
 ///   error, at most `× backoff` down a bucket.
@@ -125,7 +132,12 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   the limit without 25 % more pass rate (BBR's full-pipe test, on buckets where nearly
 ///   every request found every permit taken and, at the starting limit, in a steady state:
 ///   pass rate × mean RT ≈ the limit). Either way the limit returns to the starting one and a
-///   probe at half of it starts at once, to measure the floor below the knee.
+///   probe at half of it starts at once, to measure the floor below the knee. Sooner, and
+///   without a probe: the requests that started with more than half the permits out took
+///   significantly longer (three standard errors of their log RTs) than those that started
+///   with few out, so they waited; by Little's law the permits in service are the permits out
+///   × the ratio of their mean RTs, and the limit drops there (plus the target queue) with
+///   min RT, floor and median taken from the first requests.
 /// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
 /// - **Drops**: a bucket with drops, when the last buckets holding at least
@@ -193,6 +205,12 @@ pub struct LittlesLaw {
     restart_cap: Option<usize>,
     /// The bucket count when the slow start last drained.
     drained_at: Option<u64>,
+    /// RTs at the starting limit, by the permits out when each request started.
+    start: StartTest,
+    /// The unqueued RTs (min RT, floor, median) came from the start's first requests, not
+    /// from a probe: the early probe judges by them as by a probe's, but the first probe
+    /// takes its own readings as they are (a dozen answers are no reference for a regime).
+    measured_at_start: bool,
 }
 
 impl LittlesLaw {
@@ -230,6 +248,8 @@ impl LittlesLaw {
             restarted: false,
             restart_cap: None,
             drained_at: None,
+            start: StartTest::default(),
+            measured_at_start: false,
         }
     }
 
@@ -480,7 +500,18 @@ impl LittlesLaw {
             return self.limit; // idle: no news is no reason to move
         }
         let base = self.base as f64;
-        let target = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
+        // The least queue aimed for: once the knee is known, the estimate's own noise (two
+        // standard errors of a bucket's low RT, in requests), at least one request (fewer, and
+        // a worker may idle between answers) and at most two. Two requests are 10–40 % of a
+        // pool of 5–20 workers, and waiting requests slow the workers. Before the knee, two:
+        // at the starting limit the target alone judges the first queue, and a smaller one
+        // ended slow starts on noise (`huge_pool_1.5x` 0.81 → 0.50).
+        let least = if self.knee_found {
+            (QUEUE_NOISE * self.queue_noise()).clamp(1.0, MIN_QUEUE_TARGET)
+        } else {
+            MIN_QUEUE_TARGET
+        };
+        let target = (self.c.queue_target * base).max(least);
         let queue = self.queue_estimate();
         // Past the starting limit, the slow start ends only at a queue its own noise cannot
         // explain: at a limit of a few dozen in front of a slow pool, a bucket holds a few dozen
@@ -665,9 +696,10 @@ impl LittlesLaw {
         // at the knee itself and probes at half the limit followed every second or so.
         // Until then, the mean RT against min RT — unless the last probe measured nothing: the
         // mean is then as far above min RT as before, and the next probe as blind.
-        let inflated = (queueing || !self.probed)
+        let measured = self.probed || self.measured_at_start;
+        let inflated = (queueing || !measured)
             && self.since_probe >= self.c.pass_buckets
-            && match (self.probe_mid.filter(|_| self.probed), self.recent_mid()) {
+            && match (self.probe_mid.filter(|_| measured), self.recent_mid()) {
                 (Some(unqueued), Some(mid)) => {
                     mid.as_secs_f64() > self.c.probe_trigger * unqueued.as_secs_f64()
                 }
@@ -702,6 +734,57 @@ impl LittlesLaw {
             self.start_probe(now, short_rt, limit);
         }
         self.probe_limit(now).unwrap_or(self.base)
+    }
+
+    /// Still at the starting limit, before any growth, probe or knee: the requests that
+    /// found every permit taken are filed against those that started with few out.
+    fn at_start(&self) -> bool {
+        let initial = clamp(self.c.initial, self.c.min, self.c.max);
+        !self.knee_found
+            && !self.restarted
+            && !self.probed
+            && self.probe.is_none()
+            && self.base == initial
+            && self.limit == initial
+    }
+
+    /// A starting limit already past the knee, seen from the RTs themselves: the requests
+    /// that started with more than half the permits out took longer than those that started
+    /// with few out, so they waited inside the resource. Little's law on the two groups gives
+    /// the permits in service, and the limit drops to that plus the target queue (the drain).
+    /// The first group also gives what every RT since (queued from the first request) could
+    /// not: an unqueued mean RT for min RT, and an unqueued low RT for the floor the queue
+    /// estimate is measured from — the fastest of the first requests, which started before
+    /// the resource filled. It is judged on every answer and needs a few of each group, a
+    /// round trip or two, where the queue estimate waited for buckets whose floor was itself
+    /// queued (and a bucket of a few late answers lasted 26 s).
+    fn past_the_knee_from_the_start(&mut self, now: Nanos) {
+        let (min, initial) = (self.c.min, clamp(self.c.initial, self.c.min, self.c.max));
+        let least = (self.c.min_samples as u64).min(initial as u64 / 2);
+        let target = (self.c.queue_target * initial as f64).max(MIN_QUEUE_TARGET);
+        let Some(in_service) = self.start.in_service(least, STARTUP_SIGNIFICANCE, target) else {
+            return;
+        };
+        self.min_rt = self.start.unqueued_rt();
+        self.low_floor = self.start.unqueued_low();
+        self.probe_mid = self.start.unqueued_mid();
+        self.measured_at_start = true;
+        self.knee_found = true;
+        let knee = in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
+        let knee = clamp((knee.ceil() as usize).min(initial), min, initial);
+        self.knee = Some(knee);
+        self.limit_log.push_back((now, self.limit));
+        if self.limit_log.len() > LIMIT_LOG {
+            self.limit_log.pop_front();
+        }
+        self.base = knee;
+        self.limit = knee;
+        // As after the drain: the last buckets still hold the queue of the starting limit.
+        self.drained_at = Some(self.closed_total);
+        self.since_probe = 0;
+        self.next_probe = self
+            .next_probe
+            .max(now + self.at_least_buckets(self.c.probe_interval, 50) / 2);
     }
 
     /// Periodic probes are spaced out only while the resource looks as it did at the last
@@ -846,6 +929,15 @@ impl LimitAlgorithm for LittlesLaw {
         }
         // Pinned: it took the last permit of the limit in force when it started.
         let pinned = s.in_flight >= self.limit_at(s.start);
+        // Dropped answers too (in both groups alike): in front of a pool a quarter of the
+        // starting limit, most answers of the requests that found every permit taken come
+        // after the client's deadline, and leaving them out left the test without its evidence
+        // for 30 s.
+        if self.at_start() {
+            let success = s.outcome == Outcome::Success;
+            self.start.add(s.latency, s.in_flight, self.limit, success);
+            self.past_the_knee_from_the_start(end);
+        }
         let b = &mut self.current;
         // Against the lowest recent limit: a request that started before a raise found every
         // permit of the old limit taken.
@@ -875,5 +967,7 @@ impl LimitAlgorithm for LittlesLaw {
     }
 }
 
+#[cfg(test)]
+mod start_tests;
 #[cfg(test)]
 mod tests;

@@ -25,8 +25,9 @@ pub struct LittlesLawConfig {
     /// because the limit is not what holds the load back.
     pub app_limited_gain: f64,
     /// While saturated, the standing queue inside the resource the limit aims for, as a
-    /// fraction of the limit (0.04; at least 2 requests): enough that no worker idles, little
-    /// enough that waiting (and any contention) stays small.
+    /// fraction of the limit (0.04; at least 2 requests until the knee is found, then at least
+    /// two standard errors of the queue estimate, within 1–2 requests): enough that no worker
+    /// idles, little enough that waiting (and any contention) stays small.
     pub queue_target: f64,
     /// Share of the queue error corrected each bucket (0.5).
     pub queue_gain: f64,

@@ -5,23 +5,37 @@
 //! The new limiter holds a slot (a throttled permit, the "placeholder") for each request the
 //! old one runs, so the new limit counts them: raising it later admits only what the two
 //! together may run. The old limiter's own limit is kept at the number of slots held for
-//! it, so it starts a queued request only in a slot the new one holds for it. Slots for its
-//! waiters are asked of the new limiter at [`Priority::HIGH`]: they queued before anything
-//! that waits on the new one, so they are served first. Slots go back as the old
-//! limiter's requests end (none is reused when the pool's limit was lowered under what
-//! runs). The old limiter is rebalanced right after every change of the pool's limit, when
-//! a slot comes, and every [`TICK`] (an adaptive limit moves on its own) until it is
-//! empty; then its counters are folded into the pool's and it is let go.
+//! it, so it starts a queued request only in a slot the new one holds for it. Each of its
+//! waiters without a slot has an ask in the new limiter's queue at `Priority::HIGH`
+//! (kept by every rebalance, as far as that queue has room): they queued before anything
+//! that waits on the new one, so they are served first, when a request ends and when the
+//! limit is raised. Slots go back as the old limiter's requests end (none is reused when
+//! the pool's limit was lowered under what runs). The old limiter is rebalanced right
+//! after every change of the pool's limit (and before a raise), when an ask is answered,
+//! and every [`TICK`] (an adaptive limit moves on its own) until it is empty and no pool
+//! built on it is left (a request routed to one a moment before the change still comes to
+//! the old limiter, and is served the same way); then its counters are folded into the
+//! pool's and it is let go.
+//!
+//! Several changes in a row make a chain: each old limiter hands over to the next, the
+//! newest rebalanced first (it sets the limit of the one before it), and what an old
+//! limiter lacks is asked down the chain to the limiter in force.
 //!
 //! One gap remains: an old *adaptive* limiter sets its own limit again when one of its
 //! requests ends, and may start waiters beyond its slots until the next rebalance, at most
 //! a [`TICK`] later.
+//!
+//! `tests/handover_model.rs` checks all this on random interleavings.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+mod chain;
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use sluicegate::concurrency::{ConcurrencyLimiter, OwnedPermit, Priority, Snapshot};
+use sluicegate::concurrency::{ConcurrencyLimiter, OwnedPermit, Snapshot};
 
+use self::chain::Handover;
 use super::stats::Stats;
 
 /// How often an old limiter with requests left is rebalanced.
@@ -47,22 +61,10 @@ struct Inner {
     /// Waits for a slot given up (the old waiter left first): counted by the new limiter as
     /// cancelled, but no client left.
     withdrawn: u64,
-    /// Slots asked of a new limiter and not yet answered: they wait in its queue, but no
-    /// request does.
-    asking: usize,
     /// The id of the next hand-over.
     next_id: u64,
     /// The largest counts reported, so that they never go back.
     reported: Counts,
-}
-
-#[derive(Debug)]
-struct Handover {
-    id: u64,
-    old: ConcurrencyLimiter,
-    new: ConcurrencyLimiter,
-    /// Slots of `new` held for requests of `old`.
-    slots: Vec<OwnedPermit>,
 }
 
 /// Counters of the limiters a pool has used.
@@ -105,8 +107,20 @@ pub struct PoolCounts {
     pub counts: Counts,
 }
 
-/// Moves the pool of `stats` from `old` to `new`, a limiter nobody else uses yet.
-pub fn hand_over(old: &ConcurrencyLimiter, new: &ConcurrencyLimiter, stats: &Arc<Stats>) {
+/// Whether a limiter of snapshot `s` runs and queues nothing, bypasses included.
+pub(super) fn empty(s: &Snapshot) -> bool {
+    s.in_flight == 0 && s.queued == 0 && s.bypass_in_flight == 0
+}
+
+/// Moves the pool of `stats` from `old` to `new`, a limiter nobody else uses yet. `users`
+/// lives as long as a pool built on `old` does: until then a request can still come to
+/// `old`, and the hand-over goes on.
+pub fn hand_over(
+    old: &ConcurrencyLimiter,
+    new: &ConcurrencyLimiter,
+    users: Weak<()>,
+    stats: &Arc<Stats>,
+) {
     let mut inner = stats.retired.lock();
     // Nothing starts on the old limiter until its slots are held on the new one; from here
     // on what it runs only goes down.
@@ -131,46 +145,37 @@ pub fn hand_over(old: &ConcurrencyLimiter, new: &ConcurrencyLimiter, stats: &Arc
         old: old.clone(),
         new: new.clone(),
         slots,
+        users,
+        asks: Vec::new(),
+        waker: Waker::noop().clone(),
+        older: 0,
     });
     inner.rebalance();
     drop(inner);
-    tokio::spawn(serve_old_queue(id, new.clone(), stats.clone()));
+    tokio::spawn(serve_old_queue(id, stats.clone()));
 }
 
-/// Asks `new` for slots while the old limiter of hand-over `id` has waiters without one,
-/// and rebalances every [`TICK`], until the old limiter is empty.
-async fn serve_old_queue(id: u64, new: ConcurrencyLimiter, stats: Arc<Stats>) {
-    let mut asking = None;
-    let mut slot = None;
-    while let Some(wants) = stats.retired.step(id, slot.take()) {
-        if !wants && asking.take().is_some() {
-            stats.retired.asked(-1, 1);
-        }
-        if wants && asking.is_none() {
-            stats.retired.asked(1, 0);
-            asking = Some(Box::pin(
-                new.acquire_owned().priority(Priority::HIGH).timeout(None),
-            ));
-        }
-        let Some(ask) = asking.as_mut() else {
-            tokio::time::sleep(TICK).await;
-            continue;
-        };
-        tokio::select! {
-            r = ask => {
-                asking = None;
-                stats.retired.asked(-1, 0);
-                match r {
-                    Ok(permit) => slot = Some(permit),
-                    // Closed, or its queue full: ask again later.
-                    Err(_) => tokio::time::sleep(TICK).await,
-                }
+/// Rebalances hand-over `id` when one of its asks is answered, and every [`TICK`], until
+/// it is over.
+async fn serve_old_queue(id: u64, stats: Arc<Stats>) {
+    loop {
+        let mut stepped = false;
+        // Rebalances, then waits to be woken by an answer (`Ready(true)`); `Ready(false)`
+        // once the hand-over is over.
+        let woken = std::future::poll_fn(|cx| {
+            if std::mem::replace(&mut stepped, true) {
+                return Poll::Ready(true);
             }
+            if stats.retired.step(id, cx.waker()) {
+                Poll::Pending
+            } else {
+                Poll::Ready(false)
+            }
+        });
+        tokio::select! {
+            on = woken => if !on { return },
             () = tokio::time::sleep(TICK) => {}
         }
-    }
-    if asking.take().is_some() {
-        stats.retired.asked(-1, 1);
     }
 }
 
@@ -185,32 +190,24 @@ impl Retired {
         self.lock().rebalance()
     }
 
-    /// Adds `slot` (of hand-over `id`'s new limiter) to that hand-over's slots and
-    /// rebalances: `None` once it is over, else whether its old limiter has waiters without
-    /// a slot.
-    fn step(&self, id: u64, slot: Option<OwnedPermit>) -> Option<bool> {
+    /// Rebalances, with `waker` to wake hand-over `id`'s task when one of its asks is
+    /// answered: `false` once that hand-over is over.
+    fn step(&self, id: u64, waker: &Waker) -> bool {
         let mut inner = self.lock();
-        if let Some(slot) = slot {
-            inner.taken += 1;
-            match inner.handovers.iter_mut().find(|h| h.id == id) {
-                Some(h) => h.slots.push(slot),
-                None => {
-                    inner.returned += 1;
-                    drop(slot);
-                }
-            }
-        }
+        let Some(h) = inner.handovers.iter_mut().find(|h| h.id == id) else {
+            return false;
+        };
+        h.waker.clone_from(waker);
         inner.rebalance();
-        let h = inner.handovers.iter().find(|h| h.id == id)?;
-        let old = h.old.snapshot();
-        Some(old.queued > 0 && h.slots.len() < old.in_flight + old.queued)
+        inner.handovers.iter().any(|h| h.id == id)
     }
 
-    /// Counts slots asked (`+1`) or answered or given up (`-1`), `withdrawn` of them given up.
-    fn asked(&self, change: isize, withdrawn: u64) {
-        let mut inner = self.lock();
-        inner.asking = inner.asking.saturating_add_signed(change);
-        inner.withdrawn += withdrawn;
+    /// Whether no old limiter runs or queues a request (bypasses included).
+    pub fn idle(&self) -> bool {
+        self.lock()
+            .handovers
+            .iter()
+            .all(|h| empty(&h.old.snapshot()))
     }
 
     /// Closes or opens the old limiters with the pool.
@@ -231,12 +228,13 @@ impl Retired {
         let mut queued = current.queued;
         let mut counts = inner.done.add(Counts::of(current));
         counts.cancelled = counts.cancelled.wrapping_sub(inner.withdrawn);
-        let mut held = 0;
+        let (mut held, mut asks) = (0, 0);
         for h in &inner.handovers {
             let s = h.old.snapshot();
             in_flight += s.in_flight;
             queued += s.queued;
             held += h.slots.len();
+            asks += h.asks.len();
             counts = counts.add(Counts::of(&s));
         }
         counts.admitted = counts.admitted.wrapping_sub(inner.taken);
@@ -247,59 +245,8 @@ impl Retired {
         r.cancelled = r.cancelled.max(counts.cancelled);
         PoolCounts {
             in_flight: in_flight.saturating_sub(held),
-            queued: queued.saturating_sub(inner.asking),
+            queued: queued.saturating_sub(asks),
             counts: inner.reported,
         }
-    }
-}
-
-impl Inner {
-    fn rebalance(&mut self) -> bool {
-        let mut returned = 0;
-        let mut i = 0;
-        while i < self.handovers.len() {
-            let h = &mut self.handovers[i];
-            let (given_back, busy) = h.rebalance(&mut self.taken);
-            returned += given_back;
-            if busy {
-                i += 1;
-            } else {
-                let h = self.handovers.remove(i);
-                self.done = self.done.add(Counts::of(&h.old.snapshot()));
-            }
-        }
-        self.returned += returned;
-        !self.handovers.is_empty()
-    }
-}
-
-impl Handover {
-    /// Takes slots for the old limiter's waiters where the new one has room, gives back
-    /// those it no longer needs or the pool's limit no longer allows, and sets the old
-    /// limit to the slots it may fill. Returns how many slots went back, and whether the
-    /// old limiter still has requests.
-    fn rebalance(&mut self, taken: &mut u64) -> (u64, bool) {
-        let old = self.old.snapshot();
-        let wanted = old.in_flight + old.queued;
-        while self.slots.len() < wanted {
-            let Ok(slot) = self.new.try_acquire_owned() else {
-                break;
-            };
-            self.slots.push(slot);
-            *taken += 1;
-        }
-        // A lowered limit: the new limiter counts more than it allows. The old limiter
-        // gives up that many slots as its requests end, and starts nothing meanwhile.
-        let over = self.new.snapshot().in_flight.saturating_sub(self.new.max());
-        let fill = self.slots.len().saturating_sub(over).min(wanted);
-        let _ = self.old.set_max(fill);
-        // From here on the old limiter starts nothing beyond `fill`; what runs only ends.
-        let keep = fill.max(self.old.snapshot().in_flight);
-        let given_back = self.slots.len().saturating_sub(keep);
-        self.slots.truncate(keep);
-        (
-            given_back as u64,
-            keep > 0 || self.old.snapshot().queued > 0,
-        )
     }
 }

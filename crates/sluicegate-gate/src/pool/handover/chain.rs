@@ -1,0 +1,153 @@
+//! One hand-over of a chain: the slots an old limiter holds on the next one, the asks its
+//! waiters keep in that one's queue, and the rebalance that keeps them in step.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Weak;
+use std::task::{Context, Poll, Waker};
+
+use sluicegate::concurrency::{AcquireOwned, ConcurrencyLimiter, OwnedPermit, Priority};
+
+use super::{Counts, Inner, empty};
+
+/// A limiter the pool moved off, and the one it moved to.
+#[derive(Debug)]
+pub(super) struct Handover {
+    pub(super) id: u64,
+    pub(super) old: ConcurrencyLimiter,
+    pub(super) new: ConcurrencyLimiter,
+    /// Slots of `new` held for requests of `old`.
+    pub(super) slots: Vec<OwnedPermit>,
+    /// Alive while a pool built on `old` is: a request may still come to `old`.
+    pub(super) users: Weak<()>,
+    /// Slots asked of `new` for waiters without one, at [`Priority::HIGH`]: they wait in
+    /// its queue (where no request does), first in line.
+    pub(super) asks: Vec<Pin<Box<AcquireOwned>>>,
+    /// Wakes the hand-over's task when an ask is answered.
+    pub(super) waker: Waker,
+    /// Slots the hand-over before this one lacks on `old`, as of the last rebalance.
+    pub(super) older: usize,
+}
+
+impl Inner {
+    /// Shares the limit along the chain; `true` while an old limiter is still busy.
+    pub(super) fn rebalance(&mut self) -> bool {
+        let mut returned = 0;
+        // Newest first: a limiter retired twice over is the `new` of an older hand-over, and
+        // the newer one sets its limit (what the newest limiter allows) before the older one
+        // gives slots back on it, which would start its waiters under a limit gone stale.
+        // The hand-over before another, when it is still on, moved off the other's old
+        // limiter: the slots its waiters lack are asked of the other's new limiter too, or
+        // they would wait for a limiter whose limit nothing raises. Oldest first, so that
+        // what a chain lacks reaches its newest limiter.
+        for i in 0..self.handovers.len() {
+            self.handovers[i].older = match i.checked_sub(1).map(|j| &self.handovers[j]) {
+                Some(o) if o.id + 1 == self.handovers[i].id => o.lacking(),
+                _ => 0,
+            };
+        }
+        for i in (0..self.handovers.len()).rev() {
+            let (given_back, busy) =
+                self.handovers[i].rebalance(&mut self.taken, &mut self.withdrawn);
+            returned += given_back;
+            if !busy {
+                let h = self.handovers.remove(i);
+                self.withdrawn += h.asks.len() as u64;
+                self.done = self.done.add(Counts::of(&h.old.snapshot()));
+            }
+        }
+        self.returned += returned;
+        !self.handovers.is_empty()
+    }
+}
+
+impl Handover {
+    /// Slots of `new` the old limiter's requests (and the older hand-over's) lack, not
+    /// counting those asked for.
+    fn lacking(&self) -> usize {
+        let old = self.old.snapshot();
+        (old.in_flight + old.queued + self.older).saturating_sub(self.slots.len() + self.asks.len())
+    }
+
+    /// Takes slots for the old limiter's waiters (and the older hand-over's, which wait
+    /// for room on the old limiter) where the new one has room, gives back those it no
+    /// longer needs or the pool's limit no longer allows, and sets the old limit to the
+    /// slots it may fill. Returns how many slots went back, and whether the hand-over goes
+    /// on.
+    fn rebalance(&mut self, taken: &mut u64, withdrawn: &mut u64) -> (u64, bool) {
+        let older = self.older;
+        // Asks answered: a slot, or a refusal (closed, the queue full), asked again below.
+        let waker = self.waker.clone();
+        let mut cx = Context::from_waker(&waker);
+        let slots = &mut self.slots;
+        self.asks
+            .retain_mut(|ask| match ask.as_mut().poll(&mut cx) {
+                Poll::Pending => true,
+                Poll::Ready(r) => {
+                    if let Ok(slot) = r {
+                        slots.push(slot);
+                        *taken += 1;
+                    }
+                    false
+                }
+            });
+        let old = self.old.snapshot();
+        let wanted = old.in_flight + old.queued + older;
+        while self.slots.len() < wanted {
+            let Ok(slot) = self.new.try_acquire_owned() else {
+                break;
+            };
+            self.slots.push(slot);
+            *taken += 1;
+        }
+        // A lowered limit: the new limiter counts more than it allows. The old limiter
+        // gives up that many slots as its requests end, and starts nothing meanwhile.
+        let over = self.new.snapshot().in_flight.saturating_sub(self.new.max());
+        let fill = self.slots.len().saturating_sub(over).min(wanted);
+        let _ = self.old.set_max(fill);
+        // From here on the old limiter starts nothing beyond `fill`; what runs only ends.
+        let keep = fill.max(self.old.snapshot().in_flight);
+        let given_back = self.slots.len().saturating_sub(keep);
+        self.slots.truncate(keep);
+        self.ask(&mut cx, taken, withdrawn);
+        // Bypassed requests hold no slot, but the drain waits for them here too; and while a
+        // pool built on `old` is alive, a request routed to it may still come.
+        let busy =
+            keep > 0 || older > 0 || !empty(&self.old.snapshot()) || self.users.strong_count() > 0;
+        (given_back as u64, busy)
+    }
+
+    /// Keeps one ask in `new`'s queue for each waiter (of the old limiter, or of the older
+    /// hand-over) that lacks a slot: when `new` has room, a request ending or the limit
+    /// raised, the asks are served before its own waiters, which came later. Fewer when its
+    /// queue is full.
+    fn ask(&mut self, cx: &mut Context<'_>, taken: &mut u64, withdrawn: &mut u64) {
+        let old = self.old.snapshot();
+        let waiting = old.queued + self.older;
+        let lacking = (old.in_flight + waiting)
+            .saturating_sub(self.slots.len())
+            .min(waiting);
+        if self.asks.len() > lacking {
+            *withdrawn += (self.asks.len() - lacking) as u64;
+            self.asks.truncate(lacking);
+        }
+        while self.asks.len() < lacking {
+            let mut ask = Box::pin(
+                self.new
+                    .acquire_owned()
+                    .priority(Priority::HIGH)
+                    .timeout(None),
+            );
+            match ask.as_mut().poll(cx) {
+                Poll::Pending => self.asks.push(ask),
+                Poll::Ready(Ok(slot)) => {
+                    // Room at once: the next rebalance lets the old limiter fill it.
+                    self.slots.push(slot);
+                    *taken += 1;
+                    cx.waker().wake_by_ref();
+                }
+                Poll::Ready(Err(_)) => break,
+            }
+        }
+    }
+}
