@@ -174,7 +174,7 @@ async fn status(State(admin): State<Admin>) -> Response {
     let store = state.store.as_ref().map(|s| {
         let h = s.health();
         json!({
-            "redis": s.config.redis.get_ref(),
+            "redis": s.config.redis_shown(),
             "up": h.up,
             "outages": h.outages,
             "recoveries": h.recoveries,

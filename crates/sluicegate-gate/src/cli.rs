@@ -43,6 +43,13 @@ pub enum Command {
 /// `serve`: `--config FILE`, or the quick form's flags (one pool `default`, one route for
 /// everything).
 #[derive(Debug, Args)]
+// Both forms in the usage line, which clap prints with a missing flag: a bare `serve` named
+// only the quick form's flags, never `--config`.
+#[command(
+    override_usage = "sluicegate serve --config FILE [--workers N]\n       \
+    sluicegate serve --listen ADDR --upstream URL --max-concurrency N --max-queue N \
+    --queue-timeout DUR [OPTIONS]"
+)]
 pub struct Serve {
     /// The config file.
     #[arg(long, conflicts_with_all = ["listen", "upstream", "max_concurrency", "max_queue", "queue_timeout", "rate", "upstream_timeout", "admin_listen", "admin_token_file"])]
@@ -125,6 +132,14 @@ impl Serve {
         );
         p.max_queue = self.max_queue.ok_or_else(|| missing("max-queue"))?;
         p.queue_timeout = self.queue_timeout.ok_or_else(|| missing("queue-timeout"))?;
+        // Said in the flags' own words (the file's rule suggests `max_queue = 0`).
+        if p.queue_timeout.0.is_zero() {
+            return Err(ConfigError {
+                file: "<flags>".into(),
+                at: None,
+                message: "--queue-timeout must be longer than 0 (for no waiting at all, write --max-queue 0)".into(),
+            });
+        }
         p.rate = self.rate;
         if let Some(o) = self.queue_order {
             p.queue_order = match o {
@@ -153,7 +168,8 @@ pub enum Order {
 mod tests {
     use super::*;
 
-    fn quick(extra: &[&str]) -> Config {
+    /// `serve` in the quick form with `queue_timeout` and `extra` flags.
+    fn quick_serve(queue_timeout: &str, extra: &[&str]) -> Result<Config, ConfigError> {
         let mut args = vec![
             "sluicegate",
             "serve",
@@ -166,13 +182,33 @@ mod tests {
             "--max-queue",
             "5",
             "--queue-timeout",
-            "1s",
+            queue_timeout,
         ];
         args.extend_from_slice(extra);
-        let Command::Serve(serve) = Cli::try_parse_from(args).unwrap().command else {
+        let cli = Cli::try_parse_from(args).unwrap();
+        let Command::Serve(serve) = cli.command else {
             panic!("not serve");
         };
-        serve.config().unwrap().0
+        serve.config().map(|c| c.0)
+    }
+
+    fn quick(extra: &[&str]) -> Config {
+        quick_serve("1s", extra).unwrap()
+    }
+
+    /// Review 3, lesser notes: `--queue-timeout 0s` was answered with the file's advice
+    /// (`max_queue = 0`), and a bare `sluicegate serve` listed the quick form's flags without
+    /// a word of `--config`.
+    #[test]
+    fn the_quick_form_speaks_in_flags_and_a_bare_serve_names_config() {
+        let e = quick_serve("0s", &[]).unwrap_err().to_string();
+        assert!(e.contains("--max-queue 0"), "{e}");
+        assert!(!e.contains("max_queue = 0"), "{e}");
+        let e = Cli::try_parse_from(["sluicegate", "serve"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--config FILE"), "{e}");
+        assert!(e.contains("--listen"), "{e}");
     }
 
     #[test]

@@ -114,12 +114,14 @@ impl Gate {
     ///
     /// What [`State::build`] refuses, or a store URL the Redis client refuses.
     pub async fn new(config: Config, path: Option<PathBuf>) -> Result<Gate, String> {
+        warn_of(&config);
         let store = match &config.store {
             Some(cfg) => {
-                let store = Store::connect(cfg).await?;
-                if !store.is_up() {
+                let (store, down) = Store::connect_checked(cfg).await?;
+                if let Some(why) = down {
                     tracing::warn!(
-                        redis = %cfg.redis.get_ref(),
+                        redis = %cfg.redis_shown(),
+                        error = %why,
                         "redis does not answer: global pools follow their failure policy until it does"
                     );
                 }
@@ -199,17 +201,20 @@ impl Gate {
             (None, _) => None,
             (Some(cfg), Some(kept)) if kept.config == *cfg => Some(kept),
             (Some(cfg), _) => {
-                let store = Store::connect(cfg).await.map_err(invalid)?;
-                if !store.is_up() {
+                let (store, down) = Store::connect_checked(cfg).await.map_err(|e| {
+                    invalid(format!("{}: {e}; the store in force stays", path.display()))
+                })?;
+                if let Some(why) = down {
                     return Err(invalid(format!(
-                        "{}: the new [store] redis = \"{}\" does not answer; the store in force stays",
+                        "{}: the new [store] redis = \"{}\" does not answer ({why}); the store in force stays",
                         path.display(),
-                        cfg.redis.get_ref()
+                        cfg.redis_shown()
                     )));
                 }
                 Some(store)
             }
         };
+        warn_of(&new);
         let mut current = self.change()?;
         let restart = self.bound.changed_by(&new);
         if !restart.is_empty() {
@@ -328,16 +333,25 @@ pub fn check_pools(config: &Config) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start a runtime to check the store: {e}"))?;
+    warn_of(config);
     runtime.block_on(async {
-        let store = Store::connect(cfg).await?;
-        if !store.is_up() {
+        let (store, down) = Store::connect_checked(cfg).await?;
+        if let Some(why) = down {
             tracing::warn!(
-                redis = %cfg.redis.get_ref(),
+                redis = %cfg.redis_shown(),
+                error = %why,
                 "redis does not answer: the gate would start with global pools on their failure policy"
             );
         }
         State::build(config, None, Some(&store)).map(drop)
     })
+}
+
+/// Logs what [`config::warnings`] finds in `config`.
+fn warn_of(config: &Config) {
+    for w in config::warnings(config) {
+        tracing::warn!("{w}");
+    }
 }
 
 #[cfg(test)]

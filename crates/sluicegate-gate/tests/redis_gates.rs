@@ -53,6 +53,25 @@ async fn queued(gates: &[Gate]) -> u64 {
     sum
 }
 
+/// Sends `N` requests the upstream holds through `gate`, and waits until they are there.
+async fn hold_all(
+    gate: &Gate,
+    upstream: &Upstream,
+) -> Vec<tokio::task::JoinHandle<support::Reply>> {
+    let mut held = Vec::new();
+    for j in 0..N {
+        let addr = gate.proxy;
+        held.push(tokio::spawn(async move {
+            get(addr, "/hold", &format!("h{j}")).await
+        }));
+    }
+    eventually("N requests at the upstream", || async {
+        upstream.current() == N
+    })
+    .await;
+    held
+}
+
 /// A budget for tests about sharing, not about a slow machine's fallbacks (which assert that
 /// none happened): 5 s, since a loaded CI machine can stall a gate process for over a
 /// second, and it costs nothing while Redis answers.
@@ -297,17 +316,7 @@ async fn a_client_leaving_the_global_queue_is_counted_as_gone() {
     let text = config(&redis, &upstream, BUDGET) + "[[routes]]\npool = \"shared\"\n";
     let gates = gates(1, "gone", &text).await;
     let gate = &gates[0];
-    let mut held = Vec::new();
-    for j in 0..N {
-        let addr = gate.proxy;
-        held.push(tokio::spawn(async move {
-            get(addr, "/hold", &j.to_string()).await
-        }));
-    }
-    eventually("N requests at the upstream", || async {
-        upstream.current() == N
-    })
-    .await;
+    let held = hold_all(gate, &upstream).await;
     let waiting = support::raw(gate.proxy, b"GET /hold HTTP/1.1\r\nhost: gate.test\r\n\r\n").await;
     eventually("one waiting in the store's queue", || async {
         queued(&gates).await == 1
@@ -328,4 +337,63 @@ async fn a_client_leaving_the_global_queue_is_counted_as_gone() {
         N,
         "the waiter never reached the upstream"
     );
+}
+
+/// Defect pinned (review 3, item 7): close and the kill switch did not turn away requests
+/// waiting for a global slot. `admit_global` checked `closed` only before it waited, so after
+/// `POST /pools/NAME/close`, or `max_concurrency = 0`, the waiters stayed in the store's queue
+/// until a running request ended, and only then got their `503`. Now they get `503 closed` at
+/// once, as a local pool's do: here while every running request is still held.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_and_the_kill_switch_turn_away_what_waits_for_a_global_slot() {
+    let redis = RedisServer::start();
+    let upstream = Upstream::start().await;
+    let text = config(&redis, &upstream, BUDGET) + "[[routes]]\npool = \"shared\"\n";
+    let gates = gates(1, "close-global", &text).await;
+    let gate = &gates[0];
+    let held = hold_all(gate, &upstream).await;
+
+    for (round, (method, path, body)) in [
+        ("POST", "/pools/shared/close", ""),
+        ("PUT", "/pools/shared/limits", r#"{"max_concurrency":0}"#),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut waiting = Vec::new();
+        for j in 0..3 {
+            let addr = gate.proxy;
+            waiting.push(tokio::spawn(async move {
+                get(addr, "/hold", &format!("w{round}-{j}")).await
+            }));
+        }
+        eventually("three waiting in the store's queue", || async {
+            queued(&gates).await == 3
+        })
+        .await;
+        let r = gate.admin_call(method, path, None, body).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        for w in waiting {
+            let r = w.await.unwrap();
+            assert_eq!(r.status, 503, "{path}: {}", r.body);
+            assert_eq!(r.header("x-sluicegate-reason"), "closed", "{path}");
+        }
+        // Turned away while the running requests still run.
+        assert_eq!(upstream.current(), N, "{path}");
+        assert_eq!(upstream.ended(), 0, "{path}");
+        // Open again for the next round.
+        let (method, path, body) = if round == 0 {
+            ("POST", "/pools/shared/open", "")
+        } else {
+            ("PUT", "/pools/shared/limits", r#"{"max_concurrency":4}"#)
+        };
+        assert_eq!(gate.admin_call(method, path, None, body).await.status, 200);
+    }
+    upstream.release(N);
+    for h in held {
+        assert_eq!(h.await.unwrap().status, 200);
+    }
+    let counters = &gate.pool("shared").await["counters"];
+    assert_eq!(counters["closed"], 6, "{counters}");
+    assert_eq!(upstream.ids().len(), N, "no waiter reached the upstream");
 }

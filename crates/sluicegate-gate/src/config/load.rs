@@ -75,6 +75,32 @@ pub fn validate(config: &Config, file: &str) -> Result<(), ConfigError> {
     })
 }
 
+/// What a config that works may still get wrong, one line each, for `serve`, `check` and
+/// reloads to log as warnings: a `[store]` without `instances` while a global pool falls
+/// back to `local` (each gate would then take the whole limit while Redis is down).
+pub fn warnings(config: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(store) = config.store.as_ref().filter(|s| s.instances.is_none()) {
+        let local: Vec<String> = config
+            .pools
+            .iter()
+            .filter(|p| {
+                p.scope == super::Scope::Global
+                    && p.on_redis_failure.unwrap_or(store.on_redis_failure)
+                        == super::OnFailure::Local
+            })
+            .map(|p| format!("`{}`", p.name.get_ref()))
+            .collect();
+        if !local.is_empty() {
+            out.push(format!(
+                "`[store] instances` is not set: while redis is down, the `local` policy of the global pools {} gives this gate the whole of each limit, as if it were the only gate; set `instances` to the number of gates sharing the store",
+                local.join(", ")
+            ));
+        }
+    }
+    out
+}
+
 /// A rule broken: where (a byte span, when known) and why.
 type Broken = (Option<Range<usize>>, String);
 
@@ -149,7 +175,8 @@ fn check_store(config: &Config) -> Result<(), Broken> {
         return Err((
             Some(store.redis.span()),
             format!(
-                "invalid redis URL `{url}`: write `redis://HOST:PORT`, like `redis://127.0.0.1:6379`"
+                "invalid redis URL `{}`: write `redis://HOST:PORT`, like `redis://127.0.0.1:6379`",
+                store.redis_shown()
             ),
         ));
     }
@@ -159,9 +186,11 @@ fn check_store(config: &Config) -> Result<(), Broken> {
             "`[store] budget` must be longer than 0, like `20ms`".into(),
         ));
     }
-    if *store.instances.get_ref() == 0 {
+    if let Some(n) = &store.instances
+        && *n.get_ref() == 0
+    {
         return Err((
-            Some(store.instances.span()),
+            Some(n.span()),
             "`instances` counts the gates sharing the store: at least 1".into(),
         ));
     }
@@ -556,7 +585,7 @@ mod tests {
         let ok = parse(&with_store("redis = \"redis://127.0.0.1:6379\""), "g.toml").unwrap();
         let store = ok.store.unwrap();
         assert_eq!(store.budget.to_string(), "20ms");
-        assert_eq!(*store.instances.get_ref(), 1);
+        assert_eq!(store.instances(), 1);
         assert_eq!(store.on_redis_failure, super::super::OnFailure::Local);
         let e = parse(&with_store("redis = \"http://x:1\""), "g.toml").unwrap_err();
         assert_eq!(e.at, Some((2, 9)), "{e}");
@@ -579,6 +608,29 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("local"), "{e}");
+    }
+
+    /// Review 3, lesser note: `instances` defaulting to 1 with the `local` policy let every
+    /// gate take the whole limit during an outage, without a word.
+    #[test]
+    fn a_store_without_instances_is_warned_of_where_a_pool_falls_back_to_local() {
+        let global = MINIMAL.replace(
+            "max_concurrency = 4",
+            "max_concurrency = 4\nscope = \"global\"",
+        );
+        let with_store = |store: &str| {
+            parse(
+                &format!("[store]\nredis = \"redis://x\"\n{store}\n{global}"),
+                "g.toml",
+            )
+            .unwrap()
+        };
+        let w = warnings(&with_store(""));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("`[store] instances` is not set"), "{w:?}");
+        assert!(warnings(&with_store("instances = 1")).is_empty());
+        assert!(warnings(&with_store("on_redis_failure = \"deny\"")).is_empty());
+        assert!(warnings(&parse(MINIMAL, "g.toml").unwrap()).is_empty());
     }
 
     #[test]

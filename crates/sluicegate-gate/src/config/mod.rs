@@ -29,10 +29,10 @@ mod model;
 mod values;
 mod wire;
 
-pub use load::{ConfigError, parse, read, validate};
+pub use load::{ConfigError, parse, read, validate, warnings};
 pub use model::{
     Adaptive, Admin, Algorithm, Bypass, Config, OnFailure, PerKeyRate, Pool, QueueOrder, RateMode,
     Route, Scope, Store,
 };
 pub use values::{Dur, KeySource, Rate};
-pub use wire::{Cidr, ListenAddr, UpstreamUrl};
+pub use wire::{Cidr, ListenAddr, UpstreamUrl, redacted_url};

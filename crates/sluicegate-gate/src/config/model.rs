@@ -95,10 +95,11 @@ pub struct Store {
     /// Longest wait for Redis per decision (default `20ms`); then the failure policy decides.
     #[serde(default = "default_budget")]
     pub budget: Dur,
-    /// How many gates share the store (default 1): the `local` failure policy gives each
-    /// `1 / instances` of a global limit.
-    #[serde(default = "default_instances")]
-    pub instances: Spanned<u32>,
+    /// How many gates share the store (default 1, with a warning while a global pool falls
+    /// back to `local`): the `local` failure policy gives each `1 / instances` of a global
+    /// limit.
+    #[serde(default)]
+    pub instances: Option<Spanned<u32>>,
     /// The prefix of every Redis key (default `sluicegate`): gates that share a Redis but
     /// not their limits use different prefixes.
     #[serde(default = "default_prefix_key")]
@@ -107,6 +108,18 @@ pub struct Store {
     /// say otherwise.
     #[serde(default)]
     pub on_redis_failure: OnFailure,
+}
+
+impl Store {
+    /// The Redis URL as logs, errors and the admin API show it: without its password.
+    pub fn redis_shown(&self) -> String {
+        super::redacted_url(self.redis.get_ref())
+    }
+
+    /// How many gates share the store: `instances`, else 1.
+    pub fn instances(&self) -> u32 {
+        self.instances.as_ref().map_or(1, |n| *n.get_ref())
+    }
 }
 
 /// Where a pool's limits are kept.
@@ -352,9 +365,6 @@ fn default_max_keys() -> Spanned<usize> {
 }
 fn default_budget() -> Dur {
     Dur(std::time::Duration::from_millis(20))
-}
-fn default_instances() -> Spanned<u32> {
-    Spanned::new(0..0, 1)
 }
 fn default_prefix_key() -> Spanned<String> {
     Spanned::new(0..0, "sluicegate".to_owned())

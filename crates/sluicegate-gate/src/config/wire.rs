@@ -34,7 +34,10 @@ impl FromStr for UpstreamUrl {
 
     fn from_str(s: &str) -> Result<Self, String> {
         let hint = "write `http://HOST:PORT`, like `http://127.0.0.1:9000`";
-        let uri: Uri = s
+        let raw = s;
+        // Messages quote the URL without a password in it.
+        let s = redacted_url(raw);
+        let uri: Uri = raw
             .parse()
             .map_err(|_| format!("invalid upstream URL `{s}`: {hint}"))?;
         let parts = uri.into_parts();
@@ -104,6 +107,72 @@ from_string!(
     Cidr => "a network, like \"10.0.0.0/8\""
 );
 
+/// `url` as logs, errors and the admin API show it: a password in it (`user:password@`, or
+/// the `pass=` parameter redis-rs reads for a unix socket) replaced by `***`. Anything
+/// else is shown as written, also a URL that does not parse.
+///
+/// # Examples
+///
+/// ```
+/// use sluicegate_gate::config::redacted_url;
+///
+/// assert_eq!(
+///     redacted_url("redis://default:s3cret@127.0.0.1:6379/0"),
+///     "redis://default:***@127.0.0.1:6379/0"
+/// );
+/// assert_eq!(redacted_url("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+/// ```
+pub fn redacted_url(url: &str) -> String {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    let mut shown = String::with_capacity(url.len());
+    shown.push_str(&url[..start]);
+    // The user information ends at the authority's last `@` (a password may hold one).
+    match url[start..end].rsplit_once('@') {
+        Some((userinfo, host)) => {
+            match userinfo.split_once(':') {
+                Some((user, _password)) => {
+                    shown.push_str(user);
+                    shown.push_str(":***");
+                }
+                None => shown.push_str(userinfo),
+            }
+            shown.push('@');
+            shown.push_str(host);
+        }
+        None => shown.push_str(&url[start..end]),
+    }
+    let rest = &url[end..];
+    let Some((path, query)) = rest.split_once('?') else {
+        shown.push_str(rest);
+        return shown;
+    };
+    let (query, fragment) = query
+        .split_once('#')
+        .map_or((query, None), |(q, f)| (q, Some(f)));
+    shown.push_str(path);
+    shown.push('?');
+    for (i, pair) in query.split('&').enumerate() {
+        if i > 0 {
+            shown.push('&');
+        }
+        match pair.split_once('=') {
+            Some((key, _)) if key == "pass" || key == "password" => {
+                shown.push_str(key);
+                shown.push_str("=***");
+            }
+            _ => shown.push_str(pair),
+        }
+    }
+    if let Some(f) = fragment {
+        shown.push('#');
+        shown.push_str(f);
+    }
+    shown
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,6 +217,42 @@ mod tests {
         assert!("http://example.internal".parse::<UpstreamUrl>().is_ok());
         assert!("http://127.0.0.1:65535".parse::<UpstreamUrl>().is_ok());
         assert!("http://[::1]:9000".parse::<UpstreamUrl>().is_ok());
+    }
+
+    /// Defect pinned (review 3, item 6): the Redis password was shown in `/status` and logs.
+    #[test]
+    fn passwords_in_urls_are_redacted_and_nothing_else_changes() {
+        for (url, shown) in [
+            (
+                "redis://default:s3cret@127.0.0.1:6379/0",
+                "redis://default:***@127.0.0.1:6379/0",
+            ),
+            (
+                "redis://:nope@127.0.0.1:16379",
+                "redis://:***@127.0.0.1:16379",
+            ),
+            ("rediss://u:p@ss:w@host:1?x=1", "rediss://u:***@host:1?x=1"),
+            ("redis://user@host", "redis://user@host"),
+            ("redis://127.0.0.1:6379/", "redis://127.0.0.1:6379/"),
+            (
+                "redis+unix:///run/redis.sock?db=1&pass=s3cret#x",
+                "redis+unix:///run/redis.sock?db=1&pass=***#x",
+            ),
+            (
+                "unix:///r.sock?password=s3cret",
+                "unix:///r.sock?password=***",
+            ),
+            ("user:s3cret@host:1", "user:***@host:1"),
+            ("", ""),
+            ("redis://", "redis://"),
+        ] {
+            assert_eq!(redacted_url(url), shown, "{url}");
+        }
+        let err = "http://user:s3cret@127.0.0.1:9000"
+            .parse::<UpstreamUrl>()
+            .unwrap_err();
+        assert!(!err.contains("s3cret"), "{err}");
+        assert!(err.contains("http://user:***@127.0.0.1:9000"), "{err}");
     }
 
     #[test]

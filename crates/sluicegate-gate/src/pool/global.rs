@@ -1,6 +1,7 @@
 //! Global pools: the `[store]` (one Redis connection per gate) and a pool's limits kept in
 //! it, shared by every gate using the same store — `sluicegate-redis`'s limiters.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sluicegate::concurrency::ConcurrencyLimiter;
@@ -12,18 +13,39 @@ use sluicegate_redis::{
 
 use crate::config::{self, OnFailure, RateMode};
 
+/// How often the gate pings the store, so that its health (`/status`, `/metrics`) follows
+/// Redis also while no request asks it.
+const PROBE_EVERY: Duration = Duration::from_secs(1);
+
 /// The gate's connection to the `[store]`, shared by every global pool.
 #[derive(Clone, Debug)]
 pub struct Store {
     /// The settings it was made from.
     pub config: config::Store,
     redis: RedisStore,
+    /// The background probe, stopped with the last clone of the store.
+    _probe: Arc<Probe>,
+}
+
+/// A task that pings the store every [`PROBE_EVERY`], aborted when dropped.
+#[derive(Debug)]
+struct Probe(tokio::task::JoinHandle<()>);
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl Store {
     /// Connects to the store `cfg` names, waiting up to a second for Redis. A Redis that
     /// does not answer leaves the store in its down state: global pools follow their failure
     /// policy until it answers ([`is_up`](Self::is_up) tells).
+    ///
+    /// From then on, a task on the current runtime sends Redis a `PING` every second,
+    /// within the store's budget, until the store is dropped: an answer marks Redis up, a
+    /// failure down, as a decision's call would, so the health follows Redis while the gate
+    /// is idle too (one small round trip a second; no decision is counted as a fallback).
     ///
     /// # Errors
     ///
@@ -35,11 +57,50 @@ impl Store {
             .prefix(cfg.prefix.get_ref())
             .connect()
             .await
-            .map_err(|e| format!("[store] redis = \"{url}\": {e}"))?;
+            .map_err(|e| format!("[store] redis = \"{}\": {e}", cfg.redis_shown()))?;
+        let probe = {
+            let redis = redis.clone();
+            let budget = cfg.budget.0;
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(PROBE_EVERY);
+                every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                // The first tick is at once, and `connect` has just asked.
+                every.tick().await;
+                loop {
+                    every.tick().await;
+                    // What it says shows in the health; the log says it once per outage.
+                    let _ = redis.ping(budget).await;
+                }
+            })
+        };
         Ok(Store {
             config: cfg.clone(),
             redis,
+            _probe: Arc::new(Probe(probe)),
         })
+    }
+
+    /// [`connect`](Self::connect), then, when Redis did not answer, one more `PING` (up to a
+    /// second) to learn why: `Some(why)` when Redis is down, what `serve`, `check` and a
+    /// reload tell the user.
+    ///
+    /// # Errors
+    ///
+    /// What `connect` refuses, and a Redis that refuses the credentials in the URL (a wrong
+    /// password, or none where Redis asks for one): a config error, saying what Redis said.
+    pub async fn connect_checked(cfg: &config::Store) -> Result<(Store, Option<String>), String> {
+        let store = Store::connect(cfg).await?;
+        if store.is_up() {
+            return Ok((store, None));
+        }
+        match store.redis.ping(Duration::from_secs(1)).await {
+            Ok(()) => Ok((store, None)),
+            Err(e) if refused_credentials(&e) => Err(format!(
+                "[store] redis = \"{}\": redis refused the credentials ({e}): write the user and password redis expects in the URL (`redis://USER:PASSWORD@HOST:PORT`)",
+                cfg.redis_shown()
+            )),
+            Err(e) => Ok((store, Some(e.to_string()))),
+        }
     }
 
     /// Whether Redis answered the last call.
@@ -64,8 +125,14 @@ impl Store {
     }
 
     fn instances(&self) -> u32 {
-        *self.config.instances.get_ref()
+        self.config.instances()
     }
+}
+
+/// Whether Redis turned the connection away for its credentials.
+fn refused_credentials(e: &redis::RedisError) -> bool {
+    e.kind() == redis::ErrorKind::AuthenticationFailed
+        || matches!(e.code(), Some("NOAUTH" | "WRONGPASS" | "NOPERM"))
 }
 
 /// A pool's rate kept in the store.

@@ -198,6 +198,7 @@ impl Pool {
             limiter.open();
         }
         self.stats.retired.set_open(!closed);
+        self.stats.closing.notify_waiters();
     }
 }
 

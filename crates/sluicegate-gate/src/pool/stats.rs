@@ -32,11 +32,13 @@ pub enum Outcome {
     BadRequestBody,
     /// The client stopped sending its request body for `client_body_timeout` (`408`).
     ClientBodyTimeout,
+    /// A global pool on `deny` while Redis does not answer (`503`).
+    StoreUnavailable,
 }
 
 impl Outcome {
     /// Every outcome, in metrics order.
-    pub const ALL: [Outcome; 12] = [
+    pub const ALL: [Outcome; 13] = [
         Outcome::Forwarded,
         Outcome::QueueFull,
         Outcome::QueueTimeout,
@@ -49,6 +51,7 @@ impl Outcome {
         Outcome::ClientGone,
         Outcome::BadRequestBody,
         Outcome::ClientBodyTimeout,
+        Outcome::StoreUnavailable,
     ];
 
     /// The stable name used in `X-Sluicegate-Reason`, logs, status and metrics.
@@ -66,6 +69,7 @@ impl Outcome {
             Outcome::ClientGone => "client_gone",
             Outcome::BadRequestBody => "bad_request_body",
             Outcome::ClientBodyTimeout => "client_body_timeout",
+            Outcome::StoreUnavailable => "store_unavailable",
         }
     }
 
@@ -134,6 +138,10 @@ pub struct Stats {
     pub upstream_latency: Histogram,
     /// Limiters the pool has moved off, and what they counted.
     pub retired: super::Retired,
+    /// Woken when the pool is closed or opened (the admin API, the kill switch): requests
+    /// waiting for a global slot, outside the local limiter that turns away its own waiters,
+    /// then ask it whether they are turned away.
+    pub closing: tokio::sync::Notify,
 }
 
 impl Stats {

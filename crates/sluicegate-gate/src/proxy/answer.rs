@@ -61,6 +61,22 @@ pub(super) fn plain(
     response
 }
 
+/// `503 store_unavailable` + `Retry-After`: a global pool that fails closed while Redis
+/// does not answer.
+pub(super) fn store_unavailable(retry_after: std::time::Duration) -> Response<GateBody> {
+    let mut response = plain(
+        StatusCode::SERVICE_UNAVAILABLE,
+        Outcome::StoreUnavailable.name(),
+        "store unavailable: redis does not answer and the pool fails closed (on_redis_failure = \"deny\")\n",
+    );
+    // Whole seconds, at least 1, as the limiter's answers.
+    let secs = retry_after.as_secs_f64().ceil().max(1.0) as u64;
+    response
+        .headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from(secs));
+    response
+}
+
 /// The answer for a request the upstream could not serve.
 pub(super) fn upstream_failed(outcome: Outcome) -> Response<GateBody> {
     match outcome {

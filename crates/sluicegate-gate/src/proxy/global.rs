@@ -22,8 +22,8 @@ pub(super) async fn check_rate(pool: &Pool, rate: &GlobalRate) -> Option<Respons
 }
 
 /// Waits for a global permit (in the store's FIFO queue, leaving it as soon as the client
-/// hangs up), then for a slot in the local limiter in front, which answers `closed` for a
-/// closed pool.
+/// hangs up, or with `503 closed` as soon as the pool is closed or killed), then for a slot
+/// in the local limiter in front, which answers `closed` for a closed pool.
 pub(super) async fn admit_global(
     pool: &Pool,
     g: &Global,
@@ -38,11 +38,24 @@ pub(super) async fn admit_global(
     // it waited, or hyper dropped this future because it did.
     let mut leaving = Leaving(pool, true);
     let acquired = {
-        let acquire = pin!(g.global.acquire());
-        tokio::select! {
-            biased;
-            r = acquire => Some(r),
-            () = conn.closed() => None,
+        let mut acquire = pin!(g.global.acquire());
+        loop {
+            // Armed before the pool is asked, so that a close just after is not missed.
+            let mut closing = pin!(pool.stats.closing.notified());
+            closing.as_mut().enable();
+            if g.shell.is_closed() {
+                // Closed or killed while it waited: turned away at once, as the local
+                // queue's waiters are (the store's queue is left as `acquire` drops).
+                leaving.1 = false;
+                drop(leaving);
+                return admit(pool, conn).await;
+            }
+            tokio::select! {
+                biased;
+                r = acquire.as_mut() => break Some(r),
+                () = conn.closed() => break None,
+                () = closing => {}
+            }
         }
     };
     // A round trip to Redis is not a wait: only waits longer than a millisecond count.
@@ -63,7 +76,10 @@ pub(super) async fn admit_global(
             let retry_after = e.retry_after();
             let rejected = match e {
                 AcquireError::Timeout { .. } => Rejected::QueueTimeout { retry_after },
-                // Full here, or `deny` while Redis does not answer: turned away as full.
+                AcquireError::Unavailable { .. } => {
+                    reject(pool, Outcome::StoreUnavailable);
+                    return Err(answer::store_unavailable(retry_after));
+                }
                 _ => Rejected::QueueFull { retry_after },
             };
             reject(pool, Outcome::of(&rejected));

@@ -2,6 +2,7 @@
 
 mod health;
 mod keys;
+mod probe;
 
 pub use health::HealthSnapshot;
 pub(crate) use keys::key;

@@ -48,12 +48,31 @@ pub struct Gradient2 {
     long_count: usize,
 }
 
+/// `c` with every number in the range [`Gradient2::new`] documents.
+fn sanitized(mut c: Gradient2Config) -> Gradient2Config {
+    let d = Gradient2Config::default();
+    let finite = |v: f64, default: f64| if v.is_finite() { v } else { default };
+    c.max = c.max.max(c.min);
+    c.smoothing = finite(c.smoothing, d.smoothing).clamp(0.0, 1.0);
+    c.queue_size = finite(c.queue_size, d.queue_size).max(0.0);
+    c.rtt_tolerance = finite(c.rtt_tolerance, d.rtt_tolerance).max(1.0);
+    c.long_window = c.long_window.max(1);
+    c
+}
+
 /// Samples averaged plainly before the long RTT switches to an exponential average.
 const WARMUP: usize = 10;
 
 impl Gradient2 {
     /// A Gradient2 limit starting at `config.initial`.
+    ///
+    /// Settings out of range are brought into it, never a panic: a `max` below `min` is
+    /// raised to `min` (the floor wins, as in the other algorithms), `initial` is clamped to
+    /// `[min, max]`, `smoothing` to `[0, 1]`, `queue_size` to at least 0, `rtt_tolerance` to
+    /// at least 1 and `long_window` to at least 1; a gain that is not a finite number (NaN,
+    /// infinite) takes its default.
     pub fn new(config: Gradient2Config) -> Self {
+        let config = sanitized(config);
         let estimate = (config.initial as f64).clamp(config.min as f64, config.max as f64);
         Gradient2 {
             config,
@@ -145,6 +164,54 @@ mod tests {
         // long ≈ (10×10 + 40)/11 ms = 12.73; gradient = max(0.5, 1.5 × 12.73/40) = 0.5;
         // new = 100 × 0.5 + 4 = 54; 100 × 0.8 + 54 × 0.2 = 90.8.
         assert_eq!(g.on_sample(&sample(40, 100)), 90);
+    }
+
+    /// Defect pinned (review 3, item 9): `Gradient2::new` with `min > max` panicked (in
+    /// `f64::clamp`), and a NaN `smoothing` drove the limit to 0, a kill switch. Settings out
+    /// of range are clamped now, and the limit stays within the (clamped) bounds.
+    #[test]
+    fn settings_out_of_range_are_clamped_not_a_panic_or_a_kill_switch() {
+        let odd = [
+            Gradient2Config {
+                min: 10,
+                max: 5,
+                initial: 50,
+                ..Gradient2Config::default()
+            },
+            Gradient2Config {
+                smoothing: f64::NAN,
+                ..Gradient2Config::default()
+            },
+            Gradient2Config {
+                smoothing: f64::INFINITY,
+                queue_size: f64::NAN,
+                rtt_tolerance: f64::NEG_INFINITY,
+                long_window: 0,
+                ..Gradient2Config::default()
+            },
+            Gradient2Config {
+                smoothing: -3.0,
+                queue_size: -9.0,
+                rtt_tolerance: 0.0,
+                ..Gradient2Config::default()
+            },
+        ];
+        for cfg in odd {
+            let mut g = Gradient2::new(cfg);
+            let (lo, hi) = (cfg.min, cfg.max.max(cfg.min));
+            assert!((lo..=hi).contains(&g.limit()), "{cfg:?}: {}", g.limit());
+            for i in 0..3000u64 {
+                let l = g.on_sample(&sample(1 + (i * 7919) % 500, (i % 300) as usize));
+                assert!((lo..=hi).contains(&l), "{cfg:?}: limit {l}");
+            }
+            assert!(g.limit() > 0, "{cfg:?}");
+        }
+        let g = Gradient2::new(Gradient2Config {
+            min: 10,
+            max: 5,
+            ..Gradient2Config::default()
+        });
+        assert_eq!(g.limit(), 10, "the floor wins");
     }
 
     #[test]

@@ -78,3 +78,145 @@ impl Default for LittlesLawConfig {
         }
     }
 }
+
+/// The shortest bucket [`LittlesLawConfig::sanitized`] keeps: a bucket of zero closes at every
+/// sample, with too few samples to count, and the limit collapsed to 1.
+const MIN_BUCKET: Duration = Duration::from_millis(1);
+
+impl LittlesLawConfig {
+    /// These settings brought into the ranges [`LittlesLaw`](super::LittlesLaw) works in,
+    /// never a panic on a later sample: `max` below `min` is raised to `min` (the floor wins,
+    /// as in the other algorithms); `bucket` is at least 1 ms; `pass_buckets`, `min_samples`
+    /// and `probe_samples` at least 1; `queue_target`, `queue_gain`, `probe_gain`,
+    /// `drop_fraction` and `backoff` within `[0, 1]` (`drop_fraction` and `backoff` above 0);
+    /// `app_limited_gain`, `max_step` and `probe_trigger` at least 1. A gain that is not a
+    /// finite number (NaN, infinite) takes its default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sluicegate::adaptive::LittlesLawConfig;
+    ///
+    /// let c = LittlesLawConfig { bucket: Duration::ZERO, backoff: f64::NAN, ..Default::default() };
+    /// let c = c.sanitized();
+    /// assert_eq!(c.bucket, Duration::from_millis(1));
+    /// assert_eq!(c.backoff, LittlesLawConfig::default().backoff);
+    /// ```
+    #[must_use]
+    pub fn sanitized(mut self) -> Self {
+        let d = LittlesLawConfig::default();
+        let finite = |v: f64, default: f64| if v.is_finite() { v } else { default };
+        self.max = self.max.max(self.min);
+        self.bucket = self.bucket.max(MIN_BUCKET);
+        self.pass_buckets = self.pass_buckets.max(1);
+        self.min_samples = self.min_samples.max(1);
+        self.probe_samples = self.probe_samples.max(1);
+        self.app_limited_gain = finite(self.app_limited_gain, d.app_limited_gain).max(1.0);
+        self.queue_target = finite(self.queue_target, d.queue_target).clamp(0.0, 1.0);
+        self.queue_gain = finite(self.queue_gain, d.queue_gain).clamp(0.0, 1.0);
+        self.max_step = finite(self.max_step, d.max_step).max(1.0);
+        self.probe_trigger = finite(self.probe_trigger, d.probe_trigger).max(1.0);
+        self.probe_gain = finite(self.probe_gain, d.probe_gain).clamp(0.0, 1.0);
+        // Positive: a back-off is a fraction of the limit, and drops are counted against
+        // `1 / drop_fraction` samples.
+        self.drop_fraction = finite(self.drop_fraction, d.drop_fraction).clamp(1e-6, 1.0);
+        self.backoff = finite(self.backoff, d.backoff).clamp(0.01, 1.0);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adaptive::{LimitAlgorithm, LittlesLaw, Sample};
+    use crate::clock::Nanos;
+
+    /// Defect pinned (review 3, item 9): `LittlesLaw` with NaN gains panicked on samples
+    /// (`f64::clamp` with a NaN bound), and `bucket = 0` was taken and collapsed the limit
+    /// to one. Sanitized settings are the defaults where the numbers were not numbers, in range
+    /// elsewhere, and a limiter built on them runs without a panic, within its bounds.
+    #[test]
+    fn sanitized_settings_are_in_range_and_run_without_a_panic() {
+        let d = LittlesLawConfig::default();
+        assert_eq!(d.sanitized(), d, "the defaults are in range");
+        let odd = [
+            LittlesLawConfig {
+                min: 10,
+                max: 5,
+                ..d
+            },
+            LittlesLawConfig {
+                bucket: Duration::ZERO,
+                pass_buckets: 0,
+                min_samples: 0,
+                probe_samples: 0,
+                ..d
+            },
+            LittlesLawConfig {
+                queue_gain: f64::NAN,
+                backoff: f64::NAN,
+                max_step: f64::NAN,
+                app_limited_gain: f64::NAN,
+                queue_target: f64::INFINITY,
+                probe_trigger: f64::NEG_INFINITY,
+                probe_gain: f64::NAN,
+                drop_fraction: f64::NAN,
+                ..d
+            },
+            LittlesLawConfig {
+                backoff: 2.0,
+                max_step: 0.5,
+                drop_fraction: 0.0,
+                queue_gain: -1.0,
+                ..d
+            },
+        ];
+        for cfg in odd {
+            let c = cfg.sanitized();
+            for v in [
+                c.app_limited_gain,
+                c.queue_target,
+                c.queue_gain,
+                c.max_step,
+                c.probe_trigger,
+                c.probe_gain,
+                c.drop_fraction,
+                c.backoff,
+            ] {
+                assert!(v.is_finite(), "{c:?}");
+            }
+            assert!(
+                c.backoff <= 1.0 && c.max_step >= 1.0 && c.min <= c.max,
+                "{c:?}"
+            );
+            assert!(!c.bucket.is_zero(), "{c:?}");
+            let mut l = LittlesLaw::new(c);
+            let mut t = 0u64;
+            for i in 0..20_000u64 {
+                t += 1_000_000;
+                let rt = Duration::from_micros(500 + (i * 7919) % 50_000);
+                let in_flight = (i % 50) as usize;
+                let s = if i % 13 == 0 {
+                    Sample::dropped(Nanos::new(t), rt, in_flight)
+                } else {
+                    Sample::success(Nanos::new(t), rt, in_flight)
+                };
+                let limit = l.on_sample(&s);
+                assert!((c.min..=c.max).contains(&limit), "{c:?}: {limit}");
+            }
+        }
+        let nan = LittlesLawConfig {
+            queue_gain: f64::NAN,
+            ..d
+        }
+        .sanitized();
+        assert_eq!(nan.queue_gain, d.queue_gain);
+        let zero = LittlesLawConfig {
+            bucket: Duration::ZERO,
+            ..d
+        }
+        .sanitized();
+        assert_eq!(zero.bucket, MIN_BUCKET);
+    }
+}
