@@ -88,7 +88,8 @@ async fn redis_killed_mid_load_falls_back_within_the_budget_and_resumes_after_re
     assert!(sources.contains(&Source::Fallback(FailurePolicy::Allow)));
     let health = store.health();
     assert!(!health.up);
-    // One outage, or more if a slow answer before the kill already exceeded the budget.
+    // One outage, or more if two slow answers in a row before the kill already exceeded
+    // the budget (a lone late answer is no outage).
     assert!(health.outages >= 1);
     assert!(health.fallbacks > 0);
 
@@ -192,4 +193,93 @@ async fn a_budget_over_half_a_second_waits_for_a_slow_redis() {
         .unwrap();
     let v = limit.decide(1).await.unwrap();
     assert_eq!(v.source, Source::Redis, "fell back within the 3 s budget");
+}
+
+/// Review 3, item 5: with the default 20 ms budget a busy host flapped — ONE late answer
+/// marked the whole store down, and every decision fell back for the probe backoff (48
+/// outages in 10 s with no fault injected; each let `local` admit on top of what Redis had
+/// counted). Now a lone late answer falls back for its own decision only: the store stays
+/// up and the next decision is Redis's. A second late answer in a row (a call sent after
+/// the first was late) is an outage.
+///
+/// Redis is stopped (SIGSTOP), not slowed: a stopped Redis never answers, so each call is
+/// late for certain, whatever the machine's load. The budget is long (250 ms) so that a
+/// loaded machine adds no late answer of its own; the backoff is a second, so that a store
+/// marked down by the first late answer (the defect) would still be down for the decision
+/// after it.
+#[tokio::test]
+async fn a_lone_late_answer_falls_back_alone_and_two_in_a_row_mark_redis_down() {
+    let redis = RedisServer::start();
+    let store = RedisStore::builder(&redis.url())
+        .budget(Duration::from_millis(250))
+        .backoff(Duration::from_secs(1), Duration::from_secs(1))
+        .connect()
+        .await
+        .unwrap();
+    let limit = GlobalGcra::builder(&store, "hiccup", Quota::per_second(1_000_000).unwrap())
+        .on_failure(FailurePolicy::Allow)
+        .build()
+        .unwrap();
+    let redis_decides = || async { limit.decide(1).await.unwrap().source == Source::Redis };
+    assert!(redis_decides().await);
+
+    redis.pause();
+    let late = limit.decide(1).await.unwrap();
+    redis.resume();
+    assert_eq!(late.source, Source::Fallback(FailurePolicy::Allow));
+    let health = store.health();
+    assert!(health.up, "one late answer marked redis down: {health:?}");
+    assert_eq!((health.outages, health.late, health.fallbacks), (0, 1, 1));
+    assert!(
+        redis_decides().await,
+        "the decision after a hiccup is redis's"
+    );
+
+    redis.pause();
+    for _ in 0..2 {
+        let v = limit.decide(1).await.unwrap();
+        assert_eq!(v.source, Source::Fallback(FailurePolicy::Allow));
+    }
+    let health = store.health();
+    assert!(!health.up, "two late answers in a row: {health:?}");
+    assert_eq!((health.outages, health.late, health.fallbacks), (1, 3, 3));
+    // Down: the next decision falls back at once, without asking the stopped Redis.
+    let v = limit.decide(1).await.unwrap();
+    assert_eq!(v.source, Source::Fallback(FailurePolicy::Allow));
+    assert_eq!(store.health().late, 3, "nothing was sent");
+
+    redis.resume();
+    until_redis_decides(&limit).await;
+    assert_eq!(store.health().recoveries, 1);
+}
+
+fn config_set(redis: &RedisServer, name: &str, value: &str) {
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(name)
+        .arg(value)
+        .query(&mut redis.connection())
+        .unwrap();
+}
+
+/// An error reply is no hiccup: one marks Redis down at once (here a Redis out of memory
+/// under `noeviction` refusing the decision's write), unlike a lone late answer.
+#[tokio::test]
+async fn an_error_reply_marks_redis_down_at_once() {
+    let redis = RedisServer::start();
+    let store = store(&redis).await;
+    let limit = GlobalGcra::builder(&store, "oom", Quota::per_second(1000).unwrap())
+        .on_failure(FailurePolicy::Allow)
+        .build()
+        .unwrap();
+    assert_eq!(limit.decide(1).await.unwrap().source, Source::Redis);
+    config_set(&redis, "maxmemory-policy", "noeviction");
+    config_set(&redis, "maxmemory", "1");
+    let v = limit.decide(1).await.unwrap();
+    assert_eq!(v.source, Source::Fallback(FailurePolicy::Allow));
+    let health = store.health();
+    assert!(!health.up, "{health:?}");
+    assert_eq!((health.outages, health.late), (1, 0));
+    config_set(&redis, "maxmemory", "0");
+    until_redis_decides(&limit).await;
 }

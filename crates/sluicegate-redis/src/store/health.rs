@@ -1,17 +1,49 @@
 //! Is Redis up? One flag, a probe schedule with backoff, and counters that only grow.
+//!
+//! # When Redis is marked down
+//!
+//! A call that **fails** marks Redis down at once: the connection could not be made or was
+//! closed, or Redis answered with an error (out of memory, a wrong password). None of those
+//! is a hiccup, and asking again would only cost the next decisions their wait.
+//!
+//! A call that is only **late** (no answer within the budget) falls back for its own
+//! decision and, alone, marks nothing down. On a busy host an answer misses a 20 ms budget
+//! now and then; when one such answer marked the whole store down, every decision fell back
+//! for a probe backoff (review 3, item 5: 48 outages in 10 s with no fault injected, and each
+//! one let the `local` policy admit on top of what Redis had counted). Late answers are
+//! counted in rounds instead:
+//!
+//! - state: `late_rounds`, the rounds of late answers in a row, and `last_late`, when the
+//!   last round was counted;
+//! - a late answer is a new round only when its call was sent at or after the last round was
+//!   counted; calls that were in flight together (one multiplexed connection) missed the
+//!   budget for one cause, so a hiccup is one round however many decisions it delays;
+//! - [`LATE_ROUNDS`] (2) rounds in a row mark Redis down, as a failure does: a call sent
+//!   after a late answer that is late too says Redis is not answering;
+//! - any answered call resets the rounds to 0.
+//!
+//! How late an answer would have been is not known (the call is abandoned at the budget),
+//! so "late by far" is no rule of its own: a Redis that stays silent (stopped, or packets
+//! dropped) is marked down by the second round, within about two budgets of the first call
+//! it left unanswered, and until then each decision waits its budget and falls back alone.
+//! While Redis is down a late probe is a failed probe (the backoff doubles), as before.
 
 use std::fmt::Display;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+/// Rounds of late answers in a row that mark Redis down (see the module docs).
+pub(crate) const LATE_ROUNDS: u32 = 2;
+
 /// What a store has seen of Redis so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HealthSnapshot {
-    /// Whether the last call reached Redis in time.
+    /// Whether Redis is taken to be up: no failed call, nor two rounds of late answers in a
+    /// row, since it last answered.
     pub up: bool,
     /// Times Redis was lost (up → down).
     pub outages: u64,
@@ -19,6 +51,9 @@ pub struct HealthSnapshot {
     pub recoveries: u64,
     /// Decisions made by a failure policy instead of by Redis.
     pub fallbacks: u64,
+    /// Calls Redis did not answer within the budget while it was up (each one's decision
+    /// fell back); a lone late answer is no outage.
+    pub late: u64,
 }
 
 #[derive(Debug)]
@@ -30,9 +65,14 @@ pub(super) struct Health {
     backoff: AtomicU64,
     min_backoff: u64,
     max_backoff: u64,
+    /// Rounds of late answers in a row since Redis last answered.
+    late_rounds: AtomicU32,
+    /// Nanoseconds after `epoch` at which the last round of late answers was counted.
+    last_late: AtomicU64,
     outages: AtomicU64,
     recoveries: AtomicU64,
     fallbacks: AtomicU64,
+    late: AtomicU64,
     /// Woken when Redis is marked down: callers waiting for a global permit then get their
     /// failure policy's answer at once.
     went_down: Notify,
@@ -48,14 +88,19 @@ impl Health {
             backoff: AtomicU64::new(nanos(min_backoff)),
             min_backoff: nanos(min_backoff),
             max_backoff: nanos(max_backoff),
+            late_rounds: AtomicU32::new(0),
+            last_late: AtomicU64::new(0),
             outages: AtomicU64::new(0),
             recoveries: AtomicU64::new(0),
             fallbacks: AtomicU64::new(0),
+            late: AtomicU64::new(0),
             went_down: Notify::new(),
         }
     }
 
-    fn now(&self) -> u64 {
+    /// Nanoseconds since the store was made: what [`late`](Self::late) is told a call was
+    /// sent at.
+    pub(super) fn now(&self) -> u64 {
         u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
@@ -81,10 +126,47 @@ impl Health {
     }
 
     pub(super) fn succeeded(&self) {
+        // A load first: the hot path writes nothing while no answer was late.
+        if self.late_rounds.load(Ordering::Relaxed) != 0 {
+            self.late_rounds.store(0, Ordering::Relaxed);
+        }
         if self.down.swap(false, Ordering::AcqRel) {
             self.recoveries.fetch_add(1, Ordering::Relaxed);
             self.backoff.store(self.min_backoff, Ordering::Relaxed);
             tracing::info!("redis reachable again: global limits are decided by redis");
+        }
+    }
+
+    /// A call sent at `sent` (from [`now`](Self::now)) got no answer within the budget
+    /// (`why` says so): the second round of late answers in a row marks Redis down, as
+    /// does a late probe; a lone one only counts.
+    pub(super) fn late(&self, sent: u64, headline: &str, why: &dyn Display) {
+        if self.down.load(Ordering::Acquire) {
+            self.failed(headline, why);
+            return;
+        }
+        self.late.fetch_add(1, Ordering::Relaxed);
+        let last = self.last_late.load(Ordering::Acquire);
+        let rounds = self.late_rounds.load(Ordering::Acquire);
+        if rounds > 0 && sent < last {
+            // In flight when this round was counted: the same hiccup.
+            return;
+        }
+        // Claim the new round; a caller late at the same moment counted it already.
+        if self
+            .last_late
+            .compare_exchange(last, self.now(), Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            return;
+        }
+        if self.late_rounds.fetch_add(1, Ordering::AcqRel) + 1 >= LATE_ROUNDS {
+            self.failed(
+                headline,
+                &format_args!("{why} ({LATE_ROUNDS} calls in a row)"),
+            );
+        } else {
+            tracing::debug!(error = %why, "late answer from redis: this decision falls back");
         }
     }
 
@@ -125,6 +207,7 @@ impl Health {
             outages: self.outages.load(Ordering::Relaxed),
             recoveries: self.recoveries.load(Ordering::Relaxed),
             fallbacks: self.fallbacks.load(Ordering::Relaxed),
+            late: self.late.load(Ordering::Relaxed),
         }
     }
 }
@@ -132,6 +215,7 @@ impl Health {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures_util::FutureExt;
 
     #[tokio::test(start_paused = true)]
     async fn a_down_redis_is_probed_by_one_caller_at_a_time_with_growing_backoff() {
@@ -151,5 +235,69 @@ mod tests {
         assert!(h.may_call() && h.may_call(), "up: everyone calls");
         let s = h.snapshot();
         assert_eq!((s.up, s.outages, s.recoveries), (true, 1, 1));
+    }
+
+    const BUDGET: Duration = Duration::from_millis(20);
+
+    /// Sends a call now and lets it miss the budget.
+    async fn sent_then_late(h: &Health) -> u64 {
+        let sent = h.now();
+        tokio::time::advance(BUDGET).await;
+        sent
+    }
+
+    /// Review 3, item 5: one late answer marked the whole store down (48 outages in 10 s on
+    /// a busy host, each a probe backoff of fallbacks). A lone late answer, however many
+    /// calls were in flight with it, now falls back alone; a second round in a row (a call
+    /// sent after the first late answer) marks Redis down.
+    #[tokio::test(start_paused = true)]
+    async fn a_lone_late_answer_is_no_outage_and_two_rounds_in_a_row_are() {
+        let h = Health::new(Duration::from_millis(50), Duration::from_millis(150));
+        let first = h.now();
+        let also_in_flight = h.now();
+        tokio::time::advance(BUDGET).await;
+        h.late(first, "redis unreachable", &"no answer within 20ms");
+        h.late(
+            also_in_flight,
+            "redis unreachable",
+            &"no answer within 20ms",
+        );
+        let s = h.snapshot();
+        assert_eq!((s.up, s.outages, s.late), (true, 0, 2), "one hiccup: {s:?}");
+        assert!(h.may_call(), "up: the next decision asks redis");
+
+        // An answer in between: the next late one starts again from one round.
+        h.succeeded();
+        let sent = sent_then_late(&h).await;
+        h.late(sent, "redis unreachable", &"late again");
+        assert!(h.snapshot().up, "an answer reset the rounds");
+
+        // Sent after that late answer was seen, and late too: Redis is not answering.
+        let sent = sent_then_late(&h).await;
+        let notified = h.went_down();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        h.late(sent, "redis unreachable", &"still no answer");
+        let s = h.snapshot();
+        assert_eq!((s.up, s.outages, s.late), (false, 1, 4), "{s:?}");
+        assert!(notified.now_or_never().is_some(), "waiters are woken");
+        assert!(
+            !h.may_call(),
+            "down: decisions fall back at once until the probe"
+        );
+
+        // While down a late probe is a failed probe: the backoff doubles.
+        tokio::time::advance(Duration::from_millis(50)).await;
+        assert!(h.may_call());
+        let sent = sent_then_late(&h).await;
+        h.late(sent, "redis unreachable", &"probe late");
+        tokio::time::advance(Duration::from_millis(99)).await;
+        assert!(!h.may_call(), "the backoff doubled");
+        let s = h.snapshot();
+        assert_eq!(
+            (s.outages, s.late),
+            (1, 4),
+            "a late probe is no new outage: {s:?}"
+        );
     }
 }

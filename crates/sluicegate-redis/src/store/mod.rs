@@ -23,9 +23,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 ///
 /// It is a redis-rs [`ConnectionManager`]: one multiplexed connection that pipelines the
 /// calls of every task and reconnects by itself. On top of it the store keeps a health
-/// state: a call that fails or takes longer than the [budget](StoreBuilder::budget) marks
-/// Redis down, and while it is down decisions fall back at once (no waiting) and one call at
-/// a time probes Redis again, with exponential backoff, until it answers.
+/// state: a call that fails (no connection, the connection closed, an error reply) marks
+/// Redis down at once; a call that takes longer than the [budget](StoreBuilder::budget)
+/// falls back for its own decision, and marks Redis down only when a call sent after it is
+/// late too (two rounds in a row: a lone hiccup on a busy host is no outage). While Redis is
+/// down decisions fall back at once (no waiting) and one call at a time probes Redis again,
+/// with exponential backoff, until it answers.
 ///
 /// # Examples
 ///
@@ -144,25 +147,39 @@ impl RedisStore {
     where
         F: Future<Output = redis::RedisResult<T>>,
     {
-        let health = &self.inner.health;
-        if !health.may_call() {
+        if !self.inner.health.may_call() {
             return Err(Missed::Skipped);
         }
-        match tokio::time::timeout(self.inner.budget, call).await {
-            Ok(Ok(value)) => {
-                health.succeeded();
-                Ok(value)
-            }
-            Ok(Err(e)) => {
-                health.failed(headline(&e), &e);
-                Err(Missed::Sent)
-            }
-            Err(_) => {
-                let budget = self.inner.budget;
-                health.failed(UNREACHABLE, &format_args!("no answer within {budget:?}"));
-                Err(Missed::Sent)
-            }
+        self.timed(self.inner.budget, call)
+            .await
+            .map_err(|_| Missed::Sent)
+    }
+
+    /// Runs `call`, waiting at most `within` for its answer, and tells the health what came
+    /// of it: an answer marks Redis up; no answer in time (or the client's own response
+    /// timeout) is a late answer, which marks Redis down only as the second round in a row
+    /// (`health.rs` has the rule); any other error marks it down at once. No answer in time
+    /// is an I/O error of kind [`TimedOut`](std::io::ErrorKind::TimedOut).
+    async fn timed<T, F>(&self, within: Duration, call: F) -> redis::RedisResult<T>
+    where
+        F: Future<Output = redis::RedisResult<T>>,
+    {
+        let health = &self.inner.health;
+        let sent = health.now();
+        let answer = match tokio::time::timeout(within, call).await {
+            Ok(answer) => answer,
+            Err(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {within:?}"),
+            )
+            .into()),
+        };
+        match &answer {
+            Ok(_) => health.succeeded(),
+            Err(e) if e.is_timeout() => health.late(sent, UNREACHABLE, e),
+            Err(e) => health.failed(headline(e), e),
         }
+        answer
     }
 
     /// Marks Redis down without a call: a connection of its own (pub/sub) was closed.

@@ -6,8 +6,9 @@ use super::RedisStore;
 
 impl RedisStore {
     /// Sends Redis a `PING` and waits at most `within` for its answer: an answer marks Redis
-    /// up, an error or no answer in time marks it down, as a decision's call would (without
-    /// counting a fallback, and whether or not a probe of a Redis that is down is due).
+    /// up, an error marks it down, and no answer in time is a late answer (two rounds in a
+    /// row mark it down), as for a decision's call (without counting a fallback, and whether
+    /// or not a probe of a Redis that is down is due).
     ///
     /// For an application that wants the [health](Self::health) to follow Redis while no
     /// decision calls it (the gate pings about once a second), and to learn why Redis is down.
@@ -25,18 +26,6 @@ impl RedisStore {
     pub async fn ping(&self, within: Duration) -> Result<(), redis::RedisError> {
         let mut conn = self.connection();
         let cmd = redis::cmd("PING");
-        let answer = match tokio::time::timeout(within, cmd.query_async::<()>(&mut conn)).await {
-            Ok(answer) => answer,
-            Err(_) => Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                format!("no answer within {within:?}"),
-            )
-            .into()),
-        };
-        match &answer {
-            Ok(()) => self.inner.health.succeeded(),
-            Err(e) => self.inner.health.failed(e),
-        }
-        answer
+        self.timed(within, cmd.query_async::<()>(&mut conn)).await
     }
 }

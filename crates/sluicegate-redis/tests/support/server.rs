@@ -127,6 +127,28 @@ impl RedisServer {
         }
     }
 
+    /// Stops the server (SIGSTOP): it keeps its connections open and answers nothing, as a
+    /// Redis descheduled on a busy host or behind a stalled network does, until
+    /// [`resume`](Self::resume).
+    pub fn pause(&self) {
+        self.signal("STOP");
+    }
+
+    /// Lets a [`pause`](Self::pause)d server run again (SIGCONT): it answers what it was sent.
+    pub fn resume(&self) {
+        self.signal("CONT");
+    }
+
+    fn signal(&self, name: &str) {
+        let pid = self.pid();
+        assert_ne!(pid, 0, "redis-server is not running");
+        let status = Command::new("kill")
+            .args([format!("-{name}"), pid.to_string()])
+            .status()
+            .expect("kill(1)");
+        assert!(status.success(), "kill -{name} {pid}: {status}");
+    }
+
     /// Kills the server at once (SIGKILL: no goodbye to its clients) and waits for it to exit.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
