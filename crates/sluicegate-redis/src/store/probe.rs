@@ -35,7 +35,7 @@ impl RedisStore {
         };
         match &answer {
             Ok(()) => self.inner.health.succeeded(),
-            Err(e) => self.inner.health.failed(e),
+            Err(e) => self.inner.health.failed(super::headline(e), e),
         }
         answer
     }
