@@ -385,3 +385,88 @@ async fn a_client_that_never_reads_its_answer_loses_the_connection_and_its_slot(
     }
     assert!(got > 32 << 20, "got {got} bytes");
 }
+
+/// An upstream that answers each request's head at once with a chunked `200`, then echoes
+/// the body as it comes, a chunk per read, and ends the answer with the body (one request
+/// per connection, `Content-Length` bodies).
+async fn echo_upstream() -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let end = loop {
+                    let n = s.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break i + 4;
+                    }
+                };
+                let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                let mut left: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                let head =
+                    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+                if s.write_all(head).await.is_err() {
+                    return;
+                }
+                let mut body = buf[end..].to_vec();
+                loop {
+                    if !body.is_empty() {
+                        left = left.saturating_sub(body.len());
+                        let mut out = format!("{:x}\r\n", body.len()).into_bytes();
+                        out.extend_from_slice(&body);
+                        out.extend_from_slice(b"\r\n");
+                        if s.write_all(&out).await.is_err() {
+                            return;
+                        }
+                    }
+                    if left == 0 {
+                        let _ = s.write_all(b"0\r\n\r\n").await;
+                        return;
+                    }
+                    let n = s.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    body = chunk[..n].to_vec();
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Defect pinned: an upstream that answers while the client's body still arrives (here it
+/// echoes it) waits on the client, yet a client's pause of more than `upstream_timeout`
+/// (1 s here; 1.5 s, well inside its 3 s `client_body_timeout`) cut the answer and counted
+/// an upstream drop: the answer's stall timer took the client's wait for the upstream's.
+#[tokio::test]
+async fn an_answer_that_waits_on_the_clients_body_is_not_cut_by_the_upstream_timeout() {
+    let up = echo_upstream().await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\nclient_body_timeout = \"3s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"http://{up}\"\nupstream_timeout = \"1s\"\n[pools.adaptive]\nalgorithm = \"aimd\"\ninitial = 40\n\n[[routes]]\npool = \"api\"\n"
+    );
+    let path = write_config("echo-pause", &text);
+    let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    let head =
+        "POST /echo HTTP/1.1\r\nhost: x\r\ncontent-length: 6\r\nconnection: close\r\n\r\nabc";
+    let mut s = raw(gate.proxy, head.as_bytes()).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    s.write_all(b"def").await.unwrap();
+    let answer = read_all(s).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.contains("abc") && answer.contains("def"),
+        "cut: {answer}"
+    );
+    nothing_billed_to_the_upstream(&gate).await;
+}

@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ use http_body_util::BodyExt;
 use sluicegate::adaptive::Outcome;
 use tokio::time::{Instant, Sleep};
 
+use super::client_body::Progress;
 use super::upstream::{BodyError, UpstreamBody};
 use crate::pool::Held;
 
@@ -25,7 +27,9 @@ use crate::pool::Held;
 /// An upstream that stops sending in the middle of a body while the client waits: after
 /// `deadline` without a byte the body ends in an error (hyper cuts the client's connection:
 /// a short body is never passed off as whole), the upstream connection is closed and the
-/// slot freed. The timer is armed only when a read has to wait.
+/// slot freed. The timer is armed only when a read has to wait. While the upstream itself
+/// waits for the rest of the client's request body (it answered early, or echoes it), the
+/// wait is the client's: the answer is not cut for it (`client_body_timeout` bounds it).
 #[derive(Debug)]
 pub struct PermitBody {
     /// The body, and with it the upstream connection, reusable once read to its end.
@@ -36,6 +40,8 @@ pub struct PermitBody {
     deadline: Duration,
     /// How long the upstream has kept the body waiting.
     stall: Stall,
+    /// How far the client's request body has come, for a request with one.
+    client: Option<Arc<Progress>>,
 }
 
 /// How long a body has been kept waiting (by the upstream, or by the client for its
@@ -79,6 +85,7 @@ impl PermitBody {
         held: Held,
         outcome: Outcome,
         deadline: Duration,
+        client: Option<Arc<Progress>>,
     ) -> Self {
         PermitBody {
             inner: Some(inner),
@@ -86,6 +93,7 @@ impl PermitBody {
             outcome,
             deadline,
             stall: Stall::default(),
+            client,
         }
     }
 
@@ -96,6 +104,16 @@ impl PermitBody {
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let deadline = self.deadline;
         ready!(self.stall.poll_expired(cx, deadline));
+        // The upstream waits for the client's body, or had a part of it within the
+        // deadline: not the upstream's stall. The timer runs again from now.
+        let waits_on_client = self.client.as_deref().is_some_and(|c| {
+            c.upstream_deadline(deadline)
+                .is_none_or(|d| d > Instant::now())
+        });
+        if waits_on_client {
+            self.stall.moved();
+            ready!(self.stall.poll_expired(cx, deadline));
+        }
         // Stalled: close the upstream connection (it sees the request end) and free the slot.
         self.inner = None;
         self.release(Outcome::Dropped);

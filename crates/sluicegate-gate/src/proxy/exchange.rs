@@ -83,7 +83,7 @@ impl Exchange {
         // Taken only now: dropped while it waits, the exchange still holds the permit and
         // moves to a task of its own.
         match self.held.take() {
-            Some(held) => settle(&self.pool, self.start, result, self.body.as_deref(), held),
+            Some(held) => settle(&self.pool, self.start, result, self.body.as_ref(), held),
             None => Err(Failed::Upstream(Outcome::UpstreamError)),
         }
     }
@@ -122,14 +122,14 @@ fn settle(
     pool: &Pool,
     start: Instant,
     result: Answer,
-    body: Option<&Progress>,
+    body: Option<&Arc<Progress>>,
     mut held: Held,
 ) -> Result<Response<Box<PermitBody>>, Failed> {
-    let failed = match (result, body.and_then(Progress::fault)) {
+    let failed = match (result, body.and_then(|b| b.fault())) {
         (Ok(Ok(response)), _) => {
             // The time the upstream spent waiting for a slow client's body is the client's:
             // left out of the latency counted and learnt from.
-            let client = body.map_or(Duration::ZERO, Progress::client_time);
+            let client = body.map_or(Duration::ZERO, |b| b.client_time());
             pool.stats
                 .upstream_latency
                 .observe(start.elapsed().saturating_sub(client));
@@ -144,7 +144,9 @@ fn settle(
             // A body the client abandons is read to its end (for one more upstream timeout
             // at most) before the slot is freed.
             let rest = pool.upstream_timeout;
-            return Ok(response.map(|body| Box::new(PermitBody::new(body, held, sample, rest))));
+            // The answer's stall timer asks the client's body whether it is the one waited on.
+            let client = body.cloned();
+            return Ok(response.map(|b| Box::new(PermitBody::new(b, held, sample, rest, client))));
         }
         (_, Some(fault)) => {
             // The client's doing, not the upstream's: nothing for an adaptive limit to
@@ -193,7 +195,7 @@ impl Drop for Exchange {
         runtime.spawn(async move {
             let timeout = pool.upstream_timeout;
             let result = answered(&mut pending, start, timeout, body.as_deref()).await;
-            drop(settle(&pool, start, result, body.as_deref(), held));
+            drop(settle(&pool, start, result, body.as_ref(), held));
         });
     }
 }

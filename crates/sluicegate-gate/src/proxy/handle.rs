@@ -61,6 +61,20 @@ pub fn handle(
                 "CONNECT is not supported: the gate is a reverse proxy and makes no tunnels\n",
             ));
         }
+        if wants_a_tunnel(&req) {
+            // The handshake would reach the upstream as a plain request (`Upgrade` is
+            // hop-by-hop): say here what the gate does not do.
+            tracing::info!(
+                path = req.uri().path(),
+                reason = "upgrade_not_supported",
+                "rejected"
+            );
+            return Ok(answer::plain(
+                StatusCode::NOT_IMPLEMENTED,
+                "upgrade_not_supported",
+                "protocol upgrades (WebSocket) are not proxied by the gate\n",
+            ));
+        }
         let routed = gate.with_state(|s| {
             let pool = s.route(&req)?.clone();
             let bypass = s.bypass.allows(&req, conn.peer.ip());
@@ -195,4 +209,18 @@ fn forward(
             Err(Failed::Client(fault)) => answer::plain(fault.status(), fault.name(), fault.text()),
         }
     }
+}
+
+/// Whether `req` asks to turn its connection into a tunnel it cannot do without: an
+/// `Upgrade` to anything but `h2c`, which clients offer on a plain request and are content
+/// to see ignored (a server may ignore an `Upgrade`, RFC 9110 §7.8). A WebSocket client is
+/// not: passed on without its `Upgrade` (hop-by-hop), it would get whatever the upstream
+/// answers a plain `GET`.
+fn wants_a_tunnel(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get_all(http::header::UPGRADE)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .map(<[u8]>::trim_ascii)
+        .any(|p| !p.is_empty() && !p.eq_ignore_ascii_case(b"h2c"))
 }

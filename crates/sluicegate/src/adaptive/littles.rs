@@ -214,8 +214,11 @@ pub struct LittlesLaw {
 }
 
 impl LittlesLaw {
-    /// A Little's-law limit starting at `config.initial` (clamped to `[min, max]`).
+    /// A Little's-law limit starting at `config.initial` (clamped to `[min, max]`), on
+    /// [`sanitized`](LittlesLawConfig::sanitized) settings: numbers out of range are brought
+    /// into it, never a panic.
     pub fn new(config: LittlesLawConfig) -> Self {
+        let config = config.sanitized();
         let limit = clamp(config.initial, config.min, config.max);
         LittlesLaw {
             c: config,

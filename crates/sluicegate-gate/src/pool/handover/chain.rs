@@ -47,8 +47,7 @@ impl Inner {
             };
         }
         for i in (0..self.handovers.len()).rev() {
-            let (given_back, busy) =
-                self.handovers[i].rebalance(&mut self.taken, &mut self.withdrawn);
+            let (given_back, busy) = self.handovers[i].rebalance(&mut self.taken);
             returned += given_back;
             if !busy {
                 let h = self.handovers.remove(i);
@@ -57,6 +56,18 @@ impl Inner {
             }
         }
         self.returned += returned;
+        // The asks oldest first, each on what the one before left: an old limiter's queue
+        // holds the asks of the hand-over before it, so asks set newest first would count
+        // the older ones' asks before those were brought in step, and what they had too
+        // many would add up along the chain (a chain of five held 40 asks in the newest
+        // queue for 28 waiters, and turned requests away with `queue_full`).
+        for i in 0..self.handovers.len() {
+            self.handovers[i].older = match i.checked_sub(1).map(|j| &self.handovers[j]) {
+                Some(o) if o.id + 1 == self.handovers[i].id => o.lacking(),
+                _ => 0,
+            };
+            self.handovers[i].ask(&mut self.taken, &mut self.withdrawn);
+        }
         !self.handovers.is_empty()
     }
 }
@@ -74,9 +85,10 @@ impl Handover {
     /// longer needs or the pool's limit no longer allows, and sets the old limit to the
     /// slots it may fill. Returns how many slots went back, and whether the hand-over goes
     /// on.
-    fn rebalance(&mut self, taken: &mut u64, withdrawn: &mut u64) -> (u64, bool) {
+    fn rebalance(&mut self, taken: &mut u64) -> (u64, bool) {
         let older = self.older;
-        // Asks answered: a slot, or a refusal (closed, the queue full), asked again below.
+        // Asks answered: a slot, or a refusal (closed, the queue full), asked again once
+        // every hand-over is rebalanced (`Inner::rebalance`).
         let waker = self.waker.clone();
         let mut cx = Context::from_waker(&waker);
         let slots = &mut self.slots;
@@ -109,7 +121,6 @@ impl Handover {
         let keep = fill.max(self.old.snapshot().in_flight);
         let given_back = self.slots.len().saturating_sub(keep);
         self.slots.truncate(keep);
-        self.ask(&mut cx, taken, withdrawn);
         // Bypassed requests hold no slot, but the drain waits for them here too; and while a
         // pool built on `old` is alive, a request routed to it may still come.
         let busy =
@@ -121,7 +132,9 @@ impl Handover {
     /// hand-over) that lacks a slot: when `new` has room, a request ending or the limit
     /// raised, the asks are served before its own waiters, which came later. Fewer when its
     /// queue is full.
-    fn ask(&mut self, cx: &mut Context<'_>, taken: &mut u64, withdrawn: &mut u64) {
+    fn ask(&mut self, taken: &mut u64, withdrawn: &mut u64) {
+        let waker = self.waker.clone();
+        let cx = &mut Context::from_waker(&waker);
         let old = self.old.snapshot();
         let waiting = old.queued + self.older;
         let lacking = (old.in_flight + waiting)

@@ -191,20 +191,9 @@ mod tests {
                 "{c:?}"
             );
             assert!(!c.bucket.is_zero(), "{c:?}");
-            let mut l = LittlesLaw::new(c);
-            let mut t = 0u64;
-            for i in 0..20_000u64 {
-                t += 1_000_000;
-                let rt = Duration::from_micros(500 + (i * 7919) % 50_000);
-                let in_flight = (i % 50) as usize;
-                let s = if i % 13 == 0 {
-                    Sample::dropped(Nanos::new(t), rt, in_flight)
-                } else {
-                    Sample::success(Nanos::new(t), rt, in_flight)
-                };
-                let limit = l.on_sample(&s);
-                assert!((c.min..=c.max).contains(&limit), "{c:?}: {limit}");
-            }
+            // The constructor sanitizes what it is given: the raw settings run as well.
+            run_without_a_panic(c);
+            run_without_a_panic(cfg);
         }
         let nan = LittlesLawConfig {
             queue_gain: f64::NAN,
@@ -218,5 +207,25 @@ mod tests {
         }
         .sanitized();
         assert_eq!(zero.bucket, MIN_BUCKET);
+    }
+
+    /// A limiter built on `raw` (sanitized by the constructor) takes 20 000 samples without
+    /// a panic, its limit within the sanitized bounds.
+    fn run_without_a_panic(raw: LittlesLawConfig) {
+        let c = raw.sanitized();
+        let mut l = LittlesLaw::new(raw);
+        let mut t = 0u64;
+        for i in 0..20_000u64 {
+            t += 1_000_000;
+            let rt = Duration::from_micros(500 + (i * 7919) % 50_000);
+            let in_flight = (i % 50) as usize;
+            let s = if i % 13 == 0 {
+                Sample::dropped(Nanos::new(t), rt, in_flight)
+            } else {
+                Sample::success(Nanos::new(t), rt, in_flight)
+            };
+            let limit = l.on_sample(&s);
+            assert!((c.min..=c.max).contains(&limit), "{raw:?}: {limit}");
+        }
     }
 }
