@@ -179,6 +179,7 @@ async fn status(State(admin): State<Admin>) -> Response {
             "outages": h.outages,
             "recoveries": h.recoveries,
             "fallbacks": h.fallbacks,
+            "late": h.late,
         })
     });
     axum::Json(json!({ "pools": pools, "store": store })).into_response()

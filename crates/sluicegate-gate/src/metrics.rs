@@ -143,6 +143,12 @@ fn store_health(out: &mut String, h: sluicegate_redis::HealthSnapshot) {
             h.recoveries,
         ),
         (
+            "sluicegate_store_late_total",
+            "counter",
+            "Answers from Redis that came after the budget while it was up (one alone falls back for its decision only; two in a row mark Redis down).",
+            h.late,
+        ),
+        (
             "sluicegate_store_fallbacks_total",
             "counter",
             "Decisions of global pools made by the failure policy instead of Redis.",

@@ -220,6 +220,12 @@ pool = "shared"
     }
     let metrics = gates[0].admin_call("GET", "/metrics", None, "").await.body;
     assert!(metrics.contains("sluicegate_store_up 0"), "{metrics}");
+    // Late answers (alone, a fallback for one decision) are counted beside the outages.
+    assert!(
+        metrics.contains("\nsluicegate_store_late_total "),
+        "{metrics}"
+    );
+    assert!(gates[0].status().await["store"]["late"].is_u64());
 
     // Back on the same port: no restart of the gates.
     redis.restart();
