@@ -245,8 +245,10 @@ pub fn raise_open_files_limit() {
     }
 }
 
-/// A task stopped when this is dropped (when `serve` returns or is dropped).
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
+/// A task stopped when this is dropped (the sweeper when `serve` returns or is dropped, the
+/// store's probe with the last clone of the store).
+#[derive(Debug)]
+pub(crate) struct AbortOnDrop(pub(crate) tokio::task::JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {

@@ -12,6 +12,7 @@ use sluicegate_redis::{
 };
 
 use crate::config::{self, OnFailure, RateMode};
+use crate::server::AbortOnDrop;
 
 /// How often the gate pings the store, so that its health (`/status`, `/metrics`) follows
 /// Redis also while no request asks it.
@@ -23,18 +24,9 @@ pub struct Store {
     /// The settings it was made from.
     pub config: config::Store,
     redis: RedisStore,
-    /// The background probe, stopped with the last clone of the store.
-    _probe: Arc<Probe>,
-}
-
-/// A task that pings the store every [`PROBE_EVERY`], aborted when dropped.
-#[derive(Debug)]
-struct Probe(tokio::task::JoinHandle<()>);
-
-impl Drop for Probe {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+    /// The background probe (a ping every [`PROBE_EVERY`]), stopped with the last clone of
+    /// the store.
+    _probe: Arc<AbortOnDrop>,
 }
 
 impl Store {
@@ -76,7 +68,7 @@ impl Store {
         Ok(Store {
             config: cfg.clone(),
             redis,
-            _probe: Arc::new(Probe(probe)),
+            _probe: Arc::new(AbortOnDrop(probe)),
         })
     }
 
