@@ -161,6 +161,7 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
             }
         }),
         "counters": counters,
+        "tunnels": { "open": p.stats.tunnels.open(), "total": p.stats.tunnels.total() },
     })
 }
 

@@ -26,6 +26,9 @@ pub struct Gate {
     /// Set (under the `config` lock) when the drain starts: from then on every change is
     /// refused.
     draining: AtomicBool,
+    /// Turns true when open tunnels must end (the drain's grace period is over); every
+    /// tunnel watches it, and ends too when the gate is dropped.
+    tunnels: tokio::sync::watch::Sender<bool>,
 }
 
 /// The settings bound at start (listeners, threads), which only a restart changes.
@@ -136,6 +139,7 @@ impl Gate {
             config: Mutex::new(config),
             path,
             draining: AtomicBool::new(false),
+            tunnels: tokio::sync::watch::Sender::new(false),
         })
     }
 
@@ -172,6 +176,17 @@ impl Gate {
     /// Whether the drain has started.
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Relaxed)
+    }
+
+    /// Closes every open tunnel (upgraded connection, WebSocket) of every pool, and any
+    /// opened later: the drain does it when its grace period is over.
+    pub fn end_tunnels(&self) {
+        self.tunnels.send_replace(true);
+    }
+
+    /// What a tunnel watches to learn that it must end ([`end_tunnels`](Self::end_tunnels)).
+    pub(crate) fn tunnels_end(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.tunnels.subscribe()
     }
 
     /// Re-reads the config file and applies it: limits change at once, queued and running

@@ -67,6 +67,21 @@ pub fn render(state: &State) -> String {
         let n = p.stats.bypassed.load(std::sync::atomic::Ordering::Relaxed);
         let _ = writeln!(out, "sluicegate_bypassed_total{{pool=\"{}\"}} {n}", p.name);
     }
+    gauge(
+        &mut out,
+        "sluicegate_tunnels_open",
+        "Upgraded connections (WebSocket) open, each holding a slot.",
+        pools,
+        |p| p.stats.tunnels.open(),
+    );
+    let _ = writeln!(
+        out,
+        "# HELP sluicegate_tunnels_total Upgraded connections (WebSocket) opened: handshakes the upstream answered 101.\n# TYPE sluicegate_tunnels_total counter"
+    );
+    for p in pools {
+        let n = p.stats.tunnels.total();
+        let _ = writeln!(out, "sluicegate_tunnels_total{{pool=\"{}\"}} {n}", p.name);
+    }
     histogram(
         &mut out,
         "sluicegate_queue_wait_seconds",

@@ -23,7 +23,6 @@ use std::time::Duration;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
@@ -115,9 +114,11 @@ impl Started {
 
     /// Serves until `stop` turns true, then stops accepting, lets queued and running
     /// requests finish within the grace period, and returns. From `stop` on, the gate takes
-    /// no changes ([`Gate::start_draining`]).
+    /// no changes ([`Gate::start_draining`]). Tunnels (upgraded connections) run through the
+    /// grace period too; those still open when it is over are closed
+    /// ([`Gate::end_tunnels`]).
     pub async fn serve(self, mut stop: watch::Receiver<bool>) {
-        let graceful = Arc::new(GracefulShutdown::new());
+        let graceful = Arc::new(Connections::default());
         // The admin API stays up through the drain (an operator watches the requests finish)
         // and stops when `serve` returns.
         let (admin_done, mut admin_stop) = watch::channel(false);
@@ -175,9 +176,8 @@ impl Started {
         for l in loops {
             let _ = l.await;
         }
-        let waiting: usize = self
-            .gate
-            .state()
+        let state = self.gate.state();
+        let waiting: usize = state
             .pools
             .iter()
             .map(|p| {
@@ -185,8 +185,8 @@ impl Started {
                 c.in_flight + c.queued + p.limit.limiter().snapshot().bypass_in_flight
             })
             .sum();
-        tracing::info!(requests = waiting, grace = ?self.grace, "shutting down: no new connections; waiting for queued and running requests");
-        let graceful = Arc::try_unwrap(graceful).unwrap_or_else(|_| GracefulShutdown::new());
+        let tunnels = || -> u64 { state.pools.iter().map(|p| p.stats.tunnels.open()).sum() };
+        tracing::info!(requests = waiting, tunnels = tunnels(), grace = ?self.grace, "shutting down: no new connections; waiting for queued and running requests");
         let gate = self.gate.clone();
         let drained = async move {
             graceful.shutdown().await;
@@ -194,8 +194,12 @@ impl Started {
         };
         match tokio::time::timeout(self.grace, drained).await {
             Ok(()) => tracing::info!("shutdown complete"),
-            Err(_) => tracing::warn!("grace period over: stopping with requests unfinished"),
+            Err(_) => tracing::warn!(
+                tunnels = tunnels(),
+                "grace period over: stopping with requests unfinished; closing open tunnels"
+            ),
         }
+        self.gate.end_tunnels();
         let _ = admin_done.send(true);
         if let Some(task) = admin_task {
             // Calls in progress finish; a client holding a connection open does not hold the
@@ -299,6 +303,33 @@ impl Workers {
     }
 }
 
+/// The client connections being served, counted from their accept, and told when the
+/// drain starts: each then finishes the request it is on and closes (hyper's
+/// `graceful_shutdown`). hyper-util's `GracefulShutdown` does the same for connections that
+/// cannot be upgraded, and cannot watch one that can.
+#[derive(Debug)]
+struct Connections(watch::Sender<()>);
+
+impl Default for Connections {
+    fn default() -> Self {
+        Connections(watch::Sender::new(()))
+    }
+}
+
+impl Connections {
+    /// Counts a connection until the returned watch is dropped.
+    fn watcher(&self) -> watch::Receiver<()> {
+        self.0.subscribe()
+    }
+
+    /// Tells every connection to finish, and resolves once every one has (or has been
+    /// upgraded: a tunnel runs on without it).
+    async fn shutdown(&self) {
+        self.0.send_replace(());
+        self.0.closed().await;
+    }
+}
+
 /// What serving a client connection needs.
 #[derive(Clone)]
 struct Serving {
@@ -308,8 +339,14 @@ struct Serving {
 }
 
 impl Serving {
-    /// Serves one accepted connection until it closes, on the current runtime.
-    async fn connection(self, stream: TcpStream, peer: SocketAddr, watcher: Watcher) {
+    /// Serves one accepted connection until it closes (or is upgraded), on the current
+    /// runtime; once `draining` changes, it finishes the request it is on and closes.
+    async fn connection(
+        self,
+        stream: TcpStream,
+        peer: SocketAddr,
+        mut draining: watch::Receiver<()>,
+    ) {
         let _ = stream.set_nodelay(true);
         let (conn, io) = match Conn::new(stream, peer) {
             Ok(c) => c,
@@ -322,8 +359,18 @@ impl Serving {
         let gate = self.gate;
         let service = service_fn(move |req| handle(gate.clone(), conn.clone(), req));
         let io = TokioIo::new(SendTimeout::new(io, self.send_timeout));
-        let connection = watcher.watch(self.http1.serve_connection(io, service));
-        if let Err(e) = connection.await {
+        let mut connection =
+            std::pin::pin!(self.http1.serve_connection(io, service).with_upgrades());
+        let served = tokio::select! {
+            r = connection.as_mut() => r,
+            // `Err`: the server is gone; the same.
+            _ = draining.changed() => {
+                connection.as_mut().graceful_shutdown();
+                connection.await
+            }
+        };
+        drop(draining);
+        if let Err(e) = served {
             tracing::debug!(%peer, error = %e, "client connection ended with an error");
         }
     }
@@ -368,7 +415,7 @@ async fn accept(
     listener: TcpListener,
     serving: Serving,
     workers: Option<Arc<Workers>>,
-    graceful: Arc<GracefulShutdown>,
+    graceful: Arc<Connections>,
     mut stop: watch::Receiver<bool>,
 ) {
     loop {

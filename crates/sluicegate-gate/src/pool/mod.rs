@@ -17,7 +17,7 @@ pub use global::{Global, GlobalRate, Store};
 pub use handover::{Counts, PoolCounts, Retired, hand_over};
 pub use limit::{Held, Limit};
 pub use rate::{PerKey, check_global, global_policy};
-pub use stats::{BUCKETS, Histogram, Outcome, Stats};
+pub use stats::{BUCKETS, Histogram, Outcome, Stats, Tunnels};
 
 use crate::config::{self, UpstreamUrl};
 

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use futures_util::future::poll_immediate;
 use http::{Request, Response, StatusCode};
-use http_body_util::Either;
 use hyper::body::Incoming;
 use sluicegate::http::{RatePolicy, RejectionMapping};
 use sluicegate::rate::Decision;
@@ -19,6 +18,7 @@ use super::conn::Conn;
 use super::exchange::{Exchange, Failed};
 use super::global;
 use super::headers;
+use super::tunnel;
 use crate::gate::Gate;
 use crate::pool::{Held, Outcome, Pool, check_global, global_policy};
 
@@ -59,20 +59,6 @@ pub fn handle(
                 StatusCode::NOT_IMPLEMENTED,
                 "connect_not_supported",
                 "CONNECT is not supported: the gate is a reverse proxy and makes no tunnels\n",
-            ));
-        }
-        if wants_a_tunnel(&req) {
-            // The handshake would reach the upstream as a plain request (`Upgrade` is
-            // hop-by-hop): say here what the gate does not do.
-            tracing::info!(
-                path = req.uri().path(),
-                reason = "upgrade_not_supported",
-                "rejected"
-            );
-            return Ok(answer::plain(
-                StatusCode::NOT_IMPLEMENTED,
-                "upgrade_not_supported",
-                "protocol upgrades (WebSocket) are not proxied by the gate\n",
             ));
         }
         let routed = gate.with_state(|s| {
@@ -116,7 +102,7 @@ pub fn handle(
                 Err(answer) => return Ok(answer),
             }
         };
-        Ok(forward(pool, &conn, req, held, body_timeout).await)
+        Ok(forward(&gate, pool, &conn, req, held, body_timeout).await)
     }
 }
 
@@ -191,8 +177,10 @@ pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<Gat
 }
 
 /// Sends the request upstream and relays the answer. The exchange holds the permit; see
-/// [`Exchange::finish`] for what happens when the client leaves first.
+/// [`Exchange::finish`] for what happens when the client leaves first. A handshake for a
+/// tunnel takes the client's side of it along ([`tunnel`]).
 fn forward(
+    gate: &Gate,
     pool: Arc<Pool>,
     conn: &Conn,
     req: Request<Incoming>,
@@ -200,27 +188,18 @@ fn forward(
     body_timeout: Duration,
 ) -> impl Future<Output = Response<GateBody>> + Send + use<> {
     let (mut parts, body) = req.into_parts();
-    let added = headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
-    let exchange = Exchange::start(pool, parts, body, added, held, body_timeout);
+    let mut added = headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
+    let tunnel = if added.upgrade {
+        tunnel::client_side(gate, &mut parts, &mut added)
+    } else {
+        None
+    };
+    let exchange = Exchange::start(pool, parts, body, added, held, body_timeout, tunnel);
     async move {
         match exchange.finish().await {
-            Ok(response) => response.map(Either::Right),
+            Ok(response) => response,
             Err(Failed::Upstream(outcome)) => answer::upstream_failed(outcome),
             Err(Failed::Client(fault)) => answer::plain(fault.status(), fault.name(), fault.text()),
         }
     }
-}
-
-/// Whether `req` asks to turn its connection into a tunnel it cannot do without: an
-/// `Upgrade` to anything but `h2c`, which clients offer on a plain request and are content
-/// to see ignored (a server may ignore an `Upgrade`, RFC 9110 §7.8). A WebSocket client is
-/// not: passed on without its `Upgrade` (hop-by-hop), it would get whatever the upstream
-/// answers a plain `GET`.
-fn wants_a_tunnel(req: &Request<Incoming>) -> bool {
-    req.headers()
-        .get_all(http::header::UPGRADE)
-        .iter()
-        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
-        .map(<[u8]>::trim_ascii)
-        .any(|p| !p.is_empty() && !p.eq_ignore_ascii_case(b"h2c"))
 }

@@ -405,6 +405,7 @@ mod tests {
             xff: Some(HeaderValue::from_static("10.0.0.7")),
             forwarded: Some(HeaderValue::from_static("for=10.0.0.7;proto=http")),
             te_trailers: true,
+            upgrade: false,
         };
         encode(
             &mut out,
