@@ -133,11 +133,10 @@ impl InProcess {
     /// to the file's top level. Under paused time, `top` must say `workers = 1`: the gate
     /// then runs on the test's runtime, whose clock is the paused one (on worker threads of
     /// its own, the test's clock would jump ahead while they work).
-    async fn start(up: &Upstream, top: &str, pool: &str) -> InProcess {
+    async fn start(up: SocketAddr, top: &str, pool: &str) -> InProcess {
         let text = format!(
             "listen = [\"127.0.0.1:0\"]\n{top}\n[[pools]]\nname = \"ws\"\n\
-             upstream = \"http://{}\"\n{pool}\n[[routes]]\npool = \"ws\"\n",
-            up.addr
+             upstream = \"http://{up}\"\n{pool}\n[[routes]]\npool = \"ws\"\n"
         );
         let config = sluicegate_gate::config::parse(&text, "<test>").unwrap();
         let started = Started::bind(config, None).await.unwrap();
@@ -231,7 +230,7 @@ async fn plain(gate: SocketAddr, path: &str) -> (u16, String) {
 #[tokio::test]
 async fn bytes_pass_both_ways_through_a_websocket_tunnel() {
     let up = Upstream::start().await;
-    let gate = InProcess::start(&up, "workers = 2", "max_concurrency = 4").await;
+    let gate = InProcess::start(up.addr, "workers = 2", "max_concurrency = 4").await;
     let (resp, _client) = handshake(gate.proxy, "/echo").await;
     assert_eq!(resp.status(), StatusCode::SWITCHING_PROTOCOLS);
     assert_eq!(resp.headers()["upgrade"], "websocket");
@@ -293,7 +292,7 @@ async fn bytes_pass_both_ways_through_a_websocket_tunnel() {
 async fn a_tunnel_holds_its_slot_until_the_client_closes_it() {
     let up = Upstream::start().await;
     let gate = InProcess::start(
-        &up,
+        up.addr,
         "",
         "max_concurrency = 1\nmax_queue = 5\nqueue_timeout = \"60s\"",
     )
@@ -318,7 +317,7 @@ async fn a_tunnel_holds_its_slot_until_the_client_closes_it() {
 #[tokio::test]
 async fn a_tunnel_takes_the_slot_a_queueless_pool_turns_others_away_for() {
     let up = Upstream::start().await;
-    let gate = InProcess::start(&up, "", "max_concurrency = 1\nmax_queue = 0").await;
+    let gate = InProcess::start(up.addr, "", "max_concurrency = 1\nmax_queue = 0").await;
     let io = tunnel(gate.proxy).await;
     assert_eq!(plain(gate.proxy, "/plain").await.0, 503);
     let (second, _c) = handshake(gate.proxy, "/echo").await;
@@ -335,7 +334,7 @@ async fn a_tunnel_takes_the_slot_a_queueless_pool_turns_others_away_for() {
 #[tokio::test]
 async fn an_upstream_that_closes_the_tunnel_closes_the_clients_side() {
     let up = Upstream::start().await;
-    let gate = InProcess::start(&up, "", "max_concurrency = 1").await;
+    let gate = InProcess::start(up.addr, "", "max_concurrency = 1").await;
     let mut io = tunnel(gate.proxy).await;
     round_trip(&mut io, b"one").await;
     io.write_all(CLOSE).await.unwrap();
@@ -359,7 +358,7 @@ async fn an_upstream_that_closes_the_tunnel_closes_the_clients_side() {
 #[tokio::test]
 async fn an_upgrade_the_upstream_declines_is_an_ordinary_answer() {
     let up = Upstream::start().await;
-    let gate = InProcess::start(&up, "", "max_concurrency = 1").await;
+    let gate = InProcess::start(up.addr, "", "max_concurrency = 1").await;
     let (resp, mut client) = handshake(gate.proxy, "/decline").await;
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     let body = resp.into_body().collect().await.unwrap().to_bytes();
@@ -389,7 +388,7 @@ async fn an_upgrade_the_upstream_declines_is_an_ordinary_answer() {
 async fn a_tunnel_is_no_latency_sample() {
     let up = Upstream::start().await;
     let gate = InProcess::start(
-        &up,
+        up.addr,
         "workers = 1",
         "[pools.adaptive]\nalgorithm = \"aimd\"\ninitial = 30\nmin = 1\nmax = 40",
     )
@@ -416,7 +415,7 @@ async fn a_tunnel_is_no_latency_sample() {
 #[tokio::test]
 async fn closing_the_pool_turns_new_tunnels_away_and_keeps_the_open_one() {
     let up = Upstream::start().await;
-    let gate = InProcess::start(&up, "", "max_concurrency = 4").await;
+    let gate = InProcess::start(up.addr, "", "max_concurrency = 4").await;
     let mut io = tunnel(gate.proxy).await;
     gate.gate.set_open("ws", false).unwrap();
     let (refused, _c) = handshake(gate.proxy, "/echo").await;
@@ -433,7 +432,7 @@ async fn closing_the_pool_turns_new_tunnels_away_and_keeps_the_open_one() {
 async fn the_drain_ends_open_tunnels_when_the_grace_period_is_over() {
     let up = Upstream::start().await;
     let top = "workers = 1\ngrace_period = \"30s\"";
-    let mut gate = InProcess::start(&up, top, "max_concurrency = 4").await;
+    let mut gate = InProcess::start(up.addr, top, "max_concurrency = 4").await;
     let mut io = tunnel(gate.proxy).await;
     let start = tokio::time::Instant::now();
     gate.stop.send(true).unwrap();
@@ -454,4 +453,23 @@ async fn the_drain_ends_open_tunnels_when_the_grace_period_is_over() {
         up.ended() == 1
     })
     .await;
+}
+
+/// A `101` that names no protocol (no `Upgrade`, RFC 9110 §15.2.2) is no tunnel: the client
+/// gets `502 upstream_error`, the slot is given back, and no tunnel is counted.
+#[tokio::test]
+async fn a_101_without_upgrade_is_an_upstream_error() {
+    let script = |_: &str| {
+        (
+            b"HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n\r\n".to_vec(),
+            true,
+        )
+    };
+    let up = support::RawUpstream::start(Arc::new(script)).await;
+    let gate = InProcess::start(up.addr, "", "max_concurrency = 1").await;
+    let (resp, _client) = handshake(gate.proxy, "/echo").await;
+    assert_eq!(resp.status(), StatusCode::BAD_GATEWAY);
+    assert_eq!(resp.headers()["x-sluicegate-reason"], "upstream_error");
+    eventually("the slot is given back", || async { gate.load() == (0, 0) }).await;
+    assert_eq!(gate.tunnels(), (0, 0));
 }
