@@ -107,7 +107,7 @@ impl GlobalConcurrency {
             name: name.to_owned(),
             max,
             ttl: Duration::from_secs(10),
-            max_queue: 1000,
+            max_queue: ConcurrencyLimiter::DEFAULT_MAX_QUEUE,
             queue_timeout: Duration::from_secs(30),
             policy: FailurePolicy::default(),
             instances: 1,
@@ -306,7 +306,8 @@ impl ConcurrencyBuilder<'_> {
     }
 
     /// How many callers may wait in this instance's queue when all permits are out (default
-    /// 1000; 0 rejects at once when all permits are out).
+    /// [`ConcurrencyLimiter::DEFAULT_MAX_QUEUE`],
+    /// 1024, as a local limiter's; 0 rejects at once when all permits are out).
     pub fn max_queue(mut self, max_queue: usize) -> Self {
         self.max_queue = max_queue;
         self
