@@ -52,6 +52,20 @@ pub fn handle(
             );
             return Ok(answer);
         }
+        if headers::foreign_transfer_coding(&req) {
+            tracing::info!(reason = "transfer_coding_not_supported", "rejected");
+            let mut answer = answer::plain(
+                StatusCode::NOT_IMPLEMENTED,
+                "transfer_coding_not_supported",
+                "the gate relays request bodies in the chunked transfer coding only; send the body without other transfer codings (a Content-Encoding is relayed as it is)\n",
+            );
+            // The rest of the body cannot be told from the next request.
+            answer.headers_mut().insert(
+                http::header::CONNECTION,
+                http::HeaderValue::from_static("close"),
+            );
+            return Ok(answer);
+        }
         if req.method() == http::Method::CONNECT {
             // A tunnel to wherever the client names: a forward proxy's job, not this one's.
             tracing::info!(reason = "connect_not_supported", "rejected");

@@ -243,6 +243,25 @@ fn list<'a>(headers: &'a HeaderMap, name: &HeaderName) -> impl Iterator<Item = &
         .filter(|t| !t.is_empty())
 }
 
+/// Whether a request's body comes in a transfer coding the gate does not relay: anything but
+/// one `chunked`. The gate decodes the chunks and frames the body afresh, so another coding
+/// would reach the upstream as if the coded bytes were the body; RFC 9112 §6.1 asks for 501
+/// on a coding a server does not understand. Only a body of unknown length has codings: a
+/// request without a body or with a `Content-Length` is not looked at.
+pub(super) fn foreign_transfer_coding<B: http_body::Body>(req: &http::Request<B>) -> bool {
+    if req.body().size_hint().exact().is_some() {
+        return false;
+    }
+    let codings = req
+        .headers()
+        .get_all(header::TRANSFER_ENCODING)
+        .iter()
+        .try_fold(0, |n, v| {
+            super::upstream::chunked_codings(Some(n), v.as_bytes())
+        });
+    !matches!(codings, Some(0 | 1))
+}
+
 /// Whether a `TE` value lists `trailers` (`TE: gzip;q=0.5, trailers`).
 fn accepts_trailers(value: &HeaderValue) -> bool {
     value.as_bytes().split(|&b| b == b',').any(|coding| {

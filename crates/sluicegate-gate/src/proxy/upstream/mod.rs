@@ -55,6 +55,7 @@ pub(crate) use body::{BodyError, UpstreamBody};
 use decode::Decoder;
 use wire::Wire;
 pub(crate) use wire::WireError;
+pub(super) use wire::chunked_codings;
 
 /// How long an idle connection is kept.
 pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
