@@ -135,3 +135,53 @@ fn littles_start_below_the_knee_is_not_taken_for_one_past_it() {
         assert!(!l.measured_at_start, "seed {seed}");
     }
 }
+
+/// Pins the start of a large pool under a load below its capacity (`steady_0.8x_200w`: 200
+/// workers of 20 ms, 8000 requests a second, 160 out on average): the buckets' slow start
+/// held the starting limit of 20 for the warm-up (four buckets, 0.4 s) and grew ×1.5 a bucket
+/// after, past the demand at ~0.9 s, and the limiter turned away 2.6 % of the requests. The
+/// start now doubles the limit a round trip, on answers: when the requests that found every
+/// permit of the limit taken answer as fast as the first ones.
+#[test]
+fn littles_start_doubles_a_round_trip_on_a_large_pool() {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(200, 20, 8_000, seed);
+        let mut reached = None;
+        pool.run(&mut l, 1_000, |t, l| {
+            if l.limit() >= 160 && reached.is_none() {
+                reached = Some(t);
+            }
+        });
+        let at = reached.map(|t| t / 1000);
+        assert!(
+            at.is_some_and(|ms| ms <= 250),
+            "seed {seed}: the limit reached the demand of 160 at {at:?} ms"
+        );
+        assert!(l.limit() >= 160, "seed {seed}: limit {} at 1 s", l.limit());
+    }
+}
+
+/// The rounds overshoot the knee by up to ×2 (the round that shows the queue is the one past
+/// it) and drain at once by Little's law on the round against the first requests: in front
+/// of 50 workers (no contention in this pool) the limit ends near them, not at the overshoot
+/// and not at half of them.
+#[test]
+fn littles_start_drains_the_overshoot_of_its_rounds_to_the_pool() {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(50, 50, 2_000, seed);
+        let mut highest = 0;
+        pool.run(&mut l, 2_000, |_, l| highest = highest.max(l.limit()));
+        assert!(
+            highest >= 80,
+            "seed {seed}: the rounds stopped at {highest}"
+        );
+        assert!(l.knee_found, "seed {seed}: no knee after 2 s");
+        let limit = l.limit();
+        assert!(
+            (40..=70).contains(&limit),
+            "seed {seed}: limit {limit} at 2 s in front of 50 workers"
+        );
+    }
+}
