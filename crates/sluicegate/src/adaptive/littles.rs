@@ -823,6 +823,15 @@ impl LittlesLaw {
         }
         self.knee_found = true;
         let knee = in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
+        // Past the first round the knee is above the last round judged clear: Little's law at
+        // the overshoot reads fewer permits in service than the pool holds wherever waiting
+        // slows the workers (80 permits in front of 50 workers drained to 26 and the knee held
+        // there through `bursty`'s quiet stretches).
+        let knee = if self.start.first_round() {
+            knee
+        } else {
+            knee.max(self.start.last_clear() as f64)
+        };
         let knee = clamp(
             (knee.ceil() as usize).min(self.limit),
             self.c.min,

@@ -89,6 +89,8 @@ pub(super) struct StartTest {
     /// answer of those that started on the way up to it are the least queued, and read a
     /// queue as none, where these all waited as long as any.
     top: Moments,
+    /// The RTs at the top of the round (at most `KEPT`).
+    top_rts: Vec<f64>,
 }
 
 /// What the start's round says, once it has enough answers.
@@ -115,6 +117,7 @@ impl StartTest {
             more: Moments::default(),
             more_in_flight: 0.0,
             top: Moments::default(),
+            top_rts: Vec::new(),
         }
     }
 
@@ -138,6 +141,9 @@ impl StartTest {
             self.more_in_flight += in_flight as f64;
             if in_flight >= self.to {
                 self.top.add(secs);
+                if self.top_rts.len() < KEPT {
+                    self.top_rts.push(secs);
+                }
             }
         }
     }
@@ -152,6 +158,11 @@ impl StartTest {
     /// The limit the round was set for.
     pub(super) fn to(&self) -> usize {
         self.to
+    }
+
+    /// The last limit judged clear (past the first round), or half the starting limit.
+    pub(super) fn last_clear(&self) -> usize {
+        self.from
     }
 
     /// Whether the round is the first: the requests that found more than half the starting
@@ -175,6 +186,7 @@ impl StartTest {
         self.more = Moments::default();
         self.more_in_flight = 0.0;
         self.top = Moments::default();
+        self.top_rts.clear();
     }
 
     /// The mean RT of the first group and of the answers that judged the rounds clear.
@@ -222,10 +234,26 @@ impl StartTest {
         let se = (self.clear.ln_mean_var() + self.more.ln_mean_var()).sqrt();
         let out = self.more_in_flight / self.more.n as f64;
         let in_service = out * self.clear.mean() / self.more.mean().max(1e-12);
-        if lift > significance * se && out - in_service > target {
-            return Some(Round::Queued(in_service));
-        }
         let width = self.to.saturating_sub(self.from) as u64;
+        if lift > significance * se && out - in_service > target {
+            if self.first_round() {
+                return Some(Round::Queued(in_service));
+            }
+            // Past the first round the rounds judged before read low (their first answers
+            // judged them), and a round compared with them reads a queue where there is none
+            // (2000 workers drained to 1100). A queue shifts every answer at the top by its
+            // wait: most of them come in over the first group's median. Fewer, and this is the
+            // bias, not a queue (the round is judged clear once it is wide enough).
+            let mid = self.unqueued_mid()?.as_secs_f64();
+            if self.top_rts.len() < least as usize {
+                return None;
+            }
+            let n = self.top_rts.len() as f64;
+            let below = self.top_rts.iter().filter(|&&rt| rt < mid).count() as f64;
+            if below < n / 2.0 + significance * (n / 4.0).sqrt() {
+                return Some(Round::Queued(in_service));
+            }
+        }
         (self.top.n >= width.max(least)).then_some(Round::Clear)
     }
 }
