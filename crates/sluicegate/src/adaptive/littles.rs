@@ -121,7 +121,10 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   requests that found every permit of it taken have answered as the round is wide, and
 ///   their log RTs do not stand three standard errors above the first requests'. If they do,
 ///   the round waited inside the resource and the limit drains at once by Little's law (see
-///   below, a start already past the knee). Until then, the buckets' slow start:
+///   below, a start already past the knee), past the first round no lower than the last round
+///   judged clear, and only if the answers at the top of the round do not come in under the
+///   first requests' median (the rounds judged before read low: their first answers judged
+///   them). Until the first requests are in, the buckets' slow start:
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
 ///   while at least a tenth of the requests found every permit taken;
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
