@@ -5,6 +5,7 @@
 //! |---|---|
 //! | [`config`] | the TOML config (and the quick form's flags), checked with located errors |
 //! | [`pool`] | pools: an upstream with its limiter, queue, rates and counters |
+//! | [`path`] | the normal form of a request path, which routes match and the upstream gets |
 //! | [`state`] | routes, pools and bypass rules in force, swapped whole on reload |
 //! | [`proxy`] | one request: route, bypass, rate, queue, forward; the upstream client |
 //! | [`gate`] | the running gate: reload and live limit changes |
@@ -24,6 +25,7 @@ pub mod dashboard;
 pub mod demo;
 pub mod gate;
 pub mod metrics;
+pub mod path;
 pub mod pool;
 pub mod proxy;
 pub mod server;

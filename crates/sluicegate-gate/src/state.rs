@@ -99,17 +99,26 @@ impl State {
         self.pools.iter().find(|p| p.name == name)
     }
 
-    /// The pool of the first route `req` matches. `OPTIONS *` asks about the server as a
-    /// whole: it matches a route for its `Host` only when the route takes every path
+    /// The pool of the first route `req` matches, on its path in normal form
+    /// ([`crate::path::normalise`]: `/%70ay`, `//pay` and `/./pay` are all `/pay`). A path
+    /// that climbs above `/` matches nothing. `OPTIONS *` asks about the server as a whole:
+    /// it matches a route for its `Host` only when the route takes every path
     /// (`path_prefix = "/"`).
     pub fn route<B>(&self, req: &Request<B>) -> Option<&Arc<Pool>> {
+        let path = crate::path::normalise(req.uri().path()).ok()?;
+        self.route_path(req, &path)
+    }
+
+    /// The pool of the first route that `req`'s host and method and `path` (normal already)
+    /// match.
+    pub fn route_path<B>(&self, req: &Request<B>, path: &str) -> Option<&Arc<Pool>> {
         let host = req
             .headers()
             .get(http::header::HOST)
             .and_then(|h| h.to_str().ok())
             .or_else(|| req.uri().host())
             .map(strip_port);
-        let path = match req.uri().path() {
+        let path = match path {
             "*" if req.method() == Method::OPTIONS => "/",
             path => path,
         };

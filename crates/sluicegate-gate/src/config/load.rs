@@ -403,6 +403,27 @@ fn check_routes(config: &Config) -> Result<(), Broken> {
                 ),
             ));
         }
+        match crate::path::normalise(&route.path_prefix) {
+            Ok(normal) if normal == route.path_prefix => {}
+            Ok(normal) => {
+                return Err((
+                    Some(route.pool.span()),
+                    format!(
+                        "route `path_prefix = \"{}\"` is not in normal form and would match nothing (paths are matched once `%XX` of letters, digits and `-._~` are decoded, `//` merged and `.`/`..` resolved): write `\"{normal}\"`",
+                        route.path_prefix
+                    ),
+                ));
+            }
+            Err(_) => {
+                return Err((
+                    Some(route.pool.span()),
+                    format!(
+                        "route `path_prefix = \"{}\"` climbs above `/` with `..`",
+                        route.path_prefix
+                    ),
+                ));
+            }
+        }
         if let Some(m) = route
             .methods
             .iter()
