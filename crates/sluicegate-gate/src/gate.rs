@@ -175,7 +175,10 @@ impl Gate {
     }
 
     /// Re-reads the config file and applies it: limits change at once, queued and running
-    /// requests carry on. Listen addresses, the admin listener and `workers` need a restart.
+    /// requests carry on; the admin token, `header_read_timeout`, `max_header_bytes` and
+    /// `send_timeout` hold for connections (and admin calls) from now on, `grace_period`
+    /// for the next shutdown. Listen addresses, the admin listener and `workers` need a
+    /// restart: the names of those the file changes are returned (and logged as a warning).
     ///
     /// A changed `[store]` is connected first; when the new Redis does not answer within a
     /// second, the reload is refused and the config in force keeps its store. An unchanged
@@ -187,7 +190,7 @@ impl Gate {
     /// [`ChangeError::Invalid`], the file's [`ConfigError`](config::ConfigError), a new
     /// store that does not answer, or a pool that cannot be built. The config in force
     /// stays.
-    pub async fn reload(&self) -> Result<(), ChangeError> {
+    pub async fn reload(&self) -> Result<Vec<&'static str>, ChangeError> {
         // Checked again under the lock, after the store's connection.
         drop(self.change()?);
         let Some(path) = &self.path else {
@@ -197,6 +200,16 @@ impl Gate {
         };
         let invalid = ChangeError::Invalid;
         let new = config::read(path).map_err(|e| invalid(e.to_string()))?;
+        if let Some(admin) = self.bound.admin.filter(|a| !a.ip().is_loopback())
+            && new.admin.token_file.is_none()
+        {
+            // The listener stays where it is until a restart: dropping the token would open
+            // it to anyone who can reach it.
+            return Err(invalid(format!(
+                "{}: `[admin] token_file` is gone, but the admin API listens on {admin} beyond loopback until the next restart; keep the token until then",
+                path.display()
+            )));
+        }
         let store = match (&new.store, self.state().store.clone()) {
             (None, _) => None,
             (Some(cfg), Some(kept)) if kept.config == *cfg => Some(kept),
@@ -217,11 +230,9 @@ impl Gate {
         warn_of(&new);
         let mut current = self.change()?;
         let restart = self.bound.changed_by(&new);
-        if !restart.is_empty() {
-            tracing::warn!(settings = ?restart, "changed settings take effect at the next restart");
-        }
         self.install(&mut current, new, store.as_ref())
-            .map_err(invalid)
+            .map_err(invalid)?;
+        Ok(restart)
     }
 
     fn install(
