@@ -129,6 +129,21 @@ fn check(config: &Config) -> Result<(), Broken> {
         ));
     }
     if let Some(addr) = &config.admin.listen
+        && let Some(proxy) = config
+            .listen
+            .iter()
+            .find(|l| l.clashes_with(*addr.get_ref()))
+    {
+        return Err((
+            Some(addr.span()),
+            format!(
+                "`[admin] listen = \"{}\"` takes the port of the proxy's `{}` in `listen`: the admin API could not be bound (address in use); give it a port of its own",
+                addr.get_ref(),
+                proxy.0
+            ),
+        ));
+    }
+    if let Some(addr) = &config.admin.listen
         && !addr.get_ref().ip().is_loopback()
         && config.admin.token_file.is_none()
     {
@@ -679,6 +694,48 @@ mod tests {
         );
         let e = parse(&global, "g.toml").unwrap_err();
         assert!(e.message.contains("cannot be global"), "{e}");
+    }
+
+    /// Pins review 4's finding 7: `check` said `ok` to a `listen` address given twice and to
+    /// an `[admin] listen` equal to a proxy address, which `serve` then refused with "address
+    /// already in use", sending the operator to look for another process.
+    #[test]
+    fn addresses_that_would_clash_at_bind_are_refused_at_their_value() {
+        for (top, at, says) in [
+            (
+                "listen = [\"127.0.0.1:18080\", \"127.0.0.1:18080\"]",
+                (1, 10),
+                "`listen` has `127.0.0.1:18080` twice",
+            ),
+            (
+                "listen = [\"0.0.0.0:18080\", \"127.0.0.1:18080\"]",
+                (1, 10),
+                "`0.0.0.0:18080` and `127.0.0.1:18080` in `listen` take the same port",
+            ),
+            (
+                "listen = [\"127.0.0.1:18080\"]\n[admin]\nlisten = \"127.0.0.1:18080\"",
+                (3, 10),
+                "`[admin] listen = \"127.0.0.1:18080\"` takes the port of the proxy's `127.0.0.1:18080`",
+            ),
+            (
+                "listen = [\"[::]:18080\"]\n[admin]\nlisten = \"127.0.0.1:18080\"",
+                (3, 10),
+                "takes the port of the proxy's `[::]:18080`",
+            ),
+        ] {
+            let e = parse(&format!("{top}\n{MINIMAL}"), "g.toml").unwrap_err();
+            assert_eq!(e.at, Some(at), "{e}");
+            assert!(e.message.contains(says), "{e}");
+        }
+        // Different ports, different families, or port 0 (a fresh port each) bind fine.
+        for top in [
+            "listen = [\"127.0.0.1:18080\", \"127.0.0.1:18081\"]",
+            "listen = [\"0.0.0.0:18080\", \"[::1]:18080\"]",
+            "listen = [\"127.0.0.1:0\", \"127.0.0.1:0\"]\n[admin]\nlisten = \"127.0.0.1:0\"",
+            "listen = [\"127.0.0.1:18080\"]\n[admin]\nlisten = \"127.0.0.2:18080\"",
+        ] {
+            parse(&format!("{top}\n{MINIMAL}"), "g.toml").unwrap();
+        }
     }
 
     #[test]

@@ -290,6 +290,18 @@ fn listen<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ListenAddr>, D::
             "`listen` is empty: give at least one address, like `listen = [\"127.0.0.1:8080\"]`",
         ));
     }
+    for (i, a) in addrs.iter().enumerate() {
+        if let Some(b) = addrs[i + 1..].iter().find(|b| a.clashes_with(b.0)) {
+            let why = if a == b {
+                format!("`listen` has `{}` twice", a.0)
+            } else {
+                format!("`{}` and `{}` in `listen` take the same port", a.0, b.0)
+            };
+            return Err(serde::de::Error::custom(format!(
+                "{why}: the second could not be bound (address in use); keep one"
+            )));
+        }
+    }
     Ok(addrs)
 }
 
