@@ -386,6 +386,10 @@ async fn accept(
                 continue;
             }
         };
+        // An IPv4 client of a dual-stack (`[::]`) listener arrives as `::ffff:a.b.c.d`: seen
+        // as the IPv4 address it is, by `trusted_cidrs`, the per-client rates and the
+        // `X-Forwarded-For` / `Forwarded` headers alike.
+        let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
         // Counted from now: a shutdown waits for this connection even before it is served.
         let watcher = graceful.watcher();
         let serving = serving.clone();

@@ -663,3 +663,36 @@ pool = "rest"
     assert!(answer.contains("\r\n\r\ntarget=/files/a%2Fb "), "{answer}");
     assert_eq!(pay.ids().len(), spellings.len());
 }
+
+/// Pins review 4's finding 4: on a dual-stack listener (`[::]`) an IPv4 client arrives as
+/// `::ffff:127.0.0.1`, which no IPv4 `trusted_cidrs` contains, so trusted clients were
+/// throttled, and the mapped form went upstream in `X-Forwarded-For` and `Forwarded`.
+#[tokio::test]
+async fn an_ipv4_client_of_a_dual_stack_listener_is_seen_as_ipv4() {
+    let up = Upstream::start().await;
+    let text = format!(
+        r#"listen = ["[::]:0"]
+[admin]
+listen = "127.0.0.1:0"
+[bypass]
+trusted_cidrs = ["127.0.0.0/8"]
+[[pools]]
+name = "api"
+upstream = "{}"
+max_concurrency = 8
+rate = "1/m"
+[[routes]]
+pool = "api"
+"#,
+        up.url()
+    );
+    let gate = serve("dual-stack", &text).await;
+    let v4 = std::net::SocketAddr::from(([127, 0, 0, 1], gate.proxy.port()));
+    for i in 0..3 {
+        let r = get(v4, "/fast", &i.to_string()).await;
+        assert_eq!(r.status, 200, "trusted, past the rate of 1/m: {}", r.body);
+        assert!(r.body.contains("xff=127.0.0.1 "), "{}", r.body);
+        assert!(r.body.contains("forwarded=for=127.0.0.1;"), "{}", r.body);
+    }
+    assert_eq!(gate.pool("api").await["counters"]["bypassed"], 3);
+}
