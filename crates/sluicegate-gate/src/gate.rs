@@ -337,6 +337,7 @@ impl Gate {
 ///
 /// When called on a tokio runtime's thread with a `[store]` (it blocks on its own runtime).
 pub fn check_pools(config: &Config) -> Result<(), String> {
+    warn_of(config);
     let Some(cfg) = &config.store else {
         return State::build(config, None, None).map(drop);
     };
@@ -344,7 +345,6 @@ pub fn check_pools(config: &Config) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start a runtime to check the store: {e}"))?;
-    warn_of(config);
     runtime.block_on(async {
         let (store, down) = Store::connect_checked(cfg).await?;
         if let Some(why) = down {

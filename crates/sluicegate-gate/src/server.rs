@@ -339,6 +339,7 @@ pub fn admin_token(config: &Config) -> Result<Option<String>, String> {
     let Some(file) = &config.admin.token_file else {
         return Ok(None);
     };
+    let file = file.get_ref();
     let token = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read the admin token_file {}: {e}", file.display()))?;
     let token = token.trim();

@@ -184,12 +184,15 @@ fn route(r: &config::Route, pools: &[Arc<Pool>]) -> Route {
         .cloned()
         .expect("the config check makes sure a route's pool exists");
     Route {
-        host: r.host.as_ref().map(|h| strip_port(h).to_ascii_lowercase()),
-        prefix: r.path_prefix.clone(),
+        host: r
+            .host
+            .as_ref()
+            .map(|h| strip_port(h.get_ref()).to_ascii_lowercase()),
+        prefix: r.path_prefix.get_ref().clone(),
         methods: r
             .methods
             .iter()
-            .filter_map(|m| Method::from_bytes(m.to_ascii_uppercase().as_bytes()).ok())
+            .filter_map(|m| Method::from_bytes(m.get_ref().to_ascii_uppercase().as_bytes()).ok())
             .collect(),
         pool,
     }

@@ -91,7 +91,10 @@ fn check_refuses_a_missing_secret_file() {
     assert_eq!(out.status.code(), Some(64));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("cannot read the bypass secret_file /nonexistent/secret"),
+        err.contains(&format!(
+            "{}:3:15: cannot read the bypass secret_file /nonexistent/secret",
+            path.display()
+        )),
         "{err}"
     );
 }
