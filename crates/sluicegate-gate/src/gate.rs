@@ -368,6 +368,7 @@ fn warn_of(config: &Config) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn config(listen: &str, workers: &str) -> Config {
         let text = format!(
@@ -445,6 +446,61 @@ mod tests {
         // It ran before the drain ended, not after.
         assert!(queued.is_finished());
         queued.await.unwrap().unwrap();
+    }
+
+    /// Pins review 4's finding 3 at the state: after a reload, new connections take the
+    /// file's `header_read_timeout`, `max_header_bytes` and `send_timeout`, the next
+    /// shutdown its `grace_period`, and admin calls its token (they all kept the values read
+    /// at start). A reload that would drop the token of an admin API still listening beyond
+    /// loopback (its listener moves only at a restart) is refused.
+    #[tokio::test]
+    async fn a_reload_applies_the_connection_settings_the_grace_period_and_the_token() {
+        let dir = std::env::temp_dir().join(format!("sluicegate-gate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (path, token) = (dir.join("g.toml"), dir.join("token"));
+        std::fs::write(&token, "one\n").unwrap();
+        let write = |top: &str, admin: &str| {
+            let text = format!(
+                "{top}\n[admin]\n{admin}\n[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n"
+            );
+            std::fs::write(&path, text).unwrap();
+        };
+        let with_token = format!(
+            "listen = \"0.0.0.0:19999\"\ntoken_file = \"{}\"",
+            token.display()
+        );
+        write("", &with_token);
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .unwrap();
+        assert_eq!(gate.state().admin_token.as_deref(), Some(&b"one"[..]));
+
+        std::fs::write(&token, "two\n").unwrap();
+        write(
+            "header_read_timeout = \"1s\"\nmax_header_bytes = 8192\nsend_timeout = \"2s\"\ngrace_period = \"3s\"",
+            &with_token,
+        );
+        assert!(gate.reload().await.unwrap().is_empty());
+        let s = gate.state();
+        assert_eq!(s.admin_token.as_deref(), Some(&b"two"[..]));
+        assert_eq!(
+            s.conn,
+            crate::state::ConnSettings {
+                header_read_timeout: Duration::from_secs(1),
+                max_header_bytes: 8192,
+                send_timeout: Duration::from_secs(2),
+            }
+        );
+        assert_eq!(s.grace_period, Duration::from_secs(3));
+
+        write("workers = 2", &with_token);
+        assert_eq!(gate.reload().await.unwrap(), ["workers"]);
+
+        write("", "listen = \"127.0.0.1:19999\"");
+        let refused = gate.reload().await.unwrap_err().to_string();
+        assert!(refused.contains("keep the token until then"), "{refused}");
+        assert_eq!(gate.state().admin_token.as_deref(), Some(&b"two"[..]));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Defect pinned: a reload compared the new file with the last one loaded, so a file
