@@ -105,11 +105,34 @@ pub fn validate(config: &Config, file: &str) -> Result<(), ConfigError> {
 }
 
 /// What a config that works may still get wrong, one line each, for `serve`, `check` and
-/// reloads to log as warnings: a route method that is not a standard one (`GTE`), a
-/// `[store]` without `instances` while a global pool falls back to `local` (each gate
+/// reloads to log as warnings: a pool no route names, a route an earlier one shadows, a
+/// route method that is not a standard one (`GTE`), a `[store]` without `instances` while a global pool falls back to `local` (each gate
 /// would then take the whole limit while Redis is down).
 pub fn warnings(config: &Config) -> Vec<String> {
     let mut out = Vec::new();
+    for p in &config.pools {
+        let name = p.name.get_ref();
+        if !config.routes.iter().any(|r| r.pool.get_ref() == name) {
+            out.push(format!(
+                "pool `{name}` is named by no route: no request reaches it"
+            ));
+        }
+    }
+    for (i, later) in config.routes.iter().enumerate() {
+        if let Some((j, earlier)) = config.routes[..i]
+            .iter()
+            .enumerate()
+            .find(|(_, e)| covers(e, later))
+        {
+            out.push(format!(
+                "route {} (pool `{}`) is never reached: route {} (pool `{}`) before it takes every request it would match",
+                i + 1,
+                later.pool.get_ref(),
+                j + 1,
+                earlier.pool.get_ref()
+            ));
+        }
+    }
     for m in config.routes.iter().flat_map(|r| &r.methods) {
         let upper = m.get_ref().to_ascii_uppercase();
         if !STANDARD_METHODS.contains(&upper.as_str()) {
@@ -555,6 +578,25 @@ fn check_host(host: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether every request `later` matches is matched by `earlier` first: any host or the
+/// same, any method or a superset, and a prefix of its prefix.
+fn covers(earlier: &super::model::Route, later: &super::model::Route) -> bool {
+    let host = |r: &super::model::Route| r.host.as_ref().map(|h| h.get_ref().to_ascii_lowercase());
+    let methods = |r: &super::model::Route| -> Vec<String> {
+        r.methods
+            .iter()
+            .map(|m| m.get_ref().to_ascii_uppercase())
+            .collect()
+    };
+    let (em, lm) = (methods(earlier), methods(later));
+    (earlier.host.is_none() || host(earlier) == host(later))
+        && (em.is_empty() || (!lm.is_empty() && lm.iter().all(|m| em.contains(m))))
+        && later
+            .path_prefix
+            .get_ref()
+            .starts_with(earlier.path_prefix.get_ref().as_str())
+}
+
 /// The methods of RFC 9110 §9 and PATCH (RFC 5789).
 const STANDARD_METHODS: [&str; 9] = [
     "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
@@ -987,6 +1029,24 @@ mod tests {
             assert!(e.message.contains(says), "{e}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Pins a point of review 4's finding 9: a pool no route names and a route shadowed by
+    /// an earlier catch-all passed `check` without a word.
+    #[test]
+    fn an_unreachable_pool_or_route_is_warned_of() {
+        let text = MINIMAL.replace(
+            "[[routes]]",
+            "[[pools]]\nname = \"spare\"\nupstream = \"http://127.0.0.1:9001\"\nmax_concurrency = 1\n\n[[pools]]\nname = \"pay\"\nupstream = \"http://127.0.0.1:9002\"\nmax_concurrency = 1\n\n[[routes]]\npath_prefix = \"/pa\"\nmethods = [\"GET\", \"POST\"]\npool = \"api\"\n\n[[routes]]\npath_prefix = \"/pay\"\nmethods = [\"post\"]\npool = \"pay\"\n\n[[routes]]\nhost = \"x.example\"\npool = \"pay\"\n\n[[routes]]",
+        );
+        let w = warnings(&parse(&text, "g.toml").unwrap());
+        assert_eq!(
+            w,
+            [
+                "pool `spare` is named by no route: no request reaches it",
+                "route 2 (pool `pay`) is never reached: route 1 (pool `api`) before it takes every request it would match",
+            ],
+        );
     }
 
     #[test]
