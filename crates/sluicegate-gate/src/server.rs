@@ -52,10 +52,8 @@ pub struct Started {
     /// The shared gate.
     pub gate: Arc<Gate>,
     proxy: Vec<TcpListener>,
-    admin: Option<(TcpListener, Option<String>)>,
+    admin: Option<TcpListener>,
     http1: http1::Builder,
-    send_timeout: Duration,
-    grace: Duration,
     workers: usize,
 }
 
@@ -66,16 +64,15 @@ impl Started {
     ///
     /// [`StartError`]: a secret or token file that cannot be read, an address in use.
     pub async fn bind(config: Config, path: Option<PathBuf>) -> Result<Started, StartError> {
-        let token = admin_token(&config).map_err(StartError::Config)?;
+        // Read before binding, so that a bad token file is the error rather than a port.
+        admin_token(&config).map_err(StartError::Config)?;
+        // `header_read_timeout` and `max_header_bytes` are set per connection, from the
+        // config in force when it is accepted (`Serving::connection`).
         let mut http1 = http1::Builder::new();
         http1
             .timer(TokioTimer::new())
-            .header_read_timeout(config.header_read_timeout.0)
-            .max_buf_size(*config.max_header_bytes.get_ref())
             .keep_alive(true)
             .writev(false);
-        let grace = config.grace_period.0;
-        let send_timeout = config.send_timeout.0;
         let workers = config.workers.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });
@@ -84,7 +81,7 @@ impl Started {
             proxy.push(listen(l.0).await?);
         }
         let admin = match &config.admin.listen {
-            Some(a) => Some((listen(*a.get_ref()).await?, token)),
+            Some(a) => Some(listen(*a.get_ref()).await?),
             None => None,
         };
         let gate = Arc::new(Gate::new(config, path).await.map_err(StartError::Config)?);
@@ -93,8 +90,6 @@ impl Started {
             proxy,
             admin,
             http1,
-            send_timeout,
-            grace,
             workers,
         })
     }
@@ -109,7 +104,7 @@ impl Started {
 
     /// The admin API's bound address, when it has a listener.
     pub fn admin_addr(&self) -> Option<SocketAddr> {
-        self.admin.as_ref().and_then(|(l, _)| l.local_addr().ok())
+        self.admin.as_ref().and_then(|l| l.local_addr().ok())
     }
 
     /// Serves until `stop` turns true, then stops accepting, lets queued and running
@@ -123,11 +118,11 @@ impl Started {
         // and stops when `serve` returns.
         let (admin_done, mut admin_stop) = watch::channel(false);
         let mut admin_task = None;
-        if let Some((listener, token)) = self.admin {
+        if let Some(listener) = self.admin {
             if let Ok(a) = listener.local_addr() {
                 tracing::info!("admin listening on {a}");
             }
-            let router = crate::admin::router(self.gate.clone(), token);
+            let router = crate::admin::router(self.gate.clone());
             admin_task = Some(tokio::spawn(async move {
                 let stopped = async move {
                     let _ = admin_stop.wait_for(|s| *s).await;
@@ -163,7 +158,6 @@ impl Started {
                 Serving {
                     gate: self.gate.clone(),
                     http1: self.http1.clone(),
-                    send_timeout: self.send_timeout,
                 },
                 workers.clone(),
                 graceful.clone(),
@@ -186,13 +180,15 @@ impl Started {
             })
             .sum();
         let tunnels = || -> u64 { state.pools.iter().map(|p| p.stats.tunnels.open()).sum() };
-        tracing::info!(requests = waiting, tunnels = tunnels(), grace = ?self.grace, "shutting down: no new connections; waiting for queued and running requests");
+        // The grace period of the config in force: a reload may have changed it.
+        let grace = self.gate.state().grace_period;
+        tracing::info!(requests = waiting, tunnels = tunnels(), grace = ?grace, "shutting down: no new connections; waiting for queued and running requests");
         let gate = self.gate.clone();
         let drained = async move {
             graceful.shutdown().await;
             gate.drained().await;
         };
-        match tokio::time::timeout(self.grace, drained).await {
+        match tokio::time::timeout(grace, drained).await {
             Ok(()) => tracing::info!("shutdown complete"),
             Err(_) => tracing::warn!(
                 tunnels = tunnels(),
@@ -335,7 +331,6 @@ impl Connections {
 struct Serving {
     gate: Arc<Gate>,
     http1: http1::Builder,
-    send_timeout: Duration,
 }
 
 impl Serving {
@@ -356,11 +351,16 @@ impl Serving {
             }
         };
         let conn = Arc::new(conn);
+        // The config in force when the connection is accepted: reloads reach new connections.
+        let settings = self.gate.with_state(|s| s.conn);
+        let mut http1 = self.http1;
+        http1
+            .header_read_timeout(settings.header_read_timeout)
+            .max_buf_size(settings.max_header_bytes);
         let gate = self.gate;
         let service = service_fn(move |req| handle(gate.clone(), conn.clone(), req));
-        let io = TokioIo::new(SendTimeout::new(io, self.send_timeout));
-        let mut connection =
-            std::pin::pin!(self.http1.serve_connection(io, service).with_upgrades());
+        let io = TokioIo::new(SendTimeout::new(io, settings.send_timeout));
+        let mut connection = std::pin::pin!(http1.serve_connection(io, service).with_upgrades());
         let served = tokio::select! {
             r = connection.as_mut() => r,
             // `Err`: the server is gone; the same.
@@ -385,6 +385,7 @@ pub fn admin_token(config: &Config) -> Result<Option<String>, String> {
     let Some(file) = &config.admin.token_file else {
         return Ok(None);
     };
+    let file = file.get_ref();
     let token = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read the admin token_file {}: {e}", file.display()))?;
     let token = token.trim();
@@ -432,6 +433,10 @@ async fn accept(
                 continue;
             }
         };
+        // An IPv4 client of a dual-stack (`[::]`) listener arrives as `::ffff:a.b.c.d`: seen
+        // as the IPv4 address it is, by `trusted_cidrs`, the per-client rates and the
+        // `X-Forwarded-For` / `Forwarded` headers alike.
+        let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
         // Counted from now: a shutdown waits for this connection even before it is served.
         let watcher = graceful.watcher();
         let serving = serving.clone();

@@ -75,6 +75,14 @@ pub fn handle(
                 "CONNECT is not supported: the gate is a reverse proxy and makes no tunnels\n",
             ));
         }
+        if let Err(bad) = crate::path::normalise_request(&gate, &mut req) {
+            tracing::info!(path = req.uri().path(), reason = "bad_path", "rejected");
+            return Ok(answer::plain(
+                StatusCode::BAD_REQUEST,
+                "bad_path",
+                bad.message(),
+            ));
+        }
         let routed = gate.with_state(|s| {
             let pool = s.route(&req)?.clone();
             let bypass = s.bypass.allows(&req, conn.peer.ip());
