@@ -37,6 +37,11 @@ struct Probe {
     limit: usize,
     /// The pass rate of the last buckets before it (per second).
     rate: f64,
+    /// The soonest it may stop holding the limit down: three recent mean RTs after it
+    /// started, so that its first answers are not only the short requests.
+    earliest: Nanos,
+    /// It stopped holding as soon as its floor read as precisely as a bucket's.
+    decided: bool,
 }
 
 /// Buckets the queue estimate (and the recent RT) is taken over.
@@ -104,7 +109,9 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   floor) the low RT shows a queue, the window was measured after the last probe (unless
 ///   that one found a new regime) and the last probe measured something, the limit is held at
 ///   `probe_gain × last pass rate × min RT` (at least half the limit) long enough to expect
-///   `probe_samples` requests. That drains the resource's queue; the requests that *started*
+///   `probe_samples` requests — or, once at least three recent RTs have passed, as soon as its
+///   low RT reads as precisely as a bucket's (as many answers, no larger standard error) while
+///   its pass rate shows it drained and its mean RT the same regime. That drains the resource's queue; the requests that *started*
 ///   during the probe (followed until they finish) give the unqueued low-RT floor, median and
 ///   min RT, so none can drift. Each probe that finds the same regime doubles the time to the
 ///   next periodic one, up to four `probe_interval`s, while the pass rate stays within the
@@ -380,10 +387,7 @@ impl LittlesLaw {
         let before = self.limit;
         self.limit = self.next_limit(&b, closed_at);
         if self.limit != before {
-            self.limit_log.push_back((closed_at, before));
-            if self.limit_log.len() > LIMIT_LOG {
-                self.limit_log.pop_front();
-            }
+            self.log_limit(closed_at, before);
         }
         self.span = self.next_span(&b);
         self.current.span = self.span;
@@ -401,11 +405,12 @@ impl LittlesLaw {
         self.probe_rt.seal(self.c.min_samples);
         let low = self.probe_rt.low_rt();
         let mid = self.probe_rt.mid_rt();
-        let Some(rt) = mean(
-            self.probe_rt.rt_sum,
-            self.probe_rt.passes,
-            self.c.probe_samples / 2,
-        ) else {
+        let needed = if probe.decided {
+            self.c.min_samples
+        } else {
+            self.c.probe_samples / 2
+        };
+        let Some(rt) = mean(self.probe_rt.rt_sum, self.probe_rt.passes, needed) else {
             // Too few answers to measure anything (a heavy tail at half the limit, or a
             // two-speed service whose slow requests held the permits the whole probe): no
             // early probe on the mean RT until one has measured, or probes at half the limit
@@ -452,6 +457,14 @@ impl LittlesLaw {
                     self.since_probe = 0;
                     self.confirmed = (self.confirmed + 1).min(MAX_SPACING);
                     (old + rt) / 2
+                } else if probe.decided {
+                    // Stopped early on the same regime, its later answers read another: a
+                    // few dozen answers are no evidence of a change (a floor from them, taken
+                    // as a new regime's, read 1 ms for 2 ms and held the return of
+                    // `capacity_fifth`'s workers in the steering's dead band). It measured
+                    // nothing; the next probe, held as long as it needs, judges.
+                    self.since_probe = 0;
+                    return;
                 } else {
                     self.low_floor = low.or(self.low_floor);
                     self.probe_mid = mid.or(self.probe_mid);
@@ -639,6 +652,13 @@ impl LittlesLaw {
                 // lets the next burst of a load below capacity queue inside the resource.
                 base
             };
+            // The steps are fractions of the limit, but at least a permit: the limit is
+            // whole, and below 5 permits × 1.1 and × 0.9 round back to the limit itself (4
+            // permits for 5 workers held for 100 s, with room and a queue alike).
+            let (up, down) = (
+                (base * step).max(base + 1.0),
+                (base * self.c.backoff).min(base - 1.0),
+            );
             let held = self
                 .drained_at
                 .is_some_and(|at| self.closed_total <= at + RT_BUCKETS as u64);
@@ -653,9 +673,9 @@ impl LittlesLaw {
                 // Right after the drain, the last buckets still show the overshoot's queue,
                 // which the drain has already dealt with: no cut until the estimate is taken
                 // from requests that started after it.
-                next.clamp(base, base * step)
+                next.clamp(base, up)
             } else {
-                next.clamp(base * self.c.backoff, base * step)
+                next.clamp(down, up)
             };
             if steering && self.probe.is_none() && self.knee_found {
                 self.knee = Some(clamp(next.round() as usize, min, max));
@@ -948,14 +968,100 @@ impl LittlesLaw {
             r => r,
         };
         self.last_probe = (now, window);
+        let earliest = now + short_rt.map_or(shortest, |rt| rt * 3).min(span);
         self.probe = Some(Probe {
             rate,
+            earliest,
+            decided: false,
             start: now,
             end,
             done: end + span,
             limit: clamp(limit, self.c.min, self.c.max),
         });
         self.probe_rt = Bucket::new(span);
+    }
+
+    /// The root mean square of the recent buckets' low-RT standard errors: how precisely one
+    /// bucket reads the low RT the queue estimate compares with the floor.
+    fn bucket_low_se(&self) -> Option<Duration> {
+        let ses: Vec<f64> = self
+            .closed
+            .iter()
+            .rev()
+            .take(RT_BUCKETS)
+            .filter_map(|b| b.low_se())
+            .map(|se| se.as_secs_f64().powi(2))
+            .collect();
+        (!ses.is_empty())
+            .then(|| Duration::from_secs_f64((ses.iter().sum::<f64>() / ses.len() as f64).sqrt()))
+    }
+
+    /// A probe that holds the limit down ends as soon as its floor reads as precisely as a
+    /// bucket's low RT (what the queue estimate compares with it), at any rate: at a few
+    /// answers a second the 100 answers it used to wait for took 10–30 s of a held limit.
+    /// Its answers are then followed for as long again, so the slow ones are not left out.
+    fn probe_decided(&mut self, now: Nanos) {
+        let Some(p) = self.probe.filter(|p| now < p.end && now >= p.earliest) else {
+            return;
+        };
+        let n = self.probe_rt.passes;
+        let every = self.c.min_samples.max(1) as u64;
+        if !n.is_multiple_of(every) {
+            return;
+        }
+        let (Some(bar), Some((_, se))) = (
+            self.bucket_low_se(),
+            self.probe_rt.low_so_far(self.c.min_samples),
+        ) else {
+            return;
+        };
+        // As many answers as a recent bucket, too: the standard error read off a dozen RTs
+        // (the gap between the two smallest) is itself no reading.
+        let recent = self.closed.iter().rev().take(RT_BUCKETS);
+        let (count, buckets) = recent.fold((0, 0), |(c, k), b| (c + b.passes, k + 1));
+        if se > bar || n * buckets.max(1) < count {
+            return;
+        }
+        // And only once it has drained: its pass rate (the answers so far, and the permits
+        // still out on requests it started) fell below the buckets' before it, so its workers
+        // idled and nothing it measured waited. A probe held above the workers (half the limit
+        // after a drop to a fifth) drains nothing early and is held as long as before.
+        let held = now - p.start;
+        let rate = (n + p.limit as u64) as f64 / held.as_secs_f64().max(1e-9);
+        if rate >= (1.0 + self.c.probe_gain) / 2.0 * p.rate {
+            return;
+        }
+        // And only when it reads the regime it expected: its mean RT so far within the same
+        // regime of min RT. One that reads a new regime (a capacity drop, a slower service)
+        // holds as long as before: a dozen answers are no evidence of a change, and the pass
+        // rate it is compared with above may be the old capacity's.
+        let same = self
+            .min_rt
+            .zip(mean(self.probe_rt.rt_sum, n, 1))
+            .is_some_and(|(old, new)| {
+                SAME_REGIME.contains(&(new.as_secs_f64() / old.as_secs_f64().max(1e-12)))
+            });
+        if !same {
+            return;
+        }
+        self.probe = Some(Probe {
+            end: now,
+            done: now + held,
+            decided: true,
+            ..p
+        });
+        if self.limit != self.base {
+            self.log_limit(now, self.limit);
+            self.limit = self.base;
+        }
+    }
+
+    /// Remembers that the limit changed at `at` from `before`.
+    fn log_limit(&mut self, at: Nanos, before: usize) {
+        self.limit_log.push_back((at, before));
+        if self.limit_log.len() > LIMIT_LOG {
+            self.limit_log.pop_front();
+        }
     }
 
     /// The probe's limit while it holds the limit down.
@@ -1021,6 +1127,7 @@ impl LimitAlgorithm for LittlesLaw {
                     && s.start < p.end
                 {
                     self.probe_rt.add(s.latency);
+                    self.probe_decided(end);
                 }
             }
             Outcome::Dropped => b.drops += 1,

@@ -64,24 +64,34 @@ impl Bucket {
     /// `min_samples` successes) and frees the RTs.
     pub(super) fn seal(&mut self, min_samples: usize) {
         let n = self.rts.len();
-        if n >= min_samples.max(1) {
-            let k = ((LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
-            let (_, kth, _) = self.rts.select_nth_unstable(k - 1);
-            let low = *kth;
+        if let Some((low, se)) = self.low_so_far(min_samples) {
             self.low = Some(low);
-            // The standard error of a p-quantile of n samples is √(p(1 − p) / n) ÷ the
-            // density there; the density is read off the RTs themselves, as p ÷ the gap from
-            // the p-quantile to the 2p-quantile.
-            let k2 = ((2.0 * LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
-            let (_, k2th, _) = self.rts.select_nth_unstable(k2 - 1);
-            let gap = k2th.saturating_sub(low).as_secs_f64();
-            let se = (LOW_QUANTILE * (1.0 - LOW_QUANTILE) / n as f64).sqrt() * gap / LOW_QUANTILE;
-            self.low_se = Some(Duration::from_secs_f64(se));
+            self.low_se = Some(se);
             let m = n.div_ceil(2);
             let (_, mid, _) = self.rts.select_nth_unstable(m - 1);
             self.mid = Some(*mid);
         }
         self.rts = Vec::new();
+    }
+
+    /// The 5th-percentile RT of the answers so far and its standard error, with at least
+    /// `min_samples` of them (the bucket stays open).
+    pub(super) fn low_so_far(&mut self, min_samples: usize) -> Option<(Duration, Duration)> {
+        let n = self.rts.len();
+        if n < min_samples.max(1) {
+            return None;
+        }
+        let k = ((LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
+        let (_, kth, _) = self.rts.select_nth_unstable(k - 1);
+        let low = *kth;
+        // The standard error of a p-quantile of n samples is √(p(1 − p) / n) ÷ the density
+        // there; the density is read off the RTs themselves, as p ÷ the gap from the
+        // p-quantile to the 2p-quantile.
+        let k2 = ((2.0 * LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
+        let (_, k2th, _) = self.rts.select_nth_unstable(k2 - 1);
+        let gap = k2th.saturating_sub(low).as_secs_f64();
+        let se = (LOW_QUANTILE * (1.0 - LOW_QUANTILE) / n as f64).sqrt() * gap / LOW_QUANTILE;
+        Some((low, Duration::from_secs_f64(se)))
     }
 
     /// Nearly every request (90 %) started with every permit taken: demand is not what

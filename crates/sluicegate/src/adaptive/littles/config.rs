@@ -18,8 +18,10 @@ pub struct LittlesLawConfig {
     pub pass_buckets: usize,
     /// A bucket's mean RT counts only with at least this many successes (10).
     pub min_samples: usize,
-    /// A probe runs until it can expect this many requests, and counts only with them (100):
-    /// min RT drives every later limit, so it must not be a handful of lucky samples.
+    /// A probe runs until it can expect this many requests, and counts only with half of them
+    /// (100): min RT drives every later limit, so it must not be a handful of lucky samples.
+    /// It stops sooner once its low RT reads as precisely as a bucket's (as many answers, no
+    /// larger standard error), if it drained and reads the same regime.
     pub probe_samples: usize,
     /// Limit ÷ BDP while demand stays below the limit (2.0): room for bursts, harmless
     /// because the limit is not what holds the load back.

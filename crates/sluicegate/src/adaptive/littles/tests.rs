@@ -1027,3 +1027,60 @@ fn littles_small_pool_holds_a_queue_no_larger_than_its_noise() {
         );
     }
 }
+
+/// Pins a limit stuck below a pool of 5 workers (`few_slow_workers_3x`: 4 permits for 5
+/// workers for 100 s and more): the steering's steps were × 1.1 up and × 0.9 down of the
+/// limit, rounded, and below 5 permits both round back to the limit itself, so with no queue
+/// inside the resource the limit could not grow (4 × 1.1 = 4.4 → 4). A step is now at least
+/// a permit: the limit leaves 4 and spends most of the run at or above the workers.
+#[test]
+fn littles_steps_at_least_a_permit_in_front_of_a_small_pool() {
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        // Found the knee of the pool at 4 (as a start past the knee leaves it), no queue.
+        let mut pool = Pool::new(5, 0, 100, seed);
+        pool.run(&mut l, 1, |_| {});
+        l.knee_found = true;
+        (l.base, l.limit, l.knee) = (4, 4, Some(4));
+        let (mut at_least_workers, mut n) = (0usize, 0usize);
+        pool.run(&mut l, 60_000, |l| {
+            if !l.probing() {
+                at_least_workers += usize::from(l.limit() >= 5);
+                n += 1;
+            }
+        });
+        assert!(
+            at_least_workers * 2 > n,
+            "seed {seed}: at 5 or more in {at_least_workers} of {n} answers"
+        );
+    }
+}
+
+/// Pins probes that held the limit down for 10–30 s in front of a slow pool
+/// (`few_slow_workers_3x`, `report_generator_1.5x`): a probe held until it could expect 100
+/// answers, at a few answers a second. It now stops holding as soon as its low RT reads as
+/// precisely as a bucket's (as many answers, no larger standard error), once it has drained
+/// and while it reads the same regime: a few seconds here.
+#[test]
+fn littles_probe_in_front_of_a_slow_pool_stops_when_its_floor_is_read() {
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(5, 0, 500, seed);
+        let mut holds: Vec<(u64, u64, bool)> = Vec::new();
+        pool.run(&mut l, 300_000, |l| {
+            if let Some(p) = l.probe
+                && holds.last().is_none_or(|h| h.0 != p.start.as_u64())
+            {
+                holds.push((p.start.as_u64(), p.end.as_u64(), p.decided));
+            } else if let (Some(p), Some(h)) = (l.probe, holds.last_mut()) {
+                *h = (p.start.as_u64(), p.end.as_u64(), p.decided);
+            }
+        });
+        // Held until 100 answers could be expected, every probe lasted 10 s or more here.
+        let shortest = holds.iter().map(|h| h.1 - h.0).min().unwrap_or(u64::MAX);
+        assert!(
+            holds.len() >= 3 && shortest < 7_000_000_000,
+            "seed {seed}: holds (start, end, stopped early) {holds:?}"
+        );
+    }
+}
