@@ -132,10 +132,7 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
     let c = p.counts();
     let mut counters = serde_json::Map::new();
     for o in Outcome::ALL {
-        counters.insert(
-            o.name().to_owned(),
-            json!(p.stats.get(o, c.counts.cancelled)),
-        );
+        counters.insert(o.name().to_owned(), json!(p.stats.get(o)));
     }
     counters.insert(
         "bypassed".into(),

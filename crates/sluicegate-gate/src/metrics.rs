@@ -47,14 +47,13 @@ pub fn render(state: &State) -> String {
     );
     let _ = writeln!(out, "# TYPE sluicegate_requests_total counter");
     for p in pools {
-        let cancelled = p.counts().counts.cancelled;
         for o in Outcome::ALL {
             let _ = writeln!(
                 out,
                 "sluicegate_requests_total{{pool=\"{}\",outcome=\"{}\"}} {}",
                 p.name,
                 o.name(),
-                p.stats.get(o, cancelled)
+                p.stats.get(o)
             );
         }
     }

@@ -1,6 +1,7 @@
 //! Pools: the limited resources. Each is an upstream with its concurrency limit and queue,
 //! its rates, and its counters; routes name them, and many routes may share one.
 
+mod admission;
 mod global;
 mod handover;
 mod limit;
@@ -13,6 +14,7 @@ use std::time::Duration;
 
 use sluicegate::rate::Gcra;
 
+pub use admission::Admission;
 pub use global::{Global, GlobalRate, Store};
 pub use handover::{Counts, PoolCounts, Retired, hand_over};
 pub use limit::{Held, Limit};
@@ -58,10 +60,7 @@ impl Pool {
     /// Gauges and counters over the pool's limiter and the old ones still busy after a
     /// change of queue settings (and, for a global pool, its queue for the store's slots).
     pub fn counts(&self) -> PoolCounts {
-        let mut c = self
-            .stats
-            .retired
-            .pool_counts(&self.limit.limiter().snapshot());
+        let mut c = self.stats.retired.pool_counts(self.limit.limiter());
         c.queued += self.limit.global().map_or(0, |g| g.global.queued());
         c
     }

@@ -150,16 +150,11 @@ impl Stats {
         self.outcomes[outcome as usize].fetch_add(1, Relaxed);
     }
 
-    /// Requests that ended in `outcome`. Clients that left the local queue are counted by
-    /// the limiter (`Snapshot::cancelled`), whether the gate's watch or hyper noticed first:
-    /// pass that count as `cancelled`; those that left a global pool's queue in the store
-    /// are counted here.
-    pub fn get(&self, outcome: Outcome, cancelled: u64) -> u64 {
-        let counted = self.outcomes[outcome as usize].load(Relaxed);
-        match outcome {
-            Outcome::ClientGone => cancelled.wrapping_add(counted),
-            _ => counted,
-        }
+    /// Requests that ended in `outcome`. Clients that left a queue are counted as they
+    /// leave (a local queue's by [`Admission`](super::Admission), a global pool's store
+    /// queue by the proxy), never worked out from the limiters' counters.
+    pub fn get(&self, outcome: Outcome) -> u64 {
+        self.outcomes[outcome as usize].load(Relaxed)
     }
 }
 
@@ -188,7 +183,7 @@ mod tests {
             assert_eq!(*o as usize, i);
         }
         s.count(Outcome::Forwarded);
-        assert_eq!(s.get(Outcome::Forwarded, 7), 1);
-        assert_eq!(s.get(Outcome::ClientGone, 7), 7);
+        assert_eq!(s.get(Outcome::Forwarded), 1);
+        assert_eq!(s.get(Outcome::ClientGone), 0);
     }
 }

@@ -151,8 +151,7 @@ pub(super) fn reject(pool: &Pool, outcome: Outcome) {
 
 /// Waits for a slot, leaving the queue as soon as the client hangs up.
 pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<GateBody>> {
-    let limiter = pool.limit.limiter();
-    let mut acquire = pin!(limiter.acquire_owned());
+    let mut acquire = pin!(pool.admission());
     // The first poll takes the fast path: no clock read, no watcher, when a slot is free.
     let result = match poll_immediate(acquire.as_mut()).await {
         Some(r) => r,
@@ -164,20 +163,17 @@ pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<Gat
                 () = conn.closed() => None,
             };
             pool.stats.queue_wait.observe(start.elapsed());
-            // A client that hung up just as its turn came: the close may be in the socket
-            // before the reactor has said so. Checked only after a wait (one syscall).
-            let r = r.filter(|r| r.is_err() || !conn.is_closed_now());
             match r {
-                Some(r) => r,
-                None => {
-                    // Counted by the limiter as a cancellation when `acquire` drops.
-                    tracing::debug!(pool = %pool.name, "client left the queue");
-                    return Err(answer::plain(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        Outcome::ClientGone.name(),
-                        "client gone\n",
-                    ));
+                // A client that hung up just as its turn came: the close may be in the
+                // socket before the reactor has said so. Checked only after a wait (one
+                // syscall). The slot goes back unused.
+                Some(Ok(_)) if conn.is_closed_now() => {
+                    pool.stats.count(Outcome::ClientGone);
+                    return Err(client_gone(pool));
                 }
+                Some(r) => r,
+                // Counted as the client's departure when `acquire` drops, still queued.
+                None => return Err(client_gone(pool)),
             }
         }
     };
@@ -188,6 +184,16 @@ pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<Gat
             Err(answer::overloaded(&RejectionMapping::default(), &rejected))
         }
     }
+}
+
+/// The answer nobody reads to a client that left the queue.
+fn client_gone(pool: &Pool) -> Response<GateBody> {
+    tracing::debug!(pool = %pool.name, "client left the queue");
+    answer::plain(
+        StatusCode::SERVICE_UNAVAILABLE,
+        Outcome::ClientGone.name(),
+        "client gone\n",
+    )
 }
 
 /// Sends the request upstream and relays the answer. The exchange holds the permit; see
