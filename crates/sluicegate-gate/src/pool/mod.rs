@@ -6,6 +6,7 @@ mod global;
 mod handover;
 mod limit;
 mod rate;
+mod refusals;
 mod stats;
 
 use std::sync::Arc;
@@ -19,6 +20,7 @@ pub use global::{Global, GlobalRate, Store};
 pub use handover::{Counts, PoolCounts, Retired, hand_over};
 pub use limit::{Held, Limit};
 pub use rate::{PerKey, check_global, global_policy};
+pub use refusals::{RefusalLog, SUMMARY_EVERY};
 pub use stats::{BUCKETS, Histogram, Outcome, Stats};
 
 use crate::config::{self, UpstreamUrl};

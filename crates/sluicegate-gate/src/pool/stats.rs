@@ -136,6 +136,8 @@ pub struct Stats {
     /// Time from forwarding to the upstream's response head, less the waits for the
     /// client's request body.
     pub upstream_latency: Histogram,
+    /// The log of the pool's refusals (a summary each second under a flood).
+    pub refusals: std::sync::Arc<super::RefusalLog>,
     /// Limiters the pool has moved off, and what they counted.
     pub retired: super::Retired,
     /// Woken when the pool is closed or opened (the admin API, the kill switch): requests
@@ -148,6 +150,13 @@ impl Stats {
     /// Counts one request ending in `outcome`.
     pub fn count(&self, outcome: Outcome) {
         self.outcomes[outcome as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Counts one request pool `name` turned away for `outcome`, and logs it: see
+    /// [`RefusalLog`](super::RefusalLog) for what reaches the log.
+    pub fn refuse(&self, name: &str, outcome: Outcome) {
+        self.count(outcome);
+        self.refusals.refused(name, outcome as usize);
     }
 
     /// Requests that ended in `outcome`. Clients that left a queue are counted as they

@@ -144,9 +144,9 @@ pub(super) fn rate_limited(
     answer::rate_limited(&RejectionMapping::default(), name, decision, policy)
 }
 
+/// Counts and logs a request the pool turned away.
 pub(super) fn reject(pool: &Pool, outcome: Outcome) {
-    pool.stats.count(outcome);
-    tracing::info!(pool = %pool.name, reason = outcome.name(), "rejected");
+    pool.stats.refuse(&pool.name, outcome);
 }
 
 /// Waits for a slot, leaving the queue as soon as the client hangs up.
