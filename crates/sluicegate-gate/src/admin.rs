@@ -179,11 +179,15 @@ async fn status(State(admin): State<Admin>) -> Response {
             "late": h.late,
         })
     });
-    axum::Json(json!({ "pools": pools, "store": store })).into_response()
+    let unrouted: serde_json::Map<String, Value> = crate::proxy::Unrouted::ALL
+        .iter()
+        .map(|&u| (u.name().to_owned(), json!(admin.gate.unrouted.get(u))))
+        .collect();
+    axum::Json(json!({ "pools": pools, "store": store, "unrouted": unrouted })).into_response()
 }
 
 async fn metrics(State(admin): State<Admin>) -> Response {
-    let body = crate::metrics::render(&admin.gate.state());
+    let body = crate::metrics::render(&admin.gate.state(), &admin.gate.unrouted);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }
 

@@ -26,6 +26,8 @@ pub struct Gate {
     /// Set (under the `config` lock) when the drain starts: from then on every change is
     /// refused.
     draining: AtomicBool,
+    /// Requests answered before any pool took them (kept across reloads).
+    pub unrouted: crate::proxy::UnroutedCounts,
 }
 
 /// The settings bound at start (listeners, threads), which only a restart changes.
@@ -136,6 +138,7 @@ impl Gate {
             config: Mutex::new(config),
             path,
             draining: AtomicBool::new(false),
+            unrouted: Default::default(),
         })
     }
 

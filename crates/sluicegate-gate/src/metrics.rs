@@ -4,11 +4,24 @@
 use std::fmt::Write;
 
 use crate::pool::{BUCKETS, Histogram, Outcome, Pool};
+use crate::proxy::{Unrouted, UnroutedCounts};
 use crate::state::State;
 
-/// Renders the metrics of every pool in `state`.
-pub fn render(state: &State) -> String {
+/// Renders the metrics of every pool in `state`, and of the requests no pool took.
+pub fn render(state: &State, unrouted: &UnroutedCounts) -> String {
     let mut out = String::with_capacity(4096);
+    let _ = writeln!(
+        out,
+        "# HELP sluicegate_unrouted_total Requests the gate answered before any pool took them: no route (404), a bad Host (400), CONNECT or an upgrade (501).\n# TYPE sluicegate_unrouted_total counter"
+    );
+    for u in Unrouted::ALL {
+        let _ = writeln!(
+            out,
+            "sluicegate_unrouted_total{{reason=\"{}\"}} {}",
+            u.name(),
+            unrouted.get(u)
+        );
+    }
     if let Some(store) = &state.store {
         store_health(&mut out, store.health());
     }

@@ -19,6 +19,7 @@ use super::conn::Conn;
 use super::exchange::{Exchange, Failed};
 use super::global;
 use super::headers;
+use super::unrouted::Unrouted;
 use crate::gate::Gate;
 use crate::pool::{Held, Outcome, Pool, check_global, global_policy};
 
@@ -43,7 +44,7 @@ pub fn handle(
     // where an `async fn` first copies its arguments (the request is 248 bytes) into locals.
     async move {
         if let Some(why) = headers::host_problem(&req) {
-            tracing::info!(path = req.uri().path(), reason = "bad_host", "rejected");
+            gate.unrouted.count(Unrouted::BadHost);
             let mut answer = answer::plain(StatusCode::BAD_REQUEST, "bad_host", why);
             // A client that sends this is not one to keep a connection open for.
             answer.headers_mut().insert(
@@ -54,7 +55,7 @@ pub fn handle(
         }
         if req.method() == http::Method::CONNECT {
             // A tunnel to wherever the client names: a forward proxy's job, not this one's.
-            tracing::info!(reason = "connect_not_supported", "rejected");
+            gate.unrouted.count(Unrouted::ConnectNotSupported);
             return Ok(answer::plain(
                 StatusCode::NOT_IMPLEMENTED,
                 "connect_not_supported",
@@ -64,11 +65,7 @@ pub fn handle(
         if wants_a_tunnel(&req) {
             // The handshake would reach the upstream as a plain request (`Upgrade` is
             // hop-by-hop): say here what the gate does not do.
-            tracing::info!(
-                path = req.uri().path(),
-                reason = "upgrade_not_supported",
-                "rejected"
-            );
+            gate.unrouted.count(Unrouted::UpgradeNotSupported);
             return Ok(answer::plain(
                 StatusCode::NOT_IMPLEMENTED,
                 "upgrade_not_supported",
@@ -84,7 +81,8 @@ pub fn handle(
             Some((pool, bypass, s.client_body_timeout))
         });
         let Some((pool, bypass, body_timeout)) = routed else {
-            tracing::info!(path = req.uri().path(), reason = "no_route", "rejected");
+            tracing::debug!(path = req.uri().path(), "no route");
+            gate.unrouted.count(Unrouted::NoRoute);
             return Ok(answer::plain(
                 StatusCode::NOT_FOUND,
                 "no_route",
