@@ -19,7 +19,13 @@
 //!
 //! Several changes in a row make a chain: each old limiter hands over to the next, the
 //! newest rebalanced first (it sets the limit of the one before it), and what an old
-//! limiter lacks is asked down the chain to the limiter in force.
+//! limiter lacks is asked down the chain to the limiter in force. Hand-overs are let go
+//! oldest first: a newer one's old limiter is the older one's new, which it may still ask.
+//!
+//! The pool's counters subtract the placeholders (slots taken and given back) from what
+//! the limiters count; a client leaving the queue is counted by its request (`Admission`),
+//! not here: a withdrawn ask a release had just granted is counted by the limiter as
+//! admitted and completed, never as cancelled.
 //!
 //! One gap remains: an old *adaptive* limiter sets its own limit again when one of its
 //! requests ends, and may start waiters beyond its slots until the next rebalance, at most
