@@ -19,15 +19,12 @@ use crate::state::constant_time_eq;
 #[derive(Clone)]
 struct Admin {
     gate: Arc<Gate>,
-    token: Option<Arc<[u8]>>,
 }
 
-/// The admin API's routes; with `token`, every call needs `Authorization: Bearer TOKEN`.
-pub fn router(gate: Arc<Gate>, token: Option<String>) -> Router {
-    let admin = Admin {
-        gate,
-        token: token.map(|t| Arc::from(t.into_bytes())),
-    };
+/// The admin API's routes; with a token in force (`[admin] token_file`, read again on each
+/// reload), every call needs `Authorization: Bearer TOKEN`.
+pub fn router(gate: Arc<Gate>) -> Router {
+    let admin = Admin { gate };
     // Changes are refused while the gate drains; reads answer to the end, and so does
     // closing a pool (it only turns work away, which shortens the drain).
     let changes = Router::new()
@@ -50,10 +47,12 @@ pub fn router(gate: Arc<Gate>, token: Option<String>) -> Router {
 }
 
 async fn authorize(State(admin): State<Admin>, req: Request, next: Next) -> Response {
-    if let Err(why) = from_this_origin(req.headers(), admin.token.is_some()) {
+    // The token of the config in force: a reload that rotates it shuts the old one out.
+    let token = admin.gate.with_state(|s| s.admin_token.clone());
+    if let Err(why) = from_this_origin(req.headers(), token.is_some()) {
         return (StatusCode::FORBIDDEN, why).into_response();
     }
-    if let Some(token) = &admin.token {
+    if let Some(token) = &token {
         let given = req
             .headers()
             .get(header::AUTHORIZATION)
@@ -158,6 +157,7 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
             }
         }),
         "counters": counters,
+        "tunnels": { "open": p.stats.tunnels.open(), "total": p.stats.tunnels.total() },
     })
 }
 
@@ -266,7 +266,15 @@ fn open_or_close(admin: &Admin, name: &str, open: bool) -> Response {
 
 async fn reload(State(admin): State<Admin>) -> Response {
     match crate::reload(&admin.gate).await {
-        Ok(()) => (StatusCode::OK, "reloaded\n").into_response(),
+        Ok(restart) if restart.is_empty() => (StatusCode::OK, "reloaded\n").into_response(),
+        Ok(restart) => (
+            StatusCode::OK,
+            format!(
+                "reloaded, except for {}: they keep their running values until the next restart\n",
+                restart.join(", ")
+            ),
+        )
+            .into_response(),
         Err(e @ (ChangeError::Draining | ChangeError::UnknownPool(_))) => refused(e),
         Err(e) => (
             StatusCode::BAD_REQUEST,

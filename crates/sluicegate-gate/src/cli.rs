@@ -123,7 +123,10 @@ impl Serve {
         let mut c = config::parse(&text, "<flags>")?;
         c.listen = vec![self.listen.ok_or_else(|| missing("listen"))?];
         c.admin.listen = self.admin_listen.map(|a| Spanned::new(0..0, a));
-        c.admin.token_file = self.admin_token_file.clone();
+        c.admin.token_file = self
+            .admin_token_file
+            .clone()
+            .map(|f| toml::Spanned::new(0..0, f));
         let p = &mut c.pools[0];
         p.upstream = self.upstream.clone().ok_or_else(|| missing("upstream"))?;
         p.max_concurrency = Some(

@@ -28,6 +28,9 @@ pub struct Gate {
     draining: AtomicBool,
     /// Requests answered before any pool took them (kept across reloads).
     pub unrouted: crate::proxy::UnroutedCounts,
+    /// Turns true when open tunnels must end (the drain's grace period is over); every
+    /// tunnel watches it, and ends too when the gate is dropped.
+    tunnels: tokio::sync::watch::Sender<bool>,
 }
 
 /// The settings bound at start (listeners, threads), which only a restart changes.
@@ -139,6 +142,7 @@ impl Gate {
             path,
             draining: AtomicBool::new(false),
             unrouted: Default::default(),
+            tunnels: tokio::sync::watch::Sender::new(false),
         })
     }
 
@@ -177,8 +181,22 @@ impl Gate {
         self.draining.load(Ordering::Relaxed)
     }
 
+    /// Closes every open tunnel (upgraded connection, WebSocket) of every pool, and any
+    /// opened later: the drain does it when its grace period is over.
+    pub fn end_tunnels(&self) {
+        self.tunnels.send_replace(true);
+    }
+
+    /// What a tunnel watches to learn that it must end ([`end_tunnels`](Self::end_tunnels)).
+    pub(crate) fn tunnels_end(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.tunnels.subscribe()
+    }
+
     /// Re-reads the config file and applies it: limits change at once, queued and running
-    /// requests carry on. Listen addresses, the admin listener and `workers` need a restart.
+    /// requests carry on; the admin token, `header_read_timeout`, `max_header_bytes` and
+    /// `send_timeout` hold for connections (and admin calls) from now on, `grace_period`
+    /// for the next shutdown. Listen addresses, the admin listener and `workers` need a
+    /// restart: the names of those the file changes are returned (and logged as a warning).
     ///
     /// A changed `[store]` is connected first; when the new Redis does not answer within a
     /// second, the reload is refused and the config in force keeps its store. An unchanged
@@ -190,7 +208,7 @@ impl Gate {
     /// [`ChangeError::Invalid`], the file's [`ConfigError`](config::ConfigError), a new
     /// store that does not answer, or a pool that cannot be built. The config in force
     /// stays.
-    pub async fn reload(&self) -> Result<(), ChangeError> {
+    pub async fn reload(&self) -> Result<Vec<&'static str>, ChangeError> {
         // Checked again under the lock, after the store's connection.
         drop(self.change()?);
         let Some(path) = &self.path else {
@@ -200,6 +218,16 @@ impl Gate {
         };
         let invalid = ChangeError::Invalid;
         let new = config::read(path).map_err(|e| invalid(e.to_string()))?;
+        if let Some(admin) = self.bound.admin.filter(|a| !a.ip().is_loopback())
+            && new.admin.token_file.is_none()
+        {
+            // The listener stays where it is until a restart: dropping the token would open
+            // it to anyone who can reach it.
+            return Err(invalid(format!(
+                "{}: `[admin] token_file` is gone, but the admin API listens on {admin} beyond loopback until the next restart; keep the token until then",
+                path.display()
+            )));
+        }
         let store = match (&new.store, self.state().store.clone()) {
             (None, _) => None,
             (Some(cfg), Some(kept)) if kept.config == *cfg => Some(kept),
@@ -220,11 +248,9 @@ impl Gate {
         warn_of(&new);
         let mut current = self.change()?;
         let restart = self.bound.changed_by(&new);
-        if !restart.is_empty() {
-            tracing::warn!(settings = ?restart, "changed settings take effect at the next restart");
-        }
         self.install(&mut current, new, store.as_ref())
-            .map_err(invalid)
+            .map_err(invalid)?;
+        Ok(restart)
     }
 
     fn install(
@@ -329,6 +355,7 @@ impl Gate {
 ///
 /// When called on a tokio runtime's thread with a `[store]` (it blocks on its own runtime).
 pub fn check_pools(config: &Config) -> Result<(), String> {
+    warn_of(config);
     let Some(cfg) = &config.store else {
         return State::build(config, None, None).map(drop);
     };
@@ -336,7 +363,6 @@ pub fn check_pools(config: &Config) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start a runtime to check the store: {e}"))?;
-    warn_of(config);
     runtime.block_on(async {
         let (store, down) = Store::connect_checked(cfg).await?;
         if let Some(why) = down {
@@ -360,6 +386,7 @@ fn warn_of(config: &Config) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn config(listen: &str, workers: &str) -> Config {
         let text = format!(
@@ -437,6 +464,61 @@ mod tests {
         // It ran before the drain ended, not after.
         assert!(queued.is_finished());
         queued.await.unwrap().unwrap();
+    }
+
+    /// Pins review 4's finding 3 at the state: after a reload, new connections take the
+    /// file's `header_read_timeout`, `max_header_bytes` and `send_timeout`, the next
+    /// shutdown its `grace_period`, and admin calls its token (they all kept the values read
+    /// at start). A reload that would drop the token of an admin API still listening beyond
+    /// loopback (its listener moves only at a restart) is refused.
+    #[tokio::test]
+    async fn a_reload_applies_the_connection_settings_the_grace_period_and_the_token() {
+        let dir = std::env::temp_dir().join(format!("sluicegate-gate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (path, token) = (dir.join("g.toml"), dir.join("token"));
+        std::fs::write(&token, "one\n").unwrap();
+        let write = |top: &str, admin: &str| {
+            let text = format!(
+                "{top}\n[admin]\n{admin}\n[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n"
+            );
+            std::fs::write(&path, text).unwrap();
+        };
+        let with_token = format!(
+            "listen = \"0.0.0.0:19999\"\ntoken_file = \"{}\"",
+            token.display()
+        );
+        write("", &with_token);
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .unwrap();
+        assert_eq!(gate.state().admin_token.as_deref(), Some(&b"one"[..]));
+
+        std::fs::write(&token, "two\n").unwrap();
+        write(
+            "header_read_timeout = \"1s\"\nmax_header_bytes = 8192\nsend_timeout = \"2s\"\ngrace_period = \"3s\"",
+            &with_token,
+        );
+        assert!(gate.reload().await.unwrap().is_empty());
+        let s = gate.state();
+        assert_eq!(s.admin_token.as_deref(), Some(&b"two"[..]));
+        assert_eq!(
+            s.conn,
+            crate::state::ConnSettings {
+                header_read_timeout: Duration::from_secs(1),
+                max_header_bytes: 8192,
+                send_timeout: Duration::from_secs(2),
+            }
+        );
+        assert_eq!(s.grace_period, Duration::from_secs(3));
+
+        write("workers = 2", &with_token);
+        assert_eq!(gate.reload().await.unwrap(), ["workers"]);
+
+        write("", "listen = \"127.0.0.1:19999\"");
+        let refused = gate.reload().await.unwrap_err().to_string();
+        assert!(refused.contains("keep the token until then"), "{refused}");
+        assert_eq!(gate.state().admin_token.as_deref(), Some(&b"two"[..]));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Defect pinned: a reload compared the new file with the last one loaded, so a file

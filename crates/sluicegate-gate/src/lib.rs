@@ -5,6 +5,7 @@
 //! |---|---|
 //! | [`config`] | the TOML config (and the quick form's flags), checked with located errors |
 //! | [`pool`] | pools: an upstream with its limiter, queue, rates and counters |
+//! | [`path`] | the normal form of a request path, which routes match and the upstream gets |
 //! | [`state`] | routes, pools and bypass rules in force, swapped whole on reload |
 //! | [`proxy`] | one request: route, bypass, rate, queue, forward; the upstream client |
 //! | [`gate`] | the running gate: reload and live limit changes |
@@ -24,22 +25,31 @@ pub mod dashboard;
 pub mod demo;
 pub mod gate;
 pub mod metrics;
+pub mod path;
 pub mod pool;
 pub mod proxy;
 pub mod server;
 pub mod state;
 
 /// Reloads `gate`'s config file, logging the outcome: a bad config is refused with the
-/// reason and the config in force keeps serving.
+/// reason and the config in force keeps serving. Returns the changed settings that wait for
+/// a restart (see [`gate::Gate::reload`]).
 ///
 /// # Errors
 ///
 /// Why the new config was refused ([`gate::ChangeError`]: the file's error, or the drain).
-pub async fn reload(gate: &gate::Gate) -> Result<(), gate::ChangeError> {
+pub async fn reload(gate: &gate::Gate) -> Result<Vec<&'static str>, gate::ChangeError> {
     match gate.reload().await {
-        Ok(()) => {
+        Ok(restart) if restart.is_empty() => {
             tracing::info!("config reloaded");
-            Ok(())
+            Ok(restart)
+        }
+        Ok(restart) => {
+            tracing::warn!(
+                waiting_for_restart = ?restart,
+                "config reloaded, except for settings that keep their running values until the next restart"
+            );
+            Ok(restart)
         }
         Err(e) => {
             tracing::error!("reload refused, the config in force stays: {e}");

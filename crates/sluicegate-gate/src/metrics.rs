@@ -12,7 +12,7 @@ pub fn render(state: &State, unrouted: &UnroutedCounts) -> String {
     let mut out = String::with_capacity(4096);
     let _ = writeln!(
         out,
-        "# HELP sluicegate_unrouted_total Requests the gate answered before any pool took them: no route (404), a bad Host (400), CONNECT or an upgrade (501).\n# TYPE sluicegate_unrouted_total counter"
+        "# HELP sluicegate_unrouted_total Requests the gate answered before any pool took them: no route (404), a bad Host or path (400), CONNECT or a transfer coding other than chunked (501).\n# TYPE sluicegate_unrouted_total counter"
     );
     for u in Unrouted::ALL {
         let _ = writeln!(
@@ -78,6 +78,21 @@ pub fn render(state: &State, unrouted: &UnroutedCounts) -> String {
     for p in pools {
         let n = p.stats.bypassed.load(std::sync::atomic::Ordering::Relaxed);
         let _ = writeln!(out, "sluicegate_bypassed_total{{pool=\"{}\"}} {n}", p.name);
+    }
+    gauge(
+        &mut out,
+        "sluicegate_tunnels_open",
+        "Upgraded connections (WebSocket) open, each holding a slot.",
+        pools,
+        |p| p.stats.tunnels.open(),
+    );
+    let _ = writeln!(
+        out,
+        "# HELP sluicegate_tunnels_total Upgraded connections (WebSocket) opened: handshakes the upstream answered 101.\n# TYPE sluicegate_tunnels_total counter"
+    );
+    for p in pools {
+        let n = p.stats.tunnels.total();
+        let _ = writeln!(out, "sluicegate_tunnels_total{{pool=\"{}\"}} {n}", p.name);
     }
     histogram(
         &mut out,

@@ -23,7 +23,6 @@ use std::time::Duration;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
@@ -53,10 +52,8 @@ pub struct Started {
     /// The shared gate.
     pub gate: Arc<Gate>,
     proxy: Vec<TcpListener>,
-    admin: Option<(TcpListener, Option<String>)>,
+    admin: Option<TcpListener>,
     http1: http1::Builder,
-    send_timeout: Duration,
-    grace: Duration,
     workers: usize,
 }
 
@@ -67,16 +64,15 @@ impl Started {
     ///
     /// [`StartError`]: a secret or token file that cannot be read, an address in use.
     pub async fn bind(config: Config, path: Option<PathBuf>) -> Result<Started, StartError> {
-        let token = admin_token(&config).map_err(StartError::Config)?;
+        // Read before binding, so that a bad token file is the error rather than a port.
+        admin_token(&config).map_err(StartError::Config)?;
+        // `header_read_timeout` and `max_header_bytes` are set per connection, from the
+        // config in force when it is accepted (`Serving::connection`).
         let mut http1 = http1::Builder::new();
         http1
             .timer(TokioTimer::new())
-            .header_read_timeout(config.header_read_timeout.0)
-            .max_buf_size(*config.max_header_bytes.get_ref())
             .keep_alive(true)
             .writev(false);
-        let grace = config.grace_period.0;
-        let send_timeout = config.send_timeout.0;
         let workers = config.workers.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });
@@ -85,7 +81,7 @@ impl Started {
             proxy.push(listen(l.0).await?);
         }
         let admin = match &config.admin.listen {
-            Some(a) => Some((listen(*a.get_ref()).await?, token)),
+            Some(a) => Some(listen(*a.get_ref()).await?),
             None => None,
         };
         let gate = Arc::new(Gate::new(config, path).await.map_err(StartError::Config)?);
@@ -94,8 +90,6 @@ impl Started {
             proxy,
             admin,
             http1,
-            send_timeout,
-            grace,
             workers,
         })
     }
@@ -110,23 +104,25 @@ impl Started {
 
     /// The admin API's bound address, when it has a listener.
     pub fn admin_addr(&self) -> Option<SocketAddr> {
-        self.admin.as_ref().and_then(|(l, _)| l.local_addr().ok())
+        self.admin.as_ref().and_then(|l| l.local_addr().ok())
     }
 
     /// Serves until `stop` turns true, then stops accepting, lets queued and running
     /// requests finish within the grace period, and returns. From `stop` on, the gate takes
-    /// no changes ([`Gate::start_draining`]).
+    /// no changes ([`Gate::start_draining`]). Tunnels (upgraded connections) run through the
+    /// grace period too; those still open when it is over are closed
+    /// ([`Gate::end_tunnels`]).
     pub async fn serve(self, mut stop: watch::Receiver<bool>) {
-        let graceful = Arc::new(GracefulShutdown::new());
+        let graceful = Arc::new(Connections::default());
         // The admin API stays up through the drain (an operator watches the requests finish)
         // and stops when `serve` returns.
         let (admin_done, mut admin_stop) = watch::channel(false);
         let mut admin_task = None;
-        if let Some((listener, token)) = self.admin {
+        if let Some(listener) = self.admin {
             if let Ok(a) = listener.local_addr() {
                 tracing::info!("admin listening on {a}");
             }
-            let router = crate::admin::router(self.gate.clone(), token);
+            let router = crate::admin::router(self.gate.clone());
             admin_task = Some(tokio::spawn(async move {
                 let stopped = async move {
                     let _ = admin_stop.wait_for(|s| *s).await;
@@ -162,7 +158,6 @@ impl Started {
                 Serving {
                     gate: self.gate.clone(),
                     http1: self.http1.clone(),
-                    send_timeout: self.send_timeout,
                 },
                 workers.clone(),
                 graceful.clone(),
@@ -175,9 +170,8 @@ impl Started {
         for l in loops {
             let _ = l.await;
         }
-        let waiting: usize = self
-            .gate
-            .state()
+        let state = self.gate.state();
+        let waiting: usize = state
             .pools
             .iter()
             .map(|p| {
@@ -185,17 +179,23 @@ impl Started {
                 c.in_flight + c.queued + p.limit.limiter().snapshot().bypass_in_flight
             })
             .sum();
-        tracing::info!(requests = waiting, grace = ?self.grace, "shutting down: no new connections; waiting for queued and running requests");
-        let graceful = Arc::try_unwrap(graceful).unwrap_or_else(|_| GracefulShutdown::new());
+        let tunnels = || -> u64 { state.pools.iter().map(|p| p.stats.tunnels.open()).sum() };
+        // The grace period of the config in force: a reload may have changed it.
+        let grace = self.gate.state().grace_period;
+        tracing::info!(requests = waiting, tunnels = tunnels(), grace = ?grace, "shutting down: no new connections; waiting for queued and running requests");
         let gate = self.gate.clone();
         let drained = async move {
             graceful.shutdown().await;
             gate.drained().await;
         };
-        match tokio::time::timeout(self.grace, drained).await {
+        match tokio::time::timeout(grace, drained).await {
             Ok(()) => tracing::info!("shutdown complete"),
-            Err(_) => tracing::warn!("grace period over: stopping with requests unfinished"),
+            Err(_) => tracing::warn!(
+                tunnels = tunnels(),
+                "grace period over: stopping with requests unfinished; closing open tunnels"
+            ),
         }
+        self.gate.end_tunnels();
         let _ = admin_done.send(true);
         if let Some(task) = admin_task {
             // Calls in progress finish; a client holding a connection open does not hold the
@@ -299,17 +299,49 @@ impl Workers {
     }
 }
 
+/// The client connections being served, counted from their accept, and told when the
+/// drain starts: each then finishes the request it is on and closes (hyper's
+/// `graceful_shutdown`). hyper-util's `GracefulShutdown` does the same for connections that
+/// cannot be upgraded, and cannot watch one that can.
+#[derive(Debug)]
+struct Connections(watch::Sender<()>);
+
+impl Default for Connections {
+    fn default() -> Self {
+        Connections(watch::Sender::new(()))
+    }
+}
+
+impl Connections {
+    /// Counts a connection until the returned watch is dropped.
+    fn watcher(&self) -> watch::Receiver<()> {
+        self.0.subscribe()
+    }
+
+    /// Tells every connection to finish, and resolves once every one has (or has been
+    /// upgraded: a tunnel runs on without it).
+    async fn shutdown(&self) {
+        self.0.send_replace(());
+        self.0.closed().await;
+    }
+}
+
 /// What serving a client connection needs.
 #[derive(Clone)]
 struct Serving {
     gate: Arc<Gate>,
     http1: http1::Builder,
-    send_timeout: Duration,
 }
 
 impl Serving {
-    /// Serves one accepted connection until it closes, on the current runtime.
-    async fn connection(self, stream: TcpStream, peer: SocketAddr, watcher: Watcher) {
+    /// Serves one accepted connection until it closes (or is upgraded), on the current
+    /// runtime; once `draining` changes, it finishes the request it is on and closes.
+    async fn connection(
+        self,
+        stream: TcpStream,
+        peer: SocketAddr,
+        mut draining: watch::Receiver<()>,
+    ) {
         let _ = stream.set_nodelay(true);
         let (conn, io) = match Conn::new(stream, peer) {
             Ok(c) => c,
@@ -319,11 +351,26 @@ impl Serving {
             }
         };
         let conn = Arc::new(conn);
+        // The config in force when the connection is accepted: reloads reach new connections.
+        let settings = self.gate.with_state(|s| s.conn);
+        let mut http1 = self.http1;
+        http1
+            .header_read_timeout(settings.header_read_timeout)
+            .max_buf_size(settings.max_header_bytes);
         let gate = self.gate;
         let service = service_fn(move |req| handle(gate.clone(), conn.clone(), req));
-        let io = TokioIo::new(SendTimeout::new(io, self.send_timeout));
-        let connection = watcher.watch(self.http1.serve_connection(io, service));
-        if let Err(e) = connection.await {
+        let io = TokioIo::new(SendTimeout::new(io, settings.send_timeout));
+        let mut connection = std::pin::pin!(http1.serve_connection(io, service).with_upgrades());
+        let served = tokio::select! {
+            r = connection.as_mut() => r,
+            // `Err`: the server is gone; the same.
+            _ = draining.changed() => {
+                connection.as_mut().graceful_shutdown();
+                connection.await
+            }
+        };
+        drop(draining);
+        if let Err(e) = served {
             tracing::debug!(%peer, error = %e, "client connection ended with an error");
         }
     }
@@ -338,6 +385,7 @@ pub fn admin_token(config: &Config) -> Result<Option<String>, String> {
     let Some(file) = &config.admin.token_file else {
         return Ok(None);
     };
+    let file = file.get_ref();
     let token = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read the admin token_file {}: {e}", file.display()))?;
     let token = token.trim();
@@ -368,7 +416,7 @@ async fn accept(
     listener: TcpListener,
     serving: Serving,
     workers: Option<Arc<Workers>>,
-    graceful: Arc<GracefulShutdown>,
+    graceful: Arc<Connections>,
     mut stop: watch::Receiver<bool>,
 ) {
     loop {
@@ -385,6 +433,10 @@ async fn accept(
                 continue;
             }
         };
+        // An IPv4 client of a dual-stack (`[::]`) listener arrives as `::ffff:a.b.c.d`: seen
+        // as the IPv4 address it is, by `trusted_cidrs`, the per-client rates and the
+        // `X-Forwarded-For` / `Forwarded` headers alike.
+        let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
         // Counted from now: a shutdown waits for this connection even before it is served.
         let watcher = graceful.watcher();
         let serving = serving.clone();

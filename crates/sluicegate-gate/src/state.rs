@@ -22,6 +22,36 @@ pub struct State {
     pub store: Option<Store>,
     /// Longest a client may leave its request body waiting (`client_body_timeout`).
     pub client_body_timeout: Duration,
+    /// The admin API's bearer token (`[admin] token_file`), read again on every reload.
+    pub admin_token: Option<Arc<[u8]>>,
+    /// What each new client connection gets.
+    pub conn: ConnSettings,
+    /// How long queued and running requests may take to finish at shutdown
+    /// (`grace_period`).
+    pub grace_period: Duration,
+}
+
+/// The settings a client connection takes when it is accepted: a reload changes them for
+/// the connections accepted after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnSettings {
+    /// `header_read_timeout`.
+    pub header_read_timeout: Duration,
+    /// `max_header_bytes`.
+    pub max_header_bytes: usize,
+    /// `send_timeout`.
+    pub send_timeout: Duration,
+}
+
+impl ConnSettings {
+    /// The settings `config` asks for.
+    pub fn of(config: &Config) -> ConnSettings {
+        ConnSettings {
+            header_read_timeout: config.header_read_timeout.0,
+            max_header_bytes: *config.max_header_bytes.get_ref(),
+            send_timeout: config.send_timeout.0,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -71,7 +101,7 @@ impl State {
     ///
     /// # Errors
     ///
-    /// A pool that cannot be built or a secret file that cannot be read, as text.
+    /// A pool that cannot be built or a secret or token file that cannot be read, as text.
     pub fn build(
         config: &Config,
         old: Option<&State>,
@@ -79,6 +109,7 @@ impl State {
     ) -> Result<State, String> {
         // Secrets first: a failure must leave the live pools untouched.
         let bypass = bypass(&config.bypass)?;
+        let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
         let mut pools = Vec::with_capacity(config.pools.len());
         for p in &config.pools {
             let prev = old.and_then(|s| s.pool(p.name.get_ref()));
@@ -91,6 +122,9 @@ impl State {
             bypass,
             store: store.cloned(),
             client_body_timeout: config.client_body_timeout.0,
+            admin_token,
+            conn: ConnSettings::of(config),
+            grace_period: config.grace_period.0,
         })
     }
 
@@ -99,17 +133,26 @@ impl State {
         self.pools.iter().find(|p| p.name == name)
     }
 
-    /// The pool of the first route `req` matches. `OPTIONS *` asks about the server as a
-    /// whole: it matches a route for its `Host` only when the route takes every path
+    /// The pool of the first route `req` matches, on its path in normal form
+    /// ([`crate::path::normalise`]: `/%70ay`, `//pay` and `/./pay` are all `/pay`). A path
+    /// that climbs above `/` matches nothing. `OPTIONS *` asks about the server as a whole:
+    /// it matches a route for its `Host` only when the route takes every path
     /// (`path_prefix = "/"`).
     pub fn route<B>(&self, req: &Request<B>) -> Option<&Arc<Pool>> {
+        let path = crate::path::normalise(req.uri().path()).ok()?;
+        self.route_path(req, &path)
+    }
+
+    /// The pool of the first route that `req`'s host and method and `path` (normal already)
+    /// match.
+    pub fn route_path<B>(&self, req: &Request<B>, path: &str) -> Option<&Arc<Pool>> {
         let host = req
             .headers()
             .get(http::header::HOST)
             .and_then(|h| h.to_str().ok())
             .or_else(|| req.uri().host())
             .map(strip_port);
-        let path = match req.uri().path() {
+        let path = match path {
             "*" if req.method() == Method::OPTIONS => "/",
             path => path,
         };
@@ -141,12 +184,15 @@ fn route(r: &config::Route, pools: &[Arc<Pool>]) -> Route {
         .cloned()
         .expect("the config check makes sure a route's pool exists");
     Route {
-        host: r.host.as_ref().map(|h| strip_port(h).to_ascii_lowercase()),
-        prefix: r.path_prefix.clone(),
+        host: r
+            .host
+            .as_ref()
+            .map(|h| strip_port(h.get_ref()).to_ascii_lowercase()),
+        prefix: r.path_prefix.get_ref().clone(),
         methods: r
             .methods
             .iter()
-            .filter_map(|m| Method::from_bytes(m.to_ascii_uppercase().as_bytes()).ok())
+            .filter_map(|m| Method::from_bytes(m.get_ref().to_ascii_uppercase().as_bytes()).ok())
             .collect(),
         pool,
     }

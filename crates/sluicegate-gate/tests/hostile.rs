@@ -470,3 +470,36 @@ async fn an_answer_that_waits_on_the_clients_body_is_not_cut_by_the_upstream_tim
     );
     nothing_billed_to_the_upstream(&gate).await;
 }
+
+/// Defect (review 4, finding 8): a request body in `Transfer-Encoding: gzip, chunked` went
+/// upstream as plain `chunked`: the gate decoded the chunks and dropped the gzip coding, so
+/// the upstream took the compressed bytes for the body. A coding the gate does not relay is
+/// refused with 501 (RFC 9112 §6.1), as nginx does, before the request takes a slot.
+#[tokio::test]
+async fn a_request_in_a_transfer_coding_other_than_chunked_gets_501() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "te-gzip").await;
+    for coding in ["gzip, chunked", "chunked, chunked", "x-custom, chunked"] {
+        let request = format!(
+            "POST /fast HTTP/1.1\r\nhost: x\r\ntransfer-encoding: {coding}\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+        );
+        let answer = read_all(raw(gate.proxy, request.as_bytes()).await).await;
+        assert!(answer.starts_with("HTTP/1.1 501"), "{coding}: {answer}");
+        assert!(
+            answer.contains("chunked"),
+            "{coding}: says what is relayed: {answer}"
+        );
+    }
+    assert!(up.ids().is_empty(), "nothing reached the upstream");
+    // A chunked body alone is relayed as before.
+    let answer = read_all(
+        raw(
+            gate.proxy,
+            b"POST /fast HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        )
+        .await,
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    still_serves(&gate).await;
+}

@@ -474,8 +474,9 @@ async fn requests_no_pool_takes_are_counted_gate_wide() {
         serde_json::json!({
             "no_route": 2,
             "bad_host": 1,
+            "bad_path": 0,
             "connect_not_supported": 1,
-            "upgrade_not_supported": 0
+            "transfer_coding_not_supported": 0
         })
     );
     let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
@@ -584,14 +585,14 @@ pool = "web"
     assert_eq!((api.accepted(), web.accepted()), (0, 1));
 }
 
-/// Defect pinned: a WebSocket handshake (`Upgrade: websocket`) reached the upstream with its
-/// `Upgrade` and `Connection` headers dropped (they are hop-by-hop, and the gate makes no
-/// tunnels), so the upstream saw a plain `GET` and answered it with its own confusing error,
-/// counted as forwarded. It is `501` with its reason at the gate, and no upstream sees it.
-/// An `Upgrade` the server may ignore (`h2c`, which clients offer and take no for) still
-/// goes through as a plain HTTP/1.1 request.
+/// A WebSocket handshake (`Upgrade: websocket`) goes to the upstream like any request, and
+/// an upstream that declines it with an ordinary answer (here `200`) has that answer reach
+/// the client (`tests/tunnels.rs` has the tunnels a `101` makes). It was answered `501
+/// upgrade_not_supported` while the gate made no tunnels; before that it reached the upstream
+/// without its `Upgrade`. An `Upgrade` the server may ignore (`h2c`, which clients offer and
+/// take no for) still goes through as a plain HTTP/1.1 request.
 #[tokio::test]
-async fn a_websocket_handshake_gets_501_and_an_h2c_offer_goes_through() {
+async fn a_websocket_handshake_reaches_the_upstream_and_an_h2c_offer_goes_through() {
     let ok = |_: &str| {
         (
             b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec(),
@@ -610,13 +611,9 @@ async fn a_websocket_handshake_gets_501_and_an_h2c_offer_goes_through() {
          Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
     )
     .await;
-    assert!(ws.starts_with("HTTP/1.1 501"), "{ws}");
-    assert!(
-        ws.to_ascii_lowercase()
-            .contains("x-sluicegate-reason: upgrade_not_supported"),
-        "{ws}"
-    );
-    assert_eq!(up.accepted(), 0);
+    assert!(ws.starts_with("HTTP/1.1 200"), "{ws}");
+    assert!(ws.ends_with("\r\n\r\nok"), "{ws}");
+    assert_eq!(up.accepted(), 1);
     let h2c = raw_exchange(
         &gate,
         "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n\
@@ -624,5 +621,121 @@ async fn a_websocket_handshake_gets_501_and_an_h2c_offer_goes_through() {
     )
     .await;
     assert!(h2c.starts_with("HTTP/1.1 200"), "{h2c}");
-    assert_eq!(up.accepted(), 1);
+    assert_eq!(up.accepted(), 2);
+}
+
+/// `GET target` written byte for byte (no client library to tidy the path), answered
+/// whole: the status line, headers and body as text.
+async fn raw_get(gate: &Gate, target: &str) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut s = support::raw(
+        gate.proxy,
+        format!(
+            "GET {target} HTTP/1.1\r\nhost: api.example\r\nx-id: {target}\r\nconnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await;
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.unwrap();
+    out
+}
+
+/// Pins review 4's finding 2: routes matched the raw path, so `/%70ay/x`, `//pay/x` and
+/// `/./pay/x` skipped the `/pay` route (and its limits) for the catch-all pool, and the
+/// upstream, which decodes and merges, served them as `/pay/x`. Every spelling of a path
+/// must take the route of its normal form and reach the upstream in that form; a path
+/// above `/`, or a `%2F` whose decoding would change the pool, is refused with 400.
+#[tokio::test]
+async fn every_spelling_of_a_path_takes_the_route_of_its_normal_form() {
+    let pay = Upstream::start().await;
+    let rest = Upstream::start().await;
+    let text = format!(
+        r#"listen = ["127.0.0.1:0"]
+[[pools]]
+name = "pay"
+upstream = "{}"
+max_concurrency = 10
+[[pools]]
+name = "rest"
+upstream = "{}"
+max_concurrency = 10
+[[routes]]
+path_prefix = "/pay"
+pool = "pay"
+[[routes]]
+pool = "rest"
+"#,
+        pay.url(),
+        rest.url()
+    );
+    let gate = serve("spellings", &text).await;
+    let spellings = [
+        "/pay/x?q=%70",
+        "/%70ay/x?q=%70",
+        "//pay/x?q=%70",
+        "/./pay/x?q=%70",
+        "/a/../pay/x?q=%70",
+        "/%2e/pay//x?q=%70",
+    ];
+    for target in spellings {
+        let answer = raw_get(&gate, target).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{target}: {answer}");
+        // The upstream gets the path the route was chosen on, the query as it was sent.
+        assert!(
+            answer.contains("\r\n\r\ntarget=/pay/x?q=%70 "),
+            "{target}: {answer}"
+        );
+    }
+    assert_eq!(pay.ids(), spellings);
+    assert!(rest.ids().is_empty(), "{:?}", rest.ids());
+
+    for (target, why) in [
+        ("/../pay/x", "climbs above"),
+        ("/a/../../pay/x", "climbs above"),
+        ("/%2Fpay/x", "encoded `/`"),
+        ("/x/..%2Fpay/x", "encoded `/`"),
+    ] {
+        let answer = raw_get(&gate, target).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{target}: {answer}");
+        assert!(answer.contains("x-sluicegate-reason: bad_path"), "{answer}");
+        assert!(answer.contains(why), "{target}: {answer}");
+    }
+    // An encoded `/` that leads to the same pool either way is an ordinary name.
+    let answer = raw_get(&gate, "/files/a%2fb").await;
+    assert!(answer.contains("\r\n\r\ntarget=/files/a%2Fb "), "{answer}");
+    assert_eq!(pay.ids().len(), spellings.len());
+}
+
+/// Pins review 4's finding 4: on a dual-stack listener (`[::]`) an IPv4 client arrives as
+/// `::ffff:127.0.0.1`, which no IPv4 `trusted_cidrs` contains, so trusted clients were
+/// throttled, and the mapped form went upstream in `X-Forwarded-For` and `Forwarded`.
+#[tokio::test]
+async fn an_ipv4_client_of_a_dual_stack_listener_is_seen_as_ipv4() {
+    let up = Upstream::start().await;
+    let text = format!(
+        r#"listen = ["[::]:0"]
+[admin]
+listen = "127.0.0.1:0"
+[bypass]
+trusted_cidrs = ["127.0.0.0/8"]
+[[pools]]
+name = "api"
+upstream = "{}"
+max_concurrency = 8
+rate = "1/m"
+[[routes]]
+pool = "api"
+"#,
+        up.url()
+    );
+    let gate = serve("dual-stack", &text).await;
+    let v4 = std::net::SocketAddr::from(([127, 0, 0, 1], gate.proxy.port()));
+    for i in 0..3 {
+        let r = get(v4, "/fast", &i.to_string()).await;
+        assert_eq!(r.status, 200, "trusted, past the rate of 1/m: {}", r.body);
+        assert!(r.body.contains("xff=127.0.0.1 "), "{}", r.body);
+        assert!(r.body.contains("forwarded=for=127.0.0.1;"), "{}", r.body);
+    }
+    assert_eq!(gate.pool("api").await["counters"]["bypassed"], 3);
 }

@@ -381,3 +381,25 @@ async fn deny_all_quota_answers_429_without_overflowing_retry_after() {
     assert_eq!(denied.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(denied.headers().contains_key("retry-after"));
 }
+
+/// Defect (review 4, finding 1): the key taken from a header shared the request's read
+/// buffer (hyper's header values are slices of it), so every key a keyed limiter kept held
+/// a whole 8–16 KB buffer alive: 20 000 made-up keys grew the gate by 170 MB. The key must
+/// own just its bytes.
+#[test]
+fn a_header_key_does_not_keep_the_request_buffer_alive() {
+    use sluicegate::middleware::rate::KeyExtractor;
+    let buffer = Bytes::from(vec![b'k'; 16 * 1024]);
+    let value = http::HeaderValue::from_maybe_shared(buffer.slice(100..110)).unwrap();
+    let mut req = Request::new(());
+    req.headers_mut().insert("x-api-key", value);
+    let key = HeaderKey("x-api-key".parse().unwrap())
+        .extract(&req)
+        .unwrap();
+    assert_eq!(key.as_bytes(), b"kkkkkkkkkk");
+    let within = buffer.as_ptr_range();
+    assert!(
+        !within.contains(&key.as_bytes().as_ptr()),
+        "the key still points into the request's buffer"
+    );
+}

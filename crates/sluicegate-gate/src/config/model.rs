@@ -69,7 +69,7 @@ pub struct Admin {
     pub listen: Option<Spanned<SocketAddr>>,
     /// A file holding the bearer token every admin call must carry. Without it the admin
     /// API only listens on loopback addresses.
-    pub token_file: Option<PathBuf>,
+    pub token_file: Option<Spanned<PathBuf>>,
 }
 
 /// `[bypass]`: requests a client cannot forge that skip every limit (counted apart).
@@ -93,7 +93,7 @@ pub struct Store {
     /// The Redis URL, such as `redis://127.0.0.1:6379`.
     pub redis: Spanned<String>,
     /// Longest wait for Redis per decision (default `20ms`); then the failure policy decides.
-    #[serde(default = "default_budget")]
+    #[serde(default = "default_budget", deserialize_with = "budget")]
     pub budget: Dur,
     /// How many gates share the store (default 1, with a warning while a global pool falls
     /// back to `local`): the `local` failure policy gives each `1 / instances` of a global
@@ -269,13 +269,13 @@ pub struct Route {
     /// The pool's name.
     pub pool: Spanned<String>,
     /// The `Host` (without port, any case) to match (default: any).
-    pub host: Option<String>,
-    /// The path prefix to match (default `/`: any).
+    pub host: Option<Spanned<String>>,
+    /// The path prefix to match, in normal form (default `/`: any).
     #[serde(default = "default_prefix")]
-    pub path_prefix: String,
+    pub path_prefix: Spanned<String>,
     /// Methods to match, such as `["GET", "HEAD"]` (default: any).
     #[serde(default)]
-    pub methods: Vec<String>,
+    pub methods: Vec<Spanned<String>>,
 }
 
 /// The most worker threads a config may ask for.
@@ -289,6 +289,18 @@ fn listen<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ListenAddr>, D::
         return Err(serde::de::Error::custom(
             "`listen` is empty: give at least one address, like `listen = [\"127.0.0.1:8080\"]`",
         ));
+    }
+    for (i, a) in addrs.iter().enumerate() {
+        if let Some(b) = addrs[i + 1..].iter().find(|b| a.clashes_with(b.0)) {
+            let why = if a == b {
+                format!("`listen` has `{}` twice", a.0)
+            } else {
+                format!("`{}` and `{}` in `listen` take the same port", a.0, b.0)
+            };
+            return Err(serde::de::Error::custom(format!(
+                "{why}: the second could not be bound (address in use); keep one"
+            )));
+        }
     }
     Ok(addrs)
 }
@@ -325,6 +337,7 @@ longer_than_zero!(
     send_timeout: "`send_timeout` must be longer than 0, like `60s`",
     queue_timeout: "`queue_timeout` must be longer than 0 (for no waiting at all, write `max_queue = 0`)",
     upstream_timeout: "`upstream_timeout` must be longer than 0, like `60s`",
+    budget: "`[store] budget` must be longer than 0, like `20ms`",
 );
 
 fn default_listen() -> Vec<ListenAddr> {
@@ -369,6 +382,6 @@ fn default_budget() -> Dur {
 fn default_prefix_key() -> Spanned<String> {
     Spanned::new(0..0, "sluicegate".to_owned())
 }
-fn default_prefix() -> String {
-    "/".to_owned()
+fn default_prefix() -> Spanned<String> {
+    Spanned::new(0..0, "/".to_owned())
 }

@@ -11,6 +11,12 @@ use sluicegate::rate::Quota;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dur(pub Duration);
 
+impl Dur {
+    /// The longest duration a config may give: no timeout, grace period or budget of the
+    /// gate is meant to be longer, and a bigger value is a slipped digit.
+    pub const MAX: Dur = Dur(Duration::from_secs(24 * 3600));
+}
+
 impl FromStr for Dur {
     type Err = String;
 
@@ -30,8 +36,12 @@ impl FromStr for Dur {
             "" => return Err(format!("duration `{s}` has no unit: {hint}")),
             _ => return Err(format!("unknown unit in duration `{s}`: {hint}")),
         };
-        d.map(Dur)
-            .ok_or_else(|| format!("duration `{s}` is too long"))
+        match d {
+            Some(d) if d <= Dur::MAX.0 => Ok(Dur(d)),
+            _ => Err(format!(
+                "duration `{s}` is more than a day, surely a typo: write at most `24h`"
+            )),
+        }
     }
 }
 

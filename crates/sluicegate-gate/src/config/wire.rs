@@ -10,6 +10,19 @@ use http::uri::{Authority, Scheme};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListenAddr(pub SocketAddr);
 
+impl ListenAddr {
+    /// Whether binding `self` and `other` in one process fails with "address in use": the
+    /// same port on the same address, or on a wildcard that covers the other (`0.0.0.0`
+    /// covers IPv4; `[::]` covers both, as Linux binds it dual-stack). Port 0 asks for a
+    /// fresh port each time and never clashes.
+    pub fn clashes_with(self, other: SocketAddr) -> bool {
+        let (a, b) = (self.0, other);
+        let covers =
+            |w: SocketAddr, x: SocketAddr| w.ip().is_unspecified() && (w.is_ipv6() || x.is_ipv4());
+        a.port() != 0 && a.port() == b.port() && (a.ip() == b.ip() || covers(a, b) || covers(b, a))
+    }
+}
+
 impl FromStr for ListenAddr {
     type Err = String;
 

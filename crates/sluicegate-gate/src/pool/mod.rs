@@ -21,7 +21,7 @@ pub use handover::{Counts, PoolCounts, Retired, hand_over};
 pub use limit::{Held, Limit};
 pub use rate::{PerKey, check_global, global_policy};
 pub use refusals::{RefusalLog, SUMMARY_EVERY};
-pub use stats::{BUCKETS, Histogram, Outcome, Stats};
+pub use stats::{BUCKETS, Histogram, Outcome, Stats, Tunnels};
 
 use crate::config::{self, UpstreamUrl};
 

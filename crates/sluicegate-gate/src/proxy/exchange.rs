@@ -1,18 +1,22 @@
 //! The upstream exchange and the permit it holds. Polled by the request's own task (no
 //! spawn, no channel per request); if the client goes away first, the exchange moves to a
-//! task of its own and keeps the permit until the upstream is done.
+//! task of its own and keeps the permit until the upstream is done. A handshake the
+//! upstream answers `101` hands the permit to its tunnel ([`super::tunnel`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Response, StatusCode, request};
+use http_body_util::Either;
 use hyper::body::Incoming;
 use sluicegate::adaptive::Outcome as Sample;
 use tokio::time::{Instant, timeout_at};
 
+use super::answer::GateBody;
 use super::body::PermitBody;
 use super::client_body::{ClientFault, Progress};
 use super::headers::Added;
+use super::tunnel::{self, ClientSide};
 use super::upstream::{self, SendError, Sending, UpstreamBody};
 use crate::pool::{Held, Outcome, Pool};
 
@@ -35,12 +39,15 @@ pub(super) struct Exchange {
     body: Option<Arc<Progress>>,
     held: Option<Held>,
     start: Instant,
+    /// For a handshake for a tunnel: the client's side of it.
+    tunnel: Option<Box<ClientSide>>,
 }
 
 impl Exchange {
     /// Sends the request `parts` and `body` (origin-form, `Host` set) with the headers this
     /// hop adds to the pool's upstream; the client may leave its body waiting up to
-    /// `body_timeout` between two reads.
+    /// `body_timeout` between two reads. A handshake for a tunnel comes with the client's
+    /// side of it (`tunnel`).
     pub(super) fn start(
         pool: Arc<Pool>,
         parts: request::Parts,
@@ -48,6 +55,7 @@ impl Exchange {
         added: Added,
         held: Held,
         body_timeout: Duration,
+        tunnel: Option<Box<ClientSide>>,
     ) -> Self {
         let start = Instant::now();
         let (pending, body) = upstream::send(
@@ -63,17 +71,18 @@ impl Exchange {
             held: Some(held),
             start,
             pool,
+            tunnel,
         }
     }
 
-    /// The upstream's response head, its body carrying the permit; or why there is none
-    /// (the permit is then released).
+    /// The upstream's response head, its body carrying the permit (or, for a `101`, the
+    /// tunnel carrying it); or why there is none (the permit is then released).
     ///
     /// # Cancel safety
     ///
     /// Dropping the future before it resolves does not drop the exchange: it carries on in
     /// a task of its own, holding the permit, until the upstream answers or times out.
-    pub(super) async fn finish(mut self) -> Result<Response<Box<PermitBody>>, Failed> {
+    pub(super) async fn finish(mut self) -> Result<Response<GateBody>, Failed> {
         let Some(pending) = self.pending.as_mut() else {
             return Err(Failed::Upstream(Outcome::UpstreamError));
         };
@@ -83,7 +92,17 @@ impl Exchange {
         // Taken only now: dropped while it waits, the exchange still holds the permit and
         // moves to a task of its own.
         match self.held.take() {
-            Some(held) => settle(&self.pool, self.start, result, self.body.as_ref(), held),
+            Some(held) => {
+                let tunnel = self.tunnel.take();
+                settle(
+                    &self.pool,
+                    self.start,
+                    result,
+                    self.body.as_ref(),
+                    held,
+                    tunnel,
+                )
+            }
             None => Err(Failed::Upstream(Outcome::UpstreamError)),
         }
     }
@@ -117,14 +136,16 @@ async fn answered(
     }
 }
 
-/// Counts and logs how the exchange ended, and hands the permit to the body or releases it.
+/// Counts and logs how the exchange ended, and hands the permit to the body (or the
+/// tunnel) or releases it.
 fn settle(
     pool: &Pool,
     start: Instant,
     result: Answer,
     body: Option<&Arc<Progress>>,
     mut held: Held,
-) -> Result<Response<Box<PermitBody>>, Failed> {
+    tunnel: Option<Box<ClientSide>>,
+) -> Result<Response<GateBody>, Failed> {
     let failed = match (result, body.and_then(|b| b.fault())) {
         (Ok(Ok(response)), _) => {
             // The time the upstream spent waiting for a slow client's body is the client's:
@@ -135,6 +156,10 @@ fn settle(
                 .observe(start.elapsed().saturating_sub(client));
             held.exclude(client);
             pool.stats.count(Outcome::Forwarded);
+            if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+                // Only a handshake for a tunnel gets one through (`upstream::relay`).
+                return Ok(tunnel::open(pool, response, held, tunnel));
+            }
             let sample = match response.status() {
                 StatusCode::SERVICE_UNAVAILABLE
                 | StatusCode::TOO_MANY_REQUESTS
@@ -146,7 +171,8 @@ fn settle(
             let rest = pool.upstream_timeout;
             // The answer's stall timer asks the client's body whether it is the one waited on.
             let client = body.cloned();
-            return Ok(response.map(|b| Box::new(PermitBody::new(b, held, sample, rest, client))));
+            return Ok(response
+                .map(|b| Either::Right(Box::new(PermitBody::new(b, held, sample, rest, client)))));
         }
         (_, Some(fault)) => {
             // The client's doing, not the upstream's: nothing for an adaptive limit to
@@ -190,12 +216,14 @@ impl Drop for Exchange {
             return;
         };
         let (pool, start, body) = (self.pool.clone(), self.start, self.body.take());
+        // The client is gone: a `101` makes no tunnel.
+        drop(self.tunnel.take());
         // The client is gone but the upstream is still working on its request: keep the
         // slot until it is done. A body that comes back is drained by `PermitBody`.
         runtime.spawn(async move {
             let timeout = pool.upstream_timeout;
             let result = answered(&mut pending, start, timeout, body.as_deref()).await;
-            drop(settle(&pool, start, result, body.as_ref(), held));
+            drop(settle(&pool, start, result, body.as_ref(), held, None));
         });
     }
 }

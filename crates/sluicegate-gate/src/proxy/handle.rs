@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use futures_util::future::poll_immediate;
 use http::{Request, Response, StatusCode};
-use http_body_util::Either;
 use hyper::body::Incoming;
 use sluicegate::http::{RatePolicy, RejectionMapping};
 use sluicegate::rate::Decision;
@@ -19,6 +18,7 @@ use super::conn::Conn;
 use super::exchange::{Exchange, Failed};
 use super::global;
 use super::headers;
+use super::tunnel;
 use super::unrouted::Unrouted;
 use crate::gate::Gate;
 use crate::pool::{Held, Outcome, Pool, check_global, global_policy};
@@ -53,6 +53,20 @@ pub fn handle(
             );
             return Ok(answer);
         }
+        if headers::foreign_transfer_coding(&req) {
+            gate.unrouted.count(Unrouted::TransferCodingNotSupported);
+            let mut answer = answer::plain(
+                StatusCode::NOT_IMPLEMENTED,
+                "transfer_coding_not_supported",
+                "the gate relays request bodies in the chunked transfer coding only; send the body without other transfer codings (a Content-Encoding is relayed as it is)\n",
+            );
+            // The rest of the body cannot be told from the next request.
+            answer.headers_mut().insert(
+                http::header::CONNECTION,
+                http::HeaderValue::from_static("close"),
+            );
+            return Ok(answer);
+        }
         if req.method() == http::Method::CONNECT {
             // A tunnel to wherever the client names: a forward proxy's job, not this one's.
             gate.unrouted.count(Unrouted::ConnectNotSupported);
@@ -62,14 +76,13 @@ pub fn handle(
                 "CONNECT is not supported: the gate is a reverse proxy and makes no tunnels\n",
             ));
         }
-        if wants_a_tunnel(&req) {
-            // The handshake would reach the upstream as a plain request (`Upgrade` is
-            // hop-by-hop): say here what the gate does not do.
-            gate.unrouted.count(Unrouted::UpgradeNotSupported);
+        if let Err(bad) = crate::path::normalise_request(&gate, &mut req) {
+            tracing::debug!(path = req.uri().path(), "bad path");
+            gate.unrouted.count(Unrouted::BadPath);
             return Ok(answer::plain(
-                StatusCode::NOT_IMPLEMENTED,
-                "upgrade_not_supported",
-                "protocol upgrades (WebSocket) are not proxied by the gate\n",
+                StatusCode::BAD_REQUEST,
+                "bad_path",
+                bad.message(),
             ));
         }
         let routed = gate.with_state(|s| {
@@ -114,7 +127,7 @@ pub fn handle(
                 Err(answer) => return Ok(answer),
             }
         };
-        Ok(forward(pool, &conn, req, held, body_timeout).await)
+        Ok(forward(&gate, pool, &conn, req, held, body_timeout).await)
     }
 }
 
@@ -195,8 +208,10 @@ fn client_gone(pool: &Pool) -> Response<GateBody> {
 }
 
 /// Sends the request upstream and relays the answer. The exchange holds the permit; see
-/// [`Exchange::finish`] for what happens when the client leaves first.
+/// [`Exchange::finish`] for what happens when the client leaves first. A handshake for a
+/// tunnel takes the client's side of it along ([`tunnel`]).
 fn forward(
+    gate: &Gate,
     pool: Arc<Pool>,
     conn: &Conn,
     req: Request<Incoming>,
@@ -204,27 +219,18 @@ fn forward(
     body_timeout: Duration,
 ) -> impl Future<Output = Response<GateBody>> + Send + use<> {
     let (mut parts, body) = req.into_parts();
-    let added = headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
-    let exchange = Exchange::start(pool, parts, body, added, held, body_timeout);
+    let mut added = headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
+    let tunnel = if added.upgrade {
+        tunnel::client_side(gate, &mut parts, &mut added)
+    } else {
+        None
+    };
+    let exchange = Exchange::start(pool, parts, body, added, held, body_timeout, tunnel);
     async move {
         match exchange.finish().await {
-            Ok(response) => response.map(Either::Right),
+            Ok(response) => response,
             Err(Failed::Upstream(outcome)) => answer::upstream_failed(outcome),
             Err(Failed::Client(fault)) => answer::plain(fault.status(), fault.name(), fault.text()),
         }
     }
-}
-
-/// Whether `req` asks to turn its connection into a tunnel it cannot do without: an
-/// `Upgrade` to anything but `h2c`, which clients offer on a plain request and are content
-/// to see ignored (a server may ignore an `Upgrade`, RFC 9110 §7.8). A WebSocket client is
-/// not: passed on without its `Upgrade` (hop-by-hop), it would get whatever the upstream
-/// answers a plain `GET`.
-fn wants_a_tunnel(req: &Request<Incoming>) -> bool {
-    req.headers()
-        .get_all(http::header::UPGRADE)
-        .iter()
-        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
-        .map(<[u8]>::trim_ascii)
-        .any(|p| !p.is_empty() && !p.eq_ignore_ascii_case(b"h2c"))
 }

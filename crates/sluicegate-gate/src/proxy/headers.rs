@@ -26,6 +26,8 @@ static HOP_BY_HOP: [HeaderName; 7] = [
 
 /// `TE`'s bit in what [`hop_by_hop_present`] finds.
 const TE_PRESENT: u8 = 1 << 3;
+/// `Upgrade`'s bit in what [`hop_by_hop_present`] finds.
+const UPGRADE_PRESENT: u8 = 1 << 5;
 
 /// Drops the hop-by-hop headers, and those the `Connection` header names.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
@@ -129,19 +131,28 @@ pub(super) fn host_problem<B>(req: &http::Request<B>) -> Option<&'static str> {
 /// hop-by-hop headers gone, and the client's `Host` kept (the one an absolute-form request
 /// named, else the upstream's own). Returns the `X-Forwarded-For` / `Forwarded` headers
 /// naming the client, for the connection to the upstream to add ([`Added`]).
+///
+/// A handshake for a tunnel ([`asks_for_a_tunnel`]: `Connection: upgrade` and an `Upgrade`
+/// to a protocol other than `h2c`) keeps its `Upgrade` header (less any `h2c` in it), and
+/// [`Added::upgrade`] says so: the connection to the upstream sends `Connection: upgrade`.
 pub(super) fn to_upstream(
     parts: &mut request::Parts,
     upstream: &UpstreamUrl,
     peer: &Forwarding,
 ) -> Added {
-    // The scan for hop-by-hop headers says whether there is a `TE` to read before it goes.
-    let present = hop_by_hop_present(&parts.headers);
+    // The scan for hop-by-hop headers says whether there is a `TE` or an `Upgrade` to read
+    // before they go: most requests have neither, and pay no lookup for them.
+    let mut present = hop_by_hop_present(&parts.headers);
     let te_trailers = present & TE_PRESENT != 0
         && parts
             .headers
             .get_all(header::TE)
             .iter()
             .any(accepts_trailers);
+    let upgrade = present & UPGRADE_PRESENT != 0 && asks_for_a_tunnel(parts);
+    if upgrade {
+        present &= !UPGRADE_PRESENT;
+    }
     strip_present(&mut parts.headers, present);
     let mut host = parts.headers.get(header::HOST).cloned();
     if host.is_none()
@@ -189,7 +200,66 @@ pub(super) fn to_upstream(
         xff,
         forwarded,
         te_trailers,
+        upgrade,
     }
+}
+
+/// Whether a request is a handshake for a tunnel the gate makes (WebSocket, or any other
+/// `Upgrade` but `h2c`): HTTP/1.1 (an `Upgrade` in HTTP/1.0 is ignored, RFC 9110 §7.8),
+/// `Connection` lists `upgrade`, and `Upgrade` names a protocol other than `h2c`. An `h2c`
+/// offer in the list is taken out of it (the gate's server speaks HTTP/1 only); one alone,
+/// like an `Upgrade` without `Connection: upgrade`, is no handshake: the request goes on as
+/// a plain one without it, as a server may ignore an `Upgrade`.
+fn asks_for_a_tunnel(parts: &mut request::Parts) -> bool {
+    let headers = &parts.headers;
+    if parts.version != Version::HTTP_11
+        || !list(headers, &header::CONNECTION).any(|t| t.eq_ignore_ascii_case(b"upgrade"))
+    {
+        return false;
+    }
+    let h2c = |t: &[u8]| t.eq_ignore_ascii_case(b"h2c");
+    if list(headers, &header::UPGRADE).all(h2c) {
+        return false;
+    }
+    if list(headers, &header::UPGRADE).any(h2c) {
+        let kept: Vec<&[u8]> = list(headers, &header::UPGRADE)
+            .filter(|t| !h2c(t))
+            .collect();
+        let Ok(v) = HeaderValue::from_bytes(&kept.join(&b", "[..])) else {
+            return false;
+        };
+        parts.headers.insert(header::UPGRADE, v);
+    }
+    true
+}
+
+/// The items of a comma-separated header, every line of it.
+fn list<'a>(headers: &'a HeaderMap, name: &HeaderName) -> impl Iterator<Item = &'a [u8]> {
+    headers
+        .get_all(name)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .map(<[u8]>::trim_ascii)
+        .filter(|t| !t.is_empty())
+}
+
+/// Whether a request's body comes in a transfer coding the gate does not relay: anything but
+/// one `chunked`. The gate decodes the chunks and frames the body afresh, so another coding
+/// would reach the upstream as if the coded bytes were the body; RFC 9112 §6.1 asks for 501
+/// on a coding a server does not understand. Only a body of unknown length has codings: a
+/// request without a body or with a `Content-Length` is not looked at.
+pub(super) fn foreign_transfer_coding<B: http_body::Body>(req: &http::Request<B>) -> bool {
+    if req.body().size_hint().exact().is_some() {
+        return false;
+    }
+    let codings = req
+        .headers()
+        .get_all(header::TRANSFER_ENCODING)
+        .iter()
+        .try_fold(0, |n, v| {
+            super::upstream::chunked_codings(Some(n), v.as_bytes())
+        });
+    !matches!(codings, Some(0 | 1))
 }
 
 /// Whether a `TE` value lists `trailers` (`TE: gzip;q=0.5, trailers`).
@@ -214,6 +284,9 @@ pub(super) struct Added {
     /// is told so with `TE: trailers` and `Connection: TE` (TE is hop-by-hop, RFC 9110
     /// §10.1.4), since some send trailers only when asked.
     pub(super) te_trailers: bool,
+    /// A handshake for a tunnel: the request kept its `Upgrade` header, and the upstream is
+    /// told `Connection: upgrade` (only hyper's client connection sends these).
+    pub(super) upgrade: bool,
 }
 
 impl Added {
@@ -227,8 +300,14 @@ impl Added {
         }
         if self.te_trailers {
             headers.insert(header::TE, HeaderValue::from_static("trailers"));
-            headers.insert(header::CONNECTION, HeaderValue::from_static("te"));
         }
+        let connection = match (self.te_trailers, self.upgrade) {
+            (false, false) => return,
+            (true, false) => "te",
+            (false, true) => "upgrade",
+            (true, true) => "te, upgrade",
+        };
+        headers.insert(header::CONNECTION, HeaderValue::from_static(connection));
     }
 }
 
@@ -352,6 +431,64 @@ mod tests {
             p.headers["forwarded"],
             "for=10.0.0.7;host=\"api.example\";proto=http"
         );
+    }
+
+    /// The upstream's view of a request with `connection` and `upgrade` headers (each left
+    /// out when `None`) in `version`: its `Upgrade`, its `Connection`, and whether it is a
+    /// handshake for a tunnel.
+    fn upgrade_seen(
+        version: Version,
+        connection: Option<&str>,
+        upgrade: Option<&str>,
+    ) -> (Option<String>, Option<String>, bool) {
+        let mut b = http::Request::get("/chat").header("host", "x");
+        if let Some(c) = connection {
+            b = b.header("connection", c);
+        }
+        if let Some(u) = upgrade {
+            b = b.header("upgrade", u);
+        }
+        let mut p = parts(b.body(()).unwrap());
+        p.version = version;
+        let up: UpstreamUrl = "http://u:1".parse().unwrap();
+        let added =
+            super::to_upstream(&mut p, &up, &Forwarding::new("10.0.0.7:1".parse().unwrap()));
+        let tunnel = added.upgrade;
+        added.insert_into(&mut p.headers);
+        let get = |h| {
+            p.headers
+                .get(h)
+                .map(|v: &HeaderValue| v.to_str().unwrap().to_owned())
+        };
+        (get(header::UPGRADE), get(header::CONNECTION), tunnel)
+    }
+
+    #[test]
+    fn a_handshake_for_a_tunnel_keeps_its_upgrade_and_nothing_else_does() {
+        let s = |v: &str| Some(v.to_owned());
+        let v11 = Version::HTTP_11;
+        assert_eq!(
+            upgrade_seen(v11, Some("Upgrade"), Some("websocket")),
+            (s("websocket"), s("upgrade"), true)
+        );
+        assert_eq!(
+            upgrade_seen(v11, Some("keep-alive, Upgrade"), Some("h2c, websocket")),
+            (s("websocket"), s("upgrade"), true),
+            "the h2c offer is taken out"
+        );
+        for (version, connection, upgrade) in [
+            (v11, Some("Upgrade, HTTP2-Settings"), Some("h2c")),
+            (v11, None, Some("websocket")),
+            (v11, Some("keep-alive"), Some("websocket")),
+            (v11, Some("upgrade"), Some(" , ")),
+            (Version::HTTP_10, Some("upgrade"), Some("websocket")),
+        ] {
+            assert_eq!(
+                upgrade_seen(version, connection, upgrade),
+                (None, None, false),
+                "{version:?} {connection:?} {upgrade:?}"
+            );
+        }
     }
 
     #[test]

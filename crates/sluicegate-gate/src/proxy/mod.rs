@@ -1,7 +1,9 @@
 //! The proxy: route, bypass, rate, queue, forward. A forwarded request's permit belongs to
 //! the upstream exchange (which moves to a task of its own if the client leaves), so a
 //! client that leaves cannot free a slot the upstream is still using. Upstream connections
-//! are HTTP/1.1 keep-alive, kept idle per thread (`upstream`).
+//! are HTTP/1.1 keep-alive, kept idle per thread (`upstream`). A WebSocket handshake (any
+//! `Upgrade` but `h2c`) goes through the same limits; a `101` makes it a tunnel that keeps
+//! its permit while open (`tunnel`).
 
 mod answer;
 mod body;
@@ -12,6 +14,7 @@ mod global;
 mod handle;
 mod headers;
 mod send_timeout;
+mod tunnel;
 mod unrouted;
 mod upstream;
 

@@ -1,5 +1,6 @@
-//! Requests the gate answers before any pool takes them (no route, a bad `Host`, a tunnel
-//! it does not make): counted gate-wide, as they have no pool, and logged as refusals.
+//! Requests the gate answers before any pool takes them (no route, a bad `Host` or path, a
+//! tunnel or transfer coding it does not handle): counted gate-wide, as they have no pool,
+//! and logged as refusals.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -13,19 +14,22 @@ pub enum Unrouted {
     NoRoute,
     /// More than one `Host`, or none where one is needed (`400`).
     BadHost,
+    /// A path the gate refuses to route (`400`).
+    BadPath,
     /// `CONNECT` (`501`).
     ConnectNotSupported,
-    /// A protocol upgrade the gate does not proxy (`501`).
-    UpgradeNotSupported,
+    /// A request body in a transfer coding other than `chunked` (`501`).
+    TransferCodingNotSupported,
 }
 
 impl Unrouted {
     /// Every reason, in metrics order.
-    pub const ALL: [Unrouted; 4] = [
+    pub const ALL: [Unrouted; 5] = [
         Unrouted::NoRoute,
         Unrouted::BadHost,
+        Unrouted::BadPath,
         Unrouted::ConnectNotSupported,
-        Unrouted::UpgradeNotSupported,
+        Unrouted::TransferCodingNotSupported,
     ];
 
     /// The stable name used in `X-Sluicegate-Reason`, logs, status and metrics.
@@ -33,8 +37,9 @@ impl Unrouted {
         match self {
             Unrouted::NoRoute => "no_route",
             Unrouted::BadHost => "bad_host",
+            Unrouted::BadPath => "bad_path",
             Unrouted::ConnectNotSupported => "connect_not_supported",
-            Unrouted::UpgradeNotSupported => "upgrade_not_supported",
+            Unrouted::TransferCodingNotSupported => "transfer_coding_not_supported",
         }
     }
 }

@@ -1,6 +1,7 @@
 //! A real HTTP upstream on an ephemeral loopback port: `/hold` waits until the test
-//! releases it, `/fast` (any other path) answers at once echoing what it was sent, `/body` reads the whole
-//! request body. It counts requests in flight and the most ever in flight.
+//! releases it, `/fast` (any other path) answers at once echoing what it was sent (the
+//! request target, then headers), `/body` reads the whole request body. It counts requests
+//! in flight and the most ever in flight.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -131,7 +132,8 @@ async fn serve(
                     .to_owned()
             };
             format!(
-                "host={} xff={} forwarded={} connection={} bypass={} te={} conn={}",
+                "target={} host={} xff={} forwarded={} connection={} bypass={} te={} conn={}",
+                req.uri(),
                 get("host"),
                 get("x-forwarded-for"),
                 get("forwarded"),

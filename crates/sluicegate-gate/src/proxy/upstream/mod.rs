@@ -19,12 +19,17 @@
 //! that got no byte of an answer is sent once more on a new connection when its method is
 //! idempotent (RFC 9110 §9.2.2); hyper's path sends again only what it never wrote.
 //!
+//! A handshake for a tunnel (`Upgrade`, see [`upgrade`]) goes on a new hyper connection of
+//! its own, which can be upgraded; after a `101` it is the tunnel's and never goes back to
+//! the idle list.
+//!
 //! Why not hyper-util's pooled client: its shared pool costs a lock, a SipHash of the
 //! upstream's name and a few allocations per request, a fifth of the gate's own work per
 //! request (BENCHMARKS.md, *The gate against nginx and HAProxy*).
 
 mod body;
 mod decode;
+mod upgrade;
 mod wire;
 
 use std::future::Future;
@@ -50,6 +55,7 @@ pub(crate) use body::{BodyError, UpstreamBody};
 use decode::Decoder;
 use wire::Wire;
 pub(crate) use wire::WireError;
+pub(super) use wire::chunked_codings;
 
 /// How long an idle connection is kept.
 pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
@@ -284,13 +290,19 @@ pub(super) fn send(
     added: Added,
     body_timeout: Duration,
 ) -> (Sending, Option<Arc<Progress>>) {
-    if body.is_end_stream() && parts.method != Method::CONNECT {
+    if body.is_end_stream() && parts.method != Method::CONNECT && !added.upgrade {
         (Box::pin(send_wire(authority, parts, added)), None)
     } else {
+        let upgrade = added.upgrade;
         let (body, progress) = ClientBody::new(body, body_timeout);
         let mut req = Request::from_parts(parts, body);
         added.insert_into(req.headers_mut());
-        (Box::pin(send_hyper(authority, req)), Some(progress))
+        let sending: Sending = if upgrade {
+            Box::pin(upgrade::send(authority, req))
+        } else {
+            Box::pin(send_hyper(authority, req))
+        };
+        (sending, Some(progress))
     }
 }
 
@@ -370,7 +382,7 @@ async fn send_hyper(
     .flatten();
     if let Some(mut sender) = idle {
         match sender.try_send_request(req).await {
-            Ok(response) => return relay(response, sender, authority),
+            Ok(response) => return relay(response, sender, authority, false),
             Err(mut e) => match e.take_message() {
                 // Never written: the connection closed as it was picked. A new one.
                 Some(r) => req = r,
@@ -378,36 +390,57 @@ async fn send_hyper(
             },
         }
     }
-    let (mut sender, connection) = http1::Builder::new()
+    let mut sender = handshake(&authority, false).await?;
+    match sender.send_request(req).await {
+        Ok(response) => relay(response, sender, authority, false),
+        Err(e) => Err(SendError::Http(e)),
+    }
+}
+
+/// A new hyper connection to `authority`, driven by a task of its own until the upstream
+/// closes it or every sender is gone; one that `upgrades` hands its socket over to the
+/// response of a `101` ([`hyper::upgrade::on`]).
+async fn handshake(
+    authority: &Authority,
+    upgrades: bool,
+) -> Result<SendRequest<ClientBody>, SendError> {
+    let (sender, connection) = http1::Builder::new()
         .writev(false)
         // The same limits as the gate's own path: 64 KiB of head, exact however it arrives
         // (the buffer's size alone is no exact limit), and 64 KiB of trailers (hyper's
         // default is 16 KiB). The read buffer stays at 64 KiB too (hyper's is ~400 KiB).
         .max_header_size(wire::MAX_HEAD)
         .max_buf_size(wire::MAX_HEAD)
-        .handshake(TokioIo::new(connect(&authority).await?))
+        .handshake(TokioIo::new(connect(authority).await?))
         .await
         .map_err(SendError::Http)?;
-    // Drives the socket; ends when the upstream closes it or every sender is gone.
-    tokio::spawn(async move {
-        if let Err(e) = connection.await {
-            tracing::debug!(error = %e, "upstream connection ended with an error");
-        }
-    });
-    match sender.send_request(req).await {
-        Ok(response) => relay(response, sender, authority),
-        Err(e) => Err(SendError::Http(e)),
+    if upgrades {
+        tokio::spawn(drive(connection.with_upgrades()));
+    } else {
+        tokio::spawn(drive(connection));
+    }
+    Ok(sender)
+}
+
+async fn drive(connection: impl Future<Output = Result<(), hyper::Error>>) {
+    if let Err(e) = connection.await {
+        tracing::debug!(error = %e, "upstream connection ended with an error");
     }
 }
 
-/// The answer hyper read, without its hop-by-hop headers; a `101` (the gate never asks for
-/// an upgrade) is an error, as on the gate's own path.
+/// The answer hyper read, without its hop-by-hop headers. A `101` is the start of a tunnel
+/// for a request that asked for one (`upgrade`, see [`upgrade::switched`]), else an error
+/// as on the gate's own path.
 fn relay(
     response: Response<Incoming>,
     sender: SendRequest<ClientBody>,
     authority: Authority,
+    upgrade: bool,
 ) -> Result<Response<UpstreamBody>, SendError> {
     if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+        if upgrade {
+            return upgrade::switched(response, sender, authority);
+        }
         return Err(SendError::Wire(WireError::Head(wire::UNASKED_UPGRADE)));
     }
     let (mut parts, body) = response.into_parts();

@@ -349,7 +349,7 @@ fn content_length(v: &[u8]) -> Option<u64> {
 /// Counts the codings of one more `Transfer-Encoding` value onto `so_far`, as long as every
 /// coding is `chunked` (the only one the gate decodes; the header does not reach the
 /// client); `None` from the first other coding on. A body is relayed only at `Some(1)`.
-pub(super) fn chunked_codings(so_far: Option<usize>, v: &[u8]) -> Option<usize> {
+pub(in crate::proxy) fn chunked_codings(so_far: Option<usize>, v: &[u8]) -> Option<usize> {
     v.split(|&b| b == b',')
         .map(<[u8]>::trim_ascii)
         .filter(|c| !c.is_empty())
@@ -405,6 +405,7 @@ mod tests {
             xff: Some(HeaderValue::from_static("10.0.0.7")),
             forwarded: Some(HeaderValue::from_static("for=10.0.0.7;proto=http")),
             te_trailers: true,
+            upgrade: false,
         };
         encode(
             &mut out,

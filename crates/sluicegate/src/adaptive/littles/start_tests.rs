@@ -135,3 +135,119 @@ fn littles_start_below_the_knee_is_not_taken_for_one_past_it() {
         assert!(!l.measured_at_start, "seed {seed}");
     }
 }
+
+/// Pins the start of a large pool under a load below its capacity (`steady_0.8x_200w`: 200
+/// workers of 20 ms, 8000 requests a second, 160 out on average): the buckets' slow start
+/// held the starting limit of 20 for the warm-up (four buckets, 0.4 s) and grew ×1.5 a bucket
+/// after, past the demand at ~0.9 s, and the limiter turned away 2.6 % of the requests. The
+/// start now doubles the limit a round trip, on answers: when the requests that found every
+/// permit of the limit taken answer as fast as the first ones.
+#[test]
+fn littles_start_doubles_a_round_trip_on_a_large_pool() {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(200, 20, 8_000, seed);
+        let mut reached = None;
+        pool.run(&mut l, 1_000, |t, l| {
+            if l.limit() >= 160 && reached.is_none() {
+                reached = Some(t);
+            }
+        });
+        let at = reached.map(|t| t / 1000);
+        assert!(
+            at.is_some_and(|ms| ms <= 250),
+            "seed {seed}: the limit reached the demand of 160 at {at:?} ms"
+        );
+        assert!(l.limit() >= 160, "seed {seed}: limit {} at 1 s", l.limit());
+    }
+}
+
+/// The rounds overshoot the knee by up to ×2 (the round that shows the queue is the one past
+/// it) and drain at once by Little's law on the round against the first requests: in front
+/// of 50 workers (no contention in this pool) the limit ends near them, not at the overshoot
+/// and not at half of them.
+#[test]
+fn littles_start_drains_the_overshoot_of_its_rounds_to_the_pool() {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(50, 50, 2_000, seed);
+        let mut highest = 0;
+        pool.run(&mut l, 2_000, |_, l| highest = highest.max(l.limit()));
+        assert!(
+            highest >= 80,
+            "seed {seed}: the rounds stopped at {highest}"
+        );
+        assert!(l.knee_found, "seed {seed}: no knee after 2 s");
+        let limit = l.limit();
+        assert!(
+            (40..=70).contains(&limit),
+            "seed {seed}: limit {limit} at 2 s in front of 50 workers"
+        );
+    }
+}
+
+/// Pins a false queue past the first round (`huge_pool_1.5x`, seeds 2–5: a round of 1280 in
+/// front of 2000 workers drained to ~1100). A round is judged clear by its first answers, the
+/// fastest, and they join what later rounds are compared with, which then reads low: a later
+/// round with nothing queued stood three standard errors above it. A queue shifts every
+/// answer at the top by its wait, so most come in over the first group's median; a round
+/// whose answers come in under it is not queued, whatever the means say.
+#[test]
+fn littles_start_round_faster_than_the_first_median_is_not_queued() {
+    let ms = |v: u64| Duration::from_millis(v);
+    for (rt, queued) in [(40, false), (120, true)] {
+        let mut t = StartTest::new(20);
+        for _ in 0..10 {
+            t.add(ms(50), 5, true); // the first group: median 50 ms
+        }
+        for _ in 0..10 {
+            t.add(ms(5), 20, true); // the first round's first answers, the fastest
+        }
+        assert_eq!(t.verdict(10, 3.0, 2.0), Some(Round::Clear));
+        t.next_round(40);
+        for _ in 0..40 {
+            t.add(ms(rt), 40, true);
+        }
+        // Against the first group and the first round's answers (mean log RT of 50 and 5 ms),
+        // both rounds stand three standard errors above.
+        let verdict = t.verdict(10, 3.0, 2.0);
+        if queued {
+            assert!(
+                matches!(verdict, Some(Round::Queued(_))),
+                "{rt} ms: {verdict:?}"
+            );
+        } else {
+            assert_eq!(verdict, Some(Round::Clear), "{rt} ms");
+        }
+    }
+}
+
+/// Pins a drain below the last round judged clear (`bursty`, seed 5: 80 permits in front of
+/// 50 workers drained to 26, and the knee held there through the quiet stretches). Little's
+/// law at the overshoot reads fewer permits in service than the pool holds wherever waiting
+/// slows the workers; the knee is above the last clear round.
+#[test]
+fn littles_start_drains_no_lower_than_the_last_clear_round() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let at = |l: &mut LittlesLaw, start_us: u64, rt_ms: u64, in_flight: usize| {
+        l.on_sample(&Sample::success(
+            Nanos::new(start_us * 1000),
+            Duration::from_millis(rt_ms),
+            in_flight,
+        ))
+    };
+    for i in 0..10 {
+        at(&mut l, i, 50, 1 + i as usize); // the first group
+    }
+    for i in 0..10 {
+        at(&mut l, 100 + i, 50, 20); // the first round, as fast: clear
+    }
+    assert_eq!(l.limit(), 40);
+    for i in 0..20 {
+        // The second round waited: 300 ms against 50. Little's law: 40 × 50 ÷ 300 ≈ 7 in
+        // service.
+        at(&mut l, 52_000 + i, 300, 40);
+    }
+    assert!(l.knee_found);
+    assert_eq!(l.limit(), 20, "the last clear round");
+}

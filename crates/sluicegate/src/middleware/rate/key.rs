@@ -4,6 +4,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
+use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
 use http::{Extensions, Request};
 
@@ -197,6 +198,10 @@ pub fn group_ip(ip: IpAddr) -> IpAddr {
 /// The value of one header (an API key, a tenant id). A request without the header has no
 /// key.
 ///
+/// The key is a copy of the value's bytes: a server's header values are slices of the
+/// buffer the request was read into, and a keyed limiter that kept such a slice would keep
+/// the whole buffer (kilobytes) alive for each key it remembers.
+///
 /// # Examples
 ///
 /// ```
@@ -219,7 +224,12 @@ impl<B> KeyExtractor<B> for HeaderKey {
     type Key = HeaderValue;
 
     fn extract(&self, req: &Request<B>) -> Option<HeaderValue> {
-        req.headers().get(&self.0).cloned()
+        let value = req.headers().get(&self.0)?;
+        // Copied, not cloned: a clone shares (and keeps alive) the request's read buffer.
+        let mut owned = HeaderValue::from_maybe_shared(Bytes::copy_from_slice(value.as_bytes()))
+            .expect("the bytes of a header value are a header value");
+        owned.set_sensitive(value.is_sensitive());
+        Some(owned)
     }
 
     fn missing_key_hint(&self) -> String {
