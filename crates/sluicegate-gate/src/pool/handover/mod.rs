@@ -155,13 +155,17 @@ pub fn hand_over(
     });
     inner.rebalance();
     drop(inner);
-    tokio::spawn(serve_old_queue(id, stats.clone()));
+    tokio::spawn(serve_old_queue(id, old.clone(), stats.clone()));
 }
 
-/// Rebalances hand-over `id` when one of its asks is answered, and every [`TICK`], until
-/// it is over.
-async fn serve_old_queue(id: u64, stats: Arc<Stats>) {
+/// Rebalances hand-over `id` when one of its asks is answered, when the last request
+/// running on its `old` limiter ends, and every [`TICK`], until it is over.
+async fn serve_old_queue(id: u64, old: ConcurrencyLimiter, stats: Arc<Stats>) {
     loop {
+        // Only a rebalance gives back the slots held on the new limiter for the old one's
+        // requests: when the last of them ends, the new limiter's waiters would otherwise
+        // wait for the tick with nothing running (review 4 saw `in_flight 0, queued 48`).
+        let running = old.snapshot().in_flight > 0;
         let mut stepped = false;
         // Rebalances, then waits to be woken by an answer (`Ready(true)`); `Ready(false)`
         // once the hand-over is over.
@@ -177,6 +181,7 @@ async fn serve_old_queue(id: u64, stats: Arc<Stats>) {
         });
         tokio::select! {
             on = woken => if !on { return },
+            () = old.drain(), if running => {}
             () = tokio::time::sleep(TICK) => {}
         }
     }
