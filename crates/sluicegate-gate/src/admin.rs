@@ -131,10 +131,7 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
     let c = p.counts();
     let mut counters = serde_json::Map::new();
     for o in Outcome::ALL {
-        counters.insert(
-            o.name().to_owned(),
-            json!(p.stats.get(o, c.counts.cancelled)),
-        );
+        counters.insert(o.name().to_owned(), json!(p.stats.get(o)));
     }
     counters.insert(
         "bypassed".into(),
@@ -182,11 +179,15 @@ async fn status(State(admin): State<Admin>) -> Response {
             "late": h.late,
         })
     });
-    axum::Json(json!({ "pools": pools, "store": store })).into_response()
+    let unrouted: serde_json::Map<String, Value> = crate::proxy::Unrouted::ALL
+        .iter()
+        .map(|&u| (u.name().to_owned(), json!(admin.gate.unrouted.get(u))))
+        .collect();
+    axum::Json(json!({ "pools": pools, "store": store, "unrouted": unrouted })).into_response()
 }
 
 async fn metrics(State(admin): State<Admin>) -> Response {
-    let body = crate::metrics::render(&admin.gate.state());
+    let body = crate::metrics::render(&admin.gate.state(), &admin.gate.unrouted);
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }
 

@@ -26,6 +26,8 @@ pub struct Gate {
     /// Set (under the `config` lock) when the drain starts: from then on every change is
     /// refused.
     draining: AtomicBool,
+    /// Requests answered before any pool took them (kept across reloads).
+    pub unrouted: crate::proxy::UnroutedCounts,
     /// Turns true when open tunnels must end (the drain's grace period is over); every
     /// tunnel watches it, and ends too when the gate is dropped.
     tunnels: tokio::sync::watch::Sender<bool>,
@@ -139,6 +141,7 @@ impl Gate {
             config: Mutex::new(config),
             path,
             draining: AtomicBool::new(false),
+            unrouted: Default::default(),
             tunnels: tokio::sync::watch::Sender::new(false),
         })
     }

@@ -4,11 +4,24 @@
 use std::fmt::Write;
 
 use crate::pool::{BUCKETS, Histogram, Outcome, Pool};
+use crate::proxy::{Unrouted, UnroutedCounts};
 use crate::state::State;
 
-/// Renders the metrics of every pool in `state`.
-pub fn render(state: &State) -> String {
+/// Renders the metrics of every pool in `state`, and of the requests no pool took.
+pub fn render(state: &State, unrouted: &UnroutedCounts) -> String {
     let mut out = String::with_capacity(4096);
+    let _ = writeln!(
+        out,
+        "# HELP sluicegate_unrouted_total Requests the gate answered before any pool took them: no route (404), a bad Host or path (400), CONNECT or a transfer coding other than chunked (501).\n# TYPE sluicegate_unrouted_total counter"
+    );
+    for u in Unrouted::ALL {
+        let _ = writeln!(
+            out,
+            "sluicegate_unrouted_total{{reason=\"{}\"}} {}",
+            u.name(),
+            unrouted.get(u)
+        );
+    }
     if let Some(store) = &state.store {
         store_health(&mut out, store.health());
     }
@@ -47,14 +60,13 @@ pub fn render(state: &State) -> String {
     );
     let _ = writeln!(out, "# TYPE sluicegate_requests_total counter");
     for p in pools {
-        let cancelled = p.counts().counts.cancelled;
         for o in Outcome::ALL {
             let _ = writeln!(
                 out,
                 "sluicegate_requests_total{{pool=\"{}\",outcome=\"{}\"}} {}",
                 p.name,
                 o.name(),
-                p.stats.get(o, cancelled)
+                p.stats.get(o)
             );
         }
     }

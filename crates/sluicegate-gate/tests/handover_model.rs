@@ -5,8 +5,10 @@
 //! the gate's own `Gate::set_limits`, on a paused clock.
 //!
 //! After every step: no request starts while the requests running across the old limiters
-//! and the new one already fill the pool's limit; `/status` counts what runs and waits;
-//! waiters are served in the order they came. At the end, with every request released as
+//! and the new one already fill the pool's limit; `/status` counts what runs and waits,
+//! and its counters what started, ended and left the queue, exactly; waiters are served in
+//! the order they came. A pool built before a change may be let go while an older one is
+//! still held (a request routed to it is slow to come). At the end, with every request released as
 //! it starts: every waiter was served, no slot is leaked and the old limiters are let go.
 //!
 //! loom does not fit here: the hand-over is driven by a tokio task on a timer, next to
@@ -20,10 +22,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use proptest::prelude::*;
-use sluicegate::concurrency::{AcquireOwned, OwnedPermit};
+use sluicegate::concurrency::OwnedPermit;
 use sluicegate_gate::config;
 use sluicegate_gate::gate::{Gate, LimitsChange};
-use sluicegate_gate::pool::Pool;
+use sluicegate_gate::pool::{Admission, Outcome, Pool};
 
 /// The hand-over's rebalance tick.
 const TICK: Duration = Duration::from_millis(20);
@@ -37,6 +39,9 @@ enum Op {
     Arrive,
     /// A request routed to the pool `n` changes ago, just before the change.
     ArriveStale(usize),
+    /// The `n`-th pool of those a request may still hold is let go (no request routed to
+    /// it is left).
+    Forget(usize),
     /// The `n`-th running request ends.
     Release(usize),
     /// The `n`-th waiting client leaves the queue.
@@ -53,6 +58,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => Just(Op::Arrive),
         1 => (1..STALE).prop_map(Op::ArriveStale),
+        1 => (0..STALE).prop_map(Op::Forget),
         5 => any::<usize>().prop_map(Op::Release),
         1 => any::<usize>().prop_map(Op::Cancel),
         2 => (0usize..5).prop_map(Op::SetMax),
@@ -64,7 +70,7 @@ fn op() -> impl Strategy<Value = Op> {
 struct Waiting {
     id: u64,
     stale: bool,
-    future: Pin<Box<AcquireOwned>>,
+    future: Pin<Box<Admission>>,
 }
 
 struct Model {
@@ -81,6 +87,10 @@ struct Model {
     /// already finishes.
     allowed: usize,
     next_id: u64,
+    /// Requests started, requests ended, and clients that left the queue.
+    started: u64,
+    ended: u64,
+    gone: u64,
     log: Vec<String>,
 }
 
@@ -101,6 +111,9 @@ impl Model {
             cap: 2,
             allowed: 2,
             next_id: 0,
+            started: 0,
+            ended: 0,
+            gone: 0,
             log: Vec::new(),
         }
     }
@@ -120,7 +133,7 @@ impl Model {
     fn arrive(&mut self, pool: &Pool, stale: bool) -> Result<(), TestCaseError> {
         let id = self.next_id;
         self.next_id += 1;
-        let mut future = Box::pin(pool.limit.limiter().acquire_owned());
+        let mut future = Box::pin(pool.admission());
         match poll_once(&mut future) {
             Poll::Ready(Ok(permit)) => self.start(id, permit)?,
             Poll::Ready(Err(e)) => self.log.push(format!("{id} refused: {e}")),
@@ -131,6 +144,7 @@ impl Model {
 
     fn start(&mut self, id: u64, permit: OwnedPermit) -> Result<(), TestCaseError> {
         self.running.push((id, permit));
+        self.started += 1;
         self.log.push(format!("{id} starts"));
         prop_assert!(
             self.running.len() <= self.allowed,
@@ -195,6 +209,17 @@ impl Model {
             "status (in flight, queued) against the model: {:#?}",
             self.log
         );
+        let pool = self.pool();
+        prop_assert_eq!(
+            (
+                counts.counts.admitted,
+                counts.counts.completed,
+                pool.stats.get(Outcome::ClientGone)
+            ),
+            (self.started, self.ended, self.gone),
+            "status (admitted, completed, client_gone) against the model: {:#?}",
+            self.log
+        );
         Ok(())
     }
 
@@ -206,13 +231,23 @@ impl Model {
                 self.arrive(&pool, false)?;
             }
             Op::ArriveStale(n) => {
-                let pool = self.history[self.history.len().saturating_sub(n + 1)].clone();
+                let i = self.history.len().checked_sub(n + 1);
+                let pool = match i.and_then(|i| self.history.get(i)) {
+                    Some(p) => p.clone(),
+                    None => self.history.first().cloned().unwrap_or_else(|| self.pool()),
+                };
                 self.arrive(&pool, true)?;
+            }
+            Op::Forget(n) => {
+                if !self.history.is_empty() {
+                    self.history.remove(n % self.history.len());
+                }
             }
             Op::Release(n) => {
                 if !self.running.is_empty() {
                     let (id, permit) = self.running.remove(n % self.running.len());
                     self.log.push(format!("{id} ends"));
+                    self.ended += 1;
                     drop(permit);
                 }
             }
@@ -220,6 +255,7 @@ impl Model {
                 if !self.waiting.is_empty() {
                     let w = self.waiting.remove(n % self.waiting.len());
                     self.log.push(format!("{} leaves", w.id));
+                    self.gone += 1;
                 }
             }
             Op::SetMax(max) => {
@@ -298,13 +334,16 @@ fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
     Pin::new(f).poll(&mut Context::from_waker(Waker::noop()))
 }
 
-fn run(ops: &[Op]) -> Result<(), TestCaseError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+fn paused() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
-        .unwrap();
-    runtime.block_on(async {
+        .unwrap()
+}
+
+fn run(ops: &[Op]) -> Result<(), TestCaseError> {
+    paused().block_on(async {
         let mut model = Model::new().await;
         for op in ops {
             model.step(op).await?;
@@ -322,6 +361,36 @@ proptest! {
     ) {
         run(&ops)?;
     }
+}
+
+/// Defect pinned (review 4, finding 5: `/status` showed `in_flight 0, queued 48` for an
+/// instant while the pool forwarded 97 requests a second): when the old limiter's last
+/// request ended, the slots the new limiter held for it went back only at the next tick,
+/// and until then the new limiter's waiters waited with nothing running. The gauges were
+/// right; the pool had stalled. The hand-over now rebalances when its old limiter drains.
+#[test]
+fn the_new_limiters_waiter_starts_when_the_old_limiters_last_request_ends() {
+    use Op::*;
+    paused().block_on(async {
+        let mut m = Model::new().await;
+        for op in [
+            Arrive,
+            Arrive,
+            SetQueue(1, 1),
+            Arrive,
+            Release(0),
+            Release(0),
+        ] {
+            m.step(&op).await.unwrap();
+        }
+        assert_eq!(
+            (m.running.len(), m.waiting.len()),
+            (1, 0),
+            "no tick has passed: {:#?}",
+            m.log
+        );
+        m.finish().await.unwrap();
+    });
 }
 
 /// The cases the model found, each a defect of the hand-over it pins.
@@ -370,6 +439,28 @@ mod found {
             SetMax(1),
             Arrive,
             SetMax(1),
+        ])
+        .unwrap();
+    }
+
+    /// Defect pinned (review 4, finding 5): a hand-over was let go, its old limiter folded
+    /// into the pool's counts, while the hand-over before it, still on because a pool built
+    /// on its own old limiter was alive, held that limiter as its new one. A request that
+    /// came to the oldest pool then asked the folded limiter for a slot: nothing rebalanced
+    /// it any more, so the request was never served and what that limiter counted was
+    /// lost (the gauges and counters went wrong; withdrawing such asks ran `client_gone`
+    /// below zero). A hand-over now goes only after the one before it in the chain.
+    #[test]
+    fn a_request_to_a_pool_two_changes_back_is_served_after_the_one_between_is_let_go() {
+        run(&[
+            Arrive,
+            SetQueue(1, 1),
+            SetQueue(2, 1),
+            Release(0),
+            Forget(1),
+            Tick,
+            Tick,
+            ArriveStale(2),
         ])
         .unwrap();
     }

@@ -402,8 +402,9 @@ async fn counters_carry_over_a_change_of_queue_settings() {
 
 /// Pins the reviewer's defect 3: `max_concurrency` 0, the documented kill switch, made every
 /// request wait its whole queue timeout and then answered `queue_timeout`. It answers at
-/// once: `503`, reason `closed`, `Retry-After`, also for what already waited; a limit above
-/// 0 lifts it, but not a `close` of the admin API, which only `open` undoes.
+/// once: `503`, reason `closed`, `Retry-After`, a body that says an operator closed it, also
+/// for what already waited; a limit above 0 lifts it, but not a `close` of the admin API,
+/// which only `open` undoes.
 #[tokio::test]
 async fn the_kill_switch_turns_requests_away_at_once() {
     let up = Upstream::start().await;
@@ -417,6 +418,12 @@ async fn the_kill_switch_turns_requests_away_at_once() {
         assert_eq!(r.status, 503, "{}", r.body);
         assert_eq!(r.header("x-sluicegate-reason"), "closed");
         assert!(!r.header("retry-after").is_empty());
+        // Not "overloaded: closed" (review 4, finding 10): nothing is overloaded.
+        assert!(
+            r.body.starts_with("closed: an operator closed"),
+            "{}",
+            r.body
+        );
     };
     turned_away(waiting.await.unwrap());
     turned_away(get(gate.proxy, "/fast", "k").await);
@@ -441,6 +448,46 @@ async fn the_kill_switch_turns_requests_away_at_once() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(get(gate.proxy, "/fast", "d").await.status, 200);
     assert_eq!(up.ids(), ["a", "b", "d"]);
+}
+
+/// Defect pinned (review 4, finding 10): requests no pool takes (`404 no_route`, `400
+/// bad_host`, `501` for `CONNECT`) were only logged, so a route mistyped in the config showed
+/// in monitoring as silence. They are counted gate-wide, in `/status` and `/metrics`.
+#[tokio::test]
+async fn requests_no_pool_takes_are_counted_gate_wide() {
+    let up = Upstream::start().await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\n[admin]\nlisten = \"127.0.0.1:0\"\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 4\n[[routes]]\nhost = \"api.example\"\npool = \"api\"\n",
+        up.url()
+    );
+    let gate = serve("unrouted", &text).await;
+    for _ in 0..2 {
+        let lost = raw_exchange(&gate, "GET /x HTTP/1.1\r\nHost: other.example\r\n\r\n").await;
+        assert!(lost.starts_with("HTTP/1.1 404"), "{lost}");
+    }
+    let two = raw_exchange(&gate, "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n").await;
+    assert!(two.starts_with("HTTP/1.1 400"), "{two}");
+    let connect = raw_exchange(&gate, "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n").await;
+    assert!(connect.starts_with("HTTP/1.1 501"), "{connect}");
+    assert_eq!(
+        gate.status().await["unrouted"],
+        serde_json::json!({
+            "no_route": 2,
+            "bad_host": 1,
+            "bad_path": 0,
+            "connect_not_supported": 1,
+            "transfer_coding_not_supported": 0
+        })
+    );
+    let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
+    for line in [
+        "sluicegate_unrouted_total{reason=\"no_route\"} 2",
+        "sluicegate_unrouted_total{reason=\"bad_host\"} 1",
+        "sluicegate_unrouted_total{reason=\"connect_not_supported\"} 1",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
+    }
+    assert_eq!(up.ids().len(), 0, "no upstream saw them");
 }
 
 /// Sends `head` on a fresh connection and reads the answer until the gate closes it (or

@@ -265,7 +265,7 @@ async fn bytes_pass_both_ways_through_a_websocket_tunnel() {
     assert!(head.contains_key("x-forwarded-for"), "{head:?}");
     assert_eq!(gate.tunnels(), (1, 1));
     assert_eq!(gate.load().0, 1, "the tunnel holds a slot");
-    let metrics = sluicegate_gate::metrics::render(&gate.gate.state());
+    let metrics = sluicegate_gate::metrics::render(&gate.gate.state(), &gate.gate.unrouted);
     assert!(
         metrics.contains("sluicegate_tunnels_open{pool=\"ws\"} 1"),
         "{metrics}"

@@ -48,3 +48,78 @@ async fn samples_after(State(sampler): State<Arc<Sampler>>, RawQuery(q): RawQuer
     let body = sampler.json_after(after);
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::pool::Outcome;
+
+    /// The page's colour for each outcome, as `(r, g, b)`.
+    fn colours() -> Vec<(String, (f64, f64, f64))> {
+        let map = super::PAGE
+            .split("const REASON_COLORS = {")
+            .nth(1)
+            .and_then(|s| s.split("};").next())
+            .expect("REASON_COLORS in the page");
+        map.split(',')
+            .filter_map(|e| e.split_once(':'))
+            .map(|(name, hex)| {
+                let hex = hex.trim().trim_matches('"').trim_start_matches('#');
+                let c = |i: usize| f64::from(u8::from_str_radix(&hex[i..i + 2], 16).unwrap());
+                (name.trim().to_owned(), (c(0), c(2), c(4)))
+            })
+            .collect()
+    }
+
+    /// Hue in degrees and saturation (HSV) of `(r, g, b)`.
+    fn hue_sat((r, g, b): (f64, f64, f64)) -> (f64, f64) {
+        let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+        if max == min {
+            return (0.0, 0.0);
+        }
+        let d = max - min;
+        let h = if max == r {
+            60.0 * ((g - b) / d)
+        } else if max == g {
+            60.0 * (2.0 + (b - r) / d)
+        } else {
+            60.0 * (4.0 + (r - g) / d)
+        };
+        (h.rem_euclid(360.0), d / max)
+    }
+
+    /// Defect pinned (review 4, finding 10): the chart had 8 colours for its outcomes, given
+    /// out in order of appearance, so a 9th (`upstream_error`) was drawn in the green of
+    /// `forwarded`. Every outcome now has a colour of its own, far from every other, warm
+    /// for the gate's refusals and the upstream's failures and cool for the rest.
+    #[test]
+    fn every_outcome_has_its_own_colour_and_errors_are_warm() {
+        let colours = colours();
+        let cool = [
+            Outcome::Forwarded,
+            Outcome::ClientGone,
+            Outcome::BadRequestBody,
+            Outcome::ClientBodyTimeout,
+        ];
+        for o in Outcome::ALL {
+            let (_, rgb) = colours
+                .iter()
+                .find(|(n, _)| n == o.name())
+                .unwrap_or_else(|| panic!("no colour for {}", o.name()));
+            let (h, s) = hue_sat(*rgb);
+            let warm = s > 0.3 && (h <= 60.0 || h >= 300.0);
+            assert_eq!(
+                warm,
+                !cool.contains(&o),
+                "{}: hue {h:.0}, saturation {s:.2}",
+                o.name()
+            );
+        }
+        assert_eq!(colours.len(), Outcome::ALL.len(), "{colours:?}");
+        for (i, (a, x)) in colours.iter().enumerate() {
+            for (b, y) in &colours[i + 1..] {
+                let d = ((x.0 - y.0).powi(2) + (x.1 - y.1).powi(2) + (x.2 - y.2).powi(2)).sqrt();
+                assert!(d >= 50.0, "{a} and {b} look alike ({d:.0} apart)");
+            }
+        }
+    }
+}

@@ -48,10 +48,7 @@ struct Totals {
 impl Totals {
     fn of(pool: &Pool) -> Totals {
         Totals {
-            outcomes: {
-                let cancelled = pool.counts().counts.cancelled;
-                Outcome::ALL.map(|o| pool.stats.get(o, cancelled))
-            },
+            outcomes: Outcome::ALL.map(|o| pool.stats.get(o)),
             latency: pool.stats.upstream_latency.read().0,
             wait: pool.stats.queue_wait.read().0,
         }

@@ -1,10 +1,12 @@
 //! Pools: the limited resources. Each is an upstream with its concurrency limit and queue,
 //! its rates, and its counters; routes name them, and many routes may share one.
 
+mod admission;
 mod global;
 mod handover;
 mod limit;
 mod rate;
+mod refusals;
 mod stats;
 
 use std::sync::Arc;
@@ -13,10 +15,12 @@ use std::time::Duration;
 
 use sluicegate::rate::Gcra;
 
+pub use admission::Admission;
 pub use global::{Global, GlobalRate, Store};
 pub use handover::{Counts, PoolCounts, Retired, hand_over};
 pub use limit::{Held, Limit};
 pub use rate::{PerKey, check_global, global_policy};
+pub use refusals::{RefusalLog, SUMMARY_EVERY};
 pub use stats::{BUCKETS, Histogram, Outcome, Stats, Tunnels};
 
 use crate::config::{self, UpstreamUrl};
@@ -58,10 +62,7 @@ impl Pool {
     /// Gauges and counters over the pool's limiter and the old ones still busy after a
     /// change of queue settings (and, for a global pool, its queue for the store's slots).
     pub fn counts(&self) -> PoolCounts {
-        let mut c = self
-            .stats
-            .retired
-            .pool_counts(&self.limit.limiter().snapshot());
+        let mut c = self.stats.retired.pool_counts(self.limit.limiter());
         c.queued += self.limit.global().map_or(0, |g| g.global.queued());
         c
     }

@@ -136,6 +136,8 @@ pub struct Stats {
     /// Time from forwarding to the upstream's response head, less the waits for the
     /// client's request body.
     pub upstream_latency: Histogram,
+    /// The log of the pool's refusals (a summary each second under a flood).
+    pub refusals: std::sync::Arc<super::RefusalLog>,
     /// Upgraded connections (WebSocket): open now, and opened since the gate started.
     pub tunnels: Tunnels,
     /// Limiters the pool has moved off, and what they counted.
@@ -152,16 +154,18 @@ impl Stats {
         self.outcomes[outcome as usize].fetch_add(1, Relaxed);
     }
 
-    /// Requests that ended in `outcome`. Clients that left the local queue are counted by
-    /// the limiter (`Snapshot::cancelled`), whether the gate's watch or hyper noticed first:
-    /// pass that count as `cancelled`; those that left a global pool's queue in the store
-    /// are counted here.
-    pub fn get(&self, outcome: Outcome, cancelled: u64) -> u64 {
-        let counted = self.outcomes[outcome as usize].load(Relaxed);
-        match outcome {
-            Outcome::ClientGone => cancelled.wrapping_add(counted),
-            _ => counted,
-        }
+    /// Counts one request pool `name` turned away for `outcome`, and logs it: see
+    /// [`RefusalLog`](super::RefusalLog) for what reaches the log.
+    pub fn refuse(&self, name: &str, outcome: Outcome) {
+        self.count(outcome);
+        self.refusals.refused(name, outcome as usize);
+    }
+
+    /// Requests that ended in `outcome`. Clients that left a queue are counted as they
+    /// leave (a local queue's by [`Admission`](super::Admission), a global pool's store
+    /// queue by the proxy), never worked out from the limiters' counters.
+    pub fn get(&self, outcome: Outcome) -> u64 {
+        self.outcomes[outcome as usize].load(Relaxed)
     }
 }
 
@@ -221,7 +225,7 @@ mod tests {
             assert_eq!(*o as usize, i);
         }
         s.count(Outcome::Forwarded);
-        assert_eq!(s.get(Outcome::Forwarded, 7), 1);
-        assert_eq!(s.get(Outcome::ClientGone, 7), 7);
+        assert_eq!(s.get(Outcome::Forwarded), 1);
+        assert_eq!(s.get(Outcome::ClientGone), 0);
     }
 }

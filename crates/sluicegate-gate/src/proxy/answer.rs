@@ -26,10 +26,18 @@ fn tagged(response: Response<Bytes>, outcome: Outcome) -> Response<GateBody> {
     response
 }
 
-/// `503` + `Retry-After` for a request the pool's limiter turned away.
+/// `503` + `Retry-After` for a request the pool's limiter turned away. A closed pool is
+/// not overloaded: its body says who closed it.
 pub(super) fn overloaded(mapping: &RejectionMapping, rejected: &Rejected) -> Response<GateBody> {
-    tagged(mapping.overloaded(rejected), Outcome::of(rejected))
+    let mut response = mapping.overloaded(rejected);
+    if matches!(rejected, Rejected::Closed { .. }) && !response.body().is_empty() {
+        *response.body_mut() = Bytes::from_static(CLOSED.as_bytes());
+    }
+    tagged(response, Outcome::of(rejected))
 }
+
+/// The body of a closed pool's `503`: only an operator closes a pool.
+const CLOSED: &str = "closed: an operator closed this pool (the admin API's close, or a limit of 0); it turns requests away until it is opened\n";
 
 /// `429` + `Retry-After` + `RateLimit-Policy` / `RateLimit`.
 pub(super) fn rate_limited(

@@ -19,6 +19,7 @@ use super::exchange::{Exchange, Failed};
 use super::global;
 use super::headers;
 use super::tunnel;
+use super::unrouted::Unrouted;
 use crate::gate::Gate;
 use crate::pool::{Held, Outcome, Pool, check_global, global_policy};
 
@@ -43,7 +44,7 @@ pub fn handle(
     // where an `async fn` first copies its arguments (the request is 248 bytes) into locals.
     async move {
         if let Some(why) = headers::host_problem(&req) {
-            tracing::info!(path = req.uri().path(), reason = "bad_host", "rejected");
+            gate.unrouted.count(Unrouted::BadHost);
             let mut answer = answer::plain(StatusCode::BAD_REQUEST, "bad_host", why);
             // A client that sends this is not one to keep a connection open for.
             answer.headers_mut().insert(
@@ -53,7 +54,7 @@ pub fn handle(
             return Ok(answer);
         }
         if headers::foreign_transfer_coding(&req) {
-            tracing::info!(reason = "transfer_coding_not_supported", "rejected");
+            gate.unrouted.count(Unrouted::TransferCodingNotSupported);
             let mut answer = answer::plain(
                 StatusCode::NOT_IMPLEMENTED,
                 "transfer_coding_not_supported",
@@ -68,7 +69,7 @@ pub fn handle(
         }
         if req.method() == http::Method::CONNECT {
             // A tunnel to wherever the client names: a forward proxy's job, not this one's.
-            tracing::info!(reason = "connect_not_supported", "rejected");
+            gate.unrouted.count(Unrouted::ConnectNotSupported);
             return Ok(answer::plain(
                 StatusCode::NOT_IMPLEMENTED,
                 "connect_not_supported",
@@ -76,7 +77,8 @@ pub fn handle(
             ));
         }
         if let Err(bad) = crate::path::normalise_request(&gate, &mut req) {
-            tracing::info!(path = req.uri().path(), reason = "bad_path", "rejected");
+            tracing::debug!(path = req.uri().path(), "bad path");
+            gate.unrouted.count(Unrouted::BadPath);
             return Ok(answer::plain(
                 StatusCode::BAD_REQUEST,
                 "bad_path",
@@ -92,7 +94,8 @@ pub fn handle(
             Some((pool, bypass, s.client_body_timeout))
         });
         let Some((pool, bypass, body_timeout)) = routed else {
-            tracing::info!(path = req.uri().path(), reason = "no_route", "rejected");
+            tracing::debug!(path = req.uri().path(), "no route");
+            gate.unrouted.count(Unrouted::NoRoute);
             return Ok(answer::plain(
                 StatusCode::NOT_FOUND,
                 "no_route",
@@ -152,15 +155,14 @@ pub(super) fn rate_limited(
     answer::rate_limited(&RejectionMapping::default(), name, decision, policy)
 }
 
+/// Counts and logs a request the pool turned away.
 pub(super) fn reject(pool: &Pool, outcome: Outcome) {
-    pool.stats.count(outcome);
-    tracing::info!(pool = %pool.name, reason = outcome.name(), "rejected");
+    pool.stats.refuse(&pool.name, outcome);
 }
 
 /// Waits for a slot, leaving the queue as soon as the client hangs up.
 pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<GateBody>> {
-    let limiter = pool.limit.limiter();
-    let mut acquire = pin!(limiter.acquire_owned());
+    let mut acquire = pin!(pool.admission());
     // The first poll takes the fast path: no clock read, no watcher, when a slot is free.
     let result = match poll_immediate(acquire.as_mut()).await {
         Some(r) => r,
@@ -172,20 +174,17 @@ pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<Gat
                 () = conn.closed() => None,
             };
             pool.stats.queue_wait.observe(start.elapsed());
-            // A client that hung up just as its turn came: the close may be in the socket
-            // before the reactor has said so. Checked only after a wait (one syscall).
-            let r = r.filter(|r| r.is_err() || !conn.is_closed_now());
             match r {
-                Some(r) => r,
-                None => {
-                    // Counted by the limiter as a cancellation when `acquire` drops.
-                    tracing::debug!(pool = %pool.name, "client left the queue");
-                    return Err(answer::plain(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        Outcome::ClientGone.name(),
-                        "client gone\n",
-                    ));
+                // A client that hung up just as its turn came: the close may be in the
+                // socket before the reactor has said so. Checked only after a wait (one
+                // syscall). The slot goes back unused.
+                Some(Ok(_)) if conn.is_closed_now() => {
+                    pool.stats.count(Outcome::ClientGone);
+                    return Err(client_gone(pool));
                 }
+                Some(r) => r,
+                // Counted as the client's departure when `acquire` drops, still queued.
+                None => return Err(client_gone(pool)),
             }
         }
     };
@@ -196,6 +195,16 @@ pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<Gat
             Err(answer::overloaded(&RejectionMapping::default(), &rejected))
         }
     }
+}
+
+/// The answer nobody reads to a client that left the queue.
+fn client_gone(pool: &Pool) -> Response<GateBody> {
+    tracing::debug!(pool = %pool.name, "client left the queue");
+    answer::plain(
+        StatusCode::SERVICE_UNAVAILABLE,
+        Outcome::ClientGone.name(),
+        "client gone\n",
+    )
 }
 
 /// Sends the request upstream and relays the answer. The exchange holds the permit; see

@@ -46,16 +46,36 @@ impl Inner {
                 _ => 0,
             };
         }
+        let mut busy = vec![false; self.handovers.len()];
         for i in (0..self.handovers.len()).rev() {
-            let (given_back, busy) = self.handovers[i].rebalance(&mut self.taken);
+            let (given_back, on) = self.handovers[i].rebalance(&mut self.taken);
             returned += given_back;
-            if !busy {
-                let h = self.handovers.remove(i);
-                self.withdrawn += h.asks.len() as u64;
-                self.done = self.done.add(Counts::of(&h.old.snapshot()));
-            }
+            busy[i] = on;
         }
         self.returned += returned;
+        // Let go oldest first, and only once the hand-over before it in the chain is gone:
+        // its `new` is this one's `old`, so until then a request that comes to the older
+        // limiter (a pool built on it is alive) would wait for a slot of a limiter folded
+        // into `done` already, that nothing rebalances any more, and what it counted there
+        // would be lost.
+        let mut before: Option<(u64, bool)> = None;
+        let mut i = 0;
+        for on in busy {
+            let id = self.handovers[i].id;
+            let chained_to_one_kept = before.is_some_and(|(b, kept)| kept && b + 1 == id);
+            let kept = on || chained_to_one_kept;
+            before = Some((id, kept));
+            if kept {
+                i += 1;
+                continue;
+            }
+            let h = self.handovers.remove(i);
+            let waker = h.waker.clone();
+            for ask in h.asks {
+                withdraw(ask, &waker, &mut self.taken, &mut self.returned);
+            }
+            self.done = self.done.add(Counts::of(&h.old.snapshot()));
+        }
         // The asks oldest first, each on what the one before left: an old limiter's queue
         // holds the asks of the hand-over before it, so asks set newest first would count
         // the older ones' asks before those were brought in step, and what they had too
@@ -66,7 +86,7 @@ impl Inner {
                 Some(o) if o.id + 1 == self.handovers[i].id => o.lacking(),
                 _ => 0,
             };
-            self.handovers[i].ask(&mut self.taken, &mut self.withdrawn);
+            self.handovers[i].ask(&mut self.taken, &mut self.returned);
         }
         !self.handovers.is_empty()
     }
@@ -87,22 +107,7 @@ impl Handover {
     /// on.
     fn rebalance(&mut self, taken: &mut u64) -> (u64, bool) {
         let older = self.older;
-        // Asks answered: a slot, or a refusal (closed, the queue full), asked again once
-        // every hand-over is rebalanced (`Inner::rebalance`).
-        let waker = self.waker.clone();
-        let mut cx = Context::from_waker(&waker);
-        let slots = &mut self.slots;
-        self.asks
-            .retain_mut(|ask| match ask.as_mut().poll(&mut cx) {
-                Poll::Pending => true,
-                Poll::Ready(r) => {
-                    if let Ok(slot) = r {
-                        slots.push(slot);
-                        *taken += 1;
-                    }
-                    false
-                }
-            });
+        self.take_answers(taken);
         let old = self.old.snapshot();
         let wanted = old.in_flight + old.queued + older;
         while self.slots.len() < wanted {
@@ -128,11 +133,30 @@ impl Handover {
         (given_back as u64, busy)
     }
 
+    /// Takes the asks answered: a slot, or a refusal (closed, the queue full), asked again
+    /// once every hand-over is rebalanced (`Inner::rebalance`).
+    pub(super) fn take_answers(&mut self, taken: &mut u64) {
+        let waker = self.waker.clone();
+        let mut cx = Context::from_waker(&waker);
+        let slots = &mut self.slots;
+        self.asks
+            .retain_mut(|ask| match ask.as_mut().poll(&mut cx) {
+                Poll::Pending => true,
+                Poll::Ready(r) => {
+                    if let Ok(slot) = r {
+                        slots.push(slot);
+                        *taken += 1;
+                    }
+                    false
+                }
+            });
+    }
+
     /// Keeps one ask in `new`'s queue for each waiter (of the old limiter, or of the older
     /// hand-over) that lacks a slot: when `new` has room, a request ending or the limit
     /// raised, the asks are served before its own waiters, which came later. Fewer when its
     /// queue is full.
-    fn ask(&mut self, taken: &mut u64, withdrawn: &mut u64) {
+    fn ask(&mut self, taken: &mut u64, returned: &mut u64) {
         let waker = self.waker.clone();
         let cx = &mut Context::from_waker(&waker);
         let old = self.old.snapshot();
@@ -140,9 +164,8 @@ impl Handover {
         let lacking = (old.in_flight + waiting)
             .saturating_sub(self.slots.len())
             .min(waiting);
-        if self.asks.len() > lacking {
-            *withdrawn += (self.asks.len() - lacking) as u64;
-            self.asks.truncate(lacking);
+        for ask in self.asks.drain(lacking.min(self.asks.len())..) {
+            withdraw(ask, &waker, taken, returned);
         }
         while self.asks.len() < lacking {
             let mut ask = Box::pin(
@@ -162,5 +185,19 @@ impl Handover {
                 Poll::Ready(Err(_)) => break,
             }
         }
+    }
+}
+
+/// Gives up an ask. One a release granted since it was last polled (on another thread) is
+/// taken and given back here, so that the limiter's count of its admission and release is
+/// matched by `taken` and `returned`. Dropped unanswered, it leaves `new`'s queue, counted
+/// there as a cancellation, which the pool's counters do not read (a client's departure is
+/// counted by its `Admission`). A grant in the instant between the poll and the drop
+/// still passes the slot on, counted as admitted and completed by the limiter alone.
+fn withdraw(mut ask: Pin<Box<AcquireOwned>>, waker: &Waker, taken: &mut u64, returned: &mut u64) {
+    if let Poll::Ready(Ok(slot)) = ask.as_mut().poll(&mut Context::from_waker(waker)) {
+        *taken += 1;
+        *returned += 1;
+        drop(slot);
     }
 }

@@ -19,7 +19,13 @@
 //!
 //! Several changes in a row make a chain: each old limiter hands over to the next, the
 //! newest rebalanced first (it sets the limit of the one before it), and what an old
-//! limiter lacks is asked down the chain to the limiter in force.
+//! limiter lacks is asked down the chain to the limiter in force. Hand-overs are let go
+//! oldest first: a newer one's old limiter is the older one's new, which it may still ask.
+//!
+//! The pool's counters subtract the placeholders (slots taken and given back) from what
+//! the limiters count; a client leaving the queue is counted by its request (`Admission`),
+//! not here: a withdrawn ask a release had just granted is counted by the limiter as
+//! admitted and completed, never as cancelled.
 //!
 //! One gap remains: an old *adaptive* limiter sets its own limit again when one of its
 //! requests ends, and may start waiters beyond its slots until the next rebalance, at most
@@ -58,9 +64,9 @@ struct Inner {
     /// admitted and completed, but not requests.
     taken: u64,
     returned: u64,
-    /// Waits for a slot given up (the old waiter left first): counted by the new limiter as
-    /// cancelled, but no client left.
-    withdrawn: u64,
+    /// The limiter the pool moved to last: the one in force, even for a caller that holds
+    /// a pool built before the change.
+    current: Option<ConcurrencyLimiter>,
     /// The id of the next hand-over.
     next_id: u64,
     /// The largest counts reported, so that they never go back.
@@ -74,8 +80,6 @@ pub struct Counts {
     pub admitted: u64,
     /// Requests that gave their slot back.
     pub completed: u64,
-    /// Requests whose client left the queue.
-    pub cancelled: u64,
 }
 
 impl Counts {
@@ -83,7 +87,6 @@ impl Counts {
         Counts {
             admitted: s.admitted,
             completed: s.completed,
-            cancelled: s.cancelled,
         }
     }
 
@@ -91,7 +94,6 @@ impl Counts {
         Counts {
             admitted: self.admitted.wrapping_add(o.admitted),
             completed: self.completed.wrapping_add(o.completed),
-            cancelled: self.cancelled.wrapping_add(o.cancelled),
         }
     }
 }
@@ -138,6 +140,7 @@ pub fn hand_over(
     if old.is_closed() {
         new.close();
     }
+    inner.current = Some(new.clone());
     let id = inner.next_id;
     inner.next_id += 1;
     inner.handovers.push(Handover {
@@ -152,13 +155,17 @@ pub fn hand_over(
     });
     inner.rebalance();
     drop(inner);
-    tokio::spawn(serve_old_queue(id, stats.clone()));
+    tokio::spawn(serve_old_queue(id, old.clone(), stats.clone()));
 }
 
-/// Rebalances hand-over `id` when one of its asks is answered, and every [`TICK`], until
-/// it is over.
-async fn serve_old_queue(id: u64, stats: Arc<Stats>) {
+/// Rebalances hand-over `id` when one of its asks is answered, when the last request
+/// running on its `old` limiter ends, and every [`TICK`], until it is over.
+async fn serve_old_queue(id: u64, old: ConcurrencyLimiter, stats: Arc<Stats>) {
     loop {
+        // Only a rebalance gives back the slots held on the new limiter for the old one's
+        // requests: when the last of them ends, the new limiter's waiters would otherwise
+        // wait for the tick with nothing running (review 4 saw `in_flight 0, queued 48`).
+        let running = old.snapshot().in_flight > 0;
         let mut stepped = false;
         // Rebalances, then waits to be woken by an answer (`Ready(true)`); `Ready(false)`
         // once the hand-over is over.
@@ -174,6 +181,7 @@ async fn serve_old_queue(id: u64, stats: Arc<Stats>) {
         });
         tokio::select! {
             on = woken => if !on { return },
+            () = old.drain(), if running => {}
             () = tokio::time::sleep(TICK) => {}
         }
     }
@@ -221,13 +229,24 @@ impl Retired {
         }
     }
 
-    /// The pool's gauges and counters, `current` being its current limiter's snapshot.
-    pub fn pool_counts(&self, current: &Snapshot) -> PoolCounts {
-        let mut inner = self.lock();
+    /// The pool's gauges and counters, `limiter` being its limiter (the one in force is
+    /// used if the pool has moved off it since).
+    ///
+    /// Read under the lock that every rebalance takes, with the asks answered meanwhile
+    /// taken as slots, so that the slots and asks subtracted are those the snapshots
+    /// count. The limiters are still read one after another while requests come and go:
+    /// a request that starts or ends during the read may be missed or counted twice, never
+    /// more than those.
+    pub fn pool_counts(&self, limiter: &ConcurrencyLimiter) -> PoolCounts {
+        let mut guard = self.lock();
+        let inner = &mut *guard;
+        for h in &mut inner.handovers {
+            h.take_answers(&mut inner.taken);
+        }
+        let current = inner.current.as_ref().unwrap_or(limiter).snapshot();
         let mut in_flight = current.in_flight;
         let mut queued = current.queued;
-        let mut counts = inner.done.add(Counts::of(current));
-        counts.cancelled = counts.cancelled.wrapping_sub(inner.withdrawn);
+        let mut counts = inner.done.add(Counts::of(&current));
         let (mut held, mut asks) = (0, 0);
         for h in &inner.handovers {
             let s = h.old.snapshot();
@@ -237,12 +256,14 @@ impl Retired {
             asks += h.asks.len();
             counts = counts.add(Counts::of(&s));
         }
-        counts.admitted = counts.admitted.wrapping_sub(inner.taken);
-        counts.completed = counts.completed.wrapping_sub(inner.returned);
+        // Every placeholder taken or given back is in the limiters' counts already (taken
+        // under this lock): the differences never go below zero. The limiters' `admitted`
+        // may run ahead for an instant (see `Snapshot`): what is reported never goes back.
+        counts.admitted = counts.admitted.saturating_sub(inner.taken);
+        counts.completed = counts.completed.saturating_sub(inner.returned);
         let r = &mut inner.reported;
         r.admitted = r.admitted.max(counts.admitted);
         r.completed = r.completed.max(counts.completed);
-        r.cancelled = r.cancelled.max(counts.cancelled);
         PoolCounts {
             in_flight: in_flight.saturating_sub(held),
             queued: queued.saturating_sub(asks),
