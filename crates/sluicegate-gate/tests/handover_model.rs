@@ -493,4 +493,33 @@ mod found {
         ];
         run(&[[Arrive; 5].as_slice(), &after].concat()).unwrap();
     }
+
+    /// Found by the random model after review 4's fixes (and failing on the hand-over
+    /// before them too): with limiters of queue 0 in the chain, a waiter that came later
+    /// was served first.
+    #[test]
+    fn waiters_are_served_in_order_through_limiters_without_a_queue() {
+        run(&[
+            Arrive,
+            Arrive,
+            SetQueue(1, 1),
+            Arrive,
+            Arrive,
+            SetQueue(2, 1),
+            Arrive,
+            Arrive,
+            SetQueue(3, 1),
+            SetQueue(0, 1),
+            SetMax(1),
+            Release(0),
+            SetQueue(2, 2),
+            Arrive,
+            Arrive,
+            SetMax(1),
+            SetQueue(0, 1),
+            Arrive,
+            SetMax(3),
+        ])
+        .unwrap();
+    }
 }

@@ -75,6 +75,43 @@ async fn higher_priority_waiter_is_served_first() {
     assert!(matches!(poll_once(high.as_mut()), Poll::Ready(Ok(_))));
 }
 
+/// A caller standing in for one that already waits elsewhere (the gate's hand-over between
+/// limiters) waits past a full queue, in its priority's place, where a new caller is
+/// refused; with a queue of 0 too.
+#[tokio::test(start_paused = true)]
+async fn a_caller_past_a_full_queue_waits_in_its_place() {
+    for max_queue in [0, 1] {
+        let limiter = ConcurrencyLimiter::builder(1)
+            .max_queue(max_queue)
+            .build()
+            .unwrap();
+        let held = limiter.try_acquire().unwrap();
+        let mut own = pin!(limiter.acquire());
+        if max_queue == 1 {
+            assert!(poll_once(own.as_mut()).is_pending());
+        }
+        let err = limiter.acquire().await.unwrap_err();
+        assert!(matches!(err, Rejected::QueueFull { .. }), "{err:?}");
+        let mut handed = pin!(
+            limiter
+                .acquire()
+                .priority(Priority::HIGH)
+                .past_a_full_queue()
+        );
+        assert!(poll_once(handed.as_mut()).is_pending(), "queue {max_queue}");
+        assert_eq!(limiter.snapshot().queued, max_queue + 1);
+        drop(held);
+        let Poll::Ready(Ok(first)) = poll_once(handed.as_mut()) else {
+            panic!("the caller in line first is served first (queue {max_queue})");
+        };
+        if max_queue == 1 {
+            assert!(poll_once(own.as_mut()).is_pending());
+            drop(first);
+            assert!(matches!(poll_once(own.as_mut()), Poll::Ready(Ok(_))));
+        }
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn full_queue_rejects_at_once() {
     let limiter = ConcurrencyLimiter::builder(1).max_queue(1).build().unwrap();

@@ -54,7 +54,7 @@ impl ConcurrencyLimiter {
         let inner = self.inner();
         let timeout = inner.config.queue_timeout;
         let waker = Waker::from(Arc::new(ThreadWaker(sync::current())));
-        let ticket = match inner.start(Priority::NORMAL, timeout, Some(&waker)) {
+        let ticket = match inner.start(Priority::NORMAL, timeout, Some(&waker), false) {
             Start::Admitted => return Ok(Permit { inner }),
             Start::Rejected(r) => return Err(r),
             Start::Queued(ticket) => ticket,

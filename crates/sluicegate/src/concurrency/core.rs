@@ -162,7 +162,7 @@ impl Inner {
             return Ok(());
         }
         // Not the hot path any more: settle it under the lock so the answer is exact.
-        match self.start(Priority::NORMAL, None, None) {
+        match self.start(Priority::NORMAL, None, None, false) {
             Start::Admitted => Ok(()),
             Start::Rejected(r) => Err(r),
             Start::Queued(_) => unreachable!("a start without a waker never queues"),
@@ -178,15 +178,16 @@ impl Inner {
         priority: Priority,
         timeout: Option<Duration>,
         waker: Option<&Waker>,
+        past_a_full_queue: bool,
     ) -> Start {
         if self.looks_free() && self.try_acquire_fast() {
             return Start::Admitted;
         }
         let mut queue = lock(&self.queue);
-        let max_queue = if waker.is_some() {
-            self.config.max_queue
-        } else {
-            0
+        let max_queue = match waker {
+            None => 0,
+            Some(_) if past_a_full_queue => usize::MAX,
+            Some(_) => self.config.max_queue,
         };
         let key = queue.next_key(priority);
         let mut current = self.state.load(Ordering::Acquire);

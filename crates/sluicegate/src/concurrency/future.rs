@@ -47,6 +47,7 @@ impl Timer {
 pub(crate) struct Wait {
     priority: Priority,
     timeout: Option<Duration>,
+    past_a_full_queue: bool,
     phase: Phase,
     /// Set by a loom model: the timer to use instead of tokio's.
     #[cfg(sluicegate_loom)]
@@ -58,6 +59,7 @@ impl Wait {
         Wait {
             priority: Priority::NORMAL,
             timeout,
+            past_a_full_queue: false,
             phase: Phase::Start,
             #[cfg(sluicegate_loom)]
             manual_timer: None,
@@ -81,7 +83,12 @@ impl Wait {
         cx: &mut Context<'_>,
     ) -> Poll<Result<(), Rejected>> {
         if let Phase::Start = self.phase {
-            match inner.start(self.priority, self.timeout, Some(cx.waker())) {
+            match inner.start(
+                self.priority,
+                self.timeout,
+                Some(cx.waker()),
+                self.past_a_full_queue,
+            ) {
                 Start::Admitted => return self.finish(Ok(())),
                 Start::Rejected(r) => return self.finish(Err(r)),
                 Start::Queued(ticket) => {
@@ -144,6 +151,17 @@ macro_rules! acquire_options {
         /// takes).
         pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
             self.wait.timeout = timeout;
+            self
+        }
+
+        /// Waits even when the queue holds `max_queue` waiters already, instead of being
+        /// refused with [`Rejected::QueueFull`](super::Rejected::QueueFull) (it still takes
+        /// a place in the queue, which new callers then find taken). For a caller that
+        /// stands in for one already waiting elsewhere — a request handed over from another
+        /// limiter, whose place in line it keeps — not for new work: nothing bounds how many
+        /// such callers wait.
+        pub fn past_a_full_queue(mut self) -> Self {
+            self.wait.past_a_full_queue = true;
             self
         }
 

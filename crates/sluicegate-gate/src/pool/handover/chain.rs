@@ -154,8 +154,8 @@ impl Handover {
 
     /// Keeps one ask in `new`'s queue for each waiter (of the old limiter, or of the older
     /// hand-over) that lacks a slot: when `new` has room, a request ending or the limit
-    /// raised, the asks are served before its own waiters, which came later. Fewer when its
-    /// queue is full.
+    /// raised, the asks are served before its own waiters, which came later, however full
+    /// its queue (a queue of 0 included).
     fn ask(&mut self, taken: &mut u64, returned: &mut u64) {
         let waker = self.waker.clone();
         let cx = &mut Context::from_waker(&waker);
@@ -172,7 +172,10 @@ impl Handover {
                 self.new
                     .acquire_owned()
                     .priority(Priority::HIGH)
-                    .timeout(None),
+                    .timeout(None)
+                    // In line for a request that already waits: a queue full of the new
+                    // limiter's own waiters must not put it behind them.
+                    .past_a_full_queue(),
             );
             match ask.as_mut().poll(cx) {
                 Poll::Pending => self.asks.push(ask),

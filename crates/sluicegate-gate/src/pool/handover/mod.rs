@@ -7,7 +7,8 @@
 //! together may run. The old limiter's own limit is kept at the number of slots held for
 //! it, so it starts a queued request only in a slot the new one holds for it. Each of its
 //! waiters without a slot has an ask in the new limiter's queue at `Priority::HIGH`
-//! (kept by every rebalance, as far as that queue has room): they queued before anything
+//! (kept by every rebalance; past a full queue, even a queue of 0, since each stands in for
+//! a request that already waits — it takes a place new requests then find taken): they queued before anything
 //! that waits on the new one, so they are served first, when a request ends and when the
 //! limit is raised. Slots go back as the old limiter's requests end (none is reused when
 //! the pool's limit was lowered under what runs). The old limiter is rebalanced right
