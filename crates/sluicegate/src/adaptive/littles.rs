@@ -12,7 +12,7 @@ pub use config::LittlesLawConfig;
 use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
 use crate::clock::Nanos;
 use bucket::{Bucket, mean};
-use start::{Round, StartTest};
+use start::StartTest;
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -123,15 +123,6 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   (the resource got faster) lower min RT to them and probe at once, below the limit (the
 ///   RT its depth comes from still holds the old limit's queue). No growth until the
 ///   probe is done.
-/// - **The start's rounds**: once the first requests (which found at most half the starting
-///   limit out) have answered, the limit doubles a round trip, on answers: when as many of the
-///   requests that found every permit of it taken have answered as the round is wide, and
-///   their log RTs do not stand three standard errors above the first requests'. If they do,
-///   the round waited inside the resource and the limit drains at once by Little's law (see
-///   below, a start already past the knee), past the first round no lower than the last round
-///   judged clear, and only if the answers at the top of the round do not come in under the
-///   first requests' median (the rounds judged before read low: their first answers judged
-///   them). Until the first requests are in, the buckets' slow start:
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
 ///   while at least a tenth of the requests found every permit taken;
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
@@ -267,7 +258,7 @@ impl LittlesLaw {
             restarted: false,
             restart_cap: None,
             drained_at: None,
-            start: StartTest::new(limit),
+            start: StartTest::default(),
             measured_at_start: false,
         }
     }
@@ -642,8 +633,6 @@ impl LittlesLaw {
             let steering = q >= clear || self.probe.is_some();
             let next = if steering {
                 base + self.c.queue_gain * (target - q)
-            } else if self.starting() && self.start.judging(self.start_least()) {
-                base // the start's rounds grow it, a round trip at a time
             } else if b.pinned() || (!self.knee_found && b.pressed(STARTUP_PRESSED)) {
                 (base * step).max(base + 1.0)
             } else {
@@ -770,99 +759,50 @@ impl LittlesLaw {
         self.probe_limit(now).unwrap_or(self.base)
     }
 
-    /// The start, before any knee, probe or regime change: the limit doubles a round trip
-    /// while the requests that found every permit of it taken answer as fast as the first
-    /// ones (see [`StartTest`]).
-    fn starting(&self) -> bool {
+    /// Still at the starting limit, before any growth, probe or knee: the requests that
+    /// found every permit taken are filed against those that started with few out.
+    fn at_start(&self) -> bool {
+        let initial = clamp(self.c.initial, self.c.min, self.c.max);
         !self.knee_found
             && !self.restarted
             && !self.probed
-            && !self.measured_at_start
             && self.probe.is_none()
-            && self.base == self.limit
+            && self.base == initial
+            && self.limit == initial
     }
 
-    /// Judges the start's round on every answer: clear, and the limit doubles (TCP's slow
-    /// start: a doubling a round trip, whatever the round trip); queued, and it drains.
-    /// Growth rides on answers, not on buckets: a pool of 200 answering in 20 ms under a load
-    /// of 160 needs the 160 permits within the first ~100 ms, a bucket.
-    fn start_round(&mut self, now: Nanos) {
-        if self.start.to() != self.limit {
-            // The buckets moved the limit (application-limited, or a back-off): a new round.
-            self.start.round(self.limit / 2, self.limit);
-        }
-        let least = self.start_least();
-        let target = (self.c.queue_target * self.limit as f64).max(MIN_QUEUE_TARGET);
-        match self.start.verdict(least, STARTUP_SIGNIFICANCE, target) {
-            Some(Round::Queued(in_service)) => self.drain_from_start(in_service, now),
-            Some(Round::Clear) => {
-                let to = clamp(self.limit.saturating_mul(2), self.c.min, self.c.max);
-                if to > self.limit {
-                    self.start.next_round(to);
-                    self.set_limit(to, now);
-                }
-            }
-            None => {}
-        }
-    }
-
-    /// The answers each group of the start needs before it is judged: `min_samples`, but
-    /// at most half the starting limit (the first group is the requests that found at most
-    /// half of it out).
-    fn start_least(&self) -> u64 {
-        let initial = clamp(self.c.initial, self.c.min, self.c.max);
-        (self.c.min_samples as u64).min(initial as u64 / 2)
-    }
-
-    /// Sets the limit (and the one outside probes) between buckets, logging the change.
-    fn set_limit(&mut self, limit: usize, now: Nanos) {
-        if limit != self.limit {
-            self.limit_log.push_back((now, self.limit));
-            if self.limit_log.len() > LIMIT_LOG {
-                self.limit_log.pop_front();
-            }
-        }
-        self.limit = limit;
-        self.base = limit;
-    }
-
-    /// A start past the knee, seen from the RTs themselves: the requests of the round took
-    /// longer than those that started with few out, so they waited inside the resource.
-    /// Little's law on the two groups gives the permits in service, and the limit drops to
-    /// that plus the target queue (the drain). At the starting limit the first group also
-    /// gives what every RT since (queued from the first request) could not: an unqueued mean
-    /// RT for min RT, and an unqueued low RT for the floor the queue estimate is measured
-    /// from — the fastest of the first requests, which started before the resource filled.
-    /// Past it, the rounds judged clear give min RT (the buckets' low RTs were unqueued).
-    fn drain_from_start(&mut self, in_service: f64, now: Nanos) {
-        if self.start.first_round() {
-            self.min_rt = self.start.unqueued_rt();
-            self.low_floor = self.start.unqueued_low();
-            self.probe_mid = self.start.unqueued_mid();
-            self.measured_at_start = true;
-        } else if let Some(rt) = self.start.clear_rt() {
-            // Past the starting limit: the rounds judged clear were unqueued.
-            self.min_rt = Some(rt);
-        }
+    /// A starting limit already past the knee, seen from the RTs themselves: the requests
+    /// that started with more than half the permits out took longer than those that started
+    /// with few out, so they waited inside the resource. Little's law on the two groups gives
+    /// the permits in service, and the limit drops to that plus the target queue (the drain).
+    /// The first group also gives what every RT since (queued from the first request) could
+    /// not: an unqueued mean RT for min RT, and an unqueued low RT for the floor the queue
+    /// estimate is measured from — the fastest of the first requests, which started before
+    /// the resource filled. It is judged on every answer and needs a few of each group, a
+    /// round trip or two, where the queue estimate waited for buckets whose floor was itself
+    /// queued (and a bucket of a few late answers lasted 26 s).
+    fn past_the_knee_from_the_start(&mut self, now: Nanos) {
+        let (min, initial) = (self.c.min, clamp(self.c.initial, self.c.min, self.c.max));
+        let least = (self.c.min_samples as u64).min(initial as u64 / 2);
+        let target = (self.c.queue_target * initial as f64).max(MIN_QUEUE_TARGET);
+        let Some(in_service) = self.start.in_service(least, STARTUP_SIGNIFICANCE, target) else {
+            return;
+        };
+        self.min_rt = self.start.unqueued_rt();
+        self.low_floor = self.start.unqueued_low();
+        self.probe_mid = self.start.unqueued_mid();
+        self.measured_at_start = true;
         self.knee_found = true;
         let knee = in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
-        // Past the first round the knee is above the last round judged clear: Little's law at
-        // the overshoot reads fewer permits in service than the pool holds wherever waiting
-        // slows the workers (80 permits in front of 50 workers drained to 26 and the knee held
-        // there through `bursty`'s quiet stretches).
-        let knee = if self.start.first_round() {
-            knee
-        } else {
-            knee.max(self.start.last_clear() as f64)
-        };
-        let knee = clamp(
-            (knee.ceil() as usize).min(self.limit),
-            self.c.min,
-            self.c.max,
-        );
+        let knee = clamp((knee.ceil() as usize).min(initial), min, initial);
         self.knee = Some(knee);
-        self.set_limit(knee, now);
-        // As after the drain: the last buckets still hold the queue of the limit before.
+        self.limit_log.push_back((now, self.limit));
+        if self.limit_log.len() > LIMIT_LOG {
+            self.limit_log.pop_front();
+        }
+        self.base = knee;
+        self.limit = knee;
+        // As after the drain: the last buckets still hold the queue of the starting limit.
         self.drained_at = Some(self.closed_total);
         self.since_probe = 0;
         self.next_probe = self
@@ -1102,10 +1042,10 @@ impl LimitAlgorithm for LittlesLaw {
         // starting limit, most answers of the requests that found every permit taken come
         // after the client's deadline, and leaving them out left the test without its evidence
         // for 30 s.
-        if self.starting() {
+        if self.at_start() {
             let success = s.outcome == Outcome::Success;
-            self.start.add(s.latency, s.in_flight, success);
-            self.start_round(end);
+            self.start.add(s.latency, s.in_flight, self.limit, success);
+            self.past_the_knee_from_the_start(end);
         }
         let b = &mut self.current;
         // Against the lowest recent limit: a request that started before a raise found every

@@ -29,18 +29,6 @@ fn warmed() -> LittlesLaw {
     warmed_with(LittlesLawConfig::default())
 }
 
-/// As [`warmed`], but every request found more than half the starting limit out: the
-/// start's rounds (which compare the requests that found every permit taken with the first
-/// ones, which found at most half out) have no first group to judge by, and the buckets alone
-/// grow the limit — the slow start and steering these tests pin.
-fn warmed_by_buckets() -> LittlesLaw {
-    let mut l = LittlesLaw::new(LittlesLawConfig::default());
-    for idx in 1..=21 {
-        feed(&mut l, idx, 100, 20, 11, Outcome::Success);
-    }
-    l
-}
-
 fn warmed_with(config: LittlesLawConfig) -> LittlesLaw {
     let mut l = LittlesLaw::new(config);
     for idx in 1..=21 {
@@ -67,7 +55,7 @@ fn littles_app_limited_limit_is_twice_max_pass_rate_times_min_rt() {
 
 #[test]
 fn littles_saturated_without_queue_grows_fast_until_the_knee_then_by_max_step() {
-    let mut l = warmed_by_buckets();
+    let mut l = warmed();
     // Saturated, low RT at its floor: no queue in the resource. Before the resource has ever
     // queued (startup): × 1.5 a bucket.
     assert_eq!(feed(&mut l, 22, 100, 20, FULL, Outcome::Success), 40);
@@ -84,7 +72,7 @@ fn littles_saturated_without_queue_grows_fast_until_the_knee_then_by_max_step() 
 
 #[test]
 fn littles_steers_the_resource_queue_estimated_from_low_rt_to_target() {
-    let mut l = warmed_by_buckets();
+    let mut l = warmed();
     let mut limits = Vec::new();
     for idx in 22..=28 {
         limits.push(feed(&mut l, idx, 100, 30, FULL, Outcome::Success));
@@ -143,9 +131,9 @@ fn littles_holds_the_knee_through_quiet_spells() {
 /// the resource, whose queue now sets the knee instead.
 #[test]
 fn littles_app_limited_demand_leaves_out_the_resource_queue() {
-    let mut l = warmed_by_buckets();
+    let mut l = warmed();
     for idx in 22..=25 {
-        feed(&mut l, idx, 100, 20, 11, Outcome::Success);
+        feed(&mut l, idx, 100, 20, IDLE, Outcome::Success);
     }
     assert_eq!(l.limit(), 40);
     // Below the limit (35 of 40 out), but every RT 30 ms over the 20 ms floor: at 1000/s,
