@@ -39,7 +39,12 @@ async fn closed_limiter_answers_503_and_status_is_configurable() {
     let response = service.call(Request::new(())).await.unwrap();
     assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(response.headers().contains_key("retry-after"));
-    assert_eq!(text(response.into_body()).await, "overloaded: closed\n");
+    // Not "overloaded: closed" (review 4, finding 10): a closed limit is shut on purpose,
+    // not overloaded.
+    assert_eq!(
+        text(response.into_body()).await,
+        "closed: the limit is shut (closed, or its limit set to 0), not overloaded\n"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -89,9 +89,16 @@ impl RejectionMapping {
         self
     }
 
-    /// The answer to a request the concurrency limiter turned away.
+    /// The answer to a request the concurrency limiter turned away: `overloaded: REASON`,
+    /// or for a limiter closed (or set to 0) on purpose, a body that says so.
     pub fn overloaded(&self, rejected: &Rejected) -> Response<Bytes> {
-        let body = format!("overloaded: {}\n", rejected.reason());
+        let body = match rejected {
+            Rejected::Closed { .. } => {
+                "closed: the limit is shut (closed, or its limit set to 0), not overloaded\n"
+                    .to_owned()
+            }
+            _ => format!("overloaded: {}\n", rejected.reason()),
+        };
         let mut response = self.answer(self.overloaded, body);
         set_retry_after(&mut response, rejected.retry_after());
         response
