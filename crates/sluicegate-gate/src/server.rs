@@ -362,6 +362,9 @@ impl Serving {
         let io = TokioIo::new(SendTimeout::new(io, settings.send_timeout));
         let mut connection = std::pin::pin!(http1.serve_connection(io, service).with_upgrades());
         let served = tokio::select! {
+            // The connection first, and no random pick: this runs on every wake-up of every
+            // connection, where an unbiased select would draw a random number each time.
+            biased;
             r = connection.as_mut() => r,
             // `Err`: the server is gone; the same.
             _ = draining.changed() => {
