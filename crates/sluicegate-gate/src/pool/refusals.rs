@@ -54,7 +54,11 @@ impl RefusalLog {
     pub fn refused(self: &Arc<Self>, who: &str, i: usize) {
         let reason = self.names[i];
         let bit = 1 << i;
-        if self.seen.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
+        // Read before the write: in a flood the bit is set, and a `fetch_or` on every refusal
+        // would write the shared word each time.
+        let first = self.seen.load(Ordering::Relaxed) & bit == 0
+            && self.seen.fetch_or(bit, Ordering::Relaxed) & bit == 0;
+        if first {
             if self.pools {
                 tracing::info!(
                     pool = who,
