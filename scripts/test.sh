@@ -8,7 +8,17 @@ cd "$(dirname "$0")/.."
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 started=$SECONDS
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's name and how long it took, for the closing summary (where the suite's ~20 minutes
+# go on a clean clone: mostly building).
+timings=()
+step_name=
+step_started=$SECONDS
+step() {
+  [[ -n $step_name ]] && timings+=("$(printf '%5d s  %s' $((SECONDS - step_started)) "$step_name")")
+  step_name=$*
+  step_started=$SECONDS
+  printf '\n==> %s\n' "$*"
+}
 # Runs a test command, keeping its output for the closing summary. A failing one does not
 # stop the suite: the other test steps still run, and the summary names every failing test
 # and exits non-zero.
@@ -100,6 +110,7 @@ step "cargo package: each publishable crate builds from its archive"
 scripts/check-package || failed_steps+=("scripts/check-package")
 
 step "summary"
+printf '%s\n' "${timings[@]}"
 awk '/^test result:/ { p += $4; f += $6 } END { printf "sluicegate: %d passed, %d failed\n", p, f }' "$log"
 echo "($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s)"
 if ((${#failed_steps[@]})); then
