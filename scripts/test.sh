@@ -97,14 +97,14 @@ step "the dashboard in headless Chromium (screenshot: target/dashboard.png)"
 tests cargo test -p sluicegate-gate --no-fail-fast --test dashboard_browser -- --include-ignored
 
 step "keyed memory bound: 10M distinct keys (release: too slow in debug)"
-tests cargo test -p sluicegate --release --no-fail-fast --test keyed_memory -- --include-ignored
+tests cargo test -p sluicegate-release-tests --release --no-fail-fast --test keyed_memory -- --include-ignored
 
 step "loom models (release mode, bounded preemptions)"
 # Our own cfg name, not `loom`: tokio reads `--cfg loom` itself. A target dir of their own,
 # since the cfg changes every crate's build.
 tests env RUSTFLAGS="--cfg sluicegate_loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}" \
   CARGO_TARGET_DIR=target/loom \
-  cargo test -p sluicegate --release --no-fail-fast --test 'loom_*' -- --test-threads=2
+  cargo test -p sluicegate-release-tests --release --no-fail-fast --test 'loom_*' -- --test-threads=2
 
 step "cargo package: each publishable crate builds from its archive"
 scripts/check-package || failed_steps+=("scripts/check-package")

@@ -1,7 +1,8 @@
 //! Synchronisation primitives: std normally, loom's model-checked twins under `--cfg sluicegate_loom`.
 //!
 //! Everything in the limiters that is shared between threads goes through this module, so the
-//! loom models in `tests/loom_*.rs` explore the real code, not a copy of it.
+//! loom models (`crates/sluicegate-release-tests/tests/loom_*.rs`) explore the real code, not a
+//! copy of it.
 
 #[cfg(sluicegate_loom)]
 pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};

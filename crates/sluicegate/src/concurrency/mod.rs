@@ -43,8 +43,8 @@
 //! Dropping an [`Acquire`] or [`AcquireOwned`] future removes the caller from the queue at
 //! once. If a release handed it a permit at the same instant, that permit goes on to the next
 //! waiter (or back to the pool); the grant stays counted as admitted and completed. Either way
-//! no permit is leaked and no waiter misses a wake-up; loom models in `tests/loom_*.rs` check
-//! these races.
+//! no permit is leaked and no waiter misses a wake-up; loom models in
+//! `crates/sluicegate-release-tests/tests/loom_*.rs` check these races.
 //!
 //! # Fairness
 //!
