@@ -628,6 +628,10 @@ mod tests {
         assert!(c.pools[0].predictive);
         assert_eq!(c.routes[0].path_prefix.get_ref(), "/");
         assert_eq!(*c.max_header_bytes.get_ref(), 16384);
+        assert_eq!(
+            c.pools[0].tunnel_idle_timeout.0,
+            std::time::Duration::from_secs(60)
+        );
     }
 
     #[test]
@@ -697,6 +701,11 @@ mod tests {
                 pool_field("upstream_timeout = \"0s\""),
                 (5, 20),
                 "longer than 0",
+            ),
+            (
+                pool_field("tunnel_idle_timeout = \"0s\""),
+                (5, 23),
+                "`tunnel_idle_timeout` must be longer than 0",
             ),
             (
                 pool_field("queue_timeout = 10"),
@@ -955,6 +964,11 @@ mod tests {
                 pool("queue_timeout = \"5000000000000h\""),
                 Some((5, 17)),
                 "more than a day",
+            ),
+            (
+                pool("tunnel_idle_timeout = \"25h\""),
+                Some((5, 23)),
+                "write at most `24h`",
             ),
             (
                 format!("grace_period = \"25h\"\n{MINIMAL}"),

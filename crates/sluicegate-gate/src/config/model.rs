@@ -189,6 +189,13 @@ pub struct Pool {
         deserialize_with = "upstream_timeout"
     )]
     pub upstream_timeout: Dur,
+    /// Longest a tunnel (WebSocket, a `101`) may pass no byte either way (default `60s`,
+    /// as nginx's `proxy_read_timeout`); then both its sides are closed and its slot freed.
+    #[serde(
+        default = "default_tunnel_idle_timeout",
+        deserialize_with = "tunnel_idle_timeout"
+    )]
+    pub tunnel_idle_timeout: Dur,
     /// A rate for the whole pool (GCRA), such as `50/s` (default: none).
     pub rate: Option<Rate>,
     /// Largest burst above the rate (default: the rate's count).
@@ -337,6 +344,7 @@ longer_than_zero!(
     send_timeout: "`send_timeout` must be longer than 0, like `60s`",
     queue_timeout: "`queue_timeout` must be longer than 0 (for no waiting at all, write `max_queue = 0`)",
     upstream_timeout: "`upstream_timeout` must be longer than 0, like `60s`",
+    tunnel_idle_timeout: "`tunnel_idle_timeout` must be longer than 0, like `60s` (a tunnel that passes no byte for that long is closed)",
     budget: "`[store] budget` must be longer than 0, like `20ms`",
 );
 
@@ -365,6 +373,13 @@ fn default_queue_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(10))
 }
 fn default_upstream_timeout() -> Dur {
+    Dur(std::time::Duration::from_secs(60))
+}
+/// nginx's `proxy_read_timeout`: WebSocket applications behind nginx already send a ping
+/// within it (socket.io every 25 s, SignalR 15 s, Phoenix 30 s), and the gate counts bytes
+/// both ways, so it cuts no tunnel nginx would keep; a vanished peer then holds its slot a
+/// minute, not until TCP gives up.
+fn default_tunnel_idle_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(60))
 }
 fn yes() -> bool {
