@@ -13,7 +13,7 @@ use axum::routing::{get, post, put};
 use serde_json::{Value, json};
 
 use crate::gate::{ChangeError, Gate, LimitsChange};
-use crate::pool::Outcome;
+use crate::pool::{Outcome, TunnelEnd};
 use crate::state::constant_time_eq;
 
 #[derive(Clone)]
@@ -157,7 +157,14 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
             }
         }),
         "counters": counters,
-        "tunnels": { "open": p.stats.tunnels.open(), "total": p.stats.tunnels.total() },
+        "tunnels": {
+            "open": p.stats.tunnels.open(),
+            "total": p.stats.tunnels.total(),
+            "closed": TunnelEnd::ALL
+                .iter()
+                .map(|&why| (why.name().to_owned(), json!(p.stats.tunnels.closed_for(why))))
+                .collect::<serde_json::Map<_, _>>(),
+        },
     })
 }
 

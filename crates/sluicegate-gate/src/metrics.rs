@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::pool::{BUCKETS, Histogram, Outcome, Pool};
+use crate::pool::{BUCKETS, Histogram, Outcome, Pool, TunnelEnd};
 use crate::proxy::{Unrouted, UnroutedCounts};
 use crate::state::State;
 
@@ -54,22 +54,14 @@ pub fn render(state: &State, unrouted: &UnroutedCounts) -> String {
         pools,
         |p| u64::from(p.limit.limiter().is_closed()),
     );
-    let _ = writeln!(
-        out,
-        "# HELP sluicegate_requests_total Requests by how they ended: forwarded, or why the gate answered itself."
+    counters_by(
+        &mut out,
+        "sluicegate_requests_total",
+        "Requests by how they ended: forwarded, or why the gate answered itself.",
+        ("outcome", &Outcome::ALL, Outcome::name),
+        pools,
+        |p, o| p.stats.get(o),
     );
-    let _ = writeln!(out, "# TYPE sluicegate_requests_total counter");
-    for p in pools {
-        for o in Outcome::ALL {
-            let _ = writeln!(
-                out,
-                "sluicegate_requests_total{{pool=\"{}\",outcome=\"{}\"}} {}",
-                p.name,
-                o.name(),
-                p.stats.get(o)
-            );
-        }
-    }
     let _ = writeln!(
         out,
         "# HELP sluicegate_bypassed_total Requests that skipped the limits through a bypass rule."
@@ -94,6 +86,14 @@ pub fn render(state: &State, unrouted: &UnroutedCounts) -> String {
         let n = p.stats.tunnels.total();
         let _ = writeln!(out, "sluicegate_tunnels_total{{pool=\"{}\"}} {n}", p.name);
     }
+    counters_by(
+        &mut out,
+        "sluicegate_tunnels_closed_total",
+        "Tunnels closed, by reason (idle_timeout: no byte either way for the pool's tunnel_idle_timeout).",
+        ("reason", &TunnelEnd::ALL, TunnelEnd::name),
+        pools,
+        |p, why| p.stats.tunnels.closed_for(why),
+    );
     histogram(
         &mut out,
         "sluicegate_queue_wait_seconds",
@@ -121,6 +121,29 @@ fn gauge(
     let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
     for p in pools {
         let _ = writeln!(out, "{name}{{pool=\"{}\"}} {}", p.name, value(p));
+    }
+}
+
+/// A counter per pool and per value of one more label: `(label, values, name of a value)`.
+fn counters_by<T: Copy>(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    (label, values, value_name): (&str, &[T], fn(T) -> &'static str),
+    pools: &[std::sync::Arc<Pool>],
+    count: impl Fn(&Pool, T) -> u64,
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+    for p in pools {
+        for &v in values {
+            let _ = writeln!(
+                out,
+                "{name}{{pool=\"{}\",{label}=\"{}\"}} {}",
+                p.name,
+                value_name(v),
+                count(p, v)
+            );
+        }
     }
 }
 

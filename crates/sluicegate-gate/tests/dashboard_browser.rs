@@ -1,5 +1,6 @@
 //! The dashboard in a real headless Chromium, driven through chromedriver: under load its
-//! numbers move, a limit typed into the page is obeyed by the gate, and a screenshot is
+//! numbers move, an open tunnel (WebSocket) shows in its pool's card, a limit typed into
+//! the page is obeyed by the gate, and a screenshot is
 //! saved (`target/dashboard.png`; with `SLUICEGATE_UPDATE_DOCS=1`, also
 //! `docs/dashboard.png`, the one the README shows).
 //!
@@ -107,6 +108,20 @@ async fn text(page: &Client, css: &str) -> String {
     }
 }
 
+/// Reads a response head from `stream`, up to its blank line.
+async fn read_head(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match stream.read(&mut byte).await {
+            Ok(1) => head.push(byte[0]),
+            _ => break,
+        }
+    }
+    String::from_utf8_lossy(&head).into_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs chromium and chromedriver; scripts/test.sh installs them and runs this"]
 async fn dashboard_moves_under_load_and_sets_a_limit_the_gate_obeys() {
@@ -120,6 +135,13 @@ async fn dashboard_moves_under_load_and_sets_a_limit_the_gate_obeys() {
         contention: 0.0,
     };
     tokio::spawn(upstream::serve(up, model, Arc::clone(&seen)));
+    // A second pool's upstream accepts every upgrade and keeps the tunnel open.
+    let switch = |_: &str| {
+        let head =
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+        (head.as_bytes().to_vec(), false)
+    };
+    let ws_up = support::RawUpstream::start(Arc::new(switch)).await;
 
     let config = write_config(
         "dashboard",
@@ -127,7 +149,11 @@ async fn dashboard_moves_under_load_and_sets_a_limit_the_gate_obeys() {
             "listen = [\"127.0.0.1:0\"]\n[admin]\nlisten = \"127.0.0.1:0\"\n\
              [[pools]]\nname = \"reports\"\nupstream = \"http://{up_addr}\"\n\
              max_concurrency = 8\nmax_queue = 100\nqueue_timeout = \"5s\"\n\
-             [[routes]]\npool = \"reports\"\n"
+             [[pools]]\nname = \"ws\"\nupstream = \"http://{}\"\nmax_concurrency = 2\n\
+             tunnel_idle_timeout = \"1h\"\n\
+             [[routes]]\npool = \"ws\"\npath_prefix = \"/ws\"\n\
+             [[routes]]\npool = \"reports\"\n",
+            ws_up.addr
         ),
     );
     let gate = Gate::start(&["serve", "--config", config.to_str().unwrap()]).await;
@@ -157,6 +183,27 @@ async fn dashboard_moves_under_load_and_sets_a_limit_the_gate_obeys() {
         text(&page, &format!("{card} [data-f=\"in_flight\"]")).await == "8"
     })
     .await;
+    // A tunnel open in pool `ws` shows in its card, and in no other.
+    let mut tunnel = support::raw(
+        gate.proxy,
+        b"GET /ws HTTP/1.1\r\nHost: gate.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+    )
+    .await;
+    let head = read_head(&mut tunnel).await;
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    let ws_card = "section[data-pool=\"ws\"]";
+    eventually("the page shows the open tunnel", || async {
+        text(&page, &format!("{ws_card} [data-f=\"tunnels\"]")).await == "1"
+    })
+    .await;
+    assert_eq!(
+        text(&page, &format!("{ws_card} [data-f=\"in_flight\"]")).await,
+        "1"
+    );
+    assert_eq!(
+        text(&page, &format!("{card} [data-f=\"tunnels\"]")).await,
+        "0"
+    );
     let first = text(&page, "#status").await;
     assert!(first.starts_with("live"), "status line: {first}");
     // Each outcome is drawn in a colour of its own (review 4, finding 10: the 9th reason
@@ -236,6 +283,7 @@ async fn dashboard_moves_under_load_and_sets_a_limit_the_gate_obeys() {
     assert!(png.starts_with(b"\x89PNG"), "not a PNG");
 
     page.close().await.unwrap();
+    drop(tunnel);
     load.abort();
     let _ = std::fs::remove_dir_all(profile);
 }

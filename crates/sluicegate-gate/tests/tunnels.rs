@@ -7,6 +7,7 @@
 mod support;
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
+use sluicegate_gate::config::Config;
 use sluicegate_gate::gate::Gate;
 use sluicegate_gate::server::Started;
 use support::eventually;
@@ -123,6 +125,8 @@ async fn echo(mut io: TokioIo<Upgraded>) {
 /// A gate served in this process, stopped (without waiting) when dropped.
 struct InProcess {
     proxy: SocketAddr,
+    /// The admin API's address, when `top` gave it a `[admin]` table.
+    admin: Option<SocketAddr>,
     gate: Arc<Gate>,
     stop: watch::Sender<bool>,
     serving: JoinHandle<()>,
@@ -134,18 +138,28 @@ impl InProcess {
     /// then runs on the test's runtime, whose clock is the paused one (on worker threads of
     /// its own, the test's clock would jump ahead while they work).
     async fn start(up: SocketAddr, top: &str, pool: &str) -> InProcess {
-        let text = format!(
-            "listen = [\"127.0.0.1:0\"]\n{top}\n[[pools]]\nname = \"ws\"\n\
-             upstream = \"http://{up}\"\n{pool}\n[[routes]]\npool = \"ws\"\n"
-        );
-        let config = sluicegate_gate::config::parse(&text, "<test>").unwrap();
-        let started = Started::bind(config, None).await.unwrap();
+        let config = sluicegate_gate::config::parse(&config(up, top, pool), "<test>").unwrap();
+        InProcess::serve(config, None).await
+    }
+
+    /// The gate of [`start`](Self::start), read from the file `path` that
+    /// [`Gate::reload`] reads again.
+    async fn start_from(up: SocketAddr, top: &str, pool: &str, path: &Path) -> InProcess {
+        std::fs::write(path, config(up, top, pool)).unwrap();
+        let config = sluicegate_gate::config::read(path).unwrap();
+        InProcess::serve(config, Some(path.to_owned())).await
+    }
+
+    async fn serve(config: Config, path: Option<PathBuf>) -> InProcess {
+        let started = Started::bind(config, path).await.unwrap();
         let proxy = started.proxy_addrs()[0];
+        let admin = started.admin_addr();
         let gate = started.gate.clone();
         let (stop, stopped) = watch::channel(false);
         let serving = tokio::spawn(started.serve(stopped));
         InProcess {
             proxy,
+            admin,
             gate,
             stop,
             serving,
@@ -164,6 +178,15 @@ impl InProcess {
         let t = &state.pool("ws").unwrap().stats.tunnels;
         (t.open(), t.total())
     }
+}
+
+/// The config of a gate with one pool `ws` in front of `up`, `pool` adding to its table
+/// and `top` to the file's top level.
+fn config(up: SocketAddr, top: &str, pool: &str) -> String {
+    format!(
+        "listen = [\"127.0.0.1:0\"]\n{top}\n[[pools]]\nname = \"ws\"\n\
+         upstream = \"http://{up}\"\n{pool}\n[[routes]]\npool = \"ws\"\n"
+    )
 }
 
 impl Drop for InProcess {
@@ -213,6 +236,16 @@ async fn round_trip(io: &mut TokioIo<Upgraded>, msg: &[u8]) {
     let mut back = vec![0u8; msg.len()];
     io.read_exact(&mut back).await.unwrap();
     assert_eq!(back, msg);
+}
+
+/// That the gate has closed the client's side of the tunnel (now: within a second of
+/// paused time, which passes only once nothing else is left to run).
+async fn assert_closed(io: &mut TokioIo<Upgraded>) {
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(1), io.read_to_end(&mut rest))
+        .await
+        .expect("the tunnel is still open");
+    assert_eq!(read.unwrap_or(0), 0, "{rest:?}");
 }
 
 /// A plain `GET path` on a connection of its own: the status and the body.
@@ -390,7 +423,7 @@ async fn a_tunnel_is_no_latency_sample() {
     let gate = InProcess::start(
         up.addr,
         "workers = 1",
-        "[pools.adaptive]\nalgorithm = \"aimd\"\ninitial = 30\nmin = 1\nmax = 40",
+        "tunnel_idle_timeout = \"5m\"\n[pools.adaptive]\nalgorithm = \"aimd\"\ninitial = 30\nmin = 1\nmax = 40",
     )
     .await;
     let limit = || gate.gate.state().pool("ws").unwrap().limit.limiter().max();
@@ -472,4 +505,91 @@ async fn a_101_without_upgrade_is_an_upstream_error() {
     assert_eq!(resp.headers()["x-sluicegate-reason"], "upstream_error");
     eventually("the slot is given back", || async { gate.load() == (0, 0) }).await;
     assert_eq!(gate.tunnels(), (0, 0));
+}
+
+/// Defect pinned: a tunnel had no idle timeout, so a peer that vanished without a word
+/// (no FIN, no RST: a pulled cable, a suspended laptop) held its pool's slot until TCP
+/// noticed, possibly hours. A tunnel through which no byte moves either way for
+/// `tunnel_idle_timeout` is closed on both sides, and its slot goes to the request waiting
+/// for it; bytes either way keep it open. The close is counted by reason in `/metrics` and
+/// `/status`.
+#[tokio::test(start_paused = true)]
+async fn an_idle_tunnel_is_closed_after_tunnel_idle_timeout_and_its_slot_freed() {
+    let up = Upstream::start().await;
+    let gate = InProcess::start(
+        up.addr,
+        "workers = 1\n[admin]\nlisten = \"127.0.0.1:0\"",
+        "max_concurrency = 1\nmax_queue = 5\nqueue_timeout = \"10m\"\npredictive = false\n\
+         tunnel_idle_timeout = \"30s\"",
+    )
+    .await;
+    let mut io = tunnel(gate.proxy).await;
+    // Traffic keeps it open well past the timeout.
+    for _ in 0..3 {
+        tokio::time::advance(Duration::from_secs(20)).await;
+        round_trip(&mut io, b"still here").await;
+    }
+    let proxy = gate.proxy;
+    let waiting = tokio::spawn(async move { plain(proxy, "/plain").await });
+    eventually("the plain request queues", || async {
+        gate.load() == (1, 1)
+    })
+    .await;
+    tokio::time::advance(Duration::from_secs(25)).await;
+    assert_eq!(gate.tunnels(), (1, 1), "closed before its idle timeout");
+    assert!(!waiting.is_finished());
+
+    tokio::time::advance(Duration::from_secs(6)).await;
+    assert_closed(&mut io).await;
+    eventually("the upstream's side is closed", || async {
+        up.ended() == 1
+    })
+    .await;
+    assert_eq!(waiting.await.unwrap(), (200, "ok".to_owned()));
+    eventually("nothing held", || async {
+        gate.load() == (0, 0) && gate.tunnels() == (0, 1)
+    })
+    .await;
+
+    let metrics = sluicegate_gate::metrics::render(&gate.gate.state(), &gate.gate.unrouted);
+    for (reason, n) in [("idle_timeout", 1), ("client_closed", 0)] {
+        let line =
+            format!("sluicegate_tunnels_closed_total{{pool=\"ws\",reason=\"{reason}\"}} {n}");
+        assert!(metrics.contains(&line), "{line}\n{metrics}");
+    }
+    let admin = gate.admin.unwrap();
+    let req = Request::get("/status")
+        .header("host", admin.to_string())
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let status = support::request(admin, req).await;
+    assert_eq!(status.status, StatusCode::OK, "{}", status.body);
+    let status: serde_json::Value = serde_json::from_str(&status.body).unwrap();
+    let tunnels = &status["pools"]["ws"]["tunnels"];
+    assert_eq!(tunnels["open"], 0, "{tunnels}");
+    assert_eq!(tunnels["closed"]["idle_timeout"], 1, "{tunnels}");
+    assert_eq!(tunnels["closed"]["upstream_closed"], 0, "{tunnels}");
+}
+
+/// A reload gives tunnels opened after it the file's new `tunnel_idle_timeout`, as it gives
+/// new connections the new `send_timeout`; a tunnel already open keeps the one it opened
+/// with.
+#[tokio::test(start_paused = true)]
+async fn a_reload_gives_new_tunnels_the_new_idle_timeout() {
+    let dir = std::env::temp_dir().join(format!("sluicegate-tunnels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("gate.toml");
+    let up = Upstream::start().await;
+    let pool = |idle: &str| format!("max_concurrency = 4\ntunnel_idle_timeout = \"{idle}\"");
+    let gate = InProcess::start_from(up.addr, "workers = 1", &pool("10m"), &path).await;
+    let mut before = tunnel(gate.proxy).await;
+    std::fs::write(&path, config(up.addr, "workers = 1", &pool("30s"))).unwrap();
+    assert!(gate.gate.reload().await.unwrap().is_empty());
+    let mut after = tunnel(gate.proxy).await;
+    // Both idle since they opened.
+    tokio::time::advance(Duration::from_secs(31)).await;
+    assert_closed(&mut after).await;
+    round_trip(&mut before, b"opened before the reload").await;
+    eventually("one tunnel left", || async { gate.tunnels() == (1, 2) }).await;
+    std::fs::remove_dir_all(&dir).unwrap();
 }

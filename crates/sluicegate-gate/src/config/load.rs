@@ -4,9 +4,11 @@ use std::fmt;
 use std::ops::Range;
 use std::path::Path;
 
-use sluicegate::concurrency::ConcurrencyLimiter;
-
-use super::model::{Config, MAX_WORKERS, QueueOrder, Scope};
+use super::model::bounds::{
+    self, ADAPTIVE_INITIAL, ADAPTIVE_MAX, ADAPTIVE_MIN, BURST, INSTANCES, MAX_CONCURRENCY,
+    MAX_HEADER_BYTES, MAX_KEYS, MAX_QUEUE, WORKERS,
+};
+use super::model::{Config, QueueOrder, Scope};
 
 /// A config that cannot be used, with where and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,6 +86,16 @@ pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
             && let Some(key) = e.span().and_then(|s| text.get(s)).map(str::trim)
         {
             message = format!("duplicate key `{key}`: each key may be set once in a table");
+        }
+        // A number beyond 128 bits, which toml refuses before any setting sees it: said as
+        // the setting says any number too large, from the key written before it.
+        if message == "integer number overflowed"
+            && let Some(bounds) = e
+                .span()
+                .and_then(|s| key_before(text, s.start))
+                .and_then(|key| bounds::ALL.iter().find(|b| b.key == key))
+        {
+            message = bounds.too_large();
         }
         error(e.span(), message)
     })?;
@@ -163,49 +175,19 @@ pub fn warnings(config: &Config) -> Vec<String> {
     out
 }
 
-/// The largest `max_header_bytes`: 1 MiB.
-const MAX_HEADER_BYTES: usize = 1 << 20;
-/// The longest queue: each waiting request holds a connection, an open file, and the gate
-/// asks for at most 2^20 of those (`server::raise_open_files_limit`).
-const MAX_QUEUE: usize = 1 << 20;
-/// The most keys a per-client rate may remember.
-const MAX_KEYS: usize = 10_000_000;
-
 /// A rule broken: where (a byte span, when known) and why.
 type Broken = (Option<Range<usize>>, String);
 
 /// The rules no single field can check on its own, and those on values the quick form's
 /// flags set (a file's are refused where they are read: `model.rs`).
 fn check(config: &Config) -> Result<(), Broken> {
-    if config.workers == Some(0) {
-        return Err((
-            None,
-            "`workers = 0`: write at least 1, or leave it out for one per CPU".into(),
-        ));
+    if let Some(n) = config.workers {
+        WORKERS.check_usize(n).map_err(|m| (None, m))?;
     }
-    if let Some(n) = config.workers.filter(|&n| n > MAX_WORKERS) {
-        return Err((
-            None,
-            format!(
-                "`workers = {n}`: at most {MAX_WORKERS} (each is a thread with its own \
-                 connections; one per CPU is what the gate is built for: leave it out for that)"
-            ),
-        ));
-    }
-    if *config.max_header_bytes.get_ref() < 8192 {
-        return Err((
-            Some(config.max_header_bytes.span()),
-            "`max_header_bytes` must be at least 8192".into(),
-        ));
-    }
-    if *config.max_header_bytes.get_ref() > MAX_HEADER_BYTES {
-        return Err((
-            Some(config.max_header_bytes.span()),
-            format!(
-                "`max_header_bytes` is at most {MAX_HEADER_BYTES} (1 MiB; nginx allows 32 KiB by default): a bigger head is surely a mistake, and the gate would hold it in memory"
-            ),
-        ));
-    }
+    let header_bytes = &config.max_header_bytes;
+    MAX_HEADER_BYTES
+        .check_usize(*header_bytes.get_ref())
+        .map_err(|m| (Some(header_bytes.span()), m))?;
     if let Some(addr) = &config.admin.listen
         && let Some(proxy) = config
             .listen
@@ -273,13 +255,10 @@ fn check_store(config: &Config) -> Result<(), Broken> {
             ),
         ));
     }
-    if let Some(n) = &store.instances
-        && *n.get_ref() == 0
-    {
-        return Err((
-            Some(n.span()),
-            "`instances` counts the gates sharing the store: at least 1".into(),
-        ));
+    if let Some(n) = &store.instances {
+        INSTANCES
+            .check(i128::from(*n.get_ref()))
+            .map_err(|m| (Some(n.span()), m))?;
     }
     let prefix = store.prefix.get_ref();
     if prefix.is_empty() || prefix.contains(['{', '}']) {
@@ -357,6 +336,8 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
                 format!("a second pool named `{name}`: pool names must differ"),
             ));
         }
+        // The bounds of values the quick form's flags set (a file's are checked as read).
+        let in_pool = |m: String| (at.clone(), format!("pool `{name}`: {m}"));
         match (pool.max_concurrency, &pool.adaptive) {
             (None, None) => {
                 return Err((
@@ -374,29 +355,16 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
                     ),
                 ));
             }
-            (Some(n), None) if n > ConcurrencyLimiter::MAX_PERMITS => {
-                return Err((
-                    at,
-                    format!(
-                        "pool `{name}`: `max_concurrency` is at most {}",
-                        ConcurrencyLimiter::MAX_PERMITS
-                    ),
-                ));
-            }
+            (Some(n), None) => MAX_CONCURRENCY.check_usize(n).map_err(in_pool)?,
             (None, Some(a)) => {
-                let bounds = [a.initial, a.min, a.max];
-                if bounds
-                    .iter()
-                    .flatten()
-                    .any(|&n| n == 0 || n > ConcurrencyLimiter::MAX_PERMITS)
-                {
-                    return Err((
-                        at,
-                        format!(
-                            "pool `{name}`: adaptive `initial`, `min` and `max` must be between 1 and {}",
-                            ConcurrencyLimiter::MAX_PERMITS
-                        ),
-                    ));
+                for (bounds, n) in [
+                    (ADAPTIVE_INITIAL, a.initial),
+                    (ADAPTIVE_MIN, a.min),
+                    (ADAPTIVE_MAX, a.max),
+                ] {
+                    if let Some(n) = n {
+                        bounds.check_usize(n).map_err(in_pool)?;
+                    }
                 }
                 if a.algorithm == super::model::Algorithm::Vegas && a.min.is_some() {
                     return Err((
@@ -423,7 +391,6 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
                     ));
                 }
             }
-            _ => {}
         }
         check_scope(config, pool).map_err(|message| (at.clone(), message))?;
         if pool.queue_timeout.0.is_zero() {
@@ -440,18 +407,9 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
                 format!("pool `{name}`: `upstream_timeout` must be longer than 0"),
             ));
         }
-        if pool.burst == Some(0)
-            || pool
-                .per_key_rate
-                .as_ref()
-                .is_some_and(|k| k.burst == Some(0))
-        {
-            return Err((
-                at,
-                format!(
-                    "pool `{name}`: `burst` must be at least 1 (for no traffic at all, write `rate = \"0/s\"`)"
-                ),
-            ));
+        let per_key_burst = pool.per_key_rate.as_ref().and_then(|k| k.burst);
+        for burst in [pool.burst, per_key_burst].into_iter().flatten() {
+            BURST.check(burst.into()).map_err(in_pool)?;
         }
         if pool.burst.is_some() && pool.rate.is_none() {
             return Err((
@@ -461,31 +419,11 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
                 ),
             ));
         }
-        if pool.max_queue > MAX_QUEUE {
-            return Err((
-                at,
-                format!(
-                    "pool `{name}`: `max_queue` is at most {MAX_QUEUE}: each waiting request holds a client connection, and the gate asks for at most that many open files"
-                ),
-            ));
-        }
-        if let Some(k) = &pool.per_key_rate
-            && *k.max_keys.get_ref() > MAX_KEYS
-        {
-            return Err((
-                Some(k.max_keys.span()),
-                format!(
-                    "`max_keys` is at most {MAX_KEYS} (each key remembered takes memory: the default is 100000)"
-                ),
-            ));
-        }
-        if let Some(k) = &pool.per_key_rate
-            && *k.max_keys.get_ref() == 0
-        {
-            return Err((
-                Some(k.max_keys.span()),
-                "`max_keys` must be at least 1".into(),
-            ));
+        MAX_QUEUE.check_usize(pool.max_queue).map_err(in_pool)?;
+        if let Some(k) = &pool.per_key_rate {
+            MAX_KEYS
+                .check_usize(*k.max_keys.get_ref())
+                .map_err(|m| (Some(k.max_keys.span()), m))?;
         }
     }
     Ok(())
@@ -602,6 +540,14 @@ const STANDARD_METHODS: [&str; 9] = [
     "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
 ];
 
+/// The key of the `key = value` whose value starts at byte `at` of `text` (its last part,
+/// unquoted: `b` for `a."b" = 1`).
+fn key_before(text: &str, at: usize) -> Option<&str> {
+    let line = text.get(..at)?.rsplit('\n').next()?;
+    let key = line.trim_end().strip_suffix('=')?.trim_end();
+    key.rsplit('.').next().map(|k| k.trim().trim_matches('"'))
+}
+
 /// 1-based line and column (in characters) of byte `offset` in `text`.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());
@@ -616,6 +562,8 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
+    use sluicegate::concurrency::ConcurrencyLimiter;
+
     use super::*;
 
     const MINIMAL: &str = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n";
@@ -628,6 +576,10 @@ mod tests {
         assert!(c.pools[0].predictive);
         assert_eq!(c.routes[0].path_prefix.get_ref(), "/");
         assert_eq!(*c.max_header_bytes.get_ref(), 16384);
+        assert_eq!(
+            c.pools[0].tunnel_idle_timeout.0,
+            std::time::Duration::from_secs(60)
+        );
     }
 
     #[test]
@@ -699,6 +651,11 @@ mod tests {
                 "longer than 0",
             ),
             (
+                pool_field("tunnel_idle_timeout = \"0s\""),
+                (5, 23),
+                "`tunnel_idle_timeout` must be longer than 0",
+            ),
+            (
                 pool_field("queue_timeout = 10"),
                 (5, 17),
                 "a duration with its unit, like \"10s\"",
@@ -709,6 +666,108 @@ mod tests {
             let e = parse(&text, "g.toml").unwrap_err();
             assert_eq!(e.at, Some(at), "{e}");
             assert!(e.message.contains(says), "{e}");
+        }
+    }
+
+    /// Defect pinned: a number beyond 64 bits (`max_concurrency = 99999999999999999999`)
+    /// was refused in serde's words, "invalid value: integer `…` as i128, expected usize",
+    /// one beyond 32 bits for a 32-bit setting as "expected u32", and a negative one as
+    /// "expected usize"; a `max_queue` too large was located at the pool's name. Every
+    /// whole-number setting now says its range in the gate's words, at the value.
+    #[test]
+    fn a_whole_number_out_of_range_is_refused_in_the_gates_words_at_the_value() {
+        let huge = "99999999999999999999";
+        let pool_field = |field: &str| {
+            MINIMAL.replace(
+                "max_concurrency = 4",
+                &format!("max_concurrency = 4\n{field}"),
+            )
+        };
+        let adaptive = |field: &str| {
+            MINIMAL.replace("max_concurrency = 4", &format!("[pools.adaptive]\n{field}"))
+        };
+        let permits = ConcurrencyLimiter::MAX_PERMITS;
+        let cases = [
+            (
+                format!("workers = {huge}\n{MINIMAL}"),
+                (1, 11),
+                "`workers` must be at most 1024".to_owned(),
+            ),
+            (
+                format!("workers = -2\n{MINIMAL}"),
+                (1, 11),
+                "`workers` must be at least 1, not -2".to_owned(),
+            ),
+            (
+                format!("max_header_bytes = {huge}\n{MINIMAL}"),
+                (1, 20),
+                "`max_header_bytes` must be at most 1048576".to_owned(),
+            ),
+            (
+                format!("[store]\nredis = \"redis://x\"\ninstances = {huge}\n{MINIMAL}"),
+                (3, 13),
+                "`instances` must be at most 4294967295".to_owned(),
+            ),
+            (
+                MINIMAL.replace("max_concurrency = 4", &format!("max_concurrency = {huge}")),
+                (4, 19),
+                format!("`max_concurrency` must be at most {permits}, not {huge}"),
+            ),
+            (
+                pool_field(&format!("max_queue = {huge}")),
+                (5, 13),
+                "`max_queue` must be at most 1048576".to_owned(),
+            ),
+            (
+                pool_field("max_queue = -1"),
+                (5, 13),
+                "`max_queue` must be at least 0, not -1".to_owned(),
+            ),
+            (
+                // Beyond what TOML reads at all (128 bits).
+                pool_field("max_queue = 1000000000000000000000000000000000000000000"),
+                (5, 13),
+                "`max_queue` must be at most 1048576".to_owned(),
+            ),
+            (
+                pool_field("rate = \"5/s\"\nburst = 5000000000"),
+                (6, 9),
+                "`burst` must be at most 4294967295, not 5000000000".to_owned(),
+            ),
+            (
+                adaptive(&format!("initial = {huge}")),
+                (5, 11),
+                format!("`initial` must be at most {permits}"),
+            ),
+            (
+                adaptive(&format!("min = {huge}")),
+                (5, 7),
+                format!("`min` must be at most {permits}"),
+            ),
+            (
+                adaptive("max = -5"),
+                (5, 7),
+                "`max` must be at least 1, not -5".to_owned(),
+            ),
+            (
+                pool_field(&format!(
+                    "[pools.per_key_rate]\nrate = \"5/s\"\nburst = {huge}"
+                )),
+                (7, 9),
+                "`burst` must be at most 4294967295".to_owned(),
+            ),
+            (
+                pool_field(&format!(
+                    "[pools.per_key_rate]\nrate = \"5/s\"\nmax_keys = {huge}"
+                )),
+                (7, 12),
+                "`max_keys` must be at most 10000000".to_owned(),
+            ),
+        ];
+        for (text, at, says) in cases {
+            let e = parse(&text, "g.toml").unwrap_err();
+            assert!(e.message.contains(&says), "{says}: {e}");
+            assert_eq!(e.at, Some(at), "{e}");
         }
     }
 
@@ -724,12 +783,7 @@ mod tests {
     /// process ran out of file descriptors.
     #[test]
     fn workers_are_between_one_and_the_most_a_machine_makes_sense_of() {
-        for (n, ok) in [
-            (0, false),
-            (1, true),
-            (MAX_WORKERS, true),
-            (MAX_WORKERS + 1, false),
-        ] {
+        for (n, ok) in [(0, false), (1, true), (1024, true), (1025, false)] {
             let text = format!("workers = {n}\n{MINIMAL}");
             assert_eq!(parse(&text, "g.toml").is_ok(), ok, "workers = {n}");
         }
@@ -943,18 +997,23 @@ mod tests {
             ),
             (
                 pool("max_queue = 4000000000"),
-                Some((2, 8)),
-                "`max_queue` is at most 1048576",
+                Some((5, 13)),
+                "`max_queue` must be at most 1048576",
             ),
             (
                 pool("[pools.per_key_rate]\nrate = \"5/s\"\nmax_keys = 100000000000"),
                 Some((7, 12)),
-                "`max_keys` is at most 10000000",
+                "`max_keys` must be at most 10000000",
             ),
             (
                 pool("queue_timeout = \"5000000000000h\""),
                 Some((5, 17)),
                 "more than a day",
+            ),
+            (
+                pool("tunnel_idle_timeout = \"25h\""),
+                Some((5, 23)),
+                "write at most `24h`",
             ),
             (
                 format!("grace_period = \"25h\"\n{MINIMAL}"),

@@ -27,6 +27,7 @@ macro_rules! from_string {
 mod load;
 mod model;
 mod values;
+mod whole;
 mod wire;
 
 pub use load::{ConfigError, parse, read, validate, warnings};

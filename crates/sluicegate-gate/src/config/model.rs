@@ -8,6 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::values::{Dur, KeySource, Rate};
+use super::whole::Bounds;
 use super::wire::{Cidr, ListenAddr, UpstreamUrl};
 
 /// A whole gate config.
@@ -24,7 +25,10 @@ pub struct Config {
     #[serde(default = "default_grace")]
     pub grace_period: Dur,
     /// Largest request head (request line + headers) in bytes (default 16384, at least 8192).
-    #[serde(default = "default_header_bytes")]
+    #[serde(
+        default = "default_header_bytes",
+        deserialize_with = "max_header_bytes"
+    )]
     pub max_header_bytes: Spanned<usize>,
     /// Longest time a client may take to send a request head (default `10s`).
     #[serde(
@@ -98,7 +102,7 @@ pub struct Store {
     /// How many gates share the store (default 1, with a warning while a global pool falls
     /// back to `local`): the `local` failure policy gives each `1 / instances` of a global
     /// limit.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "instances")]
     pub instances: Option<Spanned<u32>>,
     /// The prefix of every Redis key (default `sluicegate`): gates that share a Redis but
     /// not their limits use different prefixes.
@@ -167,11 +171,12 @@ pub struct Pool {
     /// Where requests go: `http://host:port`.
     pub upstream: UpstreamUrl,
     /// Requests at once (a static limit; `0` lets nothing start). Needed unless `adaptive`.
+    #[serde(default, deserialize_with = "max_concurrency")]
     pub max_concurrency: Option<usize>,
     /// An adaptive limit instead of a static one.
     pub adaptive: Option<Adaptive>,
     /// Requests that may wait for a slot (default 1024; `0` turns away at once).
-    #[serde(default = "default_max_queue")]
+    #[serde(default = "default_max_queue", deserialize_with = "max_queue")]
     pub max_queue: usize,
     /// Longest wait in the queue (default `10s`).
     #[serde(default = "default_queue_timeout", deserialize_with = "queue_timeout")]
@@ -189,9 +194,17 @@ pub struct Pool {
         deserialize_with = "upstream_timeout"
     )]
     pub upstream_timeout: Dur,
+    /// Longest a tunnel (WebSocket, a `101`) may pass no byte either way (default `60s`,
+    /// as nginx's `proxy_read_timeout`); then both its sides are closed and its slot freed.
+    #[serde(
+        default = "default_tunnel_idle_timeout",
+        deserialize_with = "tunnel_idle_timeout"
+    )]
+    pub tunnel_idle_timeout: Dur,
     /// A rate for the whole pool (GCRA), such as `50/s` (default: none).
     pub rate: Option<Rate>,
     /// Largest burst above the rate (default: the rate's count).
+    #[serde(default, deserialize_with = "burst")]
     pub burst: Option<u32>,
     /// A rate per client (per key). Always kept in this gate, whatever the scope.
     pub per_key_rate: Option<PerKeyRate>,
@@ -213,10 +226,13 @@ pub struct Adaptive {
     #[serde(default)]
     pub algorithm: Algorithm,
     /// Limit before any sample (default: the algorithm's).
+    #[serde(default, deserialize_with = "adaptive_initial")]
     pub initial: Option<usize>,
     /// Floor (default: the algorithm's).
+    #[serde(default, deserialize_with = "adaptive_min")]
     pub min: Option<usize>,
     /// Ceiling (default: the algorithm's).
+    #[serde(default, deserialize_with = "adaptive_max")]
     pub max: Option<usize>,
 }
 
@@ -253,12 +269,13 @@ pub struct PerKeyRate {
     /// The rate each key gets, such as `10/s`.
     pub rate: Rate,
     /// Largest burst per key (default: the rate's count).
+    #[serde(default, deserialize_with = "burst")]
     pub burst: Option<u32>,
     /// `client_ip` (default; IPv6 grouped by /64) or `header:NAME`.
     #[serde(default = "default_key")]
     pub key: KeySource,
     /// Most keys remembered at once (default 100000); the least recent is evicted.
-    #[serde(default = "default_max_keys")]
+    #[serde(default = "default_max_keys", deserialize_with = "max_keys")]
     pub max_keys: Spanned<usize>,
 }
 
@@ -278,8 +295,121 @@ pub struct Route {
     pub methods: Vec<Spanned<String>>,
 }
 
-/// The most worker threads a config may ask for.
-pub(super) const MAX_WORKERS: usize = 1024;
+/// The range of each whole-number setting. A file's values are checked where they are
+/// read (below); the quick form's flags by the same bounds in `load::check`.
+pub(super) mod bounds {
+    use sluicegate::concurrency::ConcurrencyLimiter;
+
+    use super::Bounds;
+
+    /// A limit of the library's limiter (`initial`, `min` and `max` too).
+    const PERMITS: u64 = ConcurrencyLimiter::MAX_PERMITS as u64;
+
+    pub(in super::super) const WORKERS: Bounds = Bounds {
+        key: "workers",
+        min: 1,
+        max: 1024,
+        below: ", or leave it out for one per CPU",
+        above: " (each is a thread with its own connections; one per CPU is what the gate is \
+                built for: leave it out for that)",
+    };
+    pub(in super::super) const MAX_HEADER_BYTES: Bounds = Bounds {
+        key: "max_header_bytes",
+        min: 8192,
+        max: 1 << 20,
+        below: "",
+        above: " (1 MiB; nginx allows 32 KiB by default): a bigger head is surely a mistake, \
+                and the gate would hold it in memory",
+    };
+    pub(in super::super) const INSTANCES: Bounds = Bounds {
+        key: "instances",
+        min: 1,
+        max: u32::MAX as u64,
+        below: ": it counts the gates sharing the store",
+        above: "",
+    };
+    pub(in super::super) const MAX_CONCURRENCY: Bounds = Bounds {
+        key: "max_concurrency",
+        min: 0,
+        max: PERMITS,
+        below: "",
+        above: "",
+    };
+    /// Each waiting request holds a connection, an open file, and the gate asks for at
+    /// most 2^20 of those (`server::raise_open_files_limit`).
+    pub(in super::super) const MAX_QUEUE: Bounds = Bounds {
+        key: "max_queue",
+        min: 0,
+        max: 1 << 20,
+        below: "",
+        above: ": each waiting request holds a client connection, and the gate asks for at \
+                most that many open files",
+    };
+    pub(in super::super) const BURST: Bounds = Bounds {
+        key: "burst",
+        min: 1,
+        max: u32::MAX as u64,
+        below: " (for no traffic at all, write `rate = \"0/s\"`)",
+        above: "",
+    };
+    pub(in super::super) const ADAPTIVE_INITIAL: Bounds = adaptive("initial");
+    pub(in super::super) const ADAPTIVE_MIN: Bounds = adaptive("min");
+    pub(in super::super) const ADAPTIVE_MAX: Bounds = adaptive("max");
+    pub(in super::super) const MAX_KEYS: Bounds = Bounds {
+        key: "max_keys",
+        min: 1,
+        max: 10_000_000,
+        below: "",
+        above: " (each key remembered takes memory: the default is 100000)",
+    };
+
+    /// Every whole-number setting's bounds.
+    pub(in super::super) const ALL: [Bounds; 10] = [
+        WORKERS,
+        MAX_HEADER_BYTES,
+        INSTANCES,
+        MAX_CONCURRENCY,
+        MAX_QUEUE,
+        BURST,
+        ADAPTIVE_INITIAL,
+        ADAPTIVE_MIN,
+        ADAPTIVE_MAX,
+        MAX_KEYS,
+    ];
+
+    const fn adaptive(key: &'static str) -> Bounds {
+        Bounds {
+            key,
+            min: 1,
+            max: PERMITS,
+            below: "",
+            above: "",
+        }
+    }
+}
+
+/// Functions that read a whole-number setting within its [`bounds`]: `name: BOUNDS.read ->
+/// Type`, with `, Some` for an optional one.
+macro_rules! within_bounds {
+    ($($name:ident: $bounds:ident.$read:ident -> $t:ty $(, $some:ident)?;)*) => {$(
+        fn $name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+            bounds::$bounds.$read(d)$(.map($some))?
+        }
+    )*};
+}
+
+within_bounds! {
+    workers: WORKERS.read -> Option<usize>, Some;
+    max_header_bytes: MAX_HEADER_BYTES.read_spanned -> Spanned<usize>;
+    instances: INSTANCES.read_spanned -> Option<Spanned<u32>>, Some;
+    max_concurrency: MAX_CONCURRENCY.read -> Option<usize>, Some;
+    max_queue: MAX_QUEUE.read -> usize;
+    burst: BURST.read -> Option<u32>, Some;
+    adaptive_initial: ADAPTIVE_INITIAL.read -> Option<usize>, Some;
+    adaptive_min: ADAPTIVE_MIN.read -> Option<usize>, Some;
+    adaptive_max: ADAPTIVE_MAX.read -> Option<usize>, Some;
+    max_keys: MAX_KEYS.read_spanned -> Spanned<usize>;
+}
 
 // Rules on one value, checked where it is read so that a refusal points at it.
 
@@ -305,19 +435,6 @@ fn listen<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ListenAddr>, D::
     Ok(addrs)
 }
 
-fn workers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    match usize::deserialize(d)? {
-        0 => Err(serde::de::Error::custom(
-            "`workers = 0`: write at least 1, or leave it out for one per CPU",
-        )),
-        n if n > MAX_WORKERS => Err(serde::de::Error::custom(format!(
-            "`workers = {n}`: at most {MAX_WORKERS} (each is a thread with its own \
-             connections; one per CPU is what the gate is built for: leave it out for that)"
-        ))),
-        n => Ok(Some(n)),
-    }
-}
-
 /// Functions that read a duration and refuse `0` with the message given.
 macro_rules! longer_than_zero {
     ($($name:ident: $message:literal),* $(,)?) => {$(
@@ -337,6 +454,7 @@ longer_than_zero!(
     send_timeout: "`send_timeout` must be longer than 0, like `60s`",
     queue_timeout: "`queue_timeout` must be longer than 0 (for no waiting at all, write `max_queue = 0`)",
     upstream_timeout: "`upstream_timeout` must be longer than 0, like `60s`",
+    tunnel_idle_timeout: "`tunnel_idle_timeout` must be longer than 0, like `60s` (a tunnel that passes no byte for that long is closed)",
     budget: "`[store] budget` must be longer than 0, like `20ms`",
 );
 
@@ -365,6 +483,13 @@ fn default_queue_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(10))
 }
 fn default_upstream_timeout() -> Dur {
+    Dur(std::time::Duration::from_secs(60))
+}
+/// nginx's `proxy_read_timeout`: WebSocket applications behind nginx already send a ping
+/// within it (socket.io every 25 s, SignalR 15 s, Phoenix 30 s), and the gate counts bytes
+/// both ways, so it cuts no tunnel nginx would keep; a vanished peer then holds its slot a
+/// minute, not until TCP gives up.
+fn default_tunnel_idle_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(60))
 }
 fn yes() -> bool {

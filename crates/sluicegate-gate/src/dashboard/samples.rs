@@ -25,6 +25,8 @@ pub struct Sample {
     pub in_flight: usize,
     /// Requests waiting for one.
     pub queued: usize,
+    /// Tunnels (WebSocket) open, each holding a slot (counted in `in_flight` too).
+    pub tunnels: u64,
     /// Whether the pool is closed.
     pub closed: bool,
     /// Median upstream latency over the interval (`None` with no request).
@@ -126,10 +128,11 @@ fn write_sample(out: &mut String, s: &Sample) {
     let name = serde_json::Value::from(s.pool.as_str());
     let _ = write!(
         out,
-        "{name}:{{\"limit\":{},\"in_flight\":{},\"queued\":{},\"closed\":{},\"p50_ms\":{},\"p99_ms\":{},\"wait_p99_ms\":{},\"rates\":{{",
+        "{name}:{{\"limit\":{},\"in_flight\":{},\"queued\":{},\"tunnels\":{},\"closed\":{},\"p50_ms\":{},\"p99_ms\":{},\"wait_p99_ms\":{},\"rates\":{{",
         s.limit,
         s.in_flight,
         s.queued,
+        s.tunnels,
         s.closed,
         opt(s.p50_ms),
         opt(s.p99_ms),
@@ -167,6 +170,7 @@ fn sample(pool: &Pool, before: Option<&Totals>, now: &Totals) -> Sample {
         limit: snap.limit,
         in_flight: counts.in_flight,
         queued: counts.queued,
+        tunnels: pool.stats.tunnels.open(),
         closed: snap.closed,
         p50_ms: quantile(&now.latency, &before.latency, 0.50),
         p99_ms: quantile(&now.latency, &before.latency, 0.99),
@@ -264,6 +268,7 @@ mod tests {
             limit: 4,
             in_flight: 2,
             queued: 1,
+            tunnels: 1,
             closed: false,
             p50_ms: Some(1.5),
             p99_ms: None,
@@ -280,6 +285,7 @@ mod tests {
         assert_eq!(samples[0]["t"], 2000);
         let pool = &samples[0]["pools"]["a \"b\""];
         assert_eq!(pool["limit"], 4);
+        assert_eq!(pool["tunnels"], 1);
         assert_eq!(pool["p99_ms"], serde_json::Value::Null);
         assert_eq!(pool["rates"]["forwarded"], 3.0);
     }

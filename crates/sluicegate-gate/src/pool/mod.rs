@@ -8,6 +8,7 @@ mod limit;
 mod rate;
 mod refusals;
 mod stats;
+mod tunnels;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +22,8 @@ pub use handover::{Counts, PoolCounts, Retired, hand_over};
 pub use limit::{Held, Limit};
 pub use rate::{PerKey, check_global, global_policy};
 pub use refusals::{RefusalLog, SUMMARY_EVERY};
-pub use stats::{BUCKETS, Histogram, Outcome, Stats, Tunnels};
+pub use stats::{BUCKETS, Histogram, Outcome, Stats};
+pub use tunnels::{TunnelEnd, Tunnels};
 
 use crate::config::{self, UpstreamUrl};
 

@@ -139,7 +139,7 @@ pub struct Stats {
     /// The log of the pool's refusals (a summary each second under a flood).
     pub refusals: std::sync::Arc<super::RefusalLog>,
     /// Upgraded connections (WebSocket): open now, and opened since the gate started.
-    pub tunnels: Tunnels,
+    pub tunnels: super::Tunnels,
     /// Limiters the pool has moved off, and what they counted.
     pub retired: super::Retired,
     /// Woken when the pool is closed or opened (the admin API, the kill switch): requests
@@ -166,37 +166,6 @@ impl Stats {
     /// queue by the proxy), never worked out from the limiters' counters.
     pub fn get(&self, outcome: Outcome) -> u64 {
         self.outcomes[outcome as usize].load(Relaxed)
-    }
-}
-
-/// A pool's tunnels: connections the upstream switched to another protocol (`101`,
-/// WebSocket), each holding its request's slot while it is open.
-#[derive(Debug, Default)]
-pub struct Tunnels {
-    open: AtomicU64,
-    total: AtomicU64,
-}
-
-impl Tunnels {
-    /// Tunnels open now.
-    pub fn open(&self) -> u64 {
-        self.open.load(Relaxed)
-    }
-
-    /// Tunnels opened since the gate started.
-    pub fn total(&self) -> u64 {
-        self.total.load(Relaxed)
-    }
-
-    /// One more is open.
-    pub(crate) fn opened(&self) {
-        self.open.fetch_add(1, Relaxed);
-        self.total.fetch_add(1, Relaxed);
-    }
-
-    /// One has closed.
-    pub(crate) fn closed(&self) {
-        self.open.fetch_sub(1, Relaxed);
     }
 }
 

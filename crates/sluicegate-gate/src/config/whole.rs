@@ -1,0 +1,162 @@
+//! Whole-number settings (`max_concurrency`, `max_queue`, `workers`, …): any integer TOML
+//! can write is read, and one outside the setting's range is refused in the gate's words
+//! where it is written — not serde's "invalid value: integer `…` as i128, expected usize"
+//! for a number beyond 64 bits, nor "expected u32" for one beyond 32.
+
+use serde::Deserialize;
+use serde::de::{Deserializer, Error as _, Visitor};
+use toml::Spanned;
+
+/// The range of a whole-number setting, and what to say when a value is outside it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Bounds {
+    /// The key, as written in the file.
+    pub(super) key: &'static str,
+    /// The smallest value.
+    pub(super) min: u64,
+    /// The largest value.
+    pub(super) max: u64,
+    /// Appended to a refusal of a value below `min` (empty, or starting with `: ` or ` (`).
+    pub(super) below: &'static str,
+    /// Appended to a refusal of a value above `max`.
+    pub(super) above: &'static str,
+}
+
+impl Bounds {
+    /// `n` when it is within the bounds, else why not.
+    ///
+    /// # Errors
+    ///
+    /// `n` below `min` or above `max`, in words naming the key and the bound.
+    pub(super) fn check(&self, n: i128) -> Result<u64, String> {
+        let Bounds {
+            key,
+            min,
+            max,
+            below,
+            above,
+        } = *self;
+        if n < i128::from(min) {
+            return Err(format!("`{key}` must be at least {min}, not {n}{below}"));
+        }
+        u64::try_from(n)
+            .ok()
+            .filter(|&n| n <= max)
+            .ok_or_else(|| format!("`{key}` must be at most {max}, not {n}{above}"))
+    }
+
+    /// As [`check`](Self::check), for a value the quick form's flags (or code) set.
+    ///
+    /// # Errors
+    ///
+    /// As [`check`](Self::check)'s.
+    pub(super) fn check_usize(&self, n: usize) -> Result<(), String> {
+        self.check(i128::try_from(n).unwrap_or(i128::MAX)).map(drop)
+    }
+
+    /// The refusal of a number too large to print: beyond what TOML reads (128 bits), or
+    /// than the setting's type holds.
+    pub(super) fn too_large(&self) -> String {
+        format!("`{}` must be at most {}{}", self.key, self.max, self.above)
+    }
+
+    /// Reads the setting's value (any integer) and checks it; an error is located at the
+    /// value by the TOML parser.
+    ///
+    /// # Errors
+    ///
+    /// A value that is no integer, or one outside the bounds.
+    pub(super) fn read<'de, T, D>(&self, d: D) -> Result<T, D::Error>
+    where
+        T: TryFrom<u64>,
+        D: Deserializer<'de>,
+    {
+        let n = Whole::deserialize(d)?.0;
+        let n = self.check(n).map_err(D::Error::custom)?;
+        self.fit(n).map_err(D::Error::custom)
+    }
+
+    /// `n` in the setting's type (every setting's bounds fit its type).
+    fn fit<T: TryFrom<u64>>(&self, n: u64) -> Result<T, String> {
+        T::try_from(n).map_err(|_| self.too_large())
+    }
+
+    /// As [`read`](Self::read), keeping where the value is written.
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](Self::read)'s.
+    pub(super) fn read_spanned<'de, T, D>(&self, d: D) -> Result<Spanned<T>, D::Error>
+    where
+        T: TryFrom<u64>,
+        D: Deserializer<'de>,
+    {
+        let n = Spanned::<Whole>::deserialize(d)?;
+        let span = n.span();
+        let n = self.check(n.into_inner().0).map_err(D::Error::custom)?;
+        Ok(Spanned::new(span, self.fit(n).map_err(D::Error::custom)?))
+    }
+}
+
+/// Any integer TOML reads (up to 128 bits; one beyond `i128` is taken as `i128::MAX`,
+/// beyond every bound all the same).
+struct Whole(i128);
+
+impl<'de> Deserialize<'de> for Whole {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Integer;
+        impl Visitor<'_> for Integer {
+            type Value = Whole;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a whole number, like 8")
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Whole, E> {
+                Ok(Whole(n.into()))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Whole, E> {
+                Ok(Whole(n.into()))
+            }
+            fn visit_i128<E>(self, n: i128) -> Result<Whole, E> {
+                Ok(Whole(n))
+            }
+            fn visit_u128<E>(self, n: u128) -> Result<Whole, E> {
+                Ok(Whole(i128::try_from(n).unwrap_or(i128::MAX)))
+            }
+        }
+        d.deserialize_any(Integer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const QUEUE: Bounds = Bounds {
+        key: "max_queue",
+        min: 0,
+        max: 1 << 20,
+        below: "",
+        above: ": each waits",
+    };
+
+    #[test]
+    fn a_value_is_checked_against_both_bounds() {
+        assert_eq!(QUEUE.check(0), Ok(0));
+        assert_eq!(QUEUE.check(1 << 20), Ok(1 << 20));
+        assert_eq!(
+            QUEUE.check(-1).unwrap_err(),
+            "`max_queue` must be at least 0, not -1"
+        );
+        assert_eq!(
+            QUEUE.check(i128::MAX).unwrap_err(),
+            format!(
+                "`max_queue` must be at most 1048576, not {}: each waits",
+                i128::MAX
+            )
+        );
+        assert_eq!(
+            QUEUE.check_usize(usize::MAX).unwrap_err(),
+            QUEUE.check(i128::from(u64::MAX)).unwrap_err()
+        );
+    }
+}
