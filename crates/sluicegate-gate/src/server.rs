@@ -28,7 +28,7 @@ use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::gate::Gate;
-use crate::proxy::{Conn, SendTimeout, handle, sweep_idle_upstreams};
+use crate::proxy::{Conn, SendTimeout, TurnWrites, handle, sweep_idle_upstreams};
 
 /// Why the gate could not start.
 #[derive(Debug, thiserror::Error)]
@@ -350,6 +350,7 @@ impl Serving {
                 return;
             }
         };
+        let io = TurnWrites::new(io, conn.duplicate());
         let conn = Arc::new(conn);
         // The config in force when the connection is accepted: reloads reach new connections.
         let settings = self.gate.with_state(|s| s.conn);

@@ -5,6 +5,7 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::Interest;
@@ -20,8 +21,9 @@ pub struct Conn {
     /// What its requests add to `X-Forwarded-For` and `Forwarded`.
     pub forwarding: Forwarding,
     /// A duplicate handle on the client's socket (same connection), so hyper keeps the
-    /// plain `TcpStream` and its reads stay as cheap as tokio makes them.
-    stream: std::net::TcpStream,
+    /// plain `TcpStream` and its reads stay as cheap as tokio makes them; shared with the
+    /// connection's [`TurnWrites`](super::TurnWrites), which sends answers on it.
+    stream: Arc<std::net::TcpStream>,
 }
 
 impl Conn {
@@ -37,10 +39,15 @@ impl Conn {
             Conn {
                 peer,
                 forwarding: Forwarding::new(peer),
-                stream: dup,
+                stream: Arc::new(dup),
             },
             stream,
         ))
+    }
+
+    /// The duplicate handle on the client's socket.
+    pub(crate) fn duplicate(&self) -> Arc<std::net::TcpStream> {
+        Arc::clone(&self.stream)
     }
 
     /// Resolves when the client has closed (or reset) its side of the connection.
@@ -81,7 +88,7 @@ impl Conn {
     /// Bytes still unread (a body, a pipelined request) hide a close; then this says no.
     pub fn is_closed_now(&self) -> bool {
         let mut byte = [std::mem::MaybeUninit::<u8>::uninit(); 1];
-        match socket2::SockRef::from(&self.stream).peek(&mut byte) {
+        match socket2::SockRef::from(&*self.stream).peek(&mut byte) {
             Ok(0) => true,
             Ok(_) => false,
             Err(e) => e.kind() != io::ErrorKind::WouldBlock,

@@ -15,6 +15,7 @@ mod handle;
 mod headers;
 mod send_timeout;
 mod tunnel;
+mod turn_writes;
 mod unrouted;
 mod upstream;
 
@@ -24,5 +25,6 @@ pub use conn::Conn;
 pub use handle::handle;
 pub use headers::strip_hop_by_hop;
 pub use send_timeout::SendTimeout;
+pub use turn_writes::TurnWrites;
 pub use unrouted::{Unrouted, UnroutedCounts};
 pub(crate) use upstream::sweep_forever as sweep_idle_upstreams;
