@@ -25,6 +25,7 @@ files![
     "huge_pool_1.5x",
     "few_slow_workers_3x",
     "report_generator_1.5x",
+    "demo_2x",
     "floor_service_3x",
     "uniform_1.5x",
     "two_speeds_2x",
