@@ -46,7 +46,7 @@ impl Conn {
     }
 
     /// The duplicate handle on the client's socket.
-    pub(crate) fn duplicate(&self) -> Arc<std::net::TcpStream> {
+    pub fn duplicate(&self) -> Arc<std::net::TcpStream> {
         Arc::clone(&self.stream)
     }
 
