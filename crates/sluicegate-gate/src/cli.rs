@@ -61,10 +61,10 @@ pub struct Serve {
     #[arg(long, required_unless_present = "config")]
     pub upstream: Option<UpstreamUrl>,
     /// Requests at once.
-    #[arg(long, required_unless_present = "config")]
+    #[arg(long, required_unless_present = "config", value_parser = config::whole_numbers::max_concurrency_flag)]
     pub max_concurrency: Option<usize>,
     /// Requests that may wait for a slot.
-    #[arg(long, required_unless_present = "config")]
+    #[arg(long, required_unless_present = "config", value_parser = config::whole_numbers::max_queue_flag)]
     pub max_queue: Option<usize>,
     /// Longest wait in the queue, like `10s`.
     #[arg(long, required_unless_present = "config")]
@@ -86,7 +86,7 @@ pub struct Serve {
     #[arg(long)]
     pub admin_token_file: Option<PathBuf>,
     /// Worker threads (default: the config's `workers`, else one per CPU).
-    #[arg(long)]
+    #[arg(long, value_parser = config::whole_numbers::workers_flag)]
     pub workers: Option<usize>,
 }
 
@@ -220,5 +220,34 @@ mod tests {
         let lifo = quick(&["--queue-order", "lifo"]);
         assert_eq!(lifo.pools[0].queue_order, config::QueueOrder::Lifo);
         assert!(Cli::try_parse_from(["sluicegate", "serve", "--queue-order", "random"]).is_err());
+    }
+
+    #[test]
+    fn whole_number_flags_are_refused_in_the_files_words() {
+        // The value is read as it comes, before the flags are checked against each other.
+        let refusal = |flag: &str, value: &str| {
+            Cli::try_parse_from(["sluicegate", "serve", "--config", "x.toml", flag, value])
+                .unwrap_err()
+                .to_string()
+        };
+        let e = refusal("--workers", "99999999999999999999999");
+        assert!(e.contains("`--workers` must be at most 1024"), "{e}");
+        let e = refusal("--workers", "0");
+        assert!(e.contains("`--workers` must be at least 1, not 0"), "{e}");
+        let e = refusal("--max-queue", "2000000");
+        assert!(
+            e.contains("`--max-queue` must be at most 1048576, not 2000000"),
+            "{e}"
+        );
+        let e = refusal(
+            "--max-concurrency",
+            "340282366920938463463374607431768211456",
+        );
+        assert!(e.contains("`--max-concurrency` must be at most"), "{e}");
+        let e = refusal("--max-concurrency", "lots");
+        assert!(
+            e.contains("takes a whole number, like 8, not `lots`"),
+            "{e}"
+        );
     }
 }

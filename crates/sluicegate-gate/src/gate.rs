@@ -71,8 +71,10 @@ impl Bound {
 #[serde(deny_unknown_fields)]
 pub struct LimitsChange {
     /// A static concurrency limit (`0` is the kill switch); replaces an adaptive one.
+    #[serde(default, deserialize_with = "config::whole_numbers::max_concurrency")]
     pub max_concurrency: Option<usize>,
     /// Queue size.
+    #[serde(default, deserialize_with = "config::whole_numbers::max_queue")]
     pub max_queue: Option<usize>,
     /// Queue timeout, like `"10s"`.
     pub queue_timeout: Option<Dur>,
@@ -282,7 +284,7 @@ impl Gate {
         if let Some(n) = change.max_concurrency {
             if n > sluicegate::concurrency::ConcurrencyLimiter::MAX_PERMITS {
                 return Err(ChangeError::Invalid(format!(
-                    "max_concurrency is at most {}",
+                    "`max_concurrency` must be at most {}, not {n}",
                     sluicegate::concurrency::ConcurrencyLimiter::MAX_PERMITS
                 )));
             }

@@ -140,6 +140,23 @@ async fn the_kill_switch_through_the_admin_api_and_back() {
         .await;
     assert_eq!(r.status, 400);
     assert!(r.body.contains("malformed limits"), "{}", r.body);
+    // A number beyond 64 bits, or beyond the setting's range: refused as a file's would be.
+    for (body, words) in [
+        (
+            r#"{"max_queue": 100000000000000000000}"#,
+            "`max_queue` must be at most 1048576, not 100000000000000000000",
+        ),
+        (
+            r#"{"max_concurrency": 18446744073709551615}"#,
+            "`max_concurrency` must be at most",
+        ),
+    ] {
+        let r = gate
+            .admin_call("PUT", "/pools/api/limits", None, body)
+            .await;
+        assert_eq!(r.status, 400, "{body}");
+        assert!(r.body.contains(words), "{body}: {}", r.body);
+    }
     let r = gate
         .admin_call("PUT", "/pools/nope/limits", None, r#"{"max_queue": 1}"#)
         .await;

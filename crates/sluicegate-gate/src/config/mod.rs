@@ -37,3 +37,63 @@ pub use model::{
 };
 pub use values::{Dur, KeySource, Rate};
 pub use wire::{Cidr, ListenAddr, UpstreamUrl, redacted_url};
+
+/// Whole numbers given elsewhere than in a file — the admin API's JSON, the quick form's
+/// flags — read within the same bounds and refused in the same words as a file's.
+pub mod whole_numbers {
+    use super::model::bounds::{MAX_CONCURRENCY, MAX_QUEUE, WORKERS};
+    use super::whole::Bounds;
+
+    /// `max_concurrency` in JSON (serde's `deserialize_with`, for an optional field).
+    ///
+    /// # Errors
+    ///
+    /// No whole number, or one outside the file's bounds.
+    pub fn max_concurrency<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<usize>, D::Error> {
+        MAX_CONCURRENCY.read(d).map(Some)
+    }
+
+    /// `max_queue` in JSON, as [`max_concurrency`].
+    ///
+    /// # Errors
+    ///
+    /// As [`max_concurrency`]'s.
+    pub fn max_queue<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+        MAX_QUEUE.read(d).map(Some)
+    }
+
+    /// `--max-concurrency N` (clap's `value_parser`).
+    ///
+    /// # Errors
+    ///
+    /// Text that is no whole number, or a number outside the file's bounds.
+    pub fn max_concurrency_flag(text: &str) -> Result<usize, String> {
+        flag(MAX_CONCURRENCY, "--max-concurrency", text)
+    }
+
+    /// `--max-queue N`, as [`max_concurrency_flag`].
+    ///
+    /// # Errors
+    ///
+    /// As [`max_concurrency_flag`]'s.
+    pub fn max_queue_flag(text: &str) -> Result<usize, String> {
+        flag(MAX_QUEUE, "--max-queue", text)
+    }
+
+    /// `--workers N`, as [`max_concurrency_flag`].
+    ///
+    /// # Errors
+    ///
+    /// As [`max_concurrency_flag`]'s.
+    pub fn workers_flag(text: &str) -> Result<usize, String> {
+        flag(WORKERS, "--workers", text)
+    }
+
+    fn flag(bounds: Bounds, key: &'static str, text: &str) -> Result<usize, String> {
+        let bounds = Bounds { key, ..bounds };
+        let n = bounds.parse(text)?;
+        usize::try_from(n).map_err(|_| bounds.too_large())
+    }
+}

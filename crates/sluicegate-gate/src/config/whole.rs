@@ -81,6 +81,27 @@ impl Bounds {
         T::try_from(n).map_err(|_| self.too_large())
     }
 
+    /// Reads a whole number written as text (a flag's value) and checks it.
+    ///
+    /// # Errors
+    ///
+    /// Text that is no whole number, or a number outside the bounds.
+    pub(super) fn parse(&self, text: &str) -> Result<u64, String> {
+        use std::num::IntErrorKind;
+        let n = match text.trim().parse::<i128>() {
+            Ok(n) => n,
+            Err(e) if *e.kind() == IntErrorKind::PosOverflow => return Err(self.too_large()),
+            Err(e) if *e.kind() == IntErrorKind::NegOverflow => i128::MIN,
+            Err(_) => {
+                return Err(format!(
+                    "`{}` takes a whole number, like 8, not `{text}`",
+                    self.key
+                ));
+            }
+        };
+        self.check(n)
+    }
+
     /// As [`read`](Self::read), keeping where the value is written.
     ///
     /// # Errors
@@ -122,6 +143,17 @@ impl<'de> Deserialize<'de> for Whole {
             fn visit_u128<E>(self, n: u128) -> Result<Whole, E> {
                 Ok(Whole(i128::try_from(n).unwrap_or(i128::MAX)))
             }
+            // JSON's parser reads an integer beyond 64 bits as a float: taken as the
+            // integer it is, beyond every bound. A float within 64 bits (`8.0`) stays
+            // refused as no whole number.
+            fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Whole, E> {
+                if n.fract() == 0.0 && n.abs() >= 2f64.powi(64) {
+                    // Saturates: beyond `i128` it is `i128::MAX` (or `MIN`).
+                    #[expect(clippy::cast_possible_truncation, reason = "saturating on purpose")]
+                    return Ok(Whole(n as i128));
+                }
+                Err(E::invalid_type(serde::de::Unexpected::Float(n), &self))
+            }
         }
         d.deserialize_any(Integer)
     }
@@ -138,6 +170,39 @@ mod tests {
         below: "",
         above: ": each waits",
     };
+
+    #[test]
+    fn a_flag_is_read_and_checked_in_the_same_words() {
+        assert_eq!(QUEUE.parse("8"), Ok(8));
+        assert_eq!(QUEUE.parse(" 0 "), Ok(0));
+        assert_eq!(QUEUE.parse("-1"), QUEUE.check(-1));
+        assert_eq!(
+            QUEUE.parse("99999999999999999999999999999999999999999"),
+            Err(QUEUE.too_large())
+        );
+        assert_eq!(
+            QUEUE.parse("8.5").unwrap_err(),
+            "`max_queue` takes a whole number, like 8, not `8.5`"
+        );
+    }
+
+    #[test]
+    fn json_reads_a_number_beyond_64_bits_as_too_large() {
+        let read =
+            |json: &str| QUEUE.read::<usize, _>(&mut serde_json::Deserializer::from_str(json));
+        assert_eq!(read("12").unwrap(), 12);
+        let e = read("100000000000000000000").unwrap_err().to_string();
+        assert!(
+            e.starts_with("`max_queue` must be at most 1048576, not 1000000000000"),
+            "{e}"
+        );
+        assert!(
+            read("8.0")
+                .unwrap_err()
+                .to_string()
+                .contains("expected a whole number")
+        );
+    }
 
     #[test]
     fn a_value_is_checked_against_both_bounds() {
