@@ -90,4 +90,13 @@ fn demo_table_shows_the_limits_keeping_goodput_where_no_limit_collapses() {
         "adaptive {adaptive:?} vs none {none:?}\n{stdout}"
     );
     assert!(stdout.contains("The adaptive limit"), "{stdout}");
+    // The range the adaptive limit moved in, read off the gate during its phase.
+    let range = stdout
+        .split("its limit between ")
+        .nth(1)
+        .and_then(|rest| rest.split(',').next())
+        .unwrap_or_else(|| panic!("no limit range in:\n{stdout}"));
+    let (low, high) = range.split_once(" and ").expect("`LOW and HIGH`");
+    let (low, high): (usize, usize) = (low.parse().unwrap(), high.parse().unwrap());
+    assert!(1 <= low && low <= high, "{stdout}");
 }

@@ -116,11 +116,11 @@ pub fn demo(args: DemoArgs) -> ExitCode {
     })
 }
 
-/// Starts the demo's gate in this process; returns the proxy's and the dashboard's address.
+/// Starts the demo's gate in this process.
 async fn start_gate(
     config_text: String,
     stop: tokio::sync::watch::Receiver<bool>,
-) -> Result<(SocketAddr, SocketAddr), String> {
+) -> Result<run::DemoGate, String> {
     let mut config = crate::config::parse(&config_text, "<demo>").map_err(|e| e.to_string())?;
     let mut started = crate::server::Started::bind(config.clone(), None).await;
     if started.is_err() {
@@ -138,8 +138,16 @@ async fn start_gate(
     let admin = started
         .admin_addr()
         .ok_or("the demo's gate has no dashboard listener")?;
+    let gate = Arc::clone(&started.gate);
     tokio::spawn(started.serve(stop));
-    Ok((proxy, admin))
+    Ok(run::DemoGate {
+        proxy,
+        admin,
+        limit_of: Box::new(move |pool| {
+            let state = gate.state();
+            state.pool(pool).map(|p| p.limit.limiter().snapshot().limit)
+        }),
+    })
 }
 
 /// Runs `sluicegate upstream`.

@@ -60,7 +60,22 @@ pub struct PhaseResult {
     pub load: LoadReport,
     /// The most requests the upstream held at once.
     pub upstream_peak: usize,
+    /// The lowest and highest limit the pool had, read every 200 ms during the phase.
+    pub limits: Option<(usize, usize)>,
 }
+
+/// The demo's gate, started: where it listens, and the limit a pool has now.
+pub struct DemoGate {
+    /// The proxy's address.
+    pub proxy: SocketAddr,
+    /// The dashboard's address.
+    pub admin: SocketAddr,
+    /// The current limit of the pool named.
+    pub limit_of: LimitOf,
+}
+
+/// Reads the current limit of a pool, by name.
+pub type LimitOf = Box<dyn Fn(&str) -> Option<usize> + Send + Sync>;
 
 /// The three pools, each a path prefix on the same gate in front of the same upstream.
 const POOLS: [(&str, &str); 3] = [
@@ -139,14 +154,17 @@ pub fn table(results: &[PhaseResult], capacity: f64) -> String {
 }
 
 /// What the table shows, in one line.
-pub fn verdict(results: &[PhaseResult], capacity: f64) -> String {
+pub fn verdict(results: &[PhaseResult], capacity: f64, workers: usize) -> String {
     let get = |pool: &str| results.iter().find(|r| r.pool == pool);
     match (get("no-limit"), get("adaptive")) {
         (Some(none), Some(adaptive)) => format!(
             "With no limit the upstream's own queue grows until callers give up: {:.0}% of its \
-             capacity reached them. The adaptive limit found the capacity by itself and kept \
+             capacity reached them. The adaptive limit found the capacity by itself{} and kept \
              {:.0}% of it, p99 {:.0} ms, turning the excess away at once.",
             100.0 * none.load.goodput() / capacity,
+            adaptive.limits.map_or(String::new(), |(low, high)| format!(
+                " (its limit between {low} and {high}, for an upstream of {workers} workers)"
+            )),
             100.0 * adaptive.load.goodput() / capacity,
             adaptive.load.p99.as_secs_f64() * 1e3,
         ),
@@ -155,12 +173,11 @@ pub fn verdict(results: &[PhaseResult], capacity: f64) -> String {
 }
 
 /// Runs the demo: starts the upstream and the gate, drives each pool in turn, prints the
-/// table. `start_gate` starts the gate from config text and returns the proxy's and the
-/// dashboard's addresses.
+/// table. `start_gate` starts the gate from config text.
 pub async fn run<F, Fut>(plan: DemoPlan, start_gate: F) -> Result<Vec<PhaseResult>, String>
 where
     F: FnOnce(String) -> Fut,
-    Fut: std::future::Future<Output = Result<(SocketAddr, SocketAddr), String>>,
+    Fut: std::future::Future<Output = Result<DemoGate, String>>,
 {
     let up_listener = TcpListener::bind("127.0.0.1:0")
         .await
@@ -177,7 +194,11 @@ where
     let stats = Arc::new(UpstreamStats::default());
     let upstream_task = tokio::spawn(upstream::serve(up_listener, model, Arc::clone(&stats)));
 
-    let (gate, admin) = start_gate(gate_config(&plan, up_addr)).await?;
+    let DemoGate {
+        proxy: gate,
+        admin,
+        limit_of,
+    } = start_gate(gate_config(&plan, up_addr)).await?;
 
     println!(
         "sluicegate demo: an upstream with {} workers and {:.0} ms mean service ({:.0} req/s at \
@@ -219,13 +240,21 @@ where
             Arc::clone(&tally),
         ));
         let started = tokio::time::Instant::now();
+        let mut limits: Option<(usize, usize)> = None;
         while !load.is_finished() {
             tokio::time::sleep(Duration::from_millis(200)).await;
+            if let Some(now) = limit_of(pool) {
+                limits = Some(limits.map_or((now, now), |(l, h)| (l.min(now), h.max(now))));
+            }
             let elapsed = started.elapsed().min(phase_time);
             bar.set_position(elapsed.as_millis() as u64);
             let secs = started.elapsed().as_secs_f64().max(0.2);
+            let limit = match limit_of(pool) {
+                Some(n) if pool != "no-limit" => format!(" · limit {n:>3}"),
+                _ => String::new(),
+            };
             bar.set_message(format!(
-                "ok {:>4.0}/s · refused {:>4.0}/s · gave up {:>5} · upstream in flight {:>4}",
+                "ok {:>4.0}/s · refused {:>4.0}/s · gave up {:>5} · upstream in flight {:>4}{limit}",
                 tally.ok.load(Ordering::Relaxed) as f64 / secs,
                 tally.refused.load(Ordering::Relaxed) as f64 / secs,
                 tally.gave_up.load(Ordering::Relaxed),
@@ -240,11 +269,12 @@ where
             pool,
             load: report,
             upstream_peak: stats.snapshot().max_in_flight,
+            limits,
         });
     }
     upstream_task.abort();
     println!("\n{}", table(&results, capacity));
-    println!("{}", verdict(&results, capacity));
+    println!("{}", verdict(&results, capacity, plan.workers));
     Ok(results)
 }
 
