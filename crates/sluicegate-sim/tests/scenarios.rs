@@ -79,6 +79,10 @@ fn bad_scenarios_are_refused_with_a_reason() {
             "[upstream]\nworkers = 5\nservice = { dist = \"exponential\", mean = \"10ms\" }\n[[upstream.change]]\nat = \"20s\"\nworkers = 2\n",
             "after the end",
         ),
+        (
+            "[upstream]\nworkers = 5\nservice = { dist = \"exponential\", mean = \"10ms\" }\njitter = { dist = \"uniform\", min = \"30ms\", max = \"10ms\" }\n",
+            "upstream.jitter",
+        ),
     ];
     for (upstream, why) in cases {
         let err = Scenario::parse("bad", &format!("{base}{upstream}")).unwrap_err();

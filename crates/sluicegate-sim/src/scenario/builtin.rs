@@ -26,6 +26,7 @@ files![
     "few_slow_workers_3x",
     "report_generator_1.5x",
     "demo_2x",
+    "demo_busy_2x",
     "floor_service_3x",
     "uniform_1.5x",
     "two_speeds_2x",

@@ -191,7 +191,8 @@ impl Scenario {
         let cap = self.upstream.capacity(&state);
         match &self.load {
             Load::Closed { clients, think } => {
-                let rt = self.upstream.mean_busy(&state) + state.extra_latency.as_secs_f64();
+                let rt = self.upstream.mean_busy(&state)
+                    + self.upstream.mean_outside(&state).as_secs_f64();
                 *clients as f64 / (think.as_secs_f64() + rt) / cap
             }
             Load::Open { .. } => self.rate_at(t).unwrap_or(0.0) / cap,

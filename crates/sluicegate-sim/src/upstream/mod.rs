@@ -28,6 +28,11 @@ pub struct UpstreamModel {
     /// request's response time without using capacity ("0ms").
     #[serde(default, deserialize_with = "de_duration")]
     pub extra_latency: Duration,
+    /// A delay drawn anew for every answer, outside the workers, on top of `extra_latency`
+    /// (none by default): what a busy machine's scheduler adds to each response — a few ms
+    /// usually, now and then a hundred. Any service-time distribution.
+    #[serde(default)]
+    pub jitter: Option<Service>,
     /// Probability that a request fails (0).
     #[serde(default)]
     pub failure_rate: f64,
@@ -108,6 +113,7 @@ impl UpstreamModel {
             workers,
             service: Service::exponential(mean),
             extra_latency: Duration::ZERO,
+            jitter: None,
             failure_rate: 0.0,
             failure_time: default_failure_time(),
             failures_reported_as: Reported::Ignored,
@@ -138,6 +144,11 @@ impl UpstreamModel {
         s
     }
 
+    /// Mean latency outside the workers in `state`: `extra_latency` plus the jitter's mean.
+    pub fn mean_outside(&self, state: &UpstreamState) -> Duration {
+        state.extra_latency + self.jitter.as_ref().map_or(Duration::ZERO, Service::mean)
+    }
+
     /// Mean time a request holds a worker in `state` (failures are faster), no contention.
     pub fn mean_busy(&self, state: &UpstreamState) -> f64 {
         let f = state.failure_rate;
@@ -154,12 +165,19 @@ impl UpstreamModel {
         self.capacity(state) * (1.0 - state.failure_rate)
     }
 
-    /// p99 response time of a successful request with no queue and no contention, from
-    /// 20 000 seeded draws (the same every time).
+    /// p99 response time of a successful request with no queue and no contention (the
+    /// jitter included: no limit can take it away), from 20 000 seeded draws (the same every
+    /// time).
     pub fn unloaded_p99(&self, state: &UpstreamState) -> Duration {
         let mut rng = SmallRng::seed_from_u64(0x5eed);
         let mut v: Vec<Duration> = (0..20_000)
-            .map(|_| self.service.sample(&mut rng).mul_f64(state.service_scale))
+            .map(|_| {
+                let jitter = self
+                    .jitter
+                    .as_ref()
+                    .map_or(Duration::ZERO, |j| j.sample(&mut rng));
+                self.service.sample(&mut rng).mul_f64(state.service_scale) + jitter
+            })
             .collect();
         v.sort_unstable();
         v[v.len() * 99 / 100] + state.extra_latency
@@ -172,6 +190,9 @@ impl UpstreamModel {
     /// Zero workers, a bad distribution, a rate outside `[0, 1]`, changes out of order.
     pub fn validate(&self) -> Result<(), String> {
         self.service.validate()?;
+        if let Some(j) = &self.jitter {
+            j.validate().map_err(|e| format!("upstream.jitter: {e}"))?;
+        }
         let rate_ok = |r: f64| (0.0..1.0).contains(&r);
         if self.workers == 0 {
             return Err("upstream.workers must be at least 1".into());
@@ -303,7 +324,7 @@ impl Upstream {
     }
 
     /// Serves one request: waits for a worker, then for its service time, then for the
-    /// latency outside the workers.
+    /// latency outside the workers (and this answer's jitter).
     ///
     /// The simulation never drops this future midway: like a real upstream, work once sent
     /// is finished even if its client has gone.
@@ -334,10 +355,15 @@ impl Upstream {
             if failed {
                 service = service.mul_f64(self.model.failure_time);
             }
+            let jitter = self
+                .model
+                .jitter
+                .as_ref()
+                .map_or(Duration::ZERO, |j| j.sample(&mut *rng));
             (
                 service * self.scale,
                 failed,
-                i.state.extra_latency * self.scale,
+                (i.state.extra_latency + jitter) * self.scale,
             )
         };
         sleep_ms_dithered(service, rng).await;

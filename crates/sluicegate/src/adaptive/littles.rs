@@ -101,7 +101,12 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   of the estimate, within 1–2): grow by `max_step` while there is clearly no queue
 ///   and nearly every request (90 %) found every permit taken (capacity to find; when most
 ///   found one free, demand only touches the limit), otherwise correct `queue_gain` of the
-///   error, at most `× backoff` down a bucket.
+///   error, at most `× backoff` down a bucket — unless the queue stands three standard errors
+///   of its own low RT past the target in every one of the last three buckets, more than that
+///   step takes back, and the pass rate confirms it (pass rate × min RT, the permits it keeps
+///   in service, is below what the cut leaves; a delay outside the resource lifts RTs at the
+///   same pass rate): then the waiting permits are drained at once (no lower than half the
+///   limit) and the steering holds as after the slow start's drain (workers that went away).
 /// - **Re-probe**: while nearly every request finds every permit taken, every
 ///   `probe_interval` or early when the window's RT exceeds `probe_trigger ×` the unqueued
 ///   one (medians once a probe has measured one: a probe's mean leaves out the slow answers it
@@ -311,6 +316,23 @@ impl LittlesLaw {
         let low = lows.iter().sum::<Duration>() / lows.len() as u32;
         let rate = Self::rate_of(recent.into_iter());
         Some(low.saturating_sub(floor).as_secs_f64() * rate)
+    }
+
+    /// A queue standing above `target` in every one of the last buckets, each reading it
+    /// [`STARTUP_SIGNIFICANCE`] standard errors of its own low RT above the target: the least
+    /// of their readings, or `None` if a bucket does not show one (or has no low RT).
+    fn standing_queue(&self, target: f64) -> Option<f64> {
+        let floor = self.low_floor.or_else(|| self.lows.iter().min().copied())?;
+        let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
+        if recent.len() < RT_BUCKETS {
+            return None;
+        }
+        recent.into_iter().try_fold(f64::INFINITY, |least, b| {
+            let (low, se) = b.low_rt().zip(b.low_se())?;
+            let q = low.saturating_sub(floor).as_secs_f64() * b.rate();
+            let noise = se.as_secs_f64() * b.rate();
+            (q - target > STARTUP_SIGNIFICANCE * noise).then_some(least.min(q))
+        })
     }
 
     /// The noise of the queue estimate, in requests: the standard error of one recent bucket's
@@ -663,6 +685,29 @@ impl LittlesLaw {
                 // which the drain has already dealt with: no cut until the estimate is taken
                 // from requests that started after it.
                 next.clamp(base, up)
+            } else if let Some(excess) =
+                self.standing_queue(target)
+                    .map(|_| q - target)
+                    .filter(|&excess| {
+                        // Only a queue the pass rate confirms: the permits it leaves in service
+                        // answer at least as fast as the resource does (Little's law on min RT). A
+                        // delay outside the resource lifts every RT as a queue does, at the same
+                        // pass rate.
+                        let recent = self.closed.iter().rev().take(RT_BUCKETS);
+                        self.knee_found
+                            && self.probe.is_none()
+                            && base - excess < down
+                            && Self::rate_of(recent) * min_rt.as_secs_f64() < base - excess
+                    })
+            {
+                // A queue far past the target, standing beyond its noise in every recent
+                // bucket, more than a step takes back, and confirmed by the pass rate (the
+                // workers went away): Little's law says how many permits wait, so they are
+                // drained at once, no lower than half the limit a bucket, and the steering
+                // holds until the estimate is taken after the drain, as after the slow start's.
+                // At × 0.9 a bucket of a queued RT, 45 permits took 5 s to reach 10 workers.
+                self.drained_at = Some(self.closed_total);
+                (base - excess).max(base / 2.0)
             } else {
                 next.clamp(down, up)
             };
