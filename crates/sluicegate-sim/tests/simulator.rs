@@ -153,6 +153,24 @@ fn littles_holds_goodput_at_3x_overload_and_beats_fixed_limits_off_by_2x() {
     }
 }
 
+/// The gate's demo (`demo_2x`: 10 workers that serve slower as they fill, 2× load, a queue of
+/// 20 in the limiter), seed 6, where the slow start ran away: buckets of a few answers gave no
+/// queue estimate, so "no queue seen" read as "unqueued" and the stand-in min RT followed the
+/// queued mean RT up each bucket (117 → 706 ms); one bucket that had not met every permit
+/// taken then read as demand below the limit, and the limit went to twice the BDP that min RT
+/// gave — 255 permits for 10 workers, goodput 0.14 of capacity. Defects pinned: the slow start
+/// takes a mean RT as unqueued only when the queue estimate says so, and a bucket where nearly
+/// every request found every permit taken is no application-limited one.
+#[test]
+fn the_slow_start_does_not_run_away_in_front_of_a_contended_pool() {
+    let s = Scenario::by_name("demo_2x").unwrap();
+    let run = engine::run(&s, Algo::Littles, 6);
+    let top = run.timeline.iter().map(|p| p.limit).max().unwrap();
+    let summary = stats::summarise(&s, &run);
+    assert!(top <= 68, "the limit reached {top} for 10 workers");
+    assert!(summary.goodput >= 0.75, "goodput {:.3}", summary.goodput);
+}
+
 /// The threaded mode runs the real limiter on a multi-threaded runtime, in real time, under
 /// the adaptive limit: every arrival ends in exactly one recorded outcome, and at the end no
 /// permit is out and the limiter's counters balance. (It asserts no timing: on a loaded

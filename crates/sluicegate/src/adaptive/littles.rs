@@ -135,9 +135,11 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   until the queue estimate is taken from requests that started after the drain. Past the
 ///   starting limit, the first queue must also stand three standard errors of the recent low
 ///   RTs (read off each bucket's own RTs) above zero, or small buckets' noise ends the slow
-///   start on a false knee; and the slow start's unqueued mean RT replaces the warm-up's
-///   stand-in for min RT (the first buckets see the short requests first and read low). After
-///   the drain, as after a probe, no early probe until the window is measured anew.
+///   start on a false knee; and the slow start's unqueued mean RT (from buckets whose queue
+///   estimate reads none) replaces the warm-up's stand-in for min RT (the first buckets see
+///   the short requests first and read low). A bucket too small for a queue estimate in which
+///   nearly every request found every permit taken holds the limit. After the drain, as after a probe, no early probe until the window
+///   is measured anew.
 /// - **A start already past the knee** (an initial limit above the resource's concurrency):
 ///   every RT was queued from the first request, so the floor and min RT were too. It shows
 ///   as a queue seen at the starting limit before any growth, or as the slow start doubling
@@ -582,9 +584,13 @@ impl LittlesLaw {
         // landed at 0.7 × the knee of a 2000-worker pool). Past the starting limit and before
         // the first queue, the slow start's buckets are unqueued: their mean RT is the better
         // stand-in. (At the starting limit they may be queued from the first request.)
+        // Only a bucket whose queue estimate reads none counts as unqueued: one too small for
+        // an estimate says nothing, and in front of a pool that serves slower as it fills its
+        // mean RT rose with the queue each bucket (`demo_2x` seed 6: 117 → 706 ms).
         let min_rt = match short_rt {
             Some(rt)
                 if rt > min_rt
+                    && queue.is_some()
                     && !queueing
                     && !self.knee_found
                     && !self.restarted
@@ -608,7 +614,13 @@ impl LittlesLaw {
         if b.saturated && queueing {
             self.capacity = self.pass_rate(false);
         }
-        let mut next = if !b.saturated {
+        // A bucket where nearly every request found every permit taken, and too small for a
+        // queue estimate, is no evidence of demand below the limit: its few answers may all
+        // have started while a raise was filling (`demo_2x` seed 6: 46–66 of 68 out, read as
+        // application-limited, the limit went to 2 × 66 for 10 workers). Held, as any bucket
+        // without an estimate.
+        let unread = b.pinned() && queue.is_none();
+        let mut next = if !b.saturated && !unread {
             // Room for `app_limited_gain` × the demand seen, measured two ways: the BDP, and
             // the most permits out at once less the resource's queue (which also counts the
             // slow requests of a multi-modal service that a min RT leaves out).
