@@ -131,3 +131,32 @@ fn a_refusal_after_a_quiet_second_is_logged_at_once() {
         assert_eq!(info(), 2, "{:#?}", lines.lock().unwrap());
     });
 }
+
+mod support;
+
+/// Defect pinned (a newcomer's trial: an upstream that is down wrote one `info` line per
+/// request, `rejected … upstream_unreachable`, where every other refusal is summed up): the
+/// gate in front of a port nobody listens on, 30 requests, each answered `502` at once. The
+/// log holds one line for the first, naming the upstream and the error, and then a summary
+/// that counts the other 29 — not 30 lines.
+#[tokio::test]
+async fn an_unreachable_upstream_is_logged_once_then_summed_up() {
+    let nobody = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = nobody.local_addr().unwrap();
+    drop(nobody);
+    let mut gate = support::Gate::in_front_of(addr, "1").await;
+    for i in 0..30 {
+        let r = support::get(gate.proxy, "/", &format!("r{i}")).await;
+        assert_eq!(r.status, 502, "{}", r.body);
+    }
+    let first = gate.log_line("upstream_unreachable").await;
+    assert!(first.contains("more are summed up"), "{first}");
+    assert!(first.contains(&format!("http://{addr}")), "{first}");
+    // The next line about this pool's refusals is the summary of the other 29 (the gate
+    // logs nothing else for them): waited for, not timed.
+    let summary = gate.log_line("refused").await;
+    assert!(
+        summary.contains("29 more refused") && summary.contains("upstream_unreachable 29"),
+        "{summary}"
+    );
+}

@@ -52,7 +52,19 @@ impl RefusalLog {
 
     /// Logs one refusal for reason `i` by pool `who` (ignored for the gate's own).
     pub fn refused(self: &Arc<Self>, who: &str, i: usize) {
+        self.refused_because(who, i, None);
+    }
+
+    /// As [`refused`](Self::refused), with what went wrong (an upstream's error, say): in
+    /// the first line of a run and in every `debug` line.
+    pub fn refused_because(
+        self: &Arc<Self>,
+        who: &str,
+        i: usize,
+        error: Option<&dyn std::fmt::Display>,
+    ) {
         let reason = self.names[i];
+        let error = error.map(tracing::field::display);
         let bit = 1 << i;
         // Read before the write: in a flood the bit is set, and a `fetch_or` on every refusal
         // would write the shared word each time.
@@ -63,16 +75,17 @@ impl RefusalLog {
                 tracing::info!(
                     pool = who,
                     reason,
+                    error,
                     "rejected (more are summed up each second)"
                 );
             } else {
-                tracing::info!(reason, "rejected (more are summed up each second)");
+                tracing::info!(reason, error, "rejected (more are summed up each second)");
             }
         } else {
             if self.pools {
-                tracing::debug!(pool = who, reason, "rejected");
+                tracing::debug!(pool = who, reason, error, "rejected");
             } else {
-                tracing::debug!(reason, "rejected");
+                tracing::debug!(reason, error, "rejected");
             }
             self.counts[i].fetch_add(1, Ordering::Relaxed);
         }

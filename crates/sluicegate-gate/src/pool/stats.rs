@@ -161,6 +161,15 @@ impl Stats {
         self.refusals.refused(name, outcome as usize);
     }
 
+    /// As [`refuse`](Self::refuse), with what went wrong (logged with the first of a run
+    /// and at `debug`): an upstream that cannot be reached fails every request at once, and
+    /// a line each would flood the log just when the operator reads it.
+    pub fn refuse_because(&self, name: &str, outcome: Outcome, error: &dyn std::fmt::Display) {
+        self.count(outcome);
+        self.refusals
+            .refused_because(name, outcome as usize, Some(error));
+    }
+
     /// Requests that ended in `outcome`. Clients that left a queue are counted as they
     /// leave (a local queue's by [`Admission`](super::Admission), a global pool's store
     /// queue by the proxy), never worked out from the limiters' counters.

@@ -178,12 +178,12 @@ fn settle(
             // The client's doing, not the upstream's: nothing for an adaptive limit to
             // learn, no upstream failure to count.
             held.finish(Sample::Ignored);
-            pool.stats.count(match fault {
+            let outcome = match fault {
                 ClientFault::Gone => Outcome::ClientGone,
                 ClientFault::Malformed => Outcome::BadRequestBody,
                 ClientFault::Stalled => Outcome::ClientBodyTimeout,
-            });
-            tracing::info!(pool = %pool.name, reason = fault.name(), "rejected");
+            };
+            pool.stats.refuse(&pool.name, outcome);
             return Err(Failed::Client(fault));
         }
         (Ok(Err(e)), None) => {
@@ -192,18 +192,23 @@ fn settle(
                 SendError::Connect(_) => Outcome::UpstreamUnreachable,
                 SendError::Http(_) | SendError::Wire(_) => Outcome::UpstreamError,
             };
-            tracing::info!(pool = %pool.name, reason = outcome.name(), error = %e, "rejected");
+            let error = format!("{e} ({})", pool.upstream);
+            pool.stats.refuse_because(&pool.name, outcome, &error);
             outcome
         }
         (Err(()), None) => {
             // Dropping the request future closed its upstream connection: the upstream sees
             // the request end, and the slot is free again.
             held.finish(Sample::Dropped);
-            tracing::info!(pool = %pool.name, reason = Outcome::UpstreamTimeout.name(), "rejected");
+            let error = format!(
+                "no answer from {} within upstream_timeout {:?}",
+                pool.upstream, pool.upstream_timeout
+            );
+            pool.stats
+                .refuse_because(&pool.name, Outcome::UpstreamTimeout, &error);
             Outcome::UpstreamTimeout
         }
     };
-    pool.stats.count(failed);
     Err(Failed::Upstream(failed))
 }
 
