@@ -316,13 +316,22 @@ impl Gate {
     /// # Errors
     ///
     /// [`ChangeError::UnknownPool`]; [`ChangeError::Draining`] for an `open` once the drain
-    /// has started (closing is taken to the end: it only turns work away).
+    /// has started (closing is taken to the end: it only turns work away);
+    /// [`ChangeError::Invalid`] for an `open` of a pool whose limit is 0 (the kill switch
+    /// keeps it closed whatever `open` does: a limit above 0 opens it).
     pub fn set_open(&self, pool: &str, open: bool) -> Result<(), ChangeError> {
         let _changes = if open { self.change()? } else { self.config() };
         let state = self.state();
         let p = state
             .pool(pool)
             .ok_or_else(|| ChangeError::UnknownPool(pool.to_owned()))?;
+        if open && p.killed() {
+            return Err(ChangeError::Invalid(format!(
+                "pool `{pool}` has max_concurrency 0 (the kill switch), which keeps it closed: \
+                 give it a limit to open it, like PUT /pools/{pool}/limits \
+                 {{\"max_concurrency\": 10}}, or reload the config"
+            )));
+        }
         p.closed_by_admin
             .store(!open, std::sync::atomic::Ordering::Relaxed);
         p.apply_closed();

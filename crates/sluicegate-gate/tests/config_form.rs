@@ -119,6 +119,16 @@ async fn the_kill_switch_through_the_admin_api_and_back() {
     assert_eq!(killed.status, 503);
     assert_eq!(killed.header("x-sluicegate-reason"), "closed");
     assert!(up.ids().is_empty());
+    // `open` cannot undo the kill switch, and says so rather than "opened" (a newcomer's
+    // trial: it answered `200 opened` and the pool went on answering `503`).
+    let r = gate.admin_call("POST", "/pools/api/open", None, "").await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(
+        r.body.contains("max_concurrency 0") && r.body.contains("PUT /pools/api/limits"),
+        "{}",
+        r.body
+    );
+    assert_eq!(get(gate.proxy, "/fast", "k2").await.status, 503);
     let r = gate
         .admin_call(
             "PUT",

@@ -37,7 +37,7 @@ pub(super) fn overloaded(mapping: &RejectionMapping, rejected: &Rejected) -> Res
 }
 
 /// The body of a closed pool's `503`: only an operator closes a pool.
-const CLOSED: &str = "closed: an operator closed this pool (the admin API's close, or a limit of 0); it turns requests away until it is opened\n";
+const CLOSED: &str = "closed: an operator closed this pool for now; try again later\n";
 
 /// `429` + `Retry-After` + `RateLimit-Policy` / `RateLimit`.
 pub(super) fn rate_limited(
