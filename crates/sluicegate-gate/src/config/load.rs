@@ -568,6 +568,26 @@ mod tests {
 
     const MINIMAL: &str = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n";
 
+    /// A newcomer's two slips: one address without a list, as `[admin] listen` and
+    /// `--listen` take it (now read as a list of one), and `[pools]` for `[[pools]]` (said
+    /// "invalid type: map, expected a sequence").
+    #[test]
+    fn one_listen_address_is_a_list_of_one_and_a_single_pools_table_says_what_to_write() {
+        let c = parse(&format!("listen = \"127.0.0.1:8080\"\n{MINIMAL}"), "g.toml").unwrap();
+        assert_eq!(c.listen.len(), 1);
+        assert_eq!(c.listen[0].0.to_string(), "127.0.0.1:8080");
+        let e = parse("listen = \"nowhere\"\n", "g.toml").unwrap_err();
+        assert_eq!(e.at, Some((1, 10)), "{e}");
+        for key in ["pools", "routes"] {
+            let text = MINIMAL.replace(&format!("[[{key}]]"), &format!("[{key}]"));
+            let e = parse(&text, "g.toml").unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("write `[[{key}]]` (two brackets)")),
+                "{e}"
+            );
+        }
+    }
+
     #[test]
     fn a_minimal_config_gets_its_defaults() {
         let c = parse(MINIMAL, "gate.toml").unwrap();

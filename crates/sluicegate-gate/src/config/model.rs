@@ -58,10 +58,10 @@ pub struct Config {
     /// pool is local).
     pub store: Option<Store>,
     /// The limited resources.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "pools")]
     pub pools: Vec<Pool>,
     /// Which requests go to which pool; the first match wins.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "routes")]
     pub routes: Vec<Route>,
 }
 
@@ -411,10 +411,71 @@ within_bounds! {
     max_keys: MAX_KEYS.read_spanned -> Spanned<usize>;
 }
 
+/// Reads `[[KEY]]` tables, each one an element; a single `[KEY]` table (one pair of
+/// brackets, the commonest slip) is refused with what to write instead of serde's "invalid
+/// type: map, expected a sequence".
+fn tables<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
+    d: D,
+    key: &'static str,
+) -> Result<Vec<T>, D::Error> {
+    struct Tables<T>(&'static str, std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Tables<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "`[[{}]]` tables", self.0)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let mut all = Vec::new();
+            while let Some(t) = seq.next_element()? {
+                all.push(t);
+            }
+            Ok(all)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, _: A) -> Result<Vec<T>, A::Error> {
+            Err(serde::de::Error::custom(format!(
+                "`[{0}]` is one table, but `{0}` is a list of them: write `[[{0}]]` (two \
+                 brackets) above each one",
+                self.0
+            )))
+        }
+    }
+    d.deserialize_any(Tables(key, std::marker::PhantomData))
+}
+
+fn pools<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Pool>, D::Error> {
+    tables(d, "pools")
+}
+
+fn routes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Route>, D::Error> {
+    tables(d, "routes")
+}
+
 // Rules on one value, checked where it is read so that a refusal points at it.
 
 fn listen<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ListenAddr>, D::Error> {
-    let addrs = Vec::<ListenAddr>::deserialize(d)?;
+    /// One address (`listen = "127.0.0.1:8080"`, as `[admin] listen` and `--listen` take
+    /// it), or a list of them.
+    struct Addrs;
+    impl<'de> serde::de::Visitor<'de> for Addrs {
+        type Value = Vec<ListenAddr>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an address like \"127.0.0.1:8080\", or a list of them")
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+            s.parse().map(|a| vec![a]).map_err(E::custom)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut addrs = Vec::new();
+            while let Some(a) = seq.next_element()? {
+                addrs.push(a);
+            }
+            Ok(addrs)
+        }
+    }
+    let addrs = d.deserialize_any(Addrs)?;
     if addrs.is_empty() {
         return Err(serde::de::Error::custom(
             "`listen` is empty: give at least one address, like `listen = [\"127.0.0.1:8080\"]`",
