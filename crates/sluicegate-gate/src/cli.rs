@@ -47,8 +47,8 @@ pub enum Command {
 // only the quick form's flags, never `--config`.
 #[command(
     override_usage = "sluicegate serve --config FILE [--workers N]\n       \
-    sluicegate serve --listen ADDR --upstream URL --max-concurrency N --max-queue N \
-    --queue-timeout DUR [OPTIONS]"
+    sluicegate serve --listen ADDR --upstream URL --max-concurrency N [--max-queue N] \
+    [--queue-timeout DUR] [OPTIONS]"
 )]
 pub struct Serve {
     /// The config file.
@@ -63,11 +63,11 @@ pub struct Serve {
     /// Requests at once.
     #[arg(long, required_unless_present = "config", value_parser = config::whole_numbers::max_concurrency_flag)]
     pub max_concurrency: Option<usize>,
-    /// Requests that may wait for a slot.
-    #[arg(long, required_unless_present = "config", value_parser = config::whole_numbers::max_queue_flag)]
+    /// Requests that may wait for a slot (default 1024, as in a config file).
+    #[arg(long, value_parser = config::whole_numbers::max_queue_flag)]
     pub max_queue: Option<usize>,
-    /// Longest wait in the queue, like `10s`.
-    #[arg(long, required_unless_present = "config")]
+    /// Longest wait in the queue, like `10s` (default 10s, as in a config file).
+    #[arg(long)]
     pub queue_timeout: Option<Dur>,
     /// Which queued request goes first when a slot frees (default fifo).
     #[arg(long, value_enum)]
@@ -133,8 +133,13 @@ impl Serve {
             self.max_concurrency
                 .ok_or_else(|| missing("max-concurrency"))?,
         );
-        p.max_queue = self.max_queue.ok_or_else(|| missing("max-queue"))?;
-        p.queue_timeout = self.queue_timeout.ok_or_else(|| missing("queue-timeout"))?;
+        // The file's defaults otherwise (`parse` gave them).
+        if let Some(q) = self.max_queue {
+            p.max_queue = q;
+        }
+        if let Some(t) = self.queue_timeout {
+            p.queue_timeout = t;
+        }
         // Said in the flags' own words (the file's rule suggests `max_queue = 0`).
         if p.queue_timeout.0.is_zero() {
             return Err(ConfigError {
@@ -212,6 +217,40 @@ mod tests {
             .to_string();
         assert!(e.contains("--config FILE"), "{e}");
         assert!(e.contains("--listen"), "{e}");
+    }
+
+    /// A newcomer's trial: `serve --listen … --upstream …` insisted on `--max-queue` and
+    /// `--queue-timeout`, which a config file defaults.
+    #[test]
+    fn the_quick_form_defaults_the_queue_as_a_file_does() {
+        let cli = Cli::try_parse_from([
+            "sluicegate",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--max-concurrency",
+            "3",
+        ])
+        .unwrap();
+        let Command::Serve(serve) = cli.command else {
+            panic!("not serve");
+        };
+        let c = serve.config().unwrap().0;
+        assert_eq!(c.pools[0].max_queue, 1024);
+        assert_eq!(c.pools[0].queue_timeout.to_string(), "10s");
+        let e = Cli::try_parse_from([
+            "sluicegate",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "http://127.0.0.1:9",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("--max-concurrency"), "{e}");
     }
 
     #[test]

@@ -240,7 +240,8 @@ where
             Arc::clone(&tally),
         ));
         let started = tokio::time::Instant::now();
-        let mut limits: Option<(usize, usize)> = None;
+        // From the limit the phase starts at.
+        let mut limits: Option<(usize, usize)> = limit_of(pool).map(|n| (n, n));
         while !load.is_finished() {
             tokio::time::sleep(Duration::from_millis(200)).await;
             if let Some(now) = limit_of(pool) {
