@@ -33,7 +33,7 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Reads and checks the config file at `path`, and that the token and secret files it
-/// names can be read.
+/// names (relative paths taken from the file's directory) can be read.
 ///
 /// # Errors
 ///
@@ -46,7 +46,21 @@ pub fn read(path: &Path) -> Result<Config, ConfigError> {
         at: None,
         message: format!("cannot read the config: {e}"),
     })?;
-    let config = parse(&text, &file)?;
+    let mut config = parse(&text, &file)?;
+    // A relative path in the file is relative to the file, wherever the gate is started
+    // from (a service manager starts it in `/`).
+    let dir = path.parent().unwrap_or(Path::new(""));
+    for f in [
+        config.admin.token_file.as_mut(),
+        config.bypass.secret_file.as_mut(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if f.get_ref().is_relative() {
+            *f.get_mut() = dir.join(f.get_ref());
+        }
+    }
     // The files it names, located at their setting: serve and check would refuse them
     // a moment later with no place in the file.
     for (f, what) in [
@@ -1080,6 +1094,28 @@ mod tests {
 
     /// Pins the last point of review 4's finding 9: an unreadable token or secret file was
     /// refused without the `LINE:COL` of its setting that `check` promises.
+    #[test]
+    fn a_relative_token_or_secret_file_is_found_beside_the_config() {
+        let dir = std::env::temp_dir().join(format!("sg-relative-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("tok"), "t0ken\n").unwrap();
+        std::fs::write(dir.join("sec"), "s3cret\n").unwrap();
+        let path = dir.join("gate.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "[admin]\nlisten = \"127.0.0.1:0\"\ntoken_file = \"tok\"\n\
+                 [bypass]\nheader = \"x-b\"\nsecret_file = \"sec\"\n{MINIMAL}"
+            ),
+        )
+        .unwrap();
+        // The test runs in the crate's directory, where neither file is.
+        let c = read(&path).unwrap();
+        assert_eq!(c.admin.token_file.unwrap().into_inner(), dir.join("tok"));
+        assert_eq!(c.bypass.secret_file.unwrap().into_inner(), dir.join("sec"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn an_unreadable_token_or_secret_file_is_located_at_its_setting() {
         let dir = std::env::temp_dir().join(format!("sluicegate-load-{}", std::process::id()));

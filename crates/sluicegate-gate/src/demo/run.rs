@@ -210,9 +210,7 @@ where
         plan.patience.as_secs_f64(),
     );
     println!("Watch it live: http://{admin}/   (three pools: no-limit, static, adaptive)");
-    println!(
-        "The gate: http://{gate}/no-limit/, http://{gate}/static/, http://{gate}/adaptive/\n"
-    );
+    println!("The gate: http://{gate}/no-limit/, http://{gate}/static/, http://{gate}/adaptive/\n");
 
     let phase_time = plan.duration / 3;
     let bars = MultiProgress::new();
