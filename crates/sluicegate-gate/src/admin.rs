@@ -44,6 +44,30 @@ pub fn router(gate: Arc<Gate>) -> Router {
         .merge(crate::dashboard::samples_api(&admin.gate))
         .layer(middleware::from_fn_with_state(admin, authorize))
         .merge(crate::dashboard::page())
+        .method_not_allowed_fallback(wrong_method)
+        .fallback(unknown_endpoint)
+}
+
+/// What the admin API answers, for a call it does not know.
+const ENDPOINTS: &str = "the admin API: GET /status, GET /metrics, PUT /pools/NAME/limits, \
+POST /pools/NAME/close, POST /pools/NAME/open, POST /reload; the dashboard: GET /";
+
+async fn unknown_endpoint(req: Request) -> Response {
+    let what = format!(
+        "no admin endpoint {} {}; {ENDPOINTS}\n",
+        req.method(),
+        req.uri().path()
+    );
+    (StatusCode::NOT_FOUND, what).into_response()
+}
+
+async fn wrong_method(req: Request) -> Response {
+    let what = format!(
+        "{} is not how {} is called; {ENDPOINTS}\n",
+        req.method(),
+        req.uri().path()
+    );
+    (StatusCode::METHOD_NOT_ALLOWED, what).into_response()
 }
 
 async fn authorize(State(admin): State<Admin>, req: Request, next: Next) -> Response {

@@ -85,13 +85,26 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 
 /// Runs `sluicegate demo`.
 pub fn demo(args: DemoArgs) -> ExitCode {
+    let refusal = if args.duration.0 < Duration::from_secs(3) {
+        Some("--duration must be at least 3s: three phases of a second or more")
+    } else if args.workers == 0 {
+        Some("--workers must be at least 1")
+    } else if !(args.overload.is_finite() && args.overload > 0.0) {
+        Some("--overload must be a number above 0, like 2 for twice the capacity")
+    } else {
+        None
+    };
+    if let Some(why) = refusal {
+        eprintln!("error: {why}");
+        return ExitCode::from(2);
+    }
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
     let plan = run::DemoPlan {
         duration: args.duration.0,
-        workers: args.workers.max(1),
+        workers: args.workers,
         overload: args.overload,
         admin: args.admin_listen,
         live: std::io::IsTerminal::is_terminal(&std::io::stderr()),
