@@ -9,6 +9,7 @@ use super::model::bounds::{
     MAX_HEADER_BYTES, MAX_KEYS, MAX_QUEUE, WORKERS,
 };
 use super::model::{Config, QueueOrder, Scope};
+use super::wire::UpstreamUrl;
 
 /// A config that cannot be used, with where and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -194,6 +195,24 @@ type Broken = (Option<Range<usize>>, String);
 
 /// The rules no single field can check on its own, and those on values the quick form's
 /// flags set (a file's are refused where they are read: `model.rs`).
+/// Whether `upstream` names the address `listen` binds: the same port, and the same host
+/// (a wildcard listen address takes the loopback names too).
+fn loops_back(upstream: &UpstreamUrl, listen: std::net::SocketAddr) -> bool {
+    if upstream.authority.port_u16().unwrap_or(80) != listen.port() {
+        return false;
+    }
+    let host = upstream
+        .authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let wildcard = listen.ip().is_unspecified();
+    match host.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip == listen.ip() || (wildcard && (ip.is_loopback() || ip.is_unspecified())),
+        Err(_) => host.eq_ignore_ascii_case("localhost") && (wildcard || listen.ip().is_loopback()),
+    }
+}
+
 fn check(config: &Config) -> Result<(), Broken> {
     if let Some(n) = config.workers {
         WORKERS.check_usize(n).map_err(|m| (None, m))?;
@@ -216,6 +235,20 @@ fn check(config: &Config) -> Result<(), Broken> {
                 proxy.0
             ),
         ));
+    }
+    for p in &config.pools {
+        if let Some(own) = config.listen.iter().find(|l| loops_back(&p.upstream, l.0)) {
+            return Err((
+                Some(p.name.span()),
+                format!(
+                    "pool `{}`: its upstream `{}` is the gate's own `listen` address `{}`: every \
+                     request would come back to the gate; give the service's address",
+                    p.name.get_ref(),
+                    p.upstream,
+                    own.0
+                ),
+            ));
+        }
     }
     if let Some(addr) = &config.admin.listen
         && !addr.get_ref().ip().is_loopback()
@@ -581,6 +614,32 @@ mod tests {
     use super::*;
 
     const MINIMAL: &str = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n";
+
+    /// A newcomer's trial: `check` said `ok` for a pool whose upstream was the gate itself.
+    #[test]
+    fn an_upstream_that_is_the_gate_itself_is_refused() {
+        for (listen, upstream, loops) in [
+            ("127.0.0.1:8080", "http://127.0.0.1:8080", true),
+            ("0.0.0.0:8080", "http://localhost:8080", true),
+            ("[::]:8080", "http://[::1]:8080", true),
+            ("127.0.0.1:80", "http://localhost", true),
+            ("127.0.0.1:8080", "http://127.0.0.1:9000", false),
+            ("127.0.0.2:8080", "http://127.0.0.1:8080", false),
+        ] {
+            let text = MINIMAL.replace("http://127.0.0.1:9000", upstream);
+            let r = parse(&format!("listen = [\"{listen}\"]\n{text}"), "g.toml");
+            match r {
+                Err(e) if loops => {
+                    assert!(
+                        e.to_string().contains("is the gate's own `listen` address"),
+                        "{e}"
+                    );
+                }
+                Ok(_) if !loops => {}
+                other => panic!("{listen} / {upstream}: {other:?}"),
+            }
+        }
+    }
 
     /// A newcomer's two slips: one address without a list, as `[admin] listen` and
     /// `--listen` take it (now read as a list of one), and `[pools]` for `[[pools]]` (said
