@@ -98,7 +98,7 @@ async fn authorize(State(admin): State<Admin>, req: Request, next: Next) -> Resp
 
 async fn refuse_while_draining(State(admin): State<Admin>, req: Request, next: Next) -> Response {
     if admin.gate.is_draining() {
-        return refused(ChangeError::Draining);
+        return refused(&admin, ChangeError::Draining);
     }
     next.run(req).await
 }
@@ -224,9 +224,20 @@ async fn metrics(State(admin): State<Admin>) -> Response {
 
 /// The answer to a refused change: `404` or `400` with the reason as text; `503` with a
 /// JSON error while the gate drains (`{"error": "draining", "message": ...}`).
-fn refused(e: ChangeError) -> Response {
+fn refused(admin: &Admin, e: ChangeError) -> Response {
     let status = match e {
-        ChangeError::UnknownPool(_) => StatusCode::NOT_FOUND,
+        ChangeError::UnknownPool(_) => {
+            // Which names would have done.
+            let names: Vec<String> = admin
+                .gate
+                .state()
+                .pools
+                .iter()
+                .map(|p| format!("`{}`", p.name))
+                .collect();
+            let what = format!("{e}; the pools are {}\n", names.join(", "));
+            return (StatusCode::NOT_FOUND, what).into_response();
+        }
         ChangeError::Invalid(_) => StatusCode::BAD_REQUEST,
         ChangeError::Draining => {
             let error = json!({ "error": "draining", "message": e.to_string() });
@@ -238,7 +249,7 @@ fn refused(e: ChangeError) -> Response {
 
 async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: Bytes) -> Response {
     if admin.gate.state().pool(&name).is_none() {
-        return refused(ChangeError::UnknownPool(name));
+        return refused(&admin, ChangeError::UnknownPool(name));
     }
     let change: LimitsChange = match serde_json::from_slice(&body) {
         Ok(c) => c,
@@ -272,7 +283,7 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
                 .unwrap_or(Value::Null);
             axum::Json(p).into_response()
         }
-        Err(e) => refused(e),
+        Err(e) => refused(&admin, e),
     }
 }
 
@@ -291,7 +302,7 @@ fn open_or_close(admin: &Admin, name: &str, open: bool) -> Response {
             tracing::info!(pool = %name, "pool {what} through the admin API");
             (StatusCode::OK, format!("pool `{name}` {what}\n")).into_response()
         }
-        Err(e) => refused(e),
+        Err(e) => refused(admin, e),
     }
 }
 
@@ -306,7 +317,7 @@ async fn reload(State(admin): State<Admin>) -> Response {
             ),
         )
             .into_response(),
-        Err(e @ (ChangeError::Draining | ChangeError::UnknownPool(_))) => refused(e),
+        Err(e @ (ChangeError::Draining | ChangeError::UnknownPool(_))) => refused(&admin, e),
         Err(e) => (
             StatusCode::BAD_REQUEST,
             format!("reload refused, the config in force stays: {e}\n"),

@@ -171,6 +171,7 @@ async fn the_kill_switch_through_the_admin_api_and_back() {
         .admin_call("PUT", "/pools/nope/limits", None, r#"{"max_queue": 1}"#)
         .await;
     assert_eq!(r.status, 404);
+    assert!(r.body.contains("the pools are `api`"), "{}", r.body);
     // A call the admin API does not know says which it does (it answered with an empty body).
     let r = gate.admin_call("GET", "/status/", None, "").await;
     assert_eq!(r.status, 404);
