@@ -251,15 +251,36 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
     if admin.gate.state().pool(&name).is_none() {
         return refused(&admin, ChangeError::UnknownPool(name));
     }
+    let hint = r#"send a JSON object such as {"max_concurrency": 0}, {"max_queue": 10}, {"queue_timeout": "5s"}, {"rate": "20/s"} or {"rate": null}"#;
+    // serde reads a struct from an array too (its fields in order), which then fails on
+    // the first element's type: a list is refused as what it is.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        let what = format!("malformed limits: not a JSON object; {hint}\n");
+        return (StatusCode::BAD_REQUEST, what).into_response();
+    }
     let change: LimitsChange = match serde_json::from_slice(&body) {
         Ok(c) => c,
         Err(e) => {
-            let hint = r#"send a JSON object such as {"max_concurrency": 0}, {"max_queue": 10}, {"queue_timeout": "5s"}, {"rate": "20/s"} or {"rate": null}"#;
-            return (
-                StatusCode::BAD_REQUEST,
-                format!("malformed limits: {e}; {hint}\n"),
-            )
-                .into_response();
+            // serde_json's message ends with where it stopped; said apart from the reason.
+            let at = format!(" at line {} column {}", e.line(), e.column());
+            let text = e.to_string();
+            let why = text.strip_suffix(&at).unwrap_or(&text);
+            let what = if e.classify() == serde_json::error::Category::Data {
+                // Well-formed JSON with a value out of range or of the wrong kind: the
+                // reason says what to write.
+                format!(
+                    "refused limits: {why} (line {}, column {})\n",
+                    e.line(),
+                    e.column()
+                )
+            } else {
+                format!(
+                    "malformed limits: {why} (line {}, column {}); {hint}\n",
+                    e.line(),
+                    e.column()
+                )
+            };
+            return (StatusCode::BAD_REQUEST, what).into_response();
         }
     };
     if change.max_concurrency.is_none()

@@ -149,7 +149,27 @@ async fn the_kill_switch_through_the_admin_api_and_back() {
         )
         .await;
     assert_eq!(r.status, 400);
-    assert!(r.body.contains("malformed limits"), "{}", r.body);
+    // Well-formed but the wrong kind of value: the reason, and where, apart from it (it
+    // read "... like 8 at line 1 column 27; send a JSON object such as ...").
+    assert!(
+        r.body
+            .starts_with("refused limits: invalid type: string \"lots\", expected a whole number, like 8 (line 1, column 26)"),
+        "{}",
+        r.body
+    );
+    // Not JSON at all, or a list: what to send.
+    for body in [r#"{"max_concurrency": "#, r#"[{"max_concurrency": 2}]"#] {
+        let r = gate
+            .admin_call("PUT", "/pools/api/limits", None, body)
+            .await;
+        assert_eq!(r.status, 400);
+        assert!(
+            r.body.starts_with("malformed limits: ")
+                && r.body.contains("send a JSON object such as"),
+            "{body}: {}",
+            r.body
+        );
+    }
     // A number beyond 64 bits, or beyond the setting's range: refused as a file's would be.
     for (body, words) in [
         (
