@@ -358,6 +358,9 @@ impl Gate {
 /// connects to Redis on a small runtime of its own; a Redis that does not answer is a
 /// warning, not an error (the gate starts without it, global pools on their failure policy).
 ///
+/// Returns what works but is likely a mistake ([`config::warnings`], a Redis that does not
+/// answer), one line each, for `check` to print.
+///
 /// # Errors
 ///
 /// A pool that cannot be built or a secret file that cannot be read, as text.
@@ -365,10 +368,10 @@ impl Gate {
 /// # Panics
 ///
 /// When called on a tokio runtime's thread with a `[store]` (it blocks on its own runtime).
-pub fn check_pools(config: &Config) -> Result<(), String> {
-    warn_of(config);
+pub fn check_pools(config: &Config) -> Result<Vec<String>, String> {
+    let mut warnings = config::warnings(config);
     let Some(cfg) = &config.store else {
-        return State::build(config, None, None).map(drop);
+        return State::build(config, None, None).map(|_| warnings);
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -377,13 +380,13 @@ pub fn check_pools(config: &Config) -> Result<(), String> {
     runtime.block_on(async {
         let (store, down) = Store::connect_checked(cfg).await?;
         if let Some(why) = down {
-            tracing::warn!(
-                redis = %cfg.redis_shown(),
-                error = %why,
-                "redis does not answer: the gate would start with global pools on their failure policy"
-            );
+            warnings.push(format!(
+                "redis at {} does not answer ({why}): the gate would start with global pools \
+                 on their failure policy",
+                cfg.redis_shown()
+            ));
         }
-        State::build(config, None, Some(&store)).map(drop)
+        State::build(config, None, Some(&store)).map(|_| warnings)
     })
 }
 

@@ -19,16 +19,17 @@ const EXIT_BAD_CONFIG: u8 = 64;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // The demo and its tools draw their own view: the gate inside them logs only trouble.
-    let quiet = matches!(
-        cli.command,
-        Command::Demo(_) | Command::Upstream(_) | Command::Load(_)
-    );
+    let level = match cli.command {
+        // The demo and its tools draw their own view: the gate inside them logs only trouble.
+        Command::Demo(_) | Command::Upstream(_) | Command::Load(_) => "warn",
+        // `check` prints what it finds itself, located at the file.
+        Command::Check { .. } => "error",
+        Command::Serve(_) => "info",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new(if quiet { "warn" } else { "info" })
-            }),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level)),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
@@ -39,7 +40,10 @@ fn main() -> ExitCode {
                 .map_err(|e| e.to_string())
                 .and_then(|c| check_ready(&c).map_err(|e| format!("{}: {e}", config.display())));
             return match checked {
-                Ok(()) => {
+                Ok(warnings) => {
+                    for w in warnings {
+                        eprintln!("{}: warning: {w}", config.display());
+                    }
                     println!("{}: ok", config.display());
                     ExitCode::SUCCESS
                 }

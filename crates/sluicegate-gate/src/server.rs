@@ -405,7 +405,7 @@ pub fn admin_token(config: &Config) -> Result<Option<String>, String> {
 /// # Errors
 ///
 /// Why the gate could not start with `config`.
-pub fn check_ready(config: &Config) -> Result<(), String> {
+pub fn check_ready(config: &Config) -> Result<Vec<String>, String> {
     admin_token(config)?;
     crate::gate::check_pools(config)
 }
