@@ -83,6 +83,16 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
         })
 }
 
+/// `println!` that lets a closed stdout go (`sluicegate demo | head`): the run goes on and
+/// ends as it would, where `println!` panics on the broken pipe.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+pub(crate) use say;
+
 /// Runs `sluicegate demo`.
 pub fn demo(args: DemoArgs) -> ExitCode {
     let refusal = if args.duration.0 < Duration::from_secs(3) {
@@ -121,7 +131,7 @@ pub fn demo(args: DemoArgs) -> ExitCode {
             }
         };
         if args.stay && code == ExitCode::SUCCESS {
-            println!("\nThe gate and its dashboard keep running; Ctrl-C to stop.");
+            say!("\nThe gate and its dashboard keep running; Ctrl-C to stop.");
             let _ = tokio::signal::ctrl_c().await;
         }
         let _ = stop.send(true);
@@ -247,9 +257,9 @@ pub fn load(args: LoadArgs) -> ExitCode {
     };
     let report = rt.block_on(load::run(plan, Arc::default()));
     if args.json {
-        println!("{}", report.to_json());
+        say!("{}", report.to_json());
     } else {
-        println!("{report}");
+        say!("{report}");
     }
     ExitCode::SUCCESS
 }

@@ -9,6 +9,7 @@
 //! capacity, turning the excess away at once with `503`.
 
 use super::load::{self, Arrivals, LoadPlan, LoadReport, Patience, Tally};
+use super::say;
 use super::upstream::{self, ServiceTime, UpstreamModel, UpstreamStats};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use std::fmt::Write as _;
@@ -200,7 +201,7 @@ where
         limit_of,
     } = start_gate(gate_config(&plan, up_addr)).await?;
 
-    println!(
+    say!(
         "sluicegate demo: an upstream with {} workers and {:.0} ms mean service ({:.0} req/s at \
          most), offered {:.0} req/s; callers give up after {:.1} s.",
         plan.workers,
@@ -209,8 +210,8 @@ where
         capacity * plan.overload,
         plan.patience.as_secs_f64(),
     );
-    println!("Watch it live: http://{admin}/   (three pools: no-limit, static, adaptive)");
-    println!("The gate: http://{gate}/no-limit/, http://{gate}/static/, http://{gate}/adaptive/\n");
+    say!("Watch it live: http://{admin}/   (three pools: no-limit, static, adaptive)");
+    say!("The gate: http://{gate}/no-limit/, http://{gate}/static/, http://{gate}/adaptive/\n");
 
     let phase_time = plan.duration / 3;
     let bars = MultiProgress::new();
@@ -275,8 +276,8 @@ where
         });
     }
     upstream_task.abort();
-    println!("\n{}", table(&results, capacity));
-    println!("{}", verdict(&results, capacity, plan.workers));
+    say!("\n{}", table(&results, capacity));
+    say!("{}", verdict(&results, capacity, plan.workers));
     Ok(results)
 }
 
