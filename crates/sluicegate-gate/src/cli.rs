@@ -176,15 +176,28 @@ pub enum Order {
 mod tests {
     use super::*;
 
+    /// The quick form's command line up to its first limit.
+    const QUICK: [&str; 6] = [
+        "sluicegate",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "http://127.0.0.1:9",
+    ];
+
+    /// The config of `QUICK` and then `flags`.
+    fn quick_config(flags: &[&str]) -> Result<Config, ConfigError> {
+        let cli = Cli::try_parse_from(QUICK.iter().chain(flags)).unwrap();
+        let Command::Serve(serve) = cli.command else {
+            panic!("not serve");
+        };
+        serve.config().map(|c| c.0)
+    }
+
     /// `serve` in the quick form with `queue_timeout` and `extra` flags.
     fn quick_serve(queue_timeout: &str, extra: &[&str]) -> Result<Config, ConfigError> {
-        let mut args = vec![
-            "sluicegate",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            "http://127.0.0.1:9",
+        let mut flags = vec![
             "--max-concurrency",
             "2",
             "--max-queue",
@@ -192,12 +205,8 @@ mod tests {
             "--queue-timeout",
             queue_timeout,
         ];
-        args.extend_from_slice(extra);
-        let cli = Cli::try_parse_from(args).unwrap();
-        let Command::Serve(serve) = cli.command else {
-            panic!("not serve");
-        };
-        serve.config().map(|c| c.0)
+        flags.extend_from_slice(extra);
+        quick_config(&flags)
     }
 
     fn quick(extra: &[&str]) -> Config {
@@ -223,33 +232,10 @@ mod tests {
     /// `--queue-timeout`, which a config file defaults.
     #[test]
     fn the_quick_form_defaults_the_queue_as_a_file_does() {
-        let cli = Cli::try_parse_from([
-            "sluicegate",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            "http://127.0.0.1:9",
-            "--max-concurrency",
-            "3",
-        ])
-        .unwrap();
-        let Command::Serve(serve) = cli.command else {
-            panic!("not serve");
-        };
-        let c = serve.config().unwrap().0;
+        let c = quick_config(&["--max-concurrency", "3"]).unwrap();
         assert_eq!(c.pools[0].max_queue, 1024);
         assert_eq!(c.pools[0].queue_timeout.to_string(), "10s");
-        let e = Cli::try_parse_from([
-            "sluicegate",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--upstream",
-            "http://127.0.0.1:9",
-        ])
-        .unwrap_err()
-        .to_string();
+        let e = Cli::try_parse_from(QUICK).unwrap_err().to_string();
         assert!(e.contains("--max-concurrency"), "{e}");
     }
 

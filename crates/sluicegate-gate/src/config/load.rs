@@ -193,8 +193,6 @@ pub fn warnings(config: &Config) -> Vec<String> {
 /// A rule broken: where (a byte span, when known) and why.
 type Broken = (Option<Range<usize>>, String);
 
-/// The rules no single field can check on its own, and those on values the quick form's
-/// flags set (a file's are refused where they are read: `model.rs`).
 /// Whether `upstream` names the address `listen` binds: the same port, and the same host
 /// (a wildcard listen address takes the loopback names too).
 fn loops_back(upstream: &UpstreamUrl, listen: std::net::SocketAddr) -> bool {
@@ -213,6 +211,8 @@ fn loops_back(upstream: &UpstreamUrl, listen: std::net::SocketAddr) -> bool {
     }
 }
 
+/// The rules no single field can check on its own, and those on values the quick form's
+/// flags set (a file's are refused where they are read: `model.rs`).
 fn check(config: &Config) -> Result<(), Broken> {
     if let Some(n) = config.workers {
         WORKERS.check_usize(n).map_err(|m| (None, m))?;
@@ -1151,8 +1151,8 @@ mod tests {
         );
     }
 
-    /// Pins the last point of review 4's finding 9: an unreadable token or secret file was
-    /// refused without the `LINE:COL` of its setting that `check` promises.
+    /// A newcomer's trial: a relative `token_file` was looked for in the directory the gate
+    /// was started from (`/` under a service manager), not beside the config.
     #[test]
     fn a_relative_token_or_secret_file_is_found_beside_the_config() {
         let dir = std::env::temp_dir().join(format!("sg-relative-{}", std::process::id()));
@@ -1175,6 +1175,8 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Pins the last point of review 4's finding 9: an unreadable token or secret file was
+    /// refused without the `LINE:COL` of its setting that `check` promises.
     #[test]
     fn an_unreadable_token_or_secret_file_is_located_at_its_setting() {
         let dir = std::env::temp_dir().join(format!("sluicegate-load-{}", std::process::id()));

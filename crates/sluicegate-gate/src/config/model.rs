@@ -424,12 +424,8 @@ fn tables<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             write!(f, "`[[{}]]` tables", self.0)
         }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
-            let mut all = Vec::new();
-            while let Some(t) = seq.next_element()? {
-                all.push(t);
-            }
-            Ok(all)
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Vec<T>, A::Error> {
+            Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
         }
         fn visit_map<A: serde::de::MapAccess<'de>>(self, _: A) -> Result<Vec<T>, A::Error> {
             Err(serde::de::Error::custom(format!(
@@ -464,15 +460,8 @@ fn listen<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ListenAddr>, D::
         fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
             s.parse().map(|a| vec![a]).map_err(E::custom)
         }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(
-            self,
-            mut seq: A,
-        ) -> Result<Self::Value, A::Error> {
-            let mut addrs = Vec::new();
-            while let Some(a) = seq.next_element()? {
-                addrs.push(a);
-            }
-            Ok(addrs)
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
         }
     }
     let addrs = d.deserialize_any(Addrs)?;

@@ -246,13 +246,14 @@ where
         let mut limits: Option<(usize, usize)> = limit_of(pool).map(|n| (n, n));
         while !load.is_finished() {
             tokio::time::sleep(Duration::from_millis(200)).await;
-            if let Some(now) = limit_of(pool) {
+            let now = limit_of(pool);
+            if let Some(now) = now {
                 limits = Some(limits.map_or((now, now), |(l, h)| (l.min(now), h.max(now))));
             }
             let elapsed = started.elapsed().min(phase_time);
             bar.set_position(elapsed.as_millis() as u64);
             let secs = started.elapsed().as_secs_f64().max(0.2);
-            let limit = match limit_of(pool) {
+            let limit = match now {
                 Some(n) if pool != "no-limit" => format!(" · limit {n:>3}"),
                 _ => String::new(),
             };

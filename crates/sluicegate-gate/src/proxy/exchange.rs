@@ -192,7 +192,8 @@ fn settle(
                 SendError::Connect(_) => Outcome::UpstreamUnreachable,
                 SendError::Http(_) | SendError::Wire(_) => Outcome::UpstreamError,
             };
-            let error = format!("{e} ({})", pool.upstream);
+            // Formatted only if logged: a dead upstream fails every request.
+            let error = format_args!("{e} ({})", pool.upstream);
             pool.stats.refuse_because(&pool.name, outcome, &error);
             outcome
         }
@@ -200,7 +201,7 @@ fn settle(
             // Dropping the request future closed its upstream connection: the upstream sees
             // the request end, and the slot is free again.
             held.finish(Sample::Dropped);
-            let error = format!(
+            let error = format_args!(
                 "no answer from {} within upstream_timeout {:?}",
                 pool.upstream, pool.upstream_timeout
             );

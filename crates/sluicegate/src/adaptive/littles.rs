@@ -138,8 +138,8 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   start on a false knee; and the slow start's unqueued mean RT (from buckets whose queue
 ///   estimate reads none) replaces the warm-up's stand-in for min RT (the first buckets see
 ///   the short requests first and read low). A bucket too small for a queue estimate in which
-///   nearly every request found every permit taken holds the limit. After the drain, as after a probe, no early probe until the window
-///   is measured anew.
+///   nearly every request found every permit taken holds the limit. After the drain, as
+///   after a probe, no early probe until the window is measured anew.
 /// - **A start already past the knee** (an initial limit above the resource's concurrency):
 ///   every RT was queued from the first request, so the floor and min RT were too. It shows
 ///   as a queue seen at the starting limit before any growth, or as the slow start doubling
@@ -325,16 +325,19 @@ impl LittlesLaw {
     /// of their readings, or `None` if a bucket does not show one (or has no low RT).
     fn standing_queue(&self, target: f64) -> Option<f64> {
         let floor = self.low_floor.or_else(|| self.lows.iter().min().copied())?;
-        let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
-        if recent.len() < RT_BUCKETS {
+        if self.closed.len() < RT_BUCKETS {
             return None;
         }
-        recent.into_iter().try_fold(f64::INFINITY, |least, b| {
-            let (low, se) = b.low_rt().zip(b.low_se())?;
-            let q = low.saturating_sub(floor).as_secs_f64() * b.rate();
-            let noise = se.as_secs_f64() * b.rate();
-            (q - target > STARTUP_SIGNIFICANCE * noise).then_some(least.min(q))
-        })
+        self.closed
+            .iter()
+            .rev()
+            .take(RT_BUCKETS)
+            .try_fold(f64::INFINITY, |least, b| {
+                let (low, se) = b.low_rt().zip(b.low_se())?;
+                let q = low.saturating_sub(floor).as_secs_f64() * b.rate();
+                let noise = se.as_secs_f64() * b.rate();
+                (q - target > STARTUP_SIGNIFICANCE * noise).then_some(least.min(q))
+            })
     }
 
     /// The noise of the queue estimate, in requests: the standard error of one recent bucket's
