@@ -68,10 +68,7 @@ fn main() -> ExitCode {
     raise_open_files_limit();
     // Single-threaded: with more than one worker, `serve` starts a runtime per worker thread
     // and this one only accepts, answers the admin API and handles signals.
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match sluicegate_gate::server::runtime() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("cannot start the runtime: {e}");
