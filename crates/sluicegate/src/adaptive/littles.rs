@@ -77,6 +77,10 @@ const LIMIT_LOG: usize = 16;
 /// slow start: fewer, and the noise of small buckets' low RTs ends it on a false knee.
 const STARTUP_SIGNIFICANCE: f64 = 3.0;
 
+/// Standard errors by which a queue at the starting limit, measured from the first requests'
+/// low RT, must pass the target.
+const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
+
 /// Little's law with a window of buckets: `bdp = pass rate × min RT`, the concurrency at
 /// which the resource is busy all the time and nothing waits — and Little's law again on the
 /// resource's own queue, to hold the limit just past that point.
@@ -146,7 +150,10 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 ///   the limit without 25 % more pass rate (BBR's full-pipe test, on buckets where nearly
 ///   every request found every permit taken and, at the starting limit, in a steady state:
 ///   pass rate × mean RT ≈ the limit). Either way the limit returns to the starting one and a
-///   probe at half of it starts at once, to measure the floor below the knee. Sooner, and
+///   probe at half of it starts at once, to measure the floor below the knee. The queue at the
+///   starting limit is also measured from the first requests' low RT (the buckets' is queued
+///   too), two standard errors past the target and confirmed by the pass rate (× their mean
+///   RT, the permits in service, below the limit less the target). Sooner, and
 ///   without a probe: the requests that started with more than half the permits out took
 ///   significantly longer (three standard errors of their log RTs) than those that started
 ///   with few out, so they waited; by Little's law the permits in service are the permits out
@@ -306,17 +313,29 @@ impl LittlesLaw {
         self.closed.iter().map(Bucket::rate).fold(0.0, f64::max)
     }
 
-    /// Requests standing in the resource's own queue: queueing delay (recent low RT over its
-    /// floor) × pass rate — Little's law applied to the queue.
-    fn queue_estimate(&self) -> Option<f64> {
-        let floor = self.low_floor.or_else(|| self.lows.iter().min().copied())?;
+    /// The low RT the queue estimate measures queueing delay from: the probes' once there is
+    /// one, else the least of the recent buckets'.
+    fn floor(&self) -> Option<Duration> {
+        self.low_floor.or_else(|| self.lows.iter().min().copied())
+    }
+
+    /// The mean low RT of the last [`RT_BUCKETS`] buckets and their pass rate, if each has a
+    /// low RT.
+    fn recent_low(&self) -> Option<(Duration, f64)> {
         let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
         let lows: Vec<Duration> = recent.iter().filter_map(|b| b.low_rt()).collect();
         if lows.len() < RT_BUCKETS {
             return None;
         }
         let low = lows.iter().sum::<Duration>() / lows.len() as u32;
-        let rate = Self::rate_of(recent.into_iter());
+        Some((low, Self::rate_of(recent.into_iter())))
+    }
+
+    /// Requests standing in the resource's own queue: queueing delay (recent low RT over its
+    /// floor) × pass rate — Little's law applied to the queue.
+    fn queue_estimate(&self) -> Option<f64> {
+        let floor = self.floor()?;
+        let (low, rate) = self.recent_low()?;
         Some(low.saturating_sub(floor).as_secs_f64() * rate)
     }
 
@@ -324,7 +343,7 @@ impl LittlesLaw {
     /// [`STARTUP_SIGNIFICANCE`] standard errors of its own low RT above the target: the least
     /// of their readings, or `None` if a bucket does not show one (or has no low RT).
     fn standing_queue(&self, target: f64) -> Option<f64> {
-        let floor = self.low_floor.or_else(|| self.lows.iter().min().copied())?;
+        let floor = self.floor()?;
         if self.closed.len() < RT_BUCKETS {
             return None;
         }
@@ -567,7 +586,9 @@ impl LittlesLaw {
         } else {
             target
         };
-        let queueing = queue.is_some_and(|q| q > startup_bar);
+        // At the starting limit, the buckets' floor is their own low RT, queued from the first
+        // request when the resource is smaller than the limit: the first requests' is not.
+        let queueing = queue.is_some_and(|q| q > startup_bar) || self.queued_at_start(target);
         if let Some(knee) = self.full_pipe(b) {
             // The pass rate did not grow with the limit: the starting limit already queued the
             // resource, so the floor and min RT measured so far are queued ones (and a drain
@@ -817,6 +838,39 @@ impl LittlesLaw {
             self.start_probe(now, short_rt, limit);
         }
         self.probe_limit(now).unwrap_or(self.base)
+    }
+
+    /// A queue at the starting limit, measured from the first requests' low RT rather than
+    /// the buckets' alone: in front of a resource smaller than the limit every bucket is queued
+    /// from the first request, their floor with them, and the estimate reads no queue. The
+    /// first requests (at most half the limit out) were served at once unless the resource is
+    /// smaller still. The queue must stand [`START_FLOOR_SIGNIFICANCE`] standard errors past
+    /// `target` (of the recent buckets' mean low RT and of the first requests' low RT, each ×
+    /// the pass rate), and the pass rate must confirm it: pass rate × the first requests' mean
+    /// RT, the permits in service, below what the limit less `target` leaves. The first
+    /// requests' mean RT alone reads low in a two-speed or heavy-tailed service (its short
+    /// requests answer first), and their low RT alone, the least of a dozen, may read a few ms
+    /// low in front of a large pool, where a few ms are a few requests.
+    fn queued_at_start(&self, target: f64) -> bool {
+        let initial = clamp(self.c.initial, self.c.min, self.c.max);
+        let started = self.knee_found || self.restarted || self.probed || self.probe.is_some();
+        if started || self.base != initial {
+            return false;
+        }
+        let (Some(first), Some(first_se), Some(first_rt), Some(buckets), Some((low, rate))) = (
+            self.start.unqueued_low(),
+            self.start.unqueued_low_se(),
+            self.start.unqueued_rt(),
+            self.lows.iter().min().copied(),
+            self.recent_low(),
+        ) else {
+            return false;
+        };
+        let queue = low.saturating_sub(first.min(buckets)).as_secs_f64() * rate;
+        let recent = self.queue_noise().powi(2) / RT_BUCKETS as f64;
+        let noise = (recent + (first_se.as_secs_f64() * rate).powi(2)).sqrt();
+        let in_service = rate * first_rt.as_secs_f64();
+        queue - target > START_FLOOR_SIGNIFICANCE * noise && in_service < self.base as f64 - target
     }
 
     /// Still at the starting limit, before any growth, probe or knee: the requests that

@@ -102,6 +102,23 @@ impl StartTest {
         self.few_quantile(LOW_QUANTILE)
     }
 
+    /// The standard error of [`unqueued_low`](Self::unqueued_low), read off the spread of the
+    /// RTs just above it.
+    pub(super) fn unqueued_low_se(&self) -> Option<Duration> {
+        let mut rts: Vec<Duration> = self.few_rts.iter().copied().collect();
+        let n = rts.len();
+        if n < 2 {
+            return None;
+        }
+        rts.sort_unstable();
+        let k1 = ((LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
+        let k2 = ((2.0 * LOW_QUANTILE * n as f64).ceil() as usize).clamp(k1 + 1, n);
+        let gap = rts[k2 - 1].saturating_sub(rts[k1 - 1]).as_secs_f64();
+        let density = (k2 - k1) as f64 / n as f64 / gap.max(1e-12);
+        let se = (LOW_QUANTILE * (1.0 - LOW_QUANTILE) / n as f64).sqrt() / density;
+        Some(Duration::from_secs_f64(se))
+    }
+
     /// The median RT of the requests that started with few permits out.
     pub(super) fn unqueued_mid(&self) -> Option<Duration> {
         self.few_quantile(0.5)
