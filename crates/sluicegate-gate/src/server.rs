@@ -256,8 +256,8 @@ pub fn raise_open_files_limit() {
 /// 0.05-0.15, and its p99 was lower in 11 of 13 interleaved repetitions (by up to 1.1 ms) at
 /// the same throughput and CPU per request. Elsewhere (8 and 256 connections, two workers) the
 /// two are level within the benchmark's noise (BENCHMARKS.md, *The gate against nginx and
-/// HAProxy*). 4, 16 and 24 did worse than 8 at 64 connections; 1 and 2 pay for the extra
-/// `epoll_wait` calls.
+/// HAProxy*). 4, 6, 12, 16, 24 and 200 each had a higher p99 than 8 at 64
+/// connections; 1 and 2 pay for the extra `epoll_wait` calls.
 pub const EVENT_INTERVAL: u32 = 8;
 
 /// A single-threaded runtime as the gate's serving threads run (see [`EVENT_INTERVAL`]).
