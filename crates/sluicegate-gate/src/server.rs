@@ -254,10 +254,12 @@ pub fn raise_open_files_limit() {
 /// wake-up put one on the gate's core, where it preempted the gate: with one worker at 64
 /// connections on 2 cores the gate was switched out 0.14-0.28 times per request, at 8
 /// 0.05-0.15, and its p99 was lower in 11 of 13 interleaved repetitions (by up to 1.1 ms) at
-/// the same throughput and CPU per request. Elsewhere (8 and 256 connections, two workers) the
-/// two are level within the benchmark's noise (BENCHMARKS.md, *The gate against nginx and
-/// HAProxy*). 4, 6, 12, 16, 24 and 200 each had a higher p99 than 8 at 64
-/// connections; 1 and 2 pay for the extra `epoll_wait` calls.
+/// the same throughput and CPU per request. It costs where the worker has more connections
+/// than it needs to look at so often: at 256 connections 61 served ~2.5 % more requests at
+/// ~2 % less CPU each (eight interleaved repetitions, each build in both slots) — still ahead
+/// of nginx and HAProxy either way (BENCHMARKS.md, *The gate against nginx and HAProxy*).
+/// 4, 6, 12, 16, 24 and 200 each had a higher p99 than 8 at 64 connections; 1 and 2 pay for
+/// the extra `epoll_wait` calls.
 pub const EVENT_INTERVAL: u32 = 8;
 
 /// A single-threaded runtime as the gate's serving threads run (see [`EVENT_INTERVAL`]).
