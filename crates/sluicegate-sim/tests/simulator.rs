@@ -196,6 +196,27 @@ fn the_start_sees_a_contended_pool_past_the_starting_limit_on_a_busy_machine() {
     }
 }
 
+/// `two_speeds_0.8x` (50 workers, 90 % 10 ms / 10 % 500 ms, 0.8× load), seeds 3, 5 and 14:
+/// under capacity most buckets find a permit free, and a bucket a surge of slow requests
+/// pinned set off the periodic or early probe, at half the limit; the probe stalled behind the
+/// surge's slow requests and the limiter's predicted wait turned callers away (1.3 %, 1.0 % and
+/// 2.0 % rejected). Defect pinned: a probe needs most of the window's buckets pinned.
+#[test]
+fn under_capacity_a_surge_of_slow_requests_sets_off_no_probe() {
+    let s = Scenario::by_name("two_speeds_0.8x").unwrap();
+    let seeds = [3, 5, 14];
+    let rejected: f64 = seeds
+        .iter()
+        .map(|&seed| stats::summarise(&s, &engine::run(&s, Algo::Littles, seed)).rejected)
+        .sum::<f64>()
+        / seeds.len() as f64;
+    assert!(
+        rejected <= 0.008,
+        "seeds {seeds:?}: {:.2} % rejected on average",
+        rejected * 100.0
+    );
+}
+
 /// The threaded mode runs the real limiter on a multi-threaded runtime, in real time, under
 /// the adaptive limit: every arrival ends in exactly one recorded outcome, and at the end no
 /// permit is out and the limiter's counters balance. (It asserts no timing: on a loaded

@@ -817,9 +817,20 @@ impl LittlesLaw {
         // Queueing while the limit shrinks may be a min RT that is too low: check it soon.
         // A probe drains a queue the limit holds inside the resource; when most requests found
         // a permit free, the limit holds none there (it empties between bursts).
+        // A probe (periodic, or early on inflated RTs) drains a queue the limit holds inside
+        // the resource. When most of the window's buckets found a permit free, the limit holds
+        // none: a pinned bucket is then a surge (of a two-speed service's slow requests) that
+        // drains by itself, and a probe at half the limit stalls behind the surge's slow
+        // requests while callers queue in the limiter and the predicted wait turns them away
+        // (`two_speeds_0.8x`). Held until most of the window is pinned again.
+        let held_down = {
+            let pinned = self.closed.iter().filter(|b| b.pinned()).count();
+            2 * pinned >= self.closed.len()
+        };
         if self.probe.is_none()
             && b.saturated
-            && (queued_from_start || (b.pinned() && (now >= self.next_probe || inflated || faster)))
+            && (queued_from_start
+                || (b.pinned() && (((now >= self.next_probe || inflated) && held_down) || faster)))
         {
             let drained = b.rate() * min_rt.as_secs_f64() * self.c.probe_gain;
             let limit = if queued_from_start {

@@ -358,9 +358,17 @@ fn littles_does_not_probe_while_most_requests_find_a_permit_free() {
         feed_touching(&mut l, idx, 100, 10, 20);
         assert!(!l.probing(), "probed in bucket {idx}");
     }
-    // Demand fills the limit: the periodic probe is due and starts.
+    // Demand fills the limit: the periodic probe is due, and starts once most of the window's
+    // buckets (5 of 10) are pinned — not on the first pinned bucket, which may be a surge.
     let mut probed = false;
-    for idx in 100..103 {
+    for idx in 100..104 {
+        feed(&mut l, idx, 100, 20, FULL, Outcome::Success);
+        assert!(
+            !l.probing(),
+            "probed in bucket {idx}, the window mostly free"
+        );
+    }
+    for idx in 104..106 {
         feed(&mut l, idx, 100, 20, FULL, Outcome::Success);
         probed |= l.probing();
     }
