@@ -82,6 +82,33 @@ async fn a_slowloris_head_is_cut_off_at_the_header_read_timeout() {
     still_serves(&gate).await;
 }
 
+/// Defect pinned: the admin API, served by axum's `serve` (which gives hyper no timer, so
+/// no header read timeout), kept a connection that never finished its head, and an idle
+/// one after a call, open for ever: with a token the admin API may listen beyond loopback,
+/// and each such connection holds one of the process's open files, which the proxy's
+/// clients need too. It now closes them at `header_read_timeout`, as the proxy does.
+#[tokio::test]
+async fn an_admin_connection_that_never_finishes_its_head_is_closed() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "admin-slow").await;
+    let admin = gate.admin.unwrap();
+    for (sent, answered) in [
+        (&b"GET /status HTTP/1.1\r\nhost: 127.0.0.1\r\n"[..], false),
+        (b"", false),
+        (b"GET /status HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n", true),
+    ] {
+        let mut s = raw(admin, sent).await;
+        let mut out = Vec::new();
+        tokio::time::timeout(support::PATIENCE, s.read_to_end(&mut out))
+            .await
+            .expect("the admin API never closed the connection")
+            .unwrap();
+        let out = String::from_utf8_lossy(&out);
+        assert_eq!(out.starts_with("HTTP/1.1 200"), answered, "{out}");
+    }
+    still_serves(&gate).await;
+}
+
 /// Defect pinned: half a body kept waiting ended in `504 upstream_timeout`, billed to the
 /// upstream; it is the client's stall (`408` after `client_body_timeout`).
 #[tokio::test]
