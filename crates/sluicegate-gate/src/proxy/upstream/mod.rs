@@ -206,7 +206,7 @@ pub(crate) fn sweep() {
     let now = Instant::now();
     for pools in threads {
         let pools = &mut *lock(&pools);
-        sweep_lists(&mut pools.wires, now, Wire::is_usable);
+        sweep_lists(&mut pools.wires, now, |w| w.is_usable(false));
         sweep_lists(&mut pools.senders, now, |s| !s.is_closed());
     }
 }
@@ -328,7 +328,7 @@ fn send_wire(
     async move {
         let idle = with_idle(|idle| {
             check_out(&mut idle.wires, &authority, |w| {
-                if w.is_usable() {
+                if w.is_usable(!parts.method.is_idempotent()) {
                     Usable::Yes
                 } else {
                     Usable::Dead
