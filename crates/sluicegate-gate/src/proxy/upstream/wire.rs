@@ -238,6 +238,9 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
                     Some(n) => length = Some(n),
                     None => bad_length = Some("bad Content-Length"),
                 }
+                // Relayed as the one value read (below): a list of it, or the same on two
+                // lines, is refused by strict clients (RFC 9110 §8.6 lets it be replaced).
+                continue;
             } else if name == TRANSFER_ENCODING {
                 te = true;
                 codings = chunked_codings(codings, value.as_bytes());
@@ -263,10 +266,13 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
             }
         }
         headers::remove_listed(&mut map, &listed);
-        if te {
-            // The body is relayed without this hop's codings: a length that came with
-            // them is not the body's (RFC 9112 §6.3 item 3: removed before forwarding).
-            map.remove(CONTENT_LENGTH);
+        // The body is relayed without this hop's codings: a length that came with them is
+        // not the body's (RFC 9112 §6.3 item 3: removed before forwarding).
+        if !te
+            && bad_length.is_none()
+            && let Some(n) = length
+        {
+            map.insert(CONTENT_LENGTH, HeaderValue::from(n));
         }
         let framing = if head_request
             || status == StatusCode::NO_CONTENT
@@ -345,7 +351,7 @@ fn encode(out: &mut Vec<u8>, parts: &request::Parts, added: &Added) {
 
 /// A `Content-Length` value: digits, or a list of the same digits (RFC 9110 §8.6); `None`
 /// for anything else.
-fn content_length(v: &[u8]) -> Option<u64> {
+pub(super) fn content_length(v: &[u8]) -> Option<u64> {
     let mut length = None;
     for part in v.split(|&b| b == b',') {
         let part = part.trim_ascii();
