@@ -9,7 +9,7 @@ use arc_swap::ArcSwap;
 use serde::Deserialize;
 
 use crate::config::{self, Config, Dur, Rate};
-use crate::pool::Store;
+use crate::pool::{Pool, Store};
 use crate::state::State;
 
 /// The gate: config and state in force. Shared by the proxy, the admin API and the signal
@@ -31,6 +31,9 @@ pub struct Gate {
     /// Turns true when open tunnels must end (the drain's grace period is over); every
     /// tunnel watches it, and ends too when the gate is dropped.
     tunnels: tokio::sync::watch::Sender<bool>,
+    /// Pools a reload or a change removed while requests still ran or waited on them: the
+    /// drain waits for those too. Each is let go at the next change once idle.
+    leaving: Mutex<Vec<Arc<Pool>>>,
 }
 
 /// The settings bound at start (listeners, threads), which only a restart changes.
@@ -145,6 +148,7 @@ impl Gate {
             draining: AtomicBool::new(false),
             unrouted: Default::default(),
             tunnels: tokio::sync::watch::Sender::new(false),
+            leaving: Mutex::new(Vec::new()),
         })
     }
 
@@ -262,7 +266,16 @@ impl Gate {
         store: Option<&Store>,
     ) -> Result<(), String> {
         let state = State::build(&new, Some(&self.state.load()), store)?;
-        self.state.store(Arc::new(state));
+        let old = self.state.swap(Arc::new(state));
+        let now = self.state.load();
+        let mut leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
+        leaving.extend(
+            old.pools
+                .iter()
+                .filter(|p| now.pool(&p.name).is_none())
+                .cloned(),
+        );
+        leaving.retain(|p| !p.idle());
         *current = new;
         Ok(())
     }
@@ -339,14 +352,19 @@ impl Gate {
     }
 
     /// Resolves when no pool has a request queued or running, on its limiter or on an old
-    /// one still busy after a hand-over.
+    /// one still busy after a hand-over, nor any pool a reload or change removed.
     pub async fn drained(&self) {
         loop {
             let state = self.state();
-            for p in &state.pools {
+            let leaving = self
+                .leaving
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            for p in state.pools.iter().chain(&leaving) {
                 p.limit.limiter().drain().await;
             }
-            if self.state().pools.iter().all(|p| p.idle()) {
+            if self.state().pools.iter().chain(&leaving).all(|p| p.idle()) {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
@@ -478,6 +496,43 @@ mod tests {
         // It ran before the drain ended, not after.
         assert!(queued.is_finished());
         queued.await.unwrap().unwrap();
+    }
+
+    /// Defect pinned: `drained` looked only at the pools in force, so a request still
+    /// running on a pool that a reload removed (its client gone, the exchange finishing in
+    /// its own task) was cut off by the exit instead of being waited for within the grace
+    /// period.
+    #[tokio::test(start_paused = true)]
+    async fn the_drain_waits_for_a_request_on_a_pool_a_reload_removed() {
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-removed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        let write = |name: &str| {
+            let text = format!(
+                "[[pools]]\nname = \"{name}\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 1\n\n[[routes]]\npool = \"{name}\"\n"
+            );
+            std::fs::write(&path, text).unwrap();
+        };
+        write("api");
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .unwrap();
+        let running = gate.state().pools[0]
+            .limit
+            .limiter()
+            .try_acquire_owned()
+            .unwrap();
+        write("other");
+        gate.reload().await.unwrap();
+        assert!(gate.state().pool("api").is_none());
+        assert!(
+            !drains(&gate).await,
+            "drained with a request running on the removed pool"
+        );
+        drop(running);
+        assert!(drains(&gate).await);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Pins review 4's finding 3 at the state: after a reload, new connections take the

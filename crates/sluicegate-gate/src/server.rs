@@ -123,13 +123,9 @@ impl Started {
                 tracing::info!("admin listening on {a}");
             }
             let router = crate::admin::router(self.gate.clone());
+            let gate = self.gate.clone();
             admin_task = Some(tokio::spawn(async move {
-                let stopped = async move {
-                    let _ = admin_stop.wait_for(|s| *s).await;
-                };
-                let _ = axum::serve(listener, router)
-                    .with_graceful_shutdown(stopped)
-                    .await;
+                serve_admin(listener, router, gate, &mut admin_stop).await;
             }));
         }
         for l in &self.proxy {
@@ -493,6 +489,59 @@ async fn accept(
             }
         }
     }
+}
+
+/// Serves the admin API on `listener` until `stop` turns true, then lets the calls in
+/// progress finish and returns once every admin connection has closed.
+///
+/// Each connection is held to the `header_read_timeout` and `max_header_bytes` in force
+/// when it is accepted, as the proxy's are: a client that never finishes a head, or leaves
+/// a connection idle between calls, is hung up on. (axum's `serve` gives hyper no timer,
+/// so it had no header read timeout at all: such connections stayed open for ever, each
+/// holding one of the open files the proxy's clients need, from anyone who can reach an
+/// admin API listening beyond loopback with a token.)
+async fn serve_admin(
+    listener: TcpListener,
+    router: axum::Router,
+    gate: Arc<Gate>,
+    stop: &mut watch::Receiver<bool>,
+) {
+    let connections = Connections::default();
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = stop.wait_for(|s| *s) => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                tracing::warn!(error = %e, "admin accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let settings = gate.with_state(|s| s.conn);
+        let mut http1 = http1::Builder::new();
+        http1
+            .timer(TokioTimer::new())
+            .header_read_timeout(settings.header_read_timeout)
+            .max_buf_size(settings.max_header_bytes);
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut draining = connections.watcher();
+        tokio::spawn(async move {
+            let conn = http1.serve_connection(TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = draining.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        });
+    }
+    drop(listener);
+    connections.shutdown().await;
 }
 
 /// The signals the gate acts on, listened to from start to exit (a signal between two

@@ -82,6 +82,33 @@ async fn a_slowloris_head_is_cut_off_at_the_header_read_timeout() {
     still_serves(&gate).await;
 }
 
+/// Defect pinned: the admin API, served by axum's `serve` (which gives hyper no timer, so
+/// no header read timeout), kept a connection that never finished its head, and an idle
+/// one after a call, open for ever: with a token the admin API may listen beyond loopback,
+/// and each such connection holds one of the process's open files, which the proxy's
+/// clients need too. It now closes them at `header_read_timeout`, as the proxy does.
+#[tokio::test]
+async fn an_admin_connection_that_never_finishes_its_head_is_closed() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "admin-slow").await;
+    let admin = gate.admin.unwrap();
+    for (sent, answered) in [
+        (&b"GET /status HTTP/1.1\r\nhost: 127.0.0.1\r\n"[..], false),
+        (b"", false),
+        (b"GET /status HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n", true),
+    ] {
+        let mut s = raw(admin, sent).await;
+        let mut out = Vec::new();
+        tokio::time::timeout(support::PATIENCE, s.read_to_end(&mut out))
+            .await
+            .expect("the admin API never closed the connection")
+            .unwrap();
+        let out = String::from_utf8_lossy(&out);
+        assert_eq!(out.starts_with("HTTP/1.1 200"), answered, "{out}");
+    }
+    still_serves(&gate).await;
+}
+
 /// Defect pinned: half a body kept waiting ended in `504 upstream_timeout`, billed to the
 /// upstream; it is the client's stall (`408` after `client_body_timeout`).
 #[tokio::test]
@@ -101,6 +128,63 @@ async fn half_a_body_ends_in_408_and_frees_the_slot() {
     );
     slots_freed(&gate).await;
     still_serves(&gate).await;
+}
+
+/// Defect pinned: each request body a client left waiting wrote its own `info` line
+/// (`client stopped sending a request body; cut`) besides the refusal log's, which sums a
+/// flood up in one line a second: clients stalling many bodies at once wrote a line each.
+/// Twenty stalls at once now write the refusal log's first line and its summary, no more.
+#[tokio::test]
+async fn many_stalled_bodies_at_once_write_a_bounded_log() {
+    let up = Upstream::start().await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\nclient_body_timeout = \"2s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 20\nmax_queue = 0\n\n[[routes]]\npool = \"api\"\n",
+        up.url()
+    );
+    let path = write_config("stalls", &text);
+    let mut gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    let stalls: Vec<_> = (0..20)
+        .map(|_| {
+            let proxy = gate.proxy;
+            tokio::spawn(async move {
+                let s = raw(
+                    proxy,
+                    b"POST /body HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\nonly ten..",
+                )
+                .await;
+                read_all(s).await
+            })
+        })
+        .collect();
+    for s in stalls {
+        let answer = s.await.unwrap();
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    }
+    // Read the log until the refusal log has accounted for all twenty.
+    let (mut accounted, mut other) = (0, Vec::new());
+    while accounted < 20 {
+        let line = tokio::time::timeout(support::PATIENCE, gate.logs.recv())
+            .await
+            .expect("the refusal log did not account for every stall")
+            .unwrap();
+        if line.contains("listening on") {
+            continue;
+        }
+        if line.contains("rejected (more are summed up") {
+            accounted += 1;
+        } else if let Some(n) = line
+            .split(" more refused")
+            .next()
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            accounted += n;
+        } else {
+            other.push(line);
+        }
+    }
+    assert!(other.is_empty(), "a line per stall: {other:#?}");
+    slots_freed(&gate).await;
 }
 
 #[tokio::test]

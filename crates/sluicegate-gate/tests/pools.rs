@@ -739,3 +739,35 @@ pool = "api"
     }
     assert_eq!(gate.pool("api").await["counters"]["bypassed"], 3);
 }
+
+/// Defect pinned: a client's `Connection: host` made the gate drop `Host` as a header that
+/// option names (RFC 9110 §7.6.1), after the route was chosen on it: the upstream got the
+/// upstream's own address as `Host`, another host than the one the route and its limits
+/// were picked for (a vhost-serving upstream would serve it as its default host). The
+/// gate routes on `Host` and keeps it, whatever `Connection` lists.
+#[tokio::test]
+async fn a_connection_option_cannot_take_away_the_host_the_route_was_chosen_on() {
+    let up = Upstream::start().await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\n[[pools]]\nname = \"open\"\nupstream = \"{}\"\nmax_concurrency = 4\n\n[[routes]]\nhost = \"open.example\"\npool = \"open\"\n",
+        up.url()
+    );
+    let gate = serve("connection-host", &text).await;
+    for connection in ["host", "keep-alive, Host", "x-other, host"] {
+        let r = request(
+            gate.proxy,
+            http::Request::get("/fast")
+                .header("host", "open.example")
+                .header("connection", connection)
+                .body(Full::new(Bytes::new()))
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert!(
+            r.body.contains("host=open.example "),
+            "Connection: {connection}: {}",
+            r.body
+        );
+    }
+}

@@ -41,6 +41,10 @@ fn script(path: &str) -> (Vec<u8>, bool) {
         "/two-lengths" => {
             close("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc")
         }
+        "/length-list" => keep("HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nhello"),
+        "/length-twice" => {
+            keep("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello")
+        }
         "/garbage" => close("SSH-2.0-OpenSSH_9.2\r\n\r\n"),
         "/switch" => close("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n"),
         "/huge-head" => {
@@ -187,4 +191,32 @@ async fn a_body_that_breaks_its_framing_is_cut_not_completed() {
         "no end-of-body chunk for a broken body: {text}"
     );
     assert_eq!(get(gate.proxy, "/length", "after").await.body, "hello");
+}
+
+/// Defect pinned: an answer whose length came as a list of one value (`Content-Length: 5,
+/// 5`) or on two equal lines, which the gate reads as one length (RFC 9110 §8.6), reached
+/// the client as it came: a list or two lines, which strict clients (Node's llhttp) refuse
+/// although the gate framed the body by one value. The client gets that one value, on both
+/// paths (a request without a body on the gate's own connection, one with a body on
+/// hyper's).
+#[tokio::test]
+async fn a_repeated_length_reaches_the_client_as_one_value() {
+    let up = scripted_upstream().await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
+    for path in ["/length-list", "/length-twice"] {
+        for method in [Method::GET, Method::POST] {
+            let body = if method == Method::POST { "x" } else { "" };
+            let req = Request::builder()
+                .method(method.clone())
+                .uri(path)
+                .header("host", "gate.test")
+                .body(Full::new(Bytes::from(body)))
+                .unwrap();
+            let reply = request(gate.proxy, req).await;
+            assert_eq!(reply.status, 200, "{method} {path}: {reply:?}");
+            assert_eq!(reply.body, "hello", "{method} {path}");
+            let lengths: Vec<_> = reply.headers.get_all("content-length").iter().collect();
+            assert_eq!(lengths, ["5"], "{method} {path}");
+        }
+    }
 }

@@ -216,7 +216,10 @@ impl Body for ClientBody {
                 let timeout = self.timeout;
                 ready!(self.stall.poll_expired(cx, timeout));
                 self.moved(Some(ClientFault::Stalled));
-                tracing::info!(after = ?timeout, "client stopped sending a request body; cut");
+                // At `debug`, as every single refusal: the refusal log (`408`,
+                // `client_body_timeout`) logs the first of a run and sums up the rest, and a
+                // line per stall here would undo that for clients that stall many at once.
+                tracing::debug!(after = ?timeout, "client stopped sending a request body; cut");
                 Poll::Ready(Some(Err(format!(
                     "client sent nothing of its body for {timeout:?}"
                 )

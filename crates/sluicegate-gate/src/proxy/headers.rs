@@ -91,7 +91,9 @@ fn hop_by_hop_index(name: &HeaderName) -> Option<usize> {
         .flatten()
 }
 
-/// Removes the headers the `Connection` values in `listed` name (RFC 9110 §7.6.1).
+/// Removes the headers the `Connection` values in `listed` name (RFC 9110 §7.6.1), but
+/// `Host`: the route was chosen on it, and the upstream must see the host it was chosen
+/// for (without it, the upstream's own address would go in its place).
 pub(super) fn remove_listed(headers: &mut HeaderMap, listed: &[HeaderValue]) {
     for token in listed
         .iter()
@@ -101,6 +103,7 @@ pub(super) fn remove_listed(headers: &mut HeaderMap, listed: &[HeaderValue]) {
         // `keep-alive`, `close` and the like: gone with the list, or not a header.
         if token.is_empty()
             || token.eq_ignore_ascii_case(b"close")
+            || token.eq_ignore_ascii_case(b"host")
             || HOP_BY_HOP
                 .iter()
                 .any(|h| token.eq_ignore_ascii_case(h.as_str().as_bytes()))

@@ -206,7 +206,7 @@ pub(crate) fn sweep() {
     let now = Instant::now();
     for pools in threads {
         let pools = &mut *lock(&pools);
-        sweep_lists(&mut pools.wires, now, Wire::is_usable);
+        sweep_lists(&mut pools.wires, now, |w| w.is_usable(false));
         sweep_lists(&mut pools.senders, now, |s| !s.is_closed());
     }
 }
@@ -328,7 +328,7 @@ fn send_wire(
     async move {
         let idle = with_idle(|idle| {
             check_out(&mut idle.wires, &authority, |w| {
-                if w.is_usable() {
+                if w.is_usable(!parts.method.is_idempotent()) {
                     Usable::Yes
                 } else {
                     Usable::Dead
@@ -461,6 +461,18 @@ fn relay(
         // A length that came with transfer codings is not the relayed body's (RFC 9112
         // §6.3 item 3: removed before forwarding).
         parts.headers.remove(CONTENT_LENGTH);
+    } else {
+        // hyper reads a list of one value, or the same on two lines, as that one length:
+        // relayed as it (strict clients refuse the list, RFC 9110 §8.6 lets it be replaced).
+        let mut lengths = parts.headers.get_all(CONTENT_LENGTH).iter();
+        if let Some(first) = lengths.next()
+            && (lengths.next().is_some() || first.as_bytes().contains(&b','))
+            && let Some(n) = wire::content_length(first.as_bytes())
+        {
+            parts
+                .headers
+                .insert(CONTENT_LENGTH, http::HeaderValue::from(n));
+        }
     }
     let keep_for = parts
         .headers
