@@ -1,0 +1,334 @@
+//! The demand-led start: leaps from the starting limit to the concurrency the offered load
+//! holds, by Little's law on the demand, instead of growing × 1.5 a bucket.
+//!
+//! At the starting limit `L0`, pinned (callers wait or are turned away), three counts give the
+//! demand without a single RT: the answers `X0` a second, the callers held back `λ` a second
+//! (the limiter's count, [`on_demand`](super::LimitAlgorithm::on_demand)) and `L0` itself. If
+//! the resource serves all `L0` at once, Little's law gives its mean RT as `L0 ÷ X0`, and the
+//! demand's concurrency as `λ × L0 ÷ X0` — reached in one step, a few round trips after the
+//! first answer, where the slow start takes a bucket (100 ms at least) a step of × 1.5 and
+//! three buckets before the first.
+//!
+//! Two checks cap it at the knee:
+//!
+//! - **Before the first leap**, the resource must serve all `L0` at once: the requests that
+//!   found more than half the permits out must not be slower than those that found few (a
+//!   rank test: of every pair, the second group's answer is the faster about half the time,
+//!   whatever the shape of the RTs; *clear* at no less than ½ less one standard error). In front
+//!   of a pool smaller than `L0` (the demo: 10 workers that slow as they fill) the second group
+//!   waits, wins a tenth of its pairings, and there is no leap: the start's own tests handle it.
+//! - **After each leap** (at most × [`LEAP`]), two round trips of answers at the new limit:
+//!   by Little's law again the permits in service are `X1 × L0 ÷ X0`. While callers are still
+//!   held back, fewer in service than the leap gave (three standard errors of the two counts)
+//!   is the knee: the limit drops there (plus the target queue), as the slow start's drain
+//!   does. As many is room: leap again, to the demand. No caller held back is a limit that
+//!   covers the demand: the buckets take over.
+//!
+//! The buckets' own decisions wait while a leap is being checked; any other move of the limit
+//! (the start's tests, a bucket's growth) ends the demand-led start.
+
+use crate::clock::Nanos;
+use std::time::Duration;
+
+/// The most one leap multiplies the limit by: an overshoot past the knee costs a queue inside
+/// the resource for the two round trips the check takes.
+pub(super) const LEAP: f64 = 4.0;
+
+/// A leap is only worth it when the demand stands this far above the limit.
+const WORTH: f64 = 1.5;
+
+/// Standard errors by which the permits in service must fall short of the leap's limit for
+/// the check to call it the knee.
+const KNEE_SIGNIFICANCE: f64 = 2.0;
+
+/// Standard errors of the rank test's share below ½ still taken as clear: the first group is
+/// the first ten requests or so, fixed once the limit is pinned, so at one standard error one
+/// start in six whose first answers happened to be fast would never leap. At the first look,
+/// pools of 20 workers and more read at most 1.0 (seeds 1–10 of nine scenarios), the demo's
+/// 10 workers 2.0–3.2.
+const CLEAR: f64 = 1.5;
+
+/// The most RTs of each group kept for the rank test (a bound on memory, not a statistic).
+const KEPT: usize = 4096;
+
+/// Counts from a point in time on.
+#[derive(Clone, Copy, Debug)]
+struct Mark {
+    at: Nanos,
+    blocked: u64,
+    answers: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Phase {
+    /// At the starting limit, measuring.
+    Watching,
+    /// Leapt at `at` to `to`; checked from a round trip after.
+    Leapt { at: Nanos, from: usize, to: usize },
+    /// Over: the buckets decide.
+    Done,
+}
+
+/// What the demand-led start asks of the limit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Verdict {
+    /// Nothing to do yet.
+    Wait,
+    /// Leap to this limit.
+    Leap(usize),
+    /// The knee: this many permits in service (plus the target queue), the resource's mean
+    /// RT by Little's law at the starting limit.
+    Knee { in_service: f64, rt: Duration },
+    /// Over, with the limit where it is.
+    Done,
+}
+
+/// The demand-led start's state.
+#[derive(Clone, Debug)]
+pub(super) struct DemandStart {
+    /// The limiter's running count of callers that found every permit taken.
+    blocked: u64,
+    /// Answers seen (successes and drops).
+    answers: u64,
+    phase: Phase,
+    /// From the first answer at the starting limit.
+    start: Option<Mark>,
+    /// From a round trip after the last leap.
+    check: Option<Mark>,
+    /// The check's first look is taken.
+    looked: bool,
+    /// The resource's mean RT at the starting limit, by Little's law (s), and the answers it
+    /// was measured on.
+    rt: f64,
+    measured: u64,
+    /// The answers a check needs: as many as the starting limit's rate was measured on.
+    least: u64,
+    /// RTs at the starting limit of the requests that found at most half the permits out,
+    /// and of the others (s).
+    few: Vec<f64>,
+    more: Vec<f64>,
+}
+
+impl Default for DemandStart {
+    fn default() -> Self {
+        DemandStart {
+            blocked: 0,
+            answers: 0,
+            phase: Phase::Watching,
+            start: None,
+            check: None,
+            looked: false,
+            rt: 0.0,
+            measured: 0,
+            least: 0,
+            few: Vec::new(),
+            more: Vec::new(),
+        }
+    }
+}
+
+impl DemandStart {
+    /// The limiter's running count of callers held back.
+    pub(super) fn on_demand(&mut self, blocked: u64) {
+        self.blocked = self.blocked.max(blocked);
+    }
+
+    #[cfg(test)]
+    pub(super) fn few_len(&self) -> usize {
+        self.few.len()
+    }
+
+    #[cfg(test)]
+    pub(super) fn more_len(&self) -> usize {
+        self.more.len()
+    }
+
+    /// A leap is being checked: the buckets hold the limit.
+    pub(super) fn holds(&self) -> bool {
+        matches!(self.phase, Phase::Leapt { .. })
+    }
+
+    fn mark(&self, at: Nanos) -> Mark {
+        Mark {
+            at,
+            blocked: self.blocked,
+            answers: self.answers,
+        }
+    }
+
+    /// Files one answer (success or drop) of a request that started with `in_flight` permits
+    /// out, ending at `end`, under `limit`; `at_start` says the limit is still the starting
+    /// one, untouched by anything else. `least` answers of each group make the rank test.
+    pub(super) fn observe(
+        &mut self,
+        end: Nanos,
+        latency: Duration,
+        in_flight: usize,
+        limit: usize,
+        at_start: bool,
+        least: usize,
+    ) -> Verdict {
+        self.answers += 1;
+        match self.phase {
+            Phase::Done => Verdict::Done,
+            Phase::Watching if !at_start => {
+                self.phase = Phase::Done;
+                Verdict::Done
+            }
+            Phase::Watching => self.watch(end, latency, in_flight, limit, least),
+            Phase::Leapt { at, from, to } => self.check(end, at, from, to),
+        }
+    }
+
+    fn watch(
+        &mut self,
+        end: Nanos,
+        latency: Duration,
+        in_flight: usize,
+        limit: usize,
+        least: usize,
+    ) -> Verdict {
+        let group = if in_flight * 2 <= limit {
+            &mut self.few
+        } else {
+            &mut self.more
+        };
+        if group.len() < KEPT {
+            group.push(latency.as_secs_f64());
+        }
+        // Counted from the limit-th answer on: the first requests started together, and
+        // behind a service floor they answer together, a burst no steady rate has.
+        if self.start.is_none() && self.answers >= limit as u64 {
+            self.start = Some(self.mark(end));
+        }
+        let Some(start) = self.start else {
+            return Verdict::Wait;
+        };
+        let n = self.answers - start.answers;
+        let dt = secs(end, start.at);
+        // Two answers a permit (a count to a standard error of a sixth or less at the
+        // starting limit) over two of the RTs they give.
+        if n < 2 * limit as u64 || dt <= 0.0 {
+            return Verdict::Wait;
+        }
+        let rate = n as f64 / dt;
+        let rt = limit as f64 / rate;
+        if dt < 2.0 * rt || self.few.len() < least || self.more.len() < least {
+            return Verdict::Wait;
+        }
+        let demand = (self.blocked - start.blocked) as f64 / dt * rt;
+        if demand < WORTH * limit as f64 || !self.clear() {
+            return Verdict::Wait;
+        }
+        self.rt = rt;
+        self.measured = n;
+        self.least = n;
+        if std::env::var_os("DEMAND_TRACE").is_some() {
+            eprintln!("leap0 t={:.4} n={n} dt={dt:.4} rt={rt:.5} demand={demand:.1} few={} more={}", end.as_u64() as f64/1e9, self.few.len(), self.more.len());
+        }
+        self.leap(end, limit, demand)
+    }
+
+    fn leap(&mut self, at: Nanos, from: usize, demand: f64) -> Verdict {
+        // The demand's concurrency varies like a Poisson count: room for three standard
+        // deviations of it.
+        let to = (demand + 3.0 * demand.sqrt()).min(LEAP * from as f64).ceil() as usize;
+        self.phase = Phase::Leapt { at, from, to };
+        self.check = None;
+        self.looked = false;
+        Verdict::Leap(to)
+    }
+
+    fn check(&mut self, end: Nanos, at: Nanos, from: usize, to: usize) -> Verdict {
+        let rt = Duration::from_secs_f64(self.rt);
+        if end < at + rt {
+            return Verdict::Wait;
+        }
+        let Some(mark) = self.check else {
+            self.check = Some(self.mark(end));
+            return Verdict::Wait;
+        };
+        let n = self.answers - mark.answers;
+        let dt = secs(end, mark.at);
+        // A round trip, and as many answers as the starting limit's rate was measured on;
+        // a leap is judged clear only on two answers a permit of the new limit.
+        if dt < self.rt || n < self.least {
+            return Verdict::Wait;
+        }
+        let rate = n as f64 / dt;
+        let in_service = rate * self.rt;
+        let held_back = (self.blocked - mark.blocked) as f64 / dt;
+        // Callers still held back, on more than half the answers' count: demand reaches the
+        // limit. Fewer, and the leap covered it.
+        if held_back * 2.0 < rate {
+            self.phase = Phase::Done;
+            return Verdict::Done;
+        }
+        // Two looks: the first as soon as there are answers enough, for an overshoot far past
+        // the knee (three standard errors), and the last when the leap would be judged clear.
+        let last = n >= 2 * to as u64;
+        if !last && self.looked {
+            return Verdict::Wait;
+        }
+        self.looked = true;
+        let bar = if last { KNEE_SIGNIFICANCE } else { KNEE_SIGNIFICANCE + 1.0 };
+        let se = (1.0 / n as f64 + 1.0 / self.measured.max(1) as f64).sqrt();
+        if std::env::var_os("DEMAND_TRACE").is_some() {
+            eprintln!("check t={:.4} from={from} to={to} n={n} dt={dt:.4} rate={rate:.0} in_service={in_service:.1} held_back={held_back:.0} se={se:.3}", end.as_u64() as f64/1e9);
+        }
+        if in_service < to as f64 * (1.0 - bar * se) {
+            // Fewer in service than the leap gave: past the knee. The queue inside slows the
+            // workers that serve it (contention), so the answer rate understates the pool;
+            // the limit before the leap was clear.
+            self.phase = Phase::Done;
+            return Verdict::Knee {
+                in_service: in_service.max(from as f64),
+                rt,
+            };
+        }
+        if !last {
+            return Verdict::Wait;
+        }
+        // Room at the new limit: its answers measure the mean RT again (pooled), and callers
+        // still held back ask for more.
+        let measured = self.measured + n;
+        self.rt = (self.rt * self.measured as f64 + to as f64 / rate * n as f64) / measured as f64;
+        self.measured = measured;
+        let demand = held_back.max(rate) * self.rt;
+        if demand < WORTH * to as f64 {
+            self.phase = Phase::Done;
+            return Verdict::Done;
+        }
+        self.leap(end, to, demand)
+    }
+
+    /// The rank test: the requests that found more than half the permits out answered no
+    /// slower than those that found few (the share of pairs where the second group's RT is
+    /// the lower is at least ½ less one standard error).
+    fn clear(&self) -> bool {
+        let (n1, n2) = (self.few.len() as f64, self.more.len() as f64);
+        let mut wins = 0.0;
+        for &m in &self.more {
+            for &f in &self.few {
+                wins += if m < f {
+                    1.0
+                } else if m == f {
+                    0.5
+                } else {
+                    0.0
+                };
+            }
+        }
+        let share = wins / (n1 * n2);
+        let se = ((n1 + n2 + 1.0) / (12.0 * n1 * n2)).sqrt();
+        if std::env::var_os("DEMAND_TRACE").is_some() {
+            eprintln!("rank share={share:.3} se={se:.3} z={:.2} n1={n1} n2={n2}", (0.5 - share) / se);
+        }
+        share >= 0.5 - CLEAR * se
+    }
+}
+
+/// Seconds from `from` to `to` (zero if `to` is earlier).
+fn secs(to: Nanos, from: Nanos) -> f64 {
+    to.as_u64().saturating_sub(from.as_u64()) as f64 / 1e9
+}
