@@ -872,7 +872,11 @@ impl LittlesLaw {
     /// low in front of a large pool, where a few ms are a few requests.
     fn queued_at_start(&self, target: f64) -> bool {
         let initial = clamp(self.c.initial, self.c.min, self.c.max);
-        let started = self.knee_found || self.restarted || self.probed || self.probe.is_some();
+        let started = self.knee_found
+            || self.restarted
+            || self.probed
+            || self.probe.is_some()
+            || self.demand.leapt();
         if started || self.base != initial {
             return false;
         }
@@ -900,6 +904,7 @@ impl LittlesLaw {
             && !self.restarted
             && !self.probed
             && self.probe.is_none()
+            && !self.demand.leapt()
             && self.base == initial
             && self.limit == initial
     }
@@ -1137,8 +1142,19 @@ impl LittlesLaw {
         let to = match verdict {
             Verdict::Wait | Verdict::Done => return,
             Verdict::Leap(to) => clamp(to, min, max),
-            Verdict::Knee { in_service, rt } => {
-                let knee = in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
+            Verdict::Knee {
+                in_service,
+                from,
+                rt,
+            } => {
+                // The queue the overshoot left inside slows the workers that serve it, so the
+                // answer rate may show fewer in service than the limit judged clear before the
+                // leap: back to that one then, where nothing queued.
+                let knee = if in_service <= from as f64 {
+                    from as f64
+                } else {
+                    in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET
+                };
                 let knee = clamp((knee.ceil() as usize).min(self.base), min, max);
                 self.knee_found = true;
                 self.knee = Some(knee);

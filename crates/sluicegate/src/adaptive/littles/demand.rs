@@ -39,7 +39,7 @@ const WORTH: f64 = 1.5;
 
 /// Standard errors by which the permits in service must fall short of the leap's limit for
 /// the check to call it the knee.
-const KNEE_SIGNIFICANCE: f64 = 2.0;
+const KNEE_SIGNIFICANCE: f64 = 3.0;
 
 /// Standard errors of the rank test's share below ½ still taken as clear: the first group is
 /// the first ten requests or so, fixed once the limit is pinned, so at one standard error one
@@ -76,9 +76,13 @@ pub(super) enum Verdict {
     Wait,
     /// Leap to this limit.
     Leap(usize),
-    /// The knee: this many permits in service (plus the target queue), the resource's mean
-    /// RT by Little's law at the starting limit.
-    Knee { in_service: f64, rt: Duration },
+    /// The knee: `in_service` permits in service at the leap from `from` (judged clear),
+    /// and the resource's mean RT by Little's law at the starting limit.
+    Knee {
+        in_service: f64,
+        from: usize,
+        rt: Duration,
+    },
     /// Over, with the limit where it is.
     Done,
 }
@@ -141,6 +145,11 @@ impl DemandStart {
     #[cfg(test)]
     pub(super) fn more_len(&self) -> usize {
         self.more.len()
+    }
+
+    /// It leapt at least once.
+    pub(super) fn leapt(&self) -> bool {
+        self.rt > 0.0
     }
 
     /// A leap is being checked: the buckets hold the limit.
@@ -271,7 +280,7 @@ impl DemandStart {
             return Verdict::Wait;
         }
         self.looked = true;
-        let bar = if last { KNEE_SIGNIFICANCE } else { KNEE_SIGNIFICANCE + 1.0 };
+        let bar = KNEE_SIGNIFICANCE;
         let se = (1.0 / n as f64 + 1.0 / self.measured.max(1) as f64).sqrt();
         if std::env::var_os("DEMAND_TRACE").is_some() {
             eprintln!("check t={:.4} from={from} to={to} n={n} dt={dt:.4} rate={rate:.0} in_service={in_service:.1} held_back={held_back:.0} se={se:.3}", end.as_u64() as f64/1e9);
@@ -282,7 +291,8 @@ impl DemandStart {
             // the limit before the leap was clear.
             self.phase = Phase::Done;
             return Verdict::Knee {
-                in_service: in_service.max(from as f64),
+                in_service,
+                from,
                 rt,
             };
         }
