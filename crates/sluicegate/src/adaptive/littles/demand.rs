@@ -48,6 +48,16 @@ const KNEE_SIGNIFICANCE: f64 = 3.0;
 /// 10 workers 2.0–3.2.
 const CLEAR: f64 = 1.5;
 
+/// The low quantile the queue is read at, as the buckets read theirs.
+const LOW: f64 = 0.05;
+
+/// The target queue, as the steering's: a share of the limit, at least a few requests.
+const QUEUE_TARGET: f64 = 0.04;
+const MIN_QUEUE: f64 = 2.0;
+
+/// Answers for a low quantile that is not the smallest of a handful.
+const MIN_LOW: usize = 20;
+
 /// The most RTs of each group kept for the rank test (a bound on memory, not a statistic).
 const KEPT: usize = 4096;
 
@@ -111,6 +121,8 @@ pub(super) struct DemandStart {
     /// and of the others (s).
     few: Vec<f64>,
     more: Vec<f64>,
+    /// RTs of the requests that started after the last leap (s).
+    after: Vec<f64>,
 }
 
 impl Default for DemandStart {
@@ -127,6 +139,7 @@ impl Default for DemandStart {
             least: 0,
             few: Vec::new(),
             more: Vec::new(),
+            after: Vec::new(),
         }
     }
 }
@@ -185,7 +198,18 @@ impl DemandStart {
                 Verdict::Done
             }
             Phase::Watching => self.watch(end, latency, in_flight, limit, least),
-            Phase::Leapt { at, from, to } => self.check(end, at, from, to),
+            Phase::Leapt { at, from, to } => {
+                // Requests that started a round trip after the leap: the first ones after it
+                // may have found workers free even past the knee (the leap's new permits fill
+                // the pool before any waits).
+                let start = end.as_u64().saturating_sub(latency.as_nanos() as u64);
+                if start >= (at + Duration::from_secs_f64(self.rt)).as_u64()
+                    && self.after.len() < KEPT
+                {
+                    self.after.push(latency.as_secs_f64());
+                }
+                self.check(end, at, from, to)
+            }
         }
     }
 
@@ -245,6 +269,7 @@ impl DemandStart {
         self.phase = Phase::Leapt { at, from, to };
         self.check = None;
         self.looked = false;
+        self.after.clear();
         Verdict::Leap(to)
     }
 
@@ -285,6 +310,21 @@ impl DemandStart {
         if std::env::var_os("DEMAND_TRACE").is_some() {
             eprintln!("check t={:.4} from={from} to={to} n={n} dt={dt:.4} rate={rate:.0} in_service={in_service:.1} held_back={held_back:.0} se={se:.3}", end.as_u64() as f64/1e9);
         }
+        // The low end of the RTs moves by the whole queueing delay and hardly with service
+        // noise (the buckets' queue estimate): Little's law on the queue inside gives the
+        // permits that wait, against the starting limit's answers (unqueued, by the rank test).
+        let queue = self.queue_since_leap(rate, to);
+        if std::env::var_os("DEMAND_TRACE").is_some() {
+            eprintln!("  queue={queue:?}");
+        }
+        if let Some(queue) = queue {
+            self.phase = Phase::Done;
+            return Verdict::Knee {
+                in_service: to as f64 - queue,
+                from,
+                rt,
+            };
+        }
         if in_service < to as f64 * (1.0 - bar * se) {
             // Fewer in service than the leap gave: past the knee. The queue inside slows the
             // workers that serve it (contention), so the answer rate understates the pool;
@@ -312,6 +352,24 @@ impl DemandStart {
         self.leap(end, to, demand)
     }
 
+    /// The permits waiting inside the resource since the last leap, if they stand
+    /// [`KNEE_SIGNIFICANCE`] standard errors past the target queue (4 % of the limit, at least
+    /// two): the 5th-percentile RT of the requests that started after the leap over that of
+    /// the starting limit's answers, × the answer rate.
+    fn queue_since_leap(&self, rate: f64, to: usize) -> Option<f64> {
+        let mut before: Vec<f64> = self.few.iter().chain(&self.more).copied().collect();
+        if self.after.len() < MIN_LOW {
+            return None;
+        }
+        let mut after = self.after.clone();
+        let (floor, floor_se) = low(&mut before)?;
+        let (now, now_se) = low(&mut after)?;
+        let queue = (now - floor) * rate;
+        let noise = (floor_se.powi(2) + now_se.powi(2)).sqrt() * rate;
+        let target = (QUEUE_TARGET * to as f64).max(MIN_QUEUE);
+        (queue - target > KNEE_SIGNIFICANCE * noise).then_some(queue)
+    }
+
     /// The rank test: the requests that found more than half the permits out answered no
     /// slower than those that found few (the share of pairs where the second group's RT is
     /// the lower is at least ½ less one standard error).
@@ -336,6 +394,21 @@ impl DemandStart {
         }
         share >= 0.5 - CLEAR * se
     }
+}
+
+/// The 5th percentile of `rts` (the `ceil(0.05 n)`-th smallest) and its standard error, read
+/// off the gap to the 10th percentile as the buckets read theirs.
+fn low(rts: &mut [f64]) -> Option<(f64, f64)> {
+    let n = rts.len();
+    if n < 2 {
+        return None;
+    }
+    rts.sort_unstable_by(f64::total_cmp);
+    let k1 = ((LOW * n as f64).ceil() as usize).clamp(1, n);
+    let k2 = ((2.0 * LOW * n as f64).ceil() as usize).clamp(k1 + 1, n);
+    let gap = (rts[k2 - 1] - rts[k1 - 1]).max(1e-12);
+    let density = (k2 - k1) as f64 / n as f64 / gap;
+    Some((rts[k1 - 1], (LOW * (1.0 - LOW) / n as f64).sqrt() / density))
 }
 
 /// Seconds from `from` to `to` (zero if `to` is earlier).
