@@ -320,7 +320,7 @@ impl DemandStart {
         if let Some(queue) = queue {
             self.phase = Phase::Done;
             return Verdict::Knee {
-                in_service: to as f64 - queue,
+                in_service: (to as f64 - queue).min(in_service),
                 from,
                 rt,
             };
