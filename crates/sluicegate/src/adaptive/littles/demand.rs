@@ -2,30 +2,38 @@
 //! holds, by Little's law on the demand, instead of growing × 1.5 a bucket.
 //!
 //! At the starting limit `L0`, pinned (callers wait or are turned away), three counts give the
-//! demand without a single RT: the answers `X0` a second, the callers held back `λ` a second
-//! (the limiter's count, [`on_demand`](super::LimitAlgorithm::on_demand)) and `L0` itself. If
-//! the resource serves all `L0` at once, Little's law gives its mean RT as `L0 ÷ X0`, and the
-//! demand's concurrency as `λ × L0 ÷ X0` — reached in one step, a few round trips after the
-//! first answer, where the slow start takes a bucket (100 ms at least) a step of × 1.5 and
-//! three buckets before the first.
+//! demand without a single RT: the answers `X0` a second (from the `L0`-th answer on: the
+//! first requests start together and, behind a service floor, answer together), the callers
+//! held back `λ` a second (the limiter's count,
+//! [`on_demand`](crate::adaptive::LimitAlgorithm::on_demand)) and `L0` itself. If the resource
+//! serves all `L0` at once, Little's law gives its mean RT as `L0 ÷ X0`, and the demand's
+//! concurrency as `λ × L0 ÷ X0`: reached a few round trips after the first answer, where the
+//! slow start waits three buckets (100 ms at least each) and then grows × 1.5 a bucket.
 //!
-//! Two checks cap it at the knee:
+//! Checks cap it at the knee:
 //!
 //! - **Before the first leap**, the resource must serve all `L0` at once: the requests that
 //!   found more than half the permits out must not be slower than those that found few (a
 //!   rank test: of every pair, the second group's answer is the faster about half the time,
-//!   whatever the shape of the RTs; *clear* at no less than ½ less one standard error). In front
-//!   of a pool smaller than `L0` (the demo: 10 workers that slow as they fill) the second group
-//!   waits, wins a tenth of its pairings, and there is no leap: the start's own tests handle it.
-//! - **After each leap** (at most × [`LEAP`]), two round trips of answers at the new limit:
-//!   by Little's law again the permits in service are `X1 × L0 ÷ X0`. While callers are still
-//!   held back, fewer in service than the leap gave (three standard errors of the two counts)
-//!   is the knee: the limit drops there (plus the target queue), as the slow start's drain
-//!   does. As many is room: leap again, to the demand. No caller held back is a limit that
-//!   covers the demand: the buckets take over.
+//!   whatever the shape of the RTs; *clear* at no less than ½ less [`CLEAR`] standard
+//!   errors). In front of a pool smaller than `L0` (the demo: 10 workers that slow as they
+//!   fill) the second group waits and there is no leap: the start's own tests handle it.
+//! - **Each leap** is at most × [`LEAP`], to the demand plus three standard deviations of it
+//!   (a Poisson count), and is checked from a round trip after it. The queue inside the
+//!   resource, by Little's law: the 5th-percentile RT of the requests that started since, over
+//!   that of the starting limit's answers, × the answer rate, standing three standard errors
+//!   past the target queue. Or the permits in service, `X1 × L0 ÷ X0`, three standard errors
+//!   short of the leap's limit (at a first look, and at two answers a permit). Either is the
+//!   knee: the permits in service then are the lower of the leap's limit less that queue and
+//!   the answer rate's count. (Waiting requests slow the workers that serve them, so the
+//!   answer rate understates the pool; when it shows fewer than the limit before the leap,
+//!   that limit, judged clear, is where the start returns.)
+//! - **No knee**, and callers still held back: the leap's answers measure the mean RT again,
+//!   and it leaps on. No caller held back: the limit covers the demand, and the buckets take
+//!   over.
 //!
 //! The buckets' own decisions wait while a leap is being checked; any other move of the limit
-//! (the start's tests, a bucket's growth) ends the demand-led start.
+//! before the first leap (the start's tests, a bucket's growth) ends the demand-led start.
 
 use crate::clock::Nanos;
 use std::time::Duration;
@@ -150,16 +158,6 @@ impl DemandStart {
         self.blocked = self.blocked.max(blocked);
     }
 
-    #[cfg(test)]
-    pub(super) fn few_len(&self) -> usize {
-        self.few.len()
-    }
-
-    #[cfg(test)]
-    pub(super) fn more_len(&self) -> usize {
-        self.more.len()
-    }
-
     /// It leapt at least once.
     pub(super) fn leapt(&self) -> bool {
         self.rt > 0.0
@@ -256,16 +254,15 @@ impl DemandStart {
         self.rt = rt;
         self.measured = n;
         self.least = n;
-        if std::env::var_os("DEMAND_TRACE").is_some() {
-            eprintln!("leap0 t={:.4} n={n} dt={dt:.4} rt={rt:.5} demand={demand:.1} few={} more={}", end.as_u64() as f64/1e9, self.few.len(), self.more.len());
-        }
         self.leap(end, limit, demand)
     }
 
     fn leap(&mut self, at: Nanos, from: usize, demand: f64) -> Verdict {
         // The demand's concurrency varies like a Poisson count: room for three standard
         // deviations of it.
-        let to = (demand + 3.0 * demand.sqrt()).min(LEAP * from as f64).ceil() as usize;
+        let to = (demand + 3.0 * demand.sqrt())
+            .min(LEAP * from as f64)
+            .ceil() as usize;
         self.phase = Phase::Leapt { at, from, to };
         self.check = None;
         self.looked = false;
@@ -307,16 +304,10 @@ impl DemandStart {
         self.looked = true;
         let bar = KNEE_SIGNIFICANCE;
         let se = (1.0 / n as f64 + 1.0 / self.measured.max(1) as f64).sqrt();
-        if std::env::var_os("DEMAND_TRACE").is_some() {
-            eprintln!("check t={:.4} from={from} to={to} n={n} dt={dt:.4} rate={rate:.0} in_service={in_service:.1} held_back={held_back:.0} se={se:.3}", end.as_u64() as f64/1e9);
-        }
         // The low end of the RTs moves by the whole queueing delay and hardly with service
         // noise (the buckets' queue estimate): Little's law on the queue inside gives the
         // permits that wait, against the starting limit's answers (unqueued, by the rank test).
         let queue = self.queue_since_leap(rate, to);
-        if std::env::var_os("DEMAND_TRACE").is_some() {
-            eprintln!("  queue={queue:?}");
-        }
         if let Some(queue) = queue {
             self.phase = Phase::Done;
             return Verdict::Knee {
@@ -389,9 +380,6 @@ impl DemandStart {
         }
         let share = wins / (n1 * n2);
         let se = ((n1 + n2 + 1.0) / (12.0 * n1 * n2)).sqrt();
-        if std::env::var_os("DEMAND_TRACE").is_some() {
-            eprintln!("rank share={share:.3} se={se:.3} z={:.2} n1={n1} n2={n2}", (0.5 - share) / se);
-        }
         share >= 0.5 - CLEAR * se
     }
 }

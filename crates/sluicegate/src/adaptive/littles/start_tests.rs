@@ -194,11 +194,10 @@ fn littles_demand_led_start_reaches_the_demand_within_a_few_round_trips() {
             }
         });
         assert!(at_150ms >= 160, "seed {seed}: limit {at_150ms} at 150 ms");
-        assert!(
-            (160..=400).contains(&l.limit()),
-            "seed {seed}: limit {} at 1 s",
-            l.limit()
-        );
+        // No false knee on the way: the limit stays at the demand or above (the buckets then
+        // hold twice the demand, as below the knee).
+        assert!(l.limit() >= 160, "seed {seed}: limit {} at 1 s", l.limit());
+        assert!(!l.knee_found, "seed {seed}: a knee in front of 200 workers");
     }
 }
 
@@ -222,22 +221,5 @@ fn littles_demand_led_start_stops_at_the_knee() {
             (40..=90).contains(&at_500ms),
             "seed {seed}: limit {at_500ms} at 0.5 s for 50 workers"
         );
-    }
-}
-
-#[test]
-fn zz_debug_demand() {
-    for seed in 1..=5 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = OpenPool::new(50, 50, 10_000, seed);
-        let mut last = 0;
-        let mut log = vec![];
-        pool.run(&mut l, 1500, |t, l| {
-            if l.limit() != last {
-                last = l.limit();
-                log.push((t / 1000, last));
-            }
-        });
-        eprintln!("seed {seed}: {log:?} few {} more {}", l.demand.few_len(), l.demand.more_len());
     }
 }
