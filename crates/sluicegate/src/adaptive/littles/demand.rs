@@ -158,6 +158,12 @@ impl DemandStart {
         self.blocked = self.blocked.max(blocked);
     }
 
+    /// The 5th-percentile RT of the answers at the starting limit (unqueued, by the rank test).
+    pub(super) fn floor(&self) -> Option<Duration> {
+        let mut before: Vec<f64> = self.few.iter().chain(&self.more).copied().collect();
+        low(&mut before).map(|(low, _)| Duration::from_secs_f64(low))
+    }
+
     /// It leapt at least once.
     pub(super) fn leapt(&self) -> bool {
         self.rt > 0.0
