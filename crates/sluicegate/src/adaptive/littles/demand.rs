@@ -42,8 +42,13 @@ use std::time::Duration;
 /// the resource for the two round trips the check takes.
 pub(super) const LEAP: f64 = 4.0;
 
-/// A leap is only worth it when the demand stands this far above the limit.
-const WORTH: f64 = 1.5;
+/// The first leap is only worth its check when the demand stands past two of the slow start's
+/// steps (1.5²) above the starting limit: nearer, the slow start is as quick, and in front of
+/// a pool the size of the starting limit (a 1.5× load on 20 workers) the leap is all overshoot.
+const WORTH: f64 = 2.25;
+
+/// A leap after a clear one: the demand past one slow-start step above the limit.
+const WORTH_AGAIN: f64 = 1.5;
 
 /// Standard errors by which the permits in service must fall short of the leap's limit for
 /// the check to call it the knee.
@@ -342,7 +347,7 @@ impl DemandStart {
         self.rt = (self.rt * self.measured as f64 + to as f64 / rate * n as f64) / measured as f64;
         self.measured = measured;
         let demand = held_back.max(rate) * self.rt;
-        if demand < WORTH * to as f64 {
+        if demand < WORTH_AGAIN * to as f64 {
             self.phase = Phase::Done;
             return Verdict::Done;
         }
