@@ -18,8 +18,9 @@
 //!   whatever the shape of the RTs; *clear* at no less than ½ less [`CLEAR`] standard
 //!   errors). In front of a pool smaller than `L0` (the demo: 10 workers that slow as they
 //!   fill) the second group waits and there is no leap: the start's own tests handle it.
-//! - **Each leap** is at most × [`LEAP`], to the demand plus three standard deviations of it
-//!   (a Poisson count), and is checked from a round trip after it. The queue inside the
+//! - **Each leap** is at most × [`LEAP`] (× [`LEAP_AGAIN`] after a clear one), to the demand
+//!   plus three standard deviations of it (a Poisson count), and is checked from a round trip
+//!   after it. The queue inside the
 //!   resource, by Little's law: the 5th-percentile RT of the requests that started since, over
 //!   that of the starting limit's answers, × the answer rate, standing three standard errors
 //!   past the target queue. Or the permits in service, `X1 × L0 ÷ X0`, three standard errors
@@ -41,6 +42,12 @@ use std::time::Duration;
 /// The most one leap multiplies the limit by: an overshoot past the knee costs a queue inside
 /// the resource for the two round trips the check takes.
 pub(super) const LEAP: f64 = 4.0;
+
+/// The most a leap after a clear one multiplies the limit by: the resource has shown it serves
+/// the limit before, and a larger step leaves a smaller overshoot at the knee (× 4 took 500
+/// workers from 320 permits to 1059, whose queue slowed them so much that the answer rate read
+/// 327 in service; × 8 from 80 to 640 read about 440).
+pub(super) const LEAP_AGAIN: f64 = 8.0;
 
 /// The first leap is only worth its check when the demand stands past two of the slow start's
 /// steps (1.5²) above the starting limit: nearer, the slow start is as quick, and in front of
@@ -124,6 +131,8 @@ pub(super) struct DemandStart {
     check: Option<Mark>,
     /// The check's first look is taken.
     looked: bool,
+    /// Leaps so far.
+    leaps: u32,
     /// The resource's mean RT at the starting limit, by Little's law (s), and the answers it
     /// was measured on.
     rt: f64,
@@ -147,6 +156,7 @@ impl Default for DemandStart {
             start: None,
             check: None,
             looked: false,
+            leaps: 0,
             rt: 0.0,
             measured: 0,
             least: 0,
@@ -271,8 +281,10 @@ impl DemandStart {
     fn leap(&mut self, at: Nanos, from: usize, demand: f64) -> Verdict {
         // The demand's concurrency varies like a Poisson count: room for three standard
         // deviations of it.
+        let most = if self.leaps == 0 { LEAP } else { LEAP_AGAIN };
+        self.leaps += 1;
         let to = (demand + 3.0 * demand.sqrt())
-            .min(LEAP * from as f64)
+            .min(most * from as f64)
             .ceil() as usize;
         self.phase = Phase::Leapt { at, from, to };
         self.check = None;
