@@ -217,6 +217,33 @@ fn under_capacity_a_surge_of_slow_requests_sets_off_no_probe() {
     );
 }
 
+/// `steady_0.8x_200w` (200 workers of 20 ms at 0.8× load: 160 out on average), shortened to
+/// 5 s: the start held 20 permits for ~0.4 s (a first bucket of 100 ms, three before min RT)
+/// and grew × 1.5 a bucket after, turning away 10 % of the first second's callers (2.6 % of the
+/// 20 s run; 10 % of this one). Defect pinned: the limiter tells the algorithm the callers it held back, and the
+/// start leaps to the demand's concurrency by Little's law within a few round trips.
+#[test]
+fn under_capacity_the_start_leaps_to_the_demand_the_limiter_held_back() {
+    let s = shortened("steady_0.8x_200w", 5);
+    for seed in [1, 2] {
+        let run = engine::run(&s, Algo::Littles, seed);
+        let at_200ms = run
+            .timeline
+            .iter()
+            .filter(|p| p.t <= Duration::from_millis(200))
+            .map(|p| p.limit)
+            .max()
+            .unwrap();
+        let summary = stats::summarise(&s, &run);
+        assert!(at_200ms >= 160, "seed {seed}: limit {at_200ms} by 0.2 s");
+        assert!(
+            summary.rejected <= 0.02,
+            "seed {seed}: {:.2} % rejected",
+            summary.rejected * 100.0
+        );
+    }
+}
+
 /// The threaded mode runs the real limiter on a multi-threaded runtime, in real time, under
 /// the adaptive limit: every arrival ends in exactly one recorded outcome, and at the end no
 /// permit is out and the limiter's counters balance. (It asserts no timing: on a loaded

@@ -67,6 +67,16 @@ pub trait LimitAlgorithm: Send + fmt::Debug {
 
     /// Feeds one finished request and returns the (possibly new) limit.
     fn on_sample(&mut self, sample: &Sample) -> usize;
+
+    /// Demand the limit held back: `blocked` callers so far found every permit taken (they
+    /// waited in the limiter's queue or were turned away). [`AdaptiveLimiter`] calls it with
+    /// its running count just before each [`on_sample`](Self::on_sample), so the count is as
+    /// of that sample's end. The default ignores it.
+    ///
+    /// [`AdaptiveLimiter`]: super::AdaptiveLimiter
+    fn on_demand(&mut self, blocked: u64) {
+        let _ = blocked;
+    }
 }
 
 impl<A: LimitAlgorithm + ?Sized> LimitAlgorithm for Box<A> {
@@ -80,6 +90,10 @@ impl<A: LimitAlgorithm + ?Sized> LimitAlgorithm for Box<A> {
 
     fn on_sample(&mut self, sample: &Sample) -> usize {
         (**self).on_sample(sample)
+    }
+
+    fn on_demand(&mut self, blocked: u64) {
+        (**self).on_demand(blocked);
     }
 }
 

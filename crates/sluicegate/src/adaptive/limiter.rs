@@ -4,7 +4,7 @@ use super::algorithm::{LimitAlgorithm, Outcome, Sample};
 use crate::clock::{Clock, Nanos};
 use crate::concurrency::{ConcurrencyLimiter, OwnedPermit, Rejected};
 use crate::sync::{Arc, Mutex, lock};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// A concurrency limiter driven by a limit algorithm: the seam the tower middleware, the
@@ -42,6 +42,9 @@ struct Shared {
     /// The wrapped limiter's clock: one time source for the queue and the samples.
     clock: std::sync::Arc<dyn Clock>,
     in_flight: AtomicUsize,
+    /// Callers of [`AdaptiveLimiter::acquire`] that found every permit taken: the demand the
+    /// limit held back, for [`LimitAlgorithm::on_demand`].
+    blocked: AtomicU64,
 }
 
 impl std::fmt::Debug for Shared {
@@ -79,6 +82,7 @@ impl AdaptiveLimiter {
                 algorithm: Mutex::new(Box::new(algorithm)),
                 clock,
                 in_flight: AtomicUsize::new(0),
+                blocked: AtomicU64::new(0),
             }),
         }
     }
@@ -108,6 +112,12 @@ impl AdaptiveLimiter {
     ///
     /// As the limiter's: dropping the future leaves the queue at once.
     pub async fn acquire(&self) -> Result<AdaptivePermit, Rejected> {
+        // A caller the lock-free path cannot serve waits or is turned away: demand the limit
+        // holds back, counted for the algorithm (a relaxed add, off the fast path).
+        if let Some(permit) = self.limiter.try_acquire_owned_fast() {
+            return Ok(self.wrap(permit));
+        }
+        self.shared.blocked.fetch_add(1, Ordering::Relaxed);
         let permit = self.limiter.acquire_owned().await?;
         Ok(self.wrap(permit))
     }
@@ -147,7 +157,11 @@ impl AdaptiveLimiter {
             in_flight,
             outcome,
         };
-        let limit = lock(&self.shared.algorithm).on_sample(&sample);
+        let limit = {
+            let mut algorithm = lock(&self.shared.algorithm);
+            algorithm.on_demand(self.shared.blocked.load(Ordering::Relaxed));
+            algorithm.on_sample(&sample)
+        };
         if limit != self.limiter.max() {
             apply(&self.limiter, limit);
         }
@@ -266,6 +280,46 @@ mod tests {
         adaptive.wrap(adaptive.limiter().acquire_bypass()).dropped();
         assert_eq!(adaptive.limit(), 21, "a bypass permit teaches nothing");
         drop(held);
+    }
+
+    /// A fixed limit that records the demand counts it is told.
+    #[derive(Debug)]
+    struct Recorder(usize, std::sync::Arc<std::sync::Mutex<Vec<u64>>>);
+
+    impl LimitAlgorithm for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn limit(&self) -> usize {
+            self.0
+        }
+        fn on_sample(&mut self, _: &Sample) -> usize {
+            self.0
+        }
+        fn on_demand(&mut self, blocked: u64) {
+            self.1.lock().unwrap().push(blocked);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn callers_that_find_every_permit_taken_are_counted_for_the_algorithm() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let limiter = ConcurrencyLimiter::builder(1)
+            .max_queue(10)
+            .build()
+            .unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, Recorder(1, seen.clone()));
+        let first = adaptive.acquire().await.unwrap();
+        let waiter = {
+            let adaptive = adaptive.clone();
+            tokio::spawn(async move { adaptive.acquire().await.unwrap().success() })
+        };
+        tokio::task::yield_now().await;
+        assert_eq!(adaptive.limiter().snapshot().queued, 1);
+        first.success();
+        waiter.await.unwrap();
+        // The first caller got a free permit; the second found it taken and waited.
+        assert_eq!(*seen.lock().unwrap(), vec![1, 1]);
     }
 
     #[tokio::test(start_paused = true)]

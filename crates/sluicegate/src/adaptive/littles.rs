@@ -5,6 +5,7 @@
 
 mod bucket;
 mod config;
+mod demand;
 mod start;
 
 pub use config::LittlesLawConfig;
@@ -12,6 +13,7 @@ pub use config::LittlesLawConfig;
 use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
 use crate::clock::Nanos;
 use bucket::{Bucket, mean};
+use demand::{DemandStart, Verdict};
 use start::StartTest;
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -232,6 +234,8 @@ pub struct LittlesLaw {
     /// from a probe: the early probe judges by them as by a probe's, but the first probe
     /// takes its own readings as they are (a dozen answers are no reference for a regime).
     measured_at_start: bool,
+    /// The demand-led start (its own module says how it leaps and where it stops).
+    demand: DemandStart,
 }
 
 impl LittlesLaw {
@@ -274,6 +278,7 @@ impl LittlesLaw {
             drained_at: None,
             start: StartTest::default(),
             measured_at_start: false,
+            demand: DemandStart::default(),
         }
     }
 
@@ -422,7 +427,10 @@ impl LittlesLaw {
             self.closed.pop_front();
         }
         let before = self.limit;
-        self.limit = self.next_limit(&b, closed_at);
+        // While the demand-led start checks a leap, the limit is its to hold.
+        if !self.demand.holds() {
+            self.limit = self.next_limit(&b, closed_at);
+        }
         if self.limit != before {
             self.log_limit(closed_at, before);
         }
@@ -864,7 +872,11 @@ impl LittlesLaw {
     /// low in front of a large pool, where a few ms are a few requests.
     fn queued_at_start(&self, target: f64) -> bool {
         let initial = clamp(self.c.initial, self.c.min, self.c.max);
-        let started = self.knee_found || self.restarted || self.probed || self.probe.is_some();
+        let started = self.knee_found
+            || self.restarted
+            || self.probed
+            || self.probe.is_some()
+            || self.demand.leapt();
         if started || self.base != initial {
             return false;
         }
@@ -892,6 +904,7 @@ impl LittlesLaw {
             && !self.restarted
             && !self.probed
             && self.probe.is_none()
+            && !self.demand.leapt()
             && self.base == initial
             && self.limit == initial
     }
@@ -1121,6 +1134,52 @@ impl LittlesLaw {
         }
     }
 
+    /// Follows the demand-led start: a leap, or the knee it found (as the slow start's drain:
+    /// the knee, min RT from Little's law at the starting limit, no cut until the buckets are
+    /// taken after it, and the low RTs of the overshoot left out of the floor).
+    fn follow_demand(&mut self, now: Nanos, verdict: Verdict) {
+        let (min, max) = (self.c.min, self.c.max);
+        let to = match verdict {
+            Verdict::Wait | Verdict::Done => return,
+            Verdict::Leap(to) => clamp(to, min, max),
+            Verdict::Knee {
+                in_service,
+                from,
+                rt,
+            } => {
+                // The queue the overshoot left inside slows the workers that serve it, so the
+                // answer rate may show fewer in service than the limit judged clear before the
+                // leap (a pool the size of the starting limit): the knee is that limit then,
+                // and the steering comes down to it from the drain's usual margin above, on the
+                // floor the starting limit's answers measured (unqueued, by the rank test).
+                // From below, its × 1.1 step took 20 permits for 20 workers to 22, and its dead
+                // band held them there.
+                let knee = if in_service <= from as f64 {
+                    self.low_floor = self.demand.floor();
+                    from as f64 * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET
+                } else {
+                    in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET
+                };
+                let knee = clamp((knee.ceil() as usize).min(self.base), min, max);
+                self.knee_found = true;
+                self.knee = Some(knee);
+                self.min_rt = Some(rt);
+                self.drained_at = Some(self.closed_total);
+                self.since_probe = 0;
+                self.lows.clear();
+                self.next_probe = self
+                    .next_probe
+                    .max(now + self.at_least_buckets(self.c.probe_interval, 50) / 2);
+                knee
+            }
+        };
+        if to != self.limit {
+            self.log_limit(now, self.limit);
+        }
+        self.base = to;
+        self.limit = to;
+    }
+
     /// Remembers that the limit changed at `at` from `before`.
     fn log_limit(&mut self, at: Nanos, before: usize) {
         self.limit_log.push_back((at, before));
@@ -1142,6 +1201,10 @@ impl LimitAlgorithm for LittlesLaw {
 
     fn limit(&self) -> usize {
         self.limit
+    }
+
+    fn on_demand(&mut self, blocked: u64) {
+        self.demand.on_demand(blocked);
     }
 
     fn on_sample(&mut self, s: &Sample) -> usize {
@@ -1172,6 +1235,13 @@ impl LimitAlgorithm for LittlesLaw {
             self.start.add(s.latency, s.in_flight, self.limit, success);
             self.past_the_knee_from_the_start(end);
         }
+        let initial = clamp(self.c.initial, self.c.min, self.c.max);
+        let least = self.c.min_samples.min(initial / 2).max(2);
+        let at_start = self.at_start();
+        let verdict = self
+            .demand
+            .observe(end, s.latency, s.in_flight, self.limit, at_start, least);
+        self.follow_demand(end, verdict);
         let b = &mut self.current;
         // Against the lowest recent limit: a request that started before a raise found every
         // permit of the old limit taken.

@@ -69,6 +69,10 @@ impl<A: LimitAlgorithm> LimitAlgorithm for Windowed<A> {
         self.inner.limit()
     }
 
+    fn on_demand(&mut self, blocked: u64) {
+        self.inner.on_demand(blocked);
+    }
+
     fn on_sample(&mut self, s: &Sample) -> usize {
         if s.outcome == Outcome::Ignored || s.latency < self.config.min_rtt {
             return self.limit();

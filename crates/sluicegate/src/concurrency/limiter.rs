@@ -221,7 +221,6 @@ impl ConcurrencyLimiter {
 
     /// The lock-free path alone: a permit if one is free and nobody waits, else `None`
     /// with nothing counted (for callers that go on to wait in the queue).
-    #[cfg(feature = "tower")]
     #[inline]
     pub(crate) fn try_acquire_owned_fast(&self) -> Option<OwnedPermit> {
         self.inner.try_acquire_fast().then(|| OwnedPermit {

@@ -23,6 +23,8 @@ struct OpenPool {
     /// `1 + contention × q / workers` times longer (the simulator's contention).
     contention: f64,
     workers: usize,
+    /// Arrivals that found every permit taken (the limiter's count for `on_demand`).
+    blocked: u64,
 }
 
 impl OpenPool {
@@ -39,6 +41,7 @@ impl OpenPool {
             deadline_us: u64::MAX,
             contention: 0.0,
             workers,
+            blocked: 0,
         }
     }
 
@@ -63,11 +66,15 @@ impl OpenPool {
             if answer.is_none_or(|end| self.next_arrival <= end) {
                 self.t = self.next_arrival;
                 self.next_arrival += self.gap_us;
+                if self.waiting > 0 || self.out.len() >= l.limit() {
+                    self.blocked += 1;
+                }
                 self.waiting += 1;
                 continue;
             }
             let std::cmp::Reverse((end, start, in_flight)) = self.out.pop().unwrap();
             self.t = end;
+            l.on_demand(self.blocked);
             l.on_sample(&Sample {
                 start: Nanos::new(start * 1000),
                 latency: Duration::from_micros(end - start),
@@ -167,4 +174,52 @@ fn littles_start_past_a_contended_pool_never_grows_past_the_starting_limit() {
         }
     }
     assert!(overshot.is_empty(), "(seed, top limit): {overshot:?}");
+}
+
+/// Pins the demand-led start under a load below capacity (`steady_0.8x_200w`: 200 workers of
+/// 20 ms, 8000 arrivals a second, 160 out on average). The slow start held the starting limit
+/// for ~0.4 s (a first bucket of 100 ms, three buckets before min RT) and grew × 1.5 a bucket
+/// after: 20 → 153 took 0.8 s, while 7000 callers a second were held back. Little's law on the
+/// demand (callers held back a second × the mean RT the starting limit's answer rate gives)
+/// takes it to the demand within a few round trips of the first answer.
+#[test]
+fn littles_demand_led_start_reaches_the_demand_within_a_few_round_trips() {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(200, 20, 8_000, seed);
+        let mut at_150ms = 0;
+        pool.run(&mut l, 1_000, |t, l| {
+            if t <= 150_000 {
+                at_150ms = l.limit();
+            }
+        });
+        assert!(at_150ms >= 160, "seed {seed}: limit {at_150ms} at 150 ms");
+        // No false knee on the way: the limit stays at the demand or above (the buckets then
+        // hold twice the demand, as below the knee).
+        assert!(l.limit() >= 160, "seed {seed}: limit {} at 1 s", l.limit());
+        assert!(!l.knee_found, "seed {seed}: a knee in front of 200 workers");
+    }
+}
+
+/// The leap's check at the knee (`overload_10x`: 50 workers of 50 ms at 10× their capacity):
+/// the demand is ten times the pool, the first leap goes no further than × 8, and the answer
+/// rate at the new limit shows about 50 in service, not 160: the limit drops there (plus the
+/// target queue) at once, as the slow start's drain would.
+#[test]
+fn littles_demand_led_start_stops_at_the_knee() {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(50, 50, 10_000, seed);
+        let mut top = 0;
+        let mut at_500ms = 0;
+        pool.run(&mut l, 500, |_, l| {
+            top = top.max(l.limit());
+            at_500ms = l.limit();
+        });
+        assert!(top <= 160, "seed {seed}: top limit {top}");
+        assert!(
+            (40..=90).contains(&at_500ms),
+            "seed {seed}: limit {at_500ms} at 0.5 s for 50 workers"
+        );
+    }
 }

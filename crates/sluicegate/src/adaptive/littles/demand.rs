@@ -1,0 +1,428 @@
+//! The demand-led start: leaps from the starting limit to the concurrency the offered load
+//! holds, by Little's law on the demand, instead of growing × 1.5 a bucket.
+//!
+//! At the starting limit `L0`, pinned (callers wait or are turned away), three counts give the
+//! demand without a single RT: the answers `X0` a second (from the `L0`-th answer on: the
+//! first requests start together and, behind a service floor, answer together), the callers
+//! held back `λ` a second (the limiter's count,
+//! [`on_demand`](crate::adaptive::LimitAlgorithm::on_demand)) and `L0` itself. If the resource
+//! serves all `L0` at once, Little's law gives its mean RT as `L0 ÷ X0`, and the demand's
+//! concurrency as `λ × L0 ÷ X0`: reached a few round trips after the first answer, where the
+//! slow start waits three buckets (100 ms at least each) and then grows × 1.5 a bucket.
+//!
+//! Checks cap it at the knee:
+//!
+//! - **Before the first leap**, the resource must serve all `L0` at once: the requests that
+//!   found more than half the permits out must not be slower than those that found few (a
+//!   rank test: of every pair, the second group's answer is the faster about half the time,
+//!   whatever the shape of the RTs; *clear* at no less than ½ less [`CLEAR`] standard
+//!   errors). In front of a pool smaller than `L0` (the demo: 10 workers that slow as they
+//!   fill) the second group waits and there is no leap: the start's own tests handle it.
+//! - **Each leap** is at most × [`LEAP`] (× [`LEAP_AGAIN`] after a clear one), to the demand
+//!   plus three standard deviations of it (a Poisson count), and is checked from a round trip
+//!   after it. The queue inside the
+//!   resource, by Little's law: the 5th-percentile RT of the requests that started since, over
+//!   that of the starting limit's answers, × the answer rate, standing three standard errors
+//!   past the target queue. Or the permits in service, `X1 × L0 ÷ X0`, three standard errors
+//!   short of the leap's limit (at a first look, and at two answers a permit). Either is the
+//!   knee: the permits in service then are the lower of the leap's limit less that queue and
+//!   the answer rate's count. (Waiting requests slow the workers that serve them, so the
+//!   answer rate understates the pool; when it shows fewer than the limit before the leap,
+//!   that limit, judged clear, is where the start returns.)
+//! - **No knee**, and callers still held back: the leap's answers measure the mean RT again,
+//!   and it leaps on. No caller held back: the limit covers the demand, and the buckets take
+//!   over.
+//!
+//! The buckets' own decisions wait while a leap is being checked; any other move of the limit
+//! before the first leap (the start's tests, a bucket's growth) ends the demand-led start.
+
+use crate::clock::Nanos;
+use std::time::Duration;
+
+/// The most one leap multiplies the limit by: an overshoot past the knee costs a queue inside
+/// the resource for the two round trips the check takes.
+pub(super) const LEAP: f64 = 4.0;
+
+/// The most a leap after a clear one multiplies the limit by: the resource has shown it serves
+/// the limit before, and a larger step leaves a smaller overshoot at the knee (× 4 took 500
+/// workers from 320 permits to 1059, whose queue slowed them so much that the answer rate read
+/// 327 in service; × 8 from 80 to 640 read about 440).
+pub(super) const LEAP_AGAIN: f64 = 8.0;
+
+/// The first leap is only worth its check when the demand stands past two of the slow start's
+/// steps (1.5²) above the starting limit: nearer, the slow start is as quick, and in front of
+/// a pool the size of the starting limit (a 1.5× load on 20 workers) the leap is all overshoot.
+const WORTH: f64 = 2.25;
+
+/// A leap after a clear one: the demand past one slow-start step above the limit.
+const WORTH_AGAIN: f64 = 1.5;
+
+/// Standard errors by which the permits in service must fall short of the leap's limit for
+/// the check to call it the knee.
+const KNEE_SIGNIFICANCE: f64 = 3.0;
+
+/// Standard errors of the rank test's share below ½ still taken as clear: the first group is
+/// the first ten requests or so, fixed once the limit is pinned, so at one standard error one
+/// start in six whose first answers happened to be fast would never leap. At the first look,
+/// pools of 20 workers and more read at most 1.0 (seeds 1–10 of nine scenarios), the demo's
+/// 10 workers 2.0–3.2.
+const CLEAR: f64 = 1.5;
+
+/// The low quantile the queue is read at, as the buckets read theirs.
+const LOW: f64 = 0.05;
+
+/// The target queue, as the steering's: a share of the limit, at least a few requests.
+const QUEUE_TARGET: f64 = 0.04;
+const MIN_QUEUE: f64 = 2.0;
+
+/// Answers for a low quantile that is not the smallest of a handful.
+const MIN_LOW: usize = 20;
+
+/// The most RTs of each group kept for the rank test (a bound on memory, not a statistic).
+const KEPT: usize = 4096;
+
+/// Counts from a point in time on.
+#[derive(Clone, Copy, Debug)]
+struct Mark {
+    at: Nanos,
+    blocked: u64,
+    answers: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Phase {
+    /// At the starting limit, measuring.
+    Watching,
+    /// Leapt at `at` to `to`; checked from a round trip after.
+    Leapt { at: Nanos, from: usize, to: usize },
+    /// Over: the buckets decide.
+    Done,
+}
+
+/// What the demand-led start asks of the limit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Verdict {
+    /// Nothing to do yet.
+    Wait,
+    /// Leap to this limit.
+    Leap(usize),
+    /// The knee: `in_service` permits in service at the leap from `from` (judged clear),
+    /// and the resource's mean RT by Little's law at the starting limit.
+    Knee {
+        in_service: f64,
+        from: usize,
+        rt: Duration,
+    },
+    /// Over, with the limit where it is.
+    Done,
+}
+
+/// The demand-led start's state.
+#[derive(Clone, Debug)]
+pub(super) struct DemandStart {
+    /// The limiter's running count of callers that found every permit taken.
+    blocked: u64,
+    /// Answers seen (successes and drops).
+    answers: u64,
+    phase: Phase,
+    /// From the first answer at the starting limit.
+    start: Option<Mark>,
+    /// From a round trip after the last leap.
+    check: Option<Mark>,
+    /// The check's first look is taken.
+    looked: bool,
+    /// Leaps so far.
+    leaps: u32,
+    /// The resource's mean RT at the starting limit, by Little's law (s), and the answers it
+    /// was measured on.
+    rt: f64,
+    measured: u64,
+    /// The answers a check needs: as many as the starting limit's rate was measured on.
+    least: u64,
+    /// RTs at the starting limit of the requests that found at most half the permits out,
+    /// and of the others (s).
+    few: Vec<f64>,
+    more: Vec<f64>,
+    /// RTs of the requests that started after the last leap (s).
+    after: Vec<f64>,
+}
+
+impl Default for DemandStart {
+    fn default() -> Self {
+        DemandStart {
+            blocked: 0,
+            answers: 0,
+            phase: Phase::Watching,
+            start: None,
+            check: None,
+            looked: false,
+            leaps: 0,
+            rt: 0.0,
+            measured: 0,
+            least: 0,
+            few: Vec::new(),
+            more: Vec::new(),
+            after: Vec::new(),
+        }
+    }
+}
+
+impl DemandStart {
+    /// The limiter's running count of callers held back.
+    pub(super) fn on_demand(&mut self, blocked: u64) {
+        self.blocked = self.blocked.max(blocked);
+    }
+
+    /// The 5th-percentile RT of the answers at the starting limit (unqueued, by the rank test).
+    pub(super) fn floor(&self) -> Option<Duration> {
+        let mut before: Vec<f64> = self.few.iter().chain(&self.more).copied().collect();
+        low(&mut before).map(|(low, _)| Duration::from_secs_f64(low))
+    }
+
+    /// It leapt at least once.
+    pub(super) fn leapt(&self) -> bool {
+        self.rt > 0.0
+    }
+
+    /// A leap is being checked: the buckets hold the limit.
+    pub(super) fn holds(&self) -> bool {
+        matches!(self.phase, Phase::Leapt { .. })
+    }
+
+    fn mark(&self, at: Nanos) -> Mark {
+        Mark {
+            at,
+            blocked: self.blocked,
+            answers: self.answers,
+        }
+    }
+
+    /// Files one answer (success or drop) of a request that started with `in_flight` permits
+    /// out, ending at `end`, under `limit`; `at_start` says the limit is still the starting
+    /// one, untouched by anything else. `least` answers of each group make the rank test.
+    pub(super) fn observe(
+        &mut self,
+        end: Nanos,
+        latency: Duration,
+        in_flight: usize,
+        limit: usize,
+        at_start: bool,
+        least: usize,
+    ) -> Verdict {
+        self.answers += 1;
+        match self.phase {
+            Phase::Done => Verdict::Done,
+            Phase::Watching if !at_start => {
+                self.phase = Phase::Done;
+                Verdict::Done
+            }
+            Phase::Watching => self.watch(end, latency, in_flight, limit, least),
+            Phase::Leapt { at, from, to } => {
+                // Requests that started a round trip after the leap: the first ones after it
+                // may have found workers free even past the knee (the leap's new permits fill
+                // the pool before any waits).
+                let start = end.as_u64().saturating_sub(latency.as_nanos() as u64);
+                if start >= (at + Duration::from_secs_f64(self.rt)).as_u64()
+                    && self.after.len() < KEPT
+                {
+                    self.after.push(latency.as_secs_f64());
+                }
+                self.check(end, at, from, to)
+            }
+        }
+    }
+
+    fn watch(
+        &mut self,
+        end: Nanos,
+        latency: Duration,
+        in_flight: usize,
+        limit: usize,
+        least: usize,
+    ) -> Verdict {
+        let group = if in_flight * 2 <= limit {
+            &mut self.few
+        } else {
+            &mut self.more
+        };
+        if group.len() < KEPT {
+            group.push(latency.as_secs_f64());
+        }
+        // Counted from the limit-th answer on: the first requests started together, and
+        // behind a service floor they answer together, a burst no steady rate has.
+        if self.start.is_none() && self.answers >= limit as u64 {
+            self.start = Some(self.mark(end));
+        }
+        let Some(start) = self.start else {
+            return Verdict::Wait;
+        };
+        let n = self.answers - start.answers;
+        let dt = secs(end, start.at);
+        // Two answers a permit (a count to a standard error of a sixth or less at the
+        // starting limit) over two of the RTs they give.
+        if n < 2 * limit as u64 || dt <= 0.0 {
+            return Verdict::Wait;
+        }
+        let rate = n as f64 / dt;
+        let rt = limit as f64 / rate;
+        if dt < 2.0 * rt || self.few.len() < least || self.more.len() < least {
+            return Verdict::Wait;
+        }
+        let demand = (self.blocked - start.blocked) as f64 / dt * rt;
+        if demand < WORTH * limit as f64 || !self.clear() {
+            return Verdict::Wait;
+        }
+        self.rt = rt;
+        self.measured = n;
+        self.least = n;
+        self.leap(end, limit, demand)
+    }
+
+    fn leap(&mut self, at: Nanos, from: usize, demand: f64) -> Verdict {
+        // The demand's concurrency varies like a Poisson count: room for three standard
+        // deviations of it.
+        let most = if self.leaps == 0 { LEAP } else { LEAP_AGAIN };
+        self.leaps += 1;
+        let to = (demand + 3.0 * demand.sqrt())
+            .min(most * from as f64)
+            .ceil() as usize;
+        self.phase = Phase::Leapt { at, from, to };
+        self.check = None;
+        self.looked = false;
+        self.after.clear();
+        Verdict::Leap(to)
+    }
+
+    fn check(&mut self, end: Nanos, at: Nanos, from: usize, to: usize) -> Verdict {
+        let rt = Duration::from_secs_f64(self.rt);
+        if end < at + rt {
+            return Verdict::Wait;
+        }
+        let Some(mark) = self.check else {
+            self.check = Some(self.mark(end));
+            return Verdict::Wait;
+        };
+        let n = self.answers - mark.answers;
+        let dt = secs(end, mark.at);
+        // A round trip, and as many answers as the starting limit's rate was measured on;
+        // a leap is judged clear only on two answers a permit of the new limit.
+        if dt < self.rt || n < self.least {
+            return Verdict::Wait;
+        }
+        let rate = n as f64 / dt;
+        let in_service = rate * self.rt;
+        let held_back = (self.blocked - mark.blocked) as f64 / dt;
+        // Callers still held back, on more than half the answers' count: demand reaches the
+        // limit. Fewer, and the leap covered it.
+        if held_back * 2.0 < rate {
+            self.phase = Phase::Done;
+            return Verdict::Done;
+        }
+        // Two looks: the first as soon as there are answers enough, for an overshoot far past
+        // the knee (three standard errors), and the last when the leap would be judged clear.
+        let last = n >= 2 * to as u64;
+        if !last && self.looked {
+            return Verdict::Wait;
+        }
+        self.looked = true;
+        let bar = KNEE_SIGNIFICANCE;
+        let se = (1.0 / n as f64 + 1.0 / self.measured.max(1) as f64).sqrt();
+        // The low end of the RTs moves by the whole queueing delay and hardly with service
+        // noise (the buckets' queue estimate): Little's law on the queue inside gives the
+        // permits that wait, against the starting limit's answers (unqueued, by the rank test).
+        let queue = self.queue_since_leap(rate, to);
+        if let Some(queue) = queue {
+            self.phase = Phase::Done;
+            return Verdict::Knee {
+                in_service: (to as f64 - queue).min(in_service),
+                from,
+                rt,
+            };
+        }
+        if in_service < to as f64 * (1.0 - bar * se) {
+            // Fewer in service than the leap gave: past the knee. The queue inside slows the
+            // workers that serve it (contention), so the answer rate understates the pool;
+            // the limit before the leap was clear.
+            self.phase = Phase::Done;
+            return Verdict::Knee {
+                in_service,
+                from,
+                rt,
+            };
+        }
+        if !last {
+            return Verdict::Wait;
+        }
+        // Room at the new limit: its answers measure the mean RT again (pooled), and callers
+        // still held back ask for more.
+        let measured = self.measured + n;
+        self.rt = (self.rt * self.measured as f64 + to as f64 / rate * n as f64) / measured as f64;
+        self.measured = measured;
+        let demand = held_back.max(rate) * self.rt;
+        if demand < WORTH_AGAIN * to as f64 {
+            self.phase = Phase::Done;
+            return Verdict::Done;
+        }
+        self.leap(end, to, demand)
+    }
+
+    /// The permits waiting inside the resource since the last leap, if they stand
+    /// [`KNEE_SIGNIFICANCE`] standard errors past the target queue (4 % of the limit, at least
+    /// two): the 5th-percentile RT of the requests that started after the leap over that of
+    /// the starting limit's answers, × the answer rate.
+    fn queue_since_leap(&self, rate: f64, to: usize) -> Option<f64> {
+        let mut before: Vec<f64> = self.few.iter().chain(&self.more).copied().collect();
+        if self.after.len() < MIN_LOW {
+            return None;
+        }
+        let mut after = self.after.clone();
+        let (floor, floor_se) = low(&mut before)?;
+        let (now, now_se) = low(&mut after)?;
+        let queue = (now - floor) * rate;
+        let noise = (floor_se.powi(2) + now_se.powi(2)).sqrt() * rate;
+        let target = (QUEUE_TARGET * to as f64).max(MIN_QUEUE);
+        (queue - target > KNEE_SIGNIFICANCE * noise).then_some(queue)
+    }
+
+    /// The rank test: the requests that found more than half the permits out answered no
+    /// slower than those that found few (the share of pairs where the second group's RT is
+    /// the lower is at least ½ less one standard error).
+    fn clear(&self) -> bool {
+        let (n1, n2) = (self.few.len() as f64, self.more.len() as f64);
+        let mut wins = 0.0;
+        for &m in &self.more {
+            for &f in &self.few {
+                wins += if m < f {
+                    1.0
+                } else if m == f {
+                    0.5
+                } else {
+                    0.0
+                };
+            }
+        }
+        let share = wins / (n1 * n2);
+        let se = ((n1 + n2 + 1.0) / (12.0 * n1 * n2)).sqrt();
+        share >= 0.5 - CLEAR * se
+    }
+}
+
+/// The 5th percentile of `rts` (the `ceil(0.05 n)`-th smallest) and its standard error, read
+/// off the gap to the 10th percentile as the buckets read theirs.
+fn low(rts: &mut [f64]) -> Option<(f64, f64)> {
+    let n = rts.len();
+    if n < 2 {
+        return None;
+    }
+    rts.sort_unstable_by(f64::total_cmp);
+    let k1 = ((LOW * n as f64).ceil() as usize).clamp(1, n);
+    let k2 = ((2.0 * LOW * n as f64).ceil() as usize).clamp(k1 + 1, n);
+    let gap = (rts[k2 - 1] - rts[k1 - 1]).max(1e-12);
+    let density = (k2 - k1) as f64 / n as f64 / gap;
+    Some((rts[k1 - 1], (LOW * (1.0 - LOW) / n as f64).sqrt() / density))
+}
+
+/// Seconds from `from` to `to` (zero if `to` is earlier).
+fn secs(to: Nanos, from: Nanos) -> f64 {
+    to.as_u64().saturating_sub(from.as_u64()) as f64 / 1e9
+}
