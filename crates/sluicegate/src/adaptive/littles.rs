@@ -535,6 +535,10 @@ impl LittlesLaw {
             _ => {
                 self.low_floor = low.or(self.low_floor);
                 self.probe_mid = mid.or(self.probe_mid);
+                // As after any probe that measured: the window still holds the buckets from
+                // before it (the starting limit's queue, in front of a pool smaller than it),
+                // whose medians set off an early probe the moment this one was done.
+                self.since_probe = 0;
                 rt
             }
         };

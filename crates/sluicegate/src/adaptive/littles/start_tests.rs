@@ -223,3 +223,41 @@ fn littles_demand_led_start_stops_at_the_knee() {
         );
     }
 }
+
+/// Pins the probes after the start in front of the same pool: the first probe (at half the
+/// starting limit, once the queue shows there) measured the floor, but the window still held
+/// the buckets from before it and from its measuring, when the limit was back at 20 for 10
+/// workers; their medians read 1.5× the probe's, and an early probe at 6–8 permits followed
+/// 15–90 ms after it (`demo_2x` seed 1: 8 permits for 1.15 s). Like every probe that measured,
+/// the first now waits for the window to be measured anew: at least ten buckets of at least
+/// 100 ms between one probe's end and the next one's start (before: 10 of 20 seeds broke it,
+/// five by 15–89 ms, five by 0.5–1 s).
+#[test]
+fn littles_probes_after_the_start_wait_for_the_window_to_be_measured_anew() {
+    let mut close = Vec::new();
+    for seed in 1..=20 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(10, 50, 400, seed);
+        pool.contention = 0.5;
+        // (start, done) of every probe, in ms.
+        let mut probes: Vec<(u64, u64)> = Vec::new();
+        pool.run(&mut l, 6_000, |_, l| {
+            if let Some(p) = l.probe {
+                let (start, done) = (p.start.as_u64() / 1_000_000, p.done.as_u64() / 1_000_000);
+                match probes.last_mut() {
+                    Some(last) if last.0 == start => last.1 = done,
+                    _ => probes.push((start, done)),
+                }
+            }
+        });
+        for w in probes.windows(2) {
+            if w[1].0 < w[0].1 + 1_000 {
+                close.push((seed, w[0].1, w[1].0));
+            }
+        }
+    }
+    assert!(
+        close.is_empty(),
+        "(seed, one probe done, next start): {close:?}"
+    );
+}
