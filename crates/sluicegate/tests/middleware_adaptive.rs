@@ -109,3 +109,58 @@ async fn generic_layer_counts_an_error_as_a_drop() {
     assert_eq!(adaptive.limit(), 9);
     assert_eq!(adaptive.limiter().snapshot().in_flight, 0);
 }
+
+/// A fixed limit that records the demand counts the limiter tells it.
+#[derive(Debug)]
+struct Recorder(usize, std::sync::Arc<std::sync::Mutex<Vec<u64>>>);
+
+impl sluicegate::adaptive::LimitAlgorithm for Recorder {
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+    fn limit(&self) -> usize {
+        self.0
+    }
+    fn on_sample(&mut self, _: &sluicegate::adaptive::Sample) -> usize {
+        self.0
+    }
+    fn on_demand(&mut self, blocked: u64) {
+        self.1.lock().unwrap().push(blocked);
+    }
+}
+
+/// The layer acquires from the limiter itself, so it must tell the algorithm of a caller
+/// whose first try found every permit taken (the demand a Little's-law start leaps to):
+/// before, the count stayed 0 behind the layers and only `AdaptiveLimiter::acquire` fed it.
+#[tokio::test(start_paused = true)]
+async fn a_caller_the_layer_holds_back_is_counted_for_the_algorithm() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let limiter = ConcurrencyLimiter::builder(1)
+        .max_queue(10)
+        .build()
+        .unwrap();
+    let adaptive = AdaptiveLimiter::new(limiter, Recorder(1, seen.clone()));
+    let layer = ConcurrencyLimitLayer::adaptive(adaptive.clone());
+    let (mut first, mut handle) = mock::spawn_layer::<u32, u32, _>(layer);
+    let mut second = mock::Spawn::new(first.get_mut().clone());
+    handle.allow(2);
+
+    assert_ready_ok!(first.poll_ready());
+    let mut running = task::spawn(first.call(1));
+    assert_pending!(running.poll());
+    assert_pending!(second.poll_ready(), "the only permit is taken");
+    assert_pending!(second.poll_ready(), "polled again while it waits");
+
+    let (_, reply) = handle.next_request().await.unwrap();
+    reply.send_response(1);
+    assert_ready_ok!(running.poll());
+    assert_eq!(
+        seen.lock().unwrap().last(),
+        Some(&1),
+        "one caller held back, counted once however often it is polled"
+    );
+    assert_ready_ok!(
+        second.poll_ready(),
+        "the released permit went to the waiter"
+    );
+}

@@ -88,6 +88,14 @@ impl Limit {
         }
     }
 
+    /// A request found no slot free at its first try (it waits or is turned away): an adaptive
+    /// limit counts it as demand held back (a Little's-law start leaps to it); others ignore it.
+    pub fn held_back(&self) {
+        if let Limit::Adaptive(a) = self {
+            a.held_back();
+        }
+    }
+
     /// The pool algorithm's name (`static` for a static limit).
     pub fn algorithm(&self) -> &'static str {
         match self {

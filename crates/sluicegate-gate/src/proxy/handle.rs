@@ -165,8 +165,13 @@ pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<Gat
     let mut acquire = pin!(pool.admission());
     // The first poll takes the fast path: no clock read, no watcher, when a slot is free.
     let result = match poll_immediate(acquire.as_mut()).await {
-        Some(r) => r,
+        Some(Ok(permit)) => Ok(permit),
+        Some(Err(rejected)) => {
+            pool.limit.held_back();
+            Err(rejected)
+        }
         None => {
+            pool.limit.held_back();
             let start = Instant::now();
             let r = tokio::select! {
                 biased;

@@ -92,6 +92,18 @@ impl AdaptiveLimiter {
         &self.limiter
     }
 
+    /// Counts one caller that found every permit taken (it waits in the queue or is turned
+    /// away): the demand the limit holds back, which the algorithm reads through
+    /// [`LimitAlgorithm::on_demand`]. [`acquire`](Self::acquire) counts its own callers; a
+    /// path that acquires from [`limiter`](Self::limiter) and [`wrap`](Self::wrap)s the permit
+    /// itself (the tower layers, the gate's pools) calls this when its first try found no
+    /// permit, or the algorithm never sees the demand (a Little's-law start then grows by
+    /// its slow start alone).
+    #[inline]
+    pub fn held_back(&self) {
+        self.shared.blocked.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The current limit.
     pub fn limit(&self) -> usize {
         self.limiter.max()
@@ -117,7 +129,7 @@ impl AdaptiveLimiter {
         if let Some(permit) = self.limiter.try_acquire_owned_fast() {
             return Ok(self.wrap(permit));
         }
-        self.shared.blocked.fetch_add(1, Ordering::Relaxed);
+        self.held_back();
         let permit = self.limiter.acquire_owned().await?;
         Ok(self.wrap(permit))
     }

@@ -5,6 +5,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::permit::HeldPermit;
+use crate::adaptive::AdaptiveLimiter;
 use crate::concurrency::{AcquireOwned, ConcurrencyLimiter, Rejected};
 
 /// What `poll_ready` got for the next `call`: a permit, a place in the queue, or a
@@ -26,35 +27,49 @@ enum Slow {
 }
 
 impl Reservation {
-    /// Drives the acquire until there is a permit or a rejection. `fast: false` skips the
-    /// lock-free path (adaptive limits time only permits from `acquire_owned`).
+    /// Drives the acquire until there is a permit or a rejection. An adaptive limit skips the
+    /// lock-free path (it times only permits from `acquire_owned`) and is told of a caller
+    /// whose first try found no permit: the demand the limit holds back.
     #[inline]
     pub(crate) fn poll_reserve(
         &mut self,
         limiter: &ConcurrencyLimiter,
-        fast: bool,
+        adaptive: Option<&AdaptiveLimiter>,
         cx: &mut Context<'_>,
     ) -> Poll<()> {
         if self.permit.is_some() {
             return Poll::Ready(());
         }
-        if fast
+        if adaptive.is_none()
             && self.slow.is_none()
             && let Some(permit) = HeldPermit::try_fast(limiter)
         {
             self.permit = Some(permit);
             return Poll::Ready(());
         }
-        self.poll_slow(limiter, cx)
+        self.poll_slow(limiter, adaptive, cx)
     }
 
     #[cold]
-    fn poll_slow(&mut self, limiter: &ConcurrencyLimiter, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll_slow(
+        &mut self,
+        limiter: &ConcurrencyLimiter,
+        adaptive: Option<&AdaptiveLimiter>,
+        cx: &mut Context<'_>,
+    ) -> Poll<()> {
+        let first = self.slow.is_none();
         let slow = self
             .slow
             .get_or_insert_with(|| Box::new(Slow::Acquiring(limiter.acquire_owned())));
         if let Slow::Acquiring(acquire) = &mut **slow {
-            match Pin::new(acquire).poll(cx) {
+            let polled = Pin::new(acquire).poll(cx);
+            if first
+                && !matches!(polled, Poll::Ready(Ok(_)))
+                && let Some(adaptive) = adaptive
+            {
+                adaptive.held_back();
+            }
+            match polled {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(Ok(permit)) => {
                     self.slow = None;

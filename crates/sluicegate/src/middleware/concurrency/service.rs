@@ -77,8 +77,10 @@ where
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        let fast = self.adaptive.is_none();
-        ready!(self.reservation.poll_reserve(&self.limiter, fast, cx));
+        ready!(
+            self.reservation
+                .poll_reserve(&self.limiter, self.adaptive.as_ref(), cx)
+        );
         if self.reservation.is_reserved() {
             self.inner.poll_ready(cx).map_err(Into::into)
         } else {

@@ -83,10 +83,10 @@ where
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        let fast = self.settings.adaptive.is_none();
+        let settings = &self.settings;
         ready!(
             self.reservation
-                .poll_reserve(&self.settings.limiter, fast, cx)
+                .poll_reserve(&settings.limiter, settings.adaptive.as_ref(), cx)
         );
         if self.reservation.is_reserved() {
             self.inner.poll_ready(cx)
