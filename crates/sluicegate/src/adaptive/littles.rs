@@ -22,6 +22,9 @@ use std::time::Duration;
 const LOW_WINDOW: usize = 100;
 /// Growth factor per bucket before the resource has first queued.
 const STARTUP_STEP: f64 = 1.5;
+/// The low quantile of RT every queue estimate reads (the buckets', the start's floor, the
+/// demand-led start's check): the 5th percentile.
+const LOW_QUANTILE: f64 = 0.05;
 /// The smallest standing queue aimed for before the knee is known, and the most the least
 /// one may be after it, in requests.
 const MIN_QUEUE_TARGET: f64 = 2.0;
@@ -278,7 +281,7 @@ impl LittlesLaw {
             drained_at: None,
             start: StartTest::default(),
             measured_at_start: false,
-            demand: DemandStart::default(),
+            demand: DemandStart::new(config.queue_target),
         }
     }
 

@@ -1,10 +1,8 @@
 //! A bucket of samples: counts, RT sum, the RTs themselves until it closes, and its low
 //! quantile.
 
+use super::LOW_QUANTILE;
 use std::time::Duration;
-
-/// The low quantile of RT the queue estimate reads: the 5th percentile.
-const LOW_QUANTILE: f64 = 0.05;
 
 /// One bucket's worth of samples.
 #[derive(Clone, Debug, Default)]

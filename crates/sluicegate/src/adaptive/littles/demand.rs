@@ -36,6 +36,7 @@
 //! The buckets' own decisions wait while a leap is being checked; any other move of the limit
 //! before the first leap (the start's tests, a bucket's growth) ends the demand-led start.
 
+use super::{LOW_QUANTILE, MIN_QUEUE_TARGET};
 use crate::clock::Nanos;
 use std::time::Duration;
 
@@ -67,13 +68,6 @@ const KNEE_SIGNIFICANCE: f64 = 3.0;
 /// pools of 20 workers and more read at most 1.0 (seeds 1–10 of nine scenarios), the demo's
 /// 10 workers 2.0–3.2.
 const CLEAR: f64 = 1.5;
-
-/// The low quantile the queue is read at, as the buckets read theirs.
-const LOW: f64 = 0.05;
-
-/// The target queue, as the steering's: a share of the limit, at least a few requests.
-const QUEUE_TARGET: f64 = 0.04;
-const MIN_QUEUE: f64 = 2.0;
 
 /// Answers for a low quantile that is not the smallest of a handful.
 const MIN_LOW: usize = 20;
@@ -145,10 +139,13 @@ pub(super) struct DemandStart {
     more: Vec<f64>,
     /// RTs of the requests that started after the last leap (s).
     after: Vec<f64>,
+    /// The steering's target queue as a share of the limit (`queue_target` of the config).
+    queue_target: f64,
 }
 
-impl Default for DemandStart {
-    fn default() -> Self {
+impl DemandStart {
+    /// A start that aims, as the steering does, at a queue of `queue_target` × the limit.
+    pub(super) fn new(queue_target: f64) -> Self {
         DemandStart {
             blocked: 0,
             answers: 0,
@@ -163,6 +160,7 @@ impl Default for DemandStart {
             few: Vec::new(),
             more: Vec::new(),
             after: Vec::new(),
+            queue_target,
         }
     }
 }
@@ -367,7 +365,7 @@ impl DemandStart {
     }
 
     /// The permits waiting inside the resource since the last leap, if they stand
-    /// [`KNEE_SIGNIFICANCE`] standard errors past the target queue (4 % of the limit, at least
+    /// [`KNEE_SIGNIFICANCE`] standard errors past the target queue (`queue_target` of the limit, at least
     /// two): the 5th-percentile RT of the requests that started after the leap over that of
     /// the starting limit's answers, × the answer rate.
     fn queue_since_leap(&self, rate: f64, to: usize) -> Option<f64> {
@@ -380,7 +378,7 @@ impl DemandStart {
         let (now, now_se) = low(&mut after)?;
         let queue = (now - floor) * rate;
         let noise = (floor_se.powi(2) + now_se.powi(2)).sqrt() * rate;
-        let target = (QUEUE_TARGET * to as f64).max(MIN_QUEUE);
+        let target = (self.queue_target * to as f64).max(MIN_QUEUE_TARGET);
         (queue - target > KNEE_SIGNIFICANCE * noise).then_some(queue)
     }
 
@@ -415,11 +413,14 @@ fn low(rts: &mut [f64]) -> Option<(f64, f64)> {
         return None;
     }
     rts.sort_unstable_by(f64::total_cmp);
-    let k1 = ((LOW * n as f64).ceil() as usize).clamp(1, n);
-    let k2 = ((2.0 * LOW * n as f64).ceil() as usize).clamp(k1 + 1, n);
+    let k1 = ((LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
+    let k2 = ((2.0 * LOW_QUANTILE * n as f64).ceil() as usize).clamp(k1 + 1, n);
     let gap = (rts[k2 - 1] - rts[k1 - 1]).max(1e-12);
     let density = (k2 - k1) as f64 / n as f64 / gap;
-    Some((rts[k1 - 1], (LOW * (1.0 - LOW) / n as f64).sqrt() / density))
+    Some((
+        rts[k1 - 1],
+        (LOW_QUANTILE * (1.0 - LOW_QUANTILE) / n as f64).sqrt() / density,
+    ))
 }
 
 /// Seconds from `from` to `to` (zero if `to` is earlier).

@@ -1,6 +1,7 @@
 //! The start's test of a starting limit already past the knee: the RTs of the requests that
 //! started with few permits out against those of the requests that found every permit taken.
 
+use super::LOW_QUANTILE;
 use std::time::Duration;
 
 /// Running moments of a group of RTs: their count, sum, and the sum of their logarithms and
@@ -44,9 +45,6 @@ impl Moments {
 /// The most RTs of the first group kept for its low quantile: a bound on memory (a start
 /// under a load below the limit files requests for as long as it lasts), not a statistic.
 const KEPT: usize = 1024;
-
-/// The low quantile the floor is read at, as the buckets read theirs.
-const LOW_QUANTILE: f64 = 0.05;
 
 /// The RTs of the requests that started at the starting limit, in two groups: those that found
 /// at most half the permits out (unqueued, unless the resource has fewer workers than that)
