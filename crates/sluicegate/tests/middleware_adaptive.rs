@@ -1,5 +1,6 @@
 //! The concurrency layers under an adaptive limit: each request is a sample, and the
-//! algorithm's answer becomes the limit.
+//! algorithm's answer becomes the limit; callers held back are counted for the algorithm,
+//! through the layers and through `AdaptiveLimiter::acquire`.
 
 mod support;
 
@@ -129,17 +130,39 @@ impl sluicegate::adaptive::LimitAlgorithm for Recorder {
     }
 }
 
-/// The layer acquires from the limiter itself, so it must tell the algorithm of a caller
-/// whose first try found every permit taken (the demand a Little's-law start leaps to):
-/// before, the count stayed 0 behind the layers and only `AdaptiveLimiter::acquire` fed it.
-#[tokio::test(start_paused = true)]
-async fn a_caller_the_layer_holds_back_is_counted_for_the_algorithm() {
+/// One permit and a queue, under a [`Recorder`]: the limiter and the counts it is told.
+fn recorded() -> (AdaptiveLimiter, std::sync::Arc<std::sync::Mutex<Vec<u64>>>) {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let limiter = ConcurrencyLimiter::builder(1)
         .max_queue(10)
         .build()
         .unwrap();
     let adaptive = AdaptiveLimiter::new(limiter, Recorder(1, seen.clone()));
+    (adaptive, seen)
+}
+
+#[tokio::test(start_paused = true)]
+async fn callers_acquire_finds_every_permit_taken_are_counted_for_the_algorithm() {
+    let (adaptive, seen) = recorded();
+    let first = adaptive.acquire().await.unwrap();
+    let waiter = {
+        let adaptive = adaptive.clone();
+        tokio::spawn(async move { adaptive.acquire().await.unwrap().success() })
+    };
+    tokio::task::yield_now().await;
+    assert_eq!(adaptive.limiter().snapshot().queued, 1);
+    first.success();
+    waiter.await.unwrap();
+    // The first caller got a free permit; the second found it taken and waited.
+    assert_eq!(*seen.lock().unwrap(), vec![1, 1]);
+}
+
+/// The layer acquires from the limiter itself, so it must tell the algorithm of a caller
+/// whose first try found every permit taken (the demand a Little's-law start leaps to):
+/// before, the count stayed 0 behind the layers and only `AdaptiveLimiter::acquire` fed it.
+#[tokio::test(start_paused = true)]
+async fn a_caller_the_layer_holds_back_is_counted_for_the_algorithm() {
+    let (adaptive, seen) = recorded();
     let layer = ConcurrencyLimitLayer::adaptive(adaptive.clone());
     let (mut first, mut handle) = mock::spawn_layer::<u32, u32, _>(layer);
     let mut second = mock::Spawn::new(first.get_mut().clone());

@@ -294,46 +294,6 @@ mod tests {
         drop(held);
     }
 
-    /// A fixed limit that records the demand counts it is told.
-    #[derive(Debug)]
-    struct Recorder(usize, std::sync::Arc<std::sync::Mutex<Vec<u64>>>);
-
-    impl LimitAlgorithm for Recorder {
-        fn name(&self) -> &'static str {
-            "recorder"
-        }
-        fn limit(&self) -> usize {
-            self.0
-        }
-        fn on_sample(&mut self, _: &Sample) -> usize {
-            self.0
-        }
-        fn on_demand(&mut self, blocked: u64) {
-            self.1.lock().unwrap().push(blocked);
-        }
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn callers_that_find_every_permit_taken_are_counted_for_the_algorithm() {
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let limiter = ConcurrencyLimiter::builder(1)
-            .max_queue(10)
-            .build()
-            .unwrap();
-        let adaptive = AdaptiveLimiter::new(limiter, Recorder(1, seen.clone()));
-        let first = adaptive.acquire().await.unwrap();
-        let waiter = {
-            let adaptive = adaptive.clone();
-            tokio::spawn(async move { adaptive.acquire().await.unwrap().success() })
-        };
-        tokio::task::yield_now().await;
-        assert_eq!(adaptive.limiter().snapshot().queued, 1);
-        first.success();
-        waiter.await.unwrap();
-        // The first caller got a free permit; the second found it taken and waited.
-        assert_eq!(*seen.lock().unwrap(), vec![1, 1]);
-    }
-
     #[tokio::test(start_paused = true)]
     async fn adaptive_permit_dropped_unfinished_counts_as_ignored_and_releases() {
         let limiter = ConcurrencyLimiter::builder(1).build().unwrap();
