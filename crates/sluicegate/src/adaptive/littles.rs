@@ -281,7 +281,7 @@ impl LittlesLaw {
             drained_at: None,
             start: StartTest::default(),
             measured_at_start: false,
-            demand: DemandStart::new(config.queue_target),
+            demand: DemandStart::new(config.queue_target, config.min, config.max),
         }
     }
 

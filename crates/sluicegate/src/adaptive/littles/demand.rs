@@ -36,8 +36,9 @@
 //! The buckets' own decisions wait while a leap is being checked; any other move of the limit
 //! before the first leap (the start's tests, a bucket's growth) ends the demand-led start.
 
+use super::super::algorithm::clamp;
 use super::{LOW_QUANTILE, MIN_QUEUE_TARGET};
-use crate::clock::Nanos;
+use crate::clock::{Nanos, saturating_nanos};
 use std::time::Duration;
 
 /// The most one leap multiplies the limit by: an overshoot past the knee costs a queue inside
@@ -134,18 +135,26 @@ pub(super) struct DemandStart {
     /// The answers a check needs: as many as the starting limit's rate was measured on.
     least: u64,
     /// RTs at the starting limit of the requests that found at most half the permits out,
-    /// and of the others (s).
+    /// and of the others (s), each kept sorted.
     few: Vec<f64>,
     more: Vec<f64>,
+    /// The rank test's count: of every pair (one of `more`, one of `few`), those where the
+    /// `more` RT is the lower, ties counted a half. Kept as RTs are filed, so the test costs
+    /// two binary searches an answer, not a pass over every pair.
+    wins: f64,
     /// RTs of the requests that started after the last leap (s).
     after: Vec<f64>,
     /// The steering's target queue as a share of the limit (`queue_target` of the config).
     queue_target: f64,
+    /// The configured bounds of the limit: a leap is cut to them, and checked as cut.
+    min: usize,
+    max: usize,
 }
 
 impl DemandStart {
-    /// A start that aims, as the steering does, at a queue of `queue_target` × the limit.
-    pub(super) fn new(queue_target: f64) -> Self {
+    /// A start that aims, as the steering does, at a queue of `queue_target` × the limit, and
+    /// leaps within `min..=max`.
+    pub(super) fn new(queue_target: f64, min: usize, max: usize) -> Self {
         DemandStart {
             blocked: 0,
             answers: 0,
@@ -159,8 +168,11 @@ impl DemandStart {
             least: 0,
             few: Vec::new(),
             more: Vec::new(),
+            wins: 0.0,
             after: Vec::new(),
             queue_target,
+            min,
+            max,
         }
     }
 }
@@ -219,7 +231,7 @@ impl DemandStart {
                 // Requests that started a round trip after the leap: the first ones after it
                 // may have found workers free even past the knee (the leap's new permits fill
                 // the pool before any waits).
-                let start = end.as_u64().saturating_sub(latency.as_nanos() as u64);
+                let start = end.as_u64().saturating_sub(saturating_nanos(latency));
                 if start >= (at + Duration::from_secs_f64(self.rt)).as_u64()
                     && self.after.len() < KEPT
                 {
@@ -238,14 +250,7 @@ impl DemandStart {
         limit: usize,
         least: usize,
     ) -> Verdict {
-        let group = if in_flight * 2 <= limit {
-            &mut self.few
-        } else {
-            &mut self.more
-        };
-        if group.len() < KEPT {
-            group.push(latency.as_secs_f64());
-        }
+        self.file(latency.as_secs_f64(), in_flight * 2 > limit);
         // Counted from the limit-th answer on: the first requests started together, and
         // behind a service floor they answer together, a burst no steady rate has.
         if self.start.is_none() && self.answers >= limit as u64 {
@@ -284,6 +289,13 @@ impl DemandStart {
         let to = (demand + 3.0 * demand.sqrt())
             .min(most * from as f64)
             .ceil() as usize;
+        // Cut to the configured bounds: the check judges the limit set. At `max` already,
+        // there is nothing to leap to.
+        let to = clamp(to, self.min, self.max);
+        if to <= from {
+            self.phase = Phase::Done;
+            return Verdict::Done;
+        }
         self.phase = Phase::Leapt { at, from, to };
         self.check = None;
         self.looked = false;
@@ -382,24 +394,33 @@ impl DemandStart {
         (queue - target > KNEE_SIGNIFICANCE * noise).then_some(queue)
     }
 
+    /// Files an RT at the starting limit in its group (`more`: it found more than half the
+    /// permits out), in order, and counts its pairs with the other group for the rank test.
+    fn file(&mut self, rt: f64, more: bool) {
+        let (group, other) = if more {
+            (&mut self.more, &self.few)
+        } else {
+            (&mut self.few, &self.more)
+        };
+        if group.len() >= KEPT {
+            return;
+        }
+        // Of the other group: those below `rt`, and those equal to it.
+        let below = other.partition_point(|&x| x < rt);
+        let equal = other.partition_point(|&x| x <= rt) - below;
+        let above = other.len() - below - equal;
+        // A `more` RT wins against the `few` above it; a `few` RT loses to the `more` below.
+        self.wins += if more { above } else { below } as f64 + 0.5 * equal as f64;
+        let at = group.partition_point(|&x| x < rt);
+        group.insert(at, rt);
+    }
+
     /// The rank test: the requests that found more than half the permits out answered no
     /// slower than those that found few (the share of pairs where the second group's RT is
-    /// the lower is at least ½ less one standard error).
+    /// the lower is at least ½ less [`CLEAR`] standard errors).
     fn clear(&self) -> bool {
         let (n1, n2) = (self.few.len() as f64, self.more.len() as f64);
-        let mut wins = 0.0;
-        for &m in &self.more {
-            for &f in &self.few {
-                wins += if m < f {
-                    1.0
-                } else if m == f {
-                    0.5
-                } else {
-                    0.0
-                };
-            }
-        }
-        let share = wins / (n1 * n2);
+        let share = self.wins / (n1 * n2);
         let se = ((n1 + n2 + 1.0) / (12.0 * n1 * n2)).sqrt();
         share >= 0.5 - CLEAR * se
     }

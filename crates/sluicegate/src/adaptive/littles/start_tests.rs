@@ -201,6 +201,23 @@ fn littles_demand_led_start_reaches_the_demand_within_a_few_round_trips() {
     }
 }
 
+/// A configured `max` below the demand: the leap is cut to `max`, and its check must judge the
+/// limit it set, not the one it asked for. Judged against the uncut leap (80 asked, 60 set),
+/// the 60 in service read as fewer than the leap gave: a knee in front of 200 workers.
+#[test]
+fn littles_demand_led_start_under_a_max_below_the_demand_finds_no_knee() {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig {
+            max: 60,
+            ..LittlesLawConfig::default()
+        });
+        let mut pool = OpenPool::new(200, 20, 8_000, seed);
+        pool.run(&mut l, 1_000, |_, _| {});
+        assert!(!l.knee_found, "seed {seed}: a knee at max 60, 200 workers");
+        assert_eq!(l.limit(), 60, "seed {seed}");
+    }
+}
+
 /// The leap's check at the knee (`overload_10x`: 50 workers of 50 ms at 10× their capacity):
 /// the demand is ten times the pool, the first leap goes no further than × 8, and the answer
 /// rate at the new limit shows about 50 in service, not 160: the limit drops there (plus the
