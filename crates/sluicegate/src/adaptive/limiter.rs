@@ -4,7 +4,10 @@ use super::algorithm::{LimitAlgorithm, Outcome, Sample};
 use crate::clock::{Clock, Nanos};
 use crate::concurrency::{ConcurrencyLimiter, OwnedPermit, Rejected};
 use crate::sync::{Arc, Mutex, lock};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 /// A concurrency limiter driven by a limit algorithm: the seam the tower middleware, the
@@ -129,8 +132,18 @@ impl AdaptiveLimiter {
         if let Some(permit) = self.limiter.try_acquire_owned_fast() {
             return Ok(self.wrap(permit));
         }
-        self.held_back();
-        let permit = self.limiter.acquire_owned().await?;
+        // The lock-free path also fails with permits free (a waiter, a moving limit): only a
+        // first try in the queue that finds none counts.
+        let mut acquire = self.limiter.acquire_owned();
+        let mut first = true;
+        let permit = std::future::poll_fn(|cx| {
+            let polled = Pin::new(&mut acquire).poll(cx);
+            if std::mem::take(&mut first) && !matches!(polled, Poll::Ready(Ok(_))) {
+                self.held_back();
+            }
+            polled
+        })
+        .await?;
         Ok(self.wrap(permit))
     }
 

@@ -35,8 +35,8 @@ impl HeldPermit {
         HeldPermit::Owned(permit)
     }
 
-    /// Starts timing this permit for `adaptive` (if any). Only a permit from the queue path
-    /// can be timed, which is why adaptive services skip the fast path.
+    /// Starts timing this permit for `adaptive` (if any): call it as soon as the permit is
+    /// granted, as [`AdaptiveLimiter::wrap`] says.
     #[inline]
     pub(crate) fn adapt(self, adaptive: Option<&AdaptiveLimiter>) -> Self {
         match adaptive {

@@ -27,9 +27,9 @@ enum Slow {
 }
 
 impl Reservation {
-    /// Drives the acquire until there is a permit or a rejection. An adaptive limit skips the
-    /// lock-free path (it times only permits from `acquire_owned`) and is told of a caller
-    /// whose first try found no permit: the demand the limit holds back.
+    /// Drives the acquire until there is a permit or a rejection: the lock-free path first,
+    /// then the queue. An adaptive limit is told of a caller whose first try in the queue
+    /// found no permit: the demand the limit holds back.
     #[inline]
     pub(crate) fn poll_reserve(
         &mut self,
@@ -40,8 +40,7 @@ impl Reservation {
         if self.permit.is_some() {
             return Poll::Ready(());
         }
-        if adaptive.is_none()
-            && self.slow.is_none()
+        if self.slow.is_none()
             && let Some(permit) = HeldPermit::try_fast(limiter)
         {
             self.permit = Some(permit);
