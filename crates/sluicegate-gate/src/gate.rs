@@ -266,9 +266,11 @@ impl Gate {
         store: Option<&Store>,
     ) -> Result<(), String> {
         let state = State::build(&new, Some(&self.state.load()), store)?;
+        // The swap and the removed pools' move to `leaving` under one lock, so `drained` never
+        // sees a pool in neither.
+        let mut leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
         let old = self.state.swap(Arc::new(state));
         let now = self.state.load();
-        let mut leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
         leaving.extend(
             old.pools
                 .iter()
@@ -364,7 +366,14 @@ impl Gate {
             for p in state.pools.iter().chain(&leaving) {
                 p.limit.limiter().drain().await;
             }
-            if self.state().pools.iter().chain(&leaving).all(|p| p.idle()) {
+            // The pools in force and those removed, read together (a reload moves a pool from
+            // one to the other under this lock); the removed ones that are idle go for good.
+            let idle = {
+                let mut leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
+                leaving.retain(|p| !p.idle());
+                leaving.is_empty() && self.state().pools.iter().all(|p| p.idle())
+            };
+            if idle {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
