@@ -409,6 +409,66 @@ async fn two_hosts_or_none_in_http_1_1_get_400() {
     still_serves(&gate).await;
 }
 
+/// Defect pinned: a `Host` that is no `uri-host[:port]` (`a b`, `[::1`, a port that is not
+/// digits, a user part) was forwarded as it came, and routed on. RFC 9112 §3.2: `400` for a
+/// request with an invalid `Host`; counted as `bad_host`, nothing forwarded, the connection
+/// closed. The valid forms (a name, IPv4, IPv6 in brackets, an empty port, an empty `Host`)
+/// still pass.
+#[tokio::test]
+async fn a_host_that_is_no_uri_host_and_port_gets_400() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "hostile-host").await;
+    for host in [
+        "a b",
+        "[::1",
+        "[::1]x",
+        "::1",
+        "a:b",
+        "a:80:80",
+        "user@a",
+        "a/b",
+        "a%zz",
+        "[v1]",
+        "[fe80::1%eth0]",
+        "a\tb",
+    ] {
+        let head = format!("GET /fast HTTP/1.1\r\nhost: {host}\r\nx-id: bad\r\n\r\n");
+        let answer = read_all(raw(gate.proxy, head.as_bytes()).await).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{host:?}: {answer}");
+        assert!(answer.contains("bad_host"), "{host:?}: {answer}");
+        assert!(answer.contains("not a valid host"), "{host:?}: {answer}");
+        assert!(
+            answer.to_ascii_lowercase().contains("connection: close"),
+            "{host:?}: {answer}"
+        );
+    }
+    assert!(up.ids().is_empty(), "forwarded: {:?}", up.ids());
+    let unrouted = gate.status().await["unrouted"]["bad_host"].clone();
+    assert_eq!(unrouted, 12, "{unrouted}");
+    for host in [
+        "api.example",
+        "API.example:8080",
+        "127.0.0.1:80",
+        "[::1]",
+        "[::1]:8080",
+        "a:",
+        "",
+        "xn--bcher-kva.example",
+        "a%41b.example",
+        "[v7.fe80::1+x]",
+        "my_host~1!$&'()*+,;=",
+    ] {
+        let head = format!(
+            "GET /fast HTTP/1.1\r\nhost: {host}\r\nx-id: {}\r\nconnection: close\r\n\r\n",
+            host.len()
+        );
+        let answer = read_all(raw(gate.proxy, head.as_bytes()).await).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{host:?}: {answer}");
+    }
+    assert_eq!(up.ids().len(), 11, "{:?}", up.ids());
+    still_serves(&gate).await;
+}
+
 /// Defect pinned: a client that never reads its answer held its slot for as long as it kept
 /// the connection open (six such sockets blocked a pool of six): the gate's writes waited on
 /// a full send buffer with no limit. With `send_timeout`, a write that waits that long with
