@@ -24,6 +24,9 @@ pub struct State {
     pub client_body_timeout: Duration,
     /// The admin API's bearer token (`[admin] token_file`), read again on every reload.
     pub admin_token: Option<Arc<[u8]>>,
+    /// Most admin connections open at once (`[admin] max_connections`), read again on
+    /// every reload.
+    pub admin_max_connections: usize,
     /// What each new client connection gets.
     pub conn: ConnSettings,
     /// How long queued and running requests may take to finish at shutdown
@@ -123,6 +126,7 @@ impl State {
             store: store.cloned(),
             client_body_timeout: config.client_body_timeout.0,
             admin_token,
+            admin_max_connections: config.admin.max_connections,
             conn: ConnSettings::of(config),
             grace_period: config.grace_period.0,
         })

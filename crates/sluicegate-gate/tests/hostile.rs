@@ -109,6 +109,83 @@ async fn an_admin_connection_that_never_finishes_its_head_is_closed() {
     still_serves(&gate).await;
 }
 
+/// Defect pinned: the admin listener took any number of connections (each an open file the
+/// proxy's clients need, from anyone who can reach it). Beyond `[admin] max_connections` a
+/// new connection is closed at once, with one log line for the burst, not one each; the
+/// admin API answers again once the connections holding it go.
+#[tokio::test]
+async fn admin_connections_beyond_the_cap_are_closed_and_the_api_answers_once_they_go() {
+    let up = Upstream::start().await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\nheader_read_timeout = \"60s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\nmax_connections = 4\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 1\n\n[[routes]]\npool = \"api\"\n",
+        up.url()
+    );
+    let path = write_config("admin-cap", &text);
+    let mut gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    let admin = gate.admin.unwrap();
+    // Four idle connections hold the cap (the gate accepts them in order, first).
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(tokio::net::TcpStream::connect(admin).await.unwrap());
+    }
+    // Six more, each closed by the gate without an answer.
+    for i in 0..6 {
+        let mut s = raw(admin, b"GET /status HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").await;
+        let mut out = Vec::new();
+        let read = tokio::time::timeout(support::PATIENCE, s.read_to_end(&mut out))
+            .await
+            .expect("a connection beyond the cap was kept open");
+        // Closed at once: an end of stream, or a reset when the request was still unread.
+        assert!(
+            read.is_err() || out.is_empty(),
+            "{i}: {}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+    let first = gate.log_line("admin connections").await;
+    assert!(
+        first.contains("max_connections") && first.contains('4'),
+        "{first}"
+    );
+    // The held connections still work: the cap closes new ones, never those it serves.
+    let mut s = held.pop().unwrap();
+    s.write_all(b"GET /status HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = read_all(s).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    drop(held);
+    eventually("the admin API answers again", || async {
+        let s = raw(
+            admin,
+            b"GET /status HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n",
+        )
+        .await;
+        read_all(s).await.starts_with("HTTP/1.1 200")
+    })
+    .await;
+    // One line when the burst began, one when it ended, whatever its size.
+    let again = gate.log_line("admin connections").await;
+    // The six, and any of the polls above that came before the held ones were gone.
+    let closed: u64 = again
+        .split(": ")
+        .last()
+        .and_then(|n| n.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{again}"));
+    assert!(
+        again.contains("closed at the cap") && closed >= 6,
+        "{again}"
+    );
+    while let Ok(l) = gate.logs.try_recv() {
+        assert!(
+            !l.contains("admin connections"),
+            "a line per connection: {l}"
+        );
+    }
+    still_serves(&gate).await;
+}
+
 /// Defect pinned: half a body kept waiting ended in `504 upstream_timeout`, billed to the
 /// upstream; it is the client's stall (`408` after `client_body_timeout`).
 #[tokio::test]
