@@ -114,8 +114,11 @@ impl State {
         let bypass = bypass(&config.bypass)?;
         let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
         let mut pools = Vec::with_capacity(config.pools.len());
+        let mut renamed = Renamed::of(config, old);
         for p in &config.pools {
-            let prev = old.and_then(|s| s.pool(p.name.get_ref()));
+            let prev = old
+                .and_then(|s| s.pool(p.name.get_ref()))
+                .or_else(|| renamed.take(p));
             pools.push(Arc::new(Pool::build(p, prev.map(|a| &**a), store)?));
         }
         let routes = config.routes.iter().map(|r| route(r, &pools)).collect();
@@ -170,6 +173,53 @@ impl State {
                     && (r.methods.is_empty() || r.methods.contains(req.method()))
             })
             .map(|r| &r.pool)
+    }
+}
+
+/// The pools a change removes, each of which a new pool may carry on (a rename).
+///
+/// A pool is known by its name, but a local pool that a change removes and a new local
+/// pool (a name the gate did not have) with the same `upstream` are one resource under two
+/// names: the upstream counts the requests of both. Built as a fresh pool, the new one would
+/// let the upstream see the removed one's requests on top of its own limit. So the new one
+/// is built on the removed one, as a pool is on its own older self: it keeps its limiter
+/// (or hands over to a new one), queue, rates, counters and closed state. Taken in config
+/// order, each removed pool once, by the first new pool with its upstream.
+struct Renamed<'a> {
+    /// Removed pools not taken yet.
+    removed: Vec<&'a Arc<Pool>>,
+}
+
+impl<'a> Renamed<'a> {
+    fn of(config: &Config, old: Option<&'a State>) -> Renamed<'a> {
+        let removed = old.map_or_else(Vec::new, |s| {
+            s.pools
+                .iter()
+                .filter(|p| p.config.scope == config::Scope::Local)
+                .filter(|p| !config.pools.iter().any(|c| *c.name.get_ref() == p.name))
+                .collect()
+        });
+        Renamed { removed }
+    }
+
+    /// The removed pool that `new`, a pool whose name the gate did not have, carries on:
+    /// the first not taken yet with its upstream, when both are local.
+    fn take(&mut self, new: &config::Pool) -> Option<&'a Arc<Pool>> {
+        if new.scope != config::Scope::Local {
+            return None;
+        }
+        let at = self
+            .removed
+            .iter()
+            .position(|p| p.upstream == new.upstream)?;
+        let gone = self.removed.remove(at);
+        tracing::info!(
+            "pool `{}` carries on pool `{}` (removed, same upstream {}): its limit counts the requests running and waiting there",
+            new.name.get_ref(),
+            gone.name,
+            new.upstream
+        );
+        Some(gone)
     }
 }
 
