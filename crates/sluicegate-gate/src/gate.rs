@@ -140,7 +140,7 @@ impl Gate {
             }
             None => None,
         };
-        let state = State::build(&config, None, store.as_ref())?;
+        let state = State::build(&config, None, &[], store.as_ref())?;
         Ok(Gate {
             state: ArcSwap::from_pointee(state),
             bound: Bound::of(&config),
@@ -266,22 +266,27 @@ impl Gate {
         new: Config,
         store: Option<&Store>,
     ) -> Result<(), String> {
-        let state = State::build(&new, Some(&self.state.load()), store)?;
+        let left = self
+            .leaving
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let state = State::build(&new, Some(&self.state.load()), &left, store)?;
         // The swap and the removed pools' move to `leaving` under one lock, so `drained` never
         // sees a pool in neither.
         let mut leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
         let old = self.state.swap(Arc::new(state));
         let now = self.state.load();
-        // A removed pool that a new one carries on (a rename: `State::build`) is counted
-        // and drained by that one, which shares its counters.
+        // A removed pool that a new one carries on (`State::build`) is counted and drained
+        // by that one, which shares its counters.
+        let carried = |p: &Arc<Pool>| now.pools.iter().any(|n| Arc::ptr_eq(&n.stats, &p.stats));
         leaving.extend(
             old.pools
                 .iter()
-                .filter(|p| now.pool(&p.name).is_none())
-                .filter(|p| !now.pools.iter().any(|n| Arc::ptr_eq(&n.stats, &p.stats)))
+                .filter(|p| now.pool(&p.name).is_none() && !carried(p))
                 .cloned(),
         );
-        leaving.retain(|p| !p.idle());
+        leaving.retain(|p| !p.idle() && !carried(p));
         *current = new;
         Ok(())
     }
@@ -402,7 +407,7 @@ impl Gate {
 pub fn check_pools(config: &Config) -> Result<Vec<String>, String> {
     let mut warnings = config::warnings(config);
     let Some(cfg) = &config.store else {
-        return State::build(config, None, None).map(|_| warnings);
+        return State::build(config, None, &[], None).map(|_| warnings);
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -417,7 +422,7 @@ pub fn check_pools(config: &Config) -> Result<Vec<String>, String> {
                 cfg.redis_shown()
             ));
         }
-        State::build(config, None, Some(&store)).map(|_| warnings)
+        State::build(config, None, &[], Some(&store)).map(|_| warnings)
     })
 }
 

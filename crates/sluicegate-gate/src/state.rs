@@ -98,7 +98,9 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 impl State {
     /// Builds the state `config` asks for, carrying over from `old` the pools of the same
-    /// name (their limiters, queues, rate state and counters). Global pools keep their
+    /// name (their limiters, queues, rate state and counters), and carrying on a pool that
+    /// `old` has and `config` does not, or one of `leaving` (removed earlier, still busy
+    /// then), under a new name or its own (see `Renamed`). Global pools keep their
     /// limits in `store`, the connection to `config`'s `[store]` (see [`Store::connect`]);
     /// they need a tokio runtime.
     ///
@@ -108,13 +110,14 @@ impl State {
     pub fn build(
         config: &Config,
         old: Option<&State>,
+        leaving: &[Arc<Pool>],
         store: Option<&Store>,
     ) -> Result<State, String> {
         // Secrets first: a failure must leave the live pools untouched.
         let bypass = bypass(&config.bypass)?;
         let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
         let mut pools = Vec::with_capacity(config.pools.len());
-        let mut renamed = Renamed::of(config, old);
+        let mut renamed = Renamed::of(config, old, leaving);
         for p in &config.pools {
             let prev = old
                 .and_then(|s| s.pool(p.name.get_ref()))
@@ -176,34 +179,38 @@ impl State {
     }
 }
 
-/// The pools a change removes, each of which a new pool may carry on (a rename).
+/// The pools a change removes, and those removed earlier that still ran requests then,
+/// each of which a new pool may carry on.
 ///
 /// A pool is known by its name, but a local pool that a change removes and a new local
 /// pool (a name the gate did not have) with the same `upstream` are one resource under two
-/// names: the upstream counts the requests of both. Built as a fresh pool, the new one would
-/// let the upstream see the removed one's requests on top of its own limit. So the new one
-/// is built on the removed one, as a pool is on its own older self: it keeps its limiter
-/// (or hands over to a new one), queue, rates, counters and closed state. Taken in config
-/// order, each removed pool once, by the first new pool with its upstream.
+/// names (a rename): the upstream counts the requests of both. Built as a fresh pool, the
+/// new one would let the upstream see the removed one's requests on top of its own limit.
+/// So the new one is built on the removed one, as a pool is on its own older self: it
+/// keeps its limiter (or hands over to a new one), queue, rates, counters and closed
+/// state. So too a pool removed by an earlier change and added back, under its name or
+/// with its upstream, while the requests it ran may still run. Taken in config order, each
+/// removed pool once: by the first new pool of its name, else of its upstream.
 struct Renamed<'a> {
     /// Removed pools not taken yet.
     removed: Vec<&'a Arc<Pool>>,
 }
 
 impl<'a> Renamed<'a> {
-    fn of(config: &Config, old: Option<&'a State>) -> Renamed<'a> {
-        let removed = old.map_or_else(Vec::new, |s| {
-            s.pools
-                .iter()
-                .filter(|p| p.config.scope == config::Scope::Local)
-                .filter(|p| !config.pools.iter().any(|c| *c.name.get_ref() == p.name))
-                .collect()
-        });
+    fn of(config: &Config, old: Option<&'a State>, leaving: &'a [Arc<Pool>]) -> Renamed<'a> {
+        let gone = |p: &Pool| !config.pools.iter().any(|c| *c.name.get_ref() == p.name);
+        let removed = old
+            .map_or(&[][..], |s| &s.pools[..])
+            .iter()
+            .filter(|p| gone(p))
+            .chain(leaving)
+            .filter(|p| p.config.scope == config::Scope::Local)
+            .collect();
         Renamed { removed }
     }
 
     /// The removed pool that `new`, a pool whose name the gate did not have, carries on:
-    /// the first not taken yet with its upstream, when both are local.
+    /// the first not taken yet of its name, else of its upstream, when both are local.
     fn take(&mut self, new: &config::Pool) -> Option<&'a Arc<Pool>> {
         if new.scope != config::Scope::Local {
             return None;
@@ -211,13 +218,14 @@ impl<'a> Renamed<'a> {
         let at = self
             .removed
             .iter()
-            .position(|p| p.upstream == new.upstream)?;
+            .position(|p| p.name == *new.name.get_ref())
+            .or_else(|| self.removed.iter().position(|p| p.upstream == new.upstream))?;
         let gone = self.removed.remove(at);
         tracing::info!(
-            "pool `{}` carries on pool `{}` (removed, same upstream {}): its limit counts the requests running and waiting there",
+            "pool `{}` carries on pool `{}` (removed, upstream {}): its limit counts the requests running and waiting there",
             new.name.get_ref(),
             gone.name,
-            new.upstream
+            gone.upstream
         );
         Some(gone)
     }
@@ -310,7 +318,7 @@ pool = "a"
 path_prefix = "/b/"
 pool = "b"
 "#;
-        State::build(&crate::config::parse(text, "t").unwrap(), None, None).unwrap()
+        State::build(&crate::config::parse(text, "t").unwrap(), None, &[], None).unwrap()
     }
 
     fn route(state: &State, method: &str, uri: &str, host: Option<&str>) -> Option<String> {

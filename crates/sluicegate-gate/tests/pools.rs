@@ -831,3 +831,49 @@ async fn a_pool_renamed_by_a_reload_counts_what_the_old_name_runs() {
         assert_eq!(ids, ["a0", "a1", "b0", "b1"], "{case}");
     }
 }
+
+/// As above, across two reloads: a pool removed while its requests run, then added back
+/// (under its name or another, with its upstream) by the next reload while they still run,
+/// carries on the removed one; it was built fresh and let the upstream see twice the limit.
+#[tokio::test]
+async fn a_pool_removed_then_added_back_counts_what_it_still_runs() {
+    for back in ["a", "b"] {
+        let up = Upstream::start().await;
+        let elsewhere = Upstream::start().await;
+        let text = |name: &str, url: &str| {
+            format!(
+                "listen = [\"127.0.0.1:0\"]\n[admin]\nlisten = \"127.0.0.1:0\"\n[[pools]]\nname = \"{name}\"\nupstream = \"{url}\"\nmax_concurrency = 2\nmax_queue = 10\nqueue_timeout = \"20s\"\n[[routes]]\npool = \"{name}\"\n"
+            )
+        };
+        let path = write_config(back, &text("a", &up.url()));
+        let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+        let mut calls: Vec<_> = (0..2)
+            .map(|i| {
+                let proxy = gate.proxy;
+                tokio::spawn(async move { get(proxy, "/hold", &format!("a{i}")).await })
+            })
+            .collect();
+        eventually("two run on a", || async { up.current() == 2 }).await;
+        for (name, url) in [("other", elsewhere.url()), (back, up.url())] {
+            support::rewrite(&path, &text(name, &url));
+            let r = gate.admin_call("POST", "/reload", None, "").await;
+            assert_eq!(r.status, 200, "{back}: {}", r.body);
+        }
+        calls.extend((0..2).map(|i| {
+            let proxy = gate.proxy;
+            tokio::spawn(async move { get(proxy, "/hold", &format!("b{i}")).await })
+        }));
+        eventually("the two new ones forwarded or queued", || async {
+            let queued = gate.pool(back).await["queued"].as_u64().unwrap() as usize;
+            up.current() + queued >= 4
+        })
+        .await;
+        assert_eq!(up.current(), 2, "{back}: the upstream sees twice the limit");
+        up.release(4);
+        for c in calls {
+            assert_eq!(c.await.unwrap().status, 200, "{back}");
+        }
+        assert_eq!(up.max(), 2, "{back}");
+        assert!(elsewhere.ids().is_empty());
+    }
+}
