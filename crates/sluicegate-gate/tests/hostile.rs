@@ -519,9 +519,22 @@ async fn a_host_that_is_no_uri_host_and_port_gets_400() {
             "{host:?}: {answer}"
         );
     }
+    // A target naming a user: without a `Host`, its authority was forwarded as one
+    // (`Host: user:pw@api.example`). RFC 9110 §4.2.4: userinfo in an http URI is an error.
+    for target in [
+        "http://user:pw@api.example/fast",
+        "http://u@api.example/fast",
+    ] {
+        for host in ["", "host: api.example\r\n"] {
+            let head = format!("GET {target} HTTP/1.1\r\n{host}x-id: userinfo\r\n\r\n");
+            let answer = read_all(raw(gate.proxy, head.as_bytes()).await).await;
+            assert!(answer.starts_with("HTTP/1.1 400"), "{head:?}: {answer}");
+            assert!(answer.contains("bad_host"), "{head:?}: {answer}");
+        }
+    }
     assert!(up.ids().is_empty(), "forwarded: {:?}", up.ids());
     let unrouted = gate.status().await["unrouted"]["bad_host"].clone();
-    assert_eq!(unrouted, 12, "{unrouted}");
+    assert_eq!(unrouted, 16, "{unrouted}");
     for host in [
         "api.example",
         "API.example:8080",

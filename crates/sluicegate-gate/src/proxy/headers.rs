@@ -120,8 +120,20 @@ pub(super) fn remove_listed(headers: &mut HeaderMap, listed: &[HeaderValue]) {
 /// than one `Host` line (a route could match one name while the upstream serves the other),
 /// one that is no `uri-host[:port]` (`a b`, `[::1`: hyper takes any header value, and the
 /// route and the upstream would each read it their own way), or none in HTTP/1.1 with a
-/// target that does not name the host either. `None` when fine.
+/// target that does not name the host either; or an absolute-form target that names a user
+/// (`http://user:pw@host/`: RFC 9110 §4.2.4 has a recipient treat userinfo as an error;
+/// without a `Host` its authority would go upstream as one, credentials and all). `None`
+/// when fine.
 pub(super) fn host_problem<B>(req: &http::Request<B>) -> Option<&'static str> {
+    if req
+        .uri()
+        .authority()
+        .is_some_and(|a| a.as_str().contains('@'))
+    {
+        return Some(
+            "the request target names a user (user@host), which HTTP forbids: send the host alone\n",
+        );
+    }
     let mut hosts = req.headers().get_all(header::HOST).iter();
     match (hosts.next(), hosts.next()) {
         (Some(_), Some(_)) => Some("more than one Host header\n"),
