@@ -24,6 +24,9 @@ pub struct State {
     pub client_body_timeout: Duration,
     /// The admin API's bearer token (`[admin] token_file`), read again on every reload.
     pub admin_token: Option<Arc<[u8]>>,
+    /// Most admin connections open at once (`[admin] max_connections`), read again on
+    /// every reload.
+    pub admin_max_connections: usize,
     /// What each new client connection gets.
     pub conn: ConnSettings,
     /// How long queued and running requests may take to finish at shutdown
@@ -95,7 +98,9 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 impl State {
     /// Builds the state `config` asks for, carrying over from `old` the pools of the same
-    /// name (their limiters, queues, rate state and counters). Global pools keep their
+    /// name (their limiters, queues, rate state and counters), and carrying on a pool that
+    /// `old` has and `config` does not, or one of `leaving` (removed earlier, still busy
+    /// then), under a new name or its own (see `Renamed`). Global pools keep their
     /// limits in `store`, the connection to `config`'s `[store]` (see [`Store::connect`]);
     /// they need a tokio runtime.
     ///
@@ -105,14 +110,18 @@ impl State {
     pub fn build(
         config: &Config,
         old: Option<&State>,
+        leaving: &[Arc<Pool>],
         store: Option<&Store>,
     ) -> Result<State, String> {
         // Secrets first: a failure must leave the live pools untouched.
         let bypass = bypass(&config.bypass)?;
         let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
         let mut pools = Vec::with_capacity(config.pools.len());
+        let mut renamed = Renamed::of(config, old, leaving);
         for p in &config.pools {
-            let prev = old.and_then(|s| s.pool(p.name.get_ref()));
+            let prev = old
+                .and_then(|s| s.pool(p.name.get_ref()))
+                .or_else(|| renamed.take(p));
             pools.push(Arc::new(Pool::build(p, prev.map(|a| &**a), store)?));
         }
         let routes = config.routes.iter().map(|r| route(r, &pools)).collect();
@@ -123,6 +132,7 @@ impl State {
             store: store.cloned(),
             client_body_timeout: config.client_body_timeout.0,
             admin_token,
+            admin_max_connections: config.admin.max_connections,
             conn: ConnSettings::of(config),
             grace_period: config.grace_period.0,
         })
@@ -166,6 +176,58 @@ impl State {
                     && (r.methods.is_empty() || r.methods.contains(req.method()))
             })
             .map(|r| &r.pool)
+    }
+}
+
+/// The pools a change removes, and those removed earlier that still ran requests then,
+/// each of which a new pool may carry on.
+///
+/// A pool is known by its name, but a local pool that a change removes and a new local
+/// pool (a name the gate did not have) with the same `upstream` are one resource under two
+/// names (a rename): the upstream counts the requests of both. Built as a fresh pool, the
+/// new one would let the upstream see the removed one's requests on top of its own limit.
+/// So the new one is built on the removed one, as a pool is on its own older self: it
+/// keeps its limiter (or hands over to a new one), queue, rates, counters and closed
+/// state. So too a pool removed by an earlier change and added back, under its name or
+/// with its upstream, while the requests it ran may still run. Taken in config order, each
+/// removed pool once: by the first new pool of its name, else of its upstream.
+struct Renamed<'a> {
+    /// Removed pools not taken yet.
+    removed: Vec<&'a Arc<Pool>>,
+}
+
+impl<'a> Renamed<'a> {
+    fn of(config: &Config, old: Option<&'a State>, leaving: &'a [Arc<Pool>]) -> Renamed<'a> {
+        let gone = |p: &Pool| !config.pools.iter().any(|c| *c.name.get_ref() == p.name);
+        let removed = old
+            .map_or(&[][..], |s| &s.pools[..])
+            .iter()
+            .filter(|p| gone(p))
+            .chain(leaving)
+            .filter(|p| p.config.scope == config::Scope::Local)
+            .collect();
+        Renamed { removed }
+    }
+
+    /// The removed pool that `new`, a pool whose name the gate did not have, carries on:
+    /// the first not taken yet of its name, else of its upstream, when both are local.
+    fn take(&mut self, new: &config::Pool) -> Option<&'a Arc<Pool>> {
+        if new.scope != config::Scope::Local {
+            return None;
+        }
+        let at = self
+            .removed
+            .iter()
+            .position(|p| p.name == *new.name.get_ref())
+            .or_else(|| self.removed.iter().position(|p| p.upstream == new.upstream))?;
+        let gone = self.removed.remove(at);
+        tracing::info!(
+            "pool `{}` carries on pool `{}` (removed, upstream {}): its limit counts the requests running and waiting there",
+            new.name.get_ref(),
+            gone.name,
+            gone.upstream
+        );
+        Some(gone)
     }
 }
 
@@ -256,7 +318,7 @@ pool = "a"
 path_prefix = "/b/"
 pool = "b"
 "#;
-        State::build(&crate::config::parse(text, "t").unwrap(), None, None).unwrap()
+        State::build(&crate::config::parse(text, "t").unwrap(), None, &[], None).unwrap()
     }
 
     fn route(state: &State, method: &str, uri: &str, host: Option<&str>) -> Option<String> {

@@ -771,3 +771,109 @@ async fn a_connection_option_cannot_take_away_the_host_the_route_was_chosen_on()
         );
     }
 }
+
+/// Defect pinned: a pool renamed by a reload (the same upstream under a new name) got a
+/// fresh limiter, so the upstream saw the old name's requests and the new name's limit
+/// together: `a` at 2 with 2 running, renamed `b`, forwarded 2 more at once (4). The new
+/// pool now carries on the removed one's work, keeping its limiter when the queue
+/// settings are the same, handing over to a new one when they change.
+#[tokio::test]
+async fn a_pool_renamed_by_a_reload_counts_what_the_old_name_runs() {
+    for (case, queue) in [("same-queue", 10), ("new-queue", 20)] {
+        let up = Upstream::start().await;
+        let text = |name: &str, queue: usize| {
+            format!(
+                "listen = [\"127.0.0.1:0\"]\n[admin]\nlisten = \"127.0.0.1:0\"\n[[pools]]\nname = \"{name}\"\nupstream = \"{}\"\nmax_concurrency = 2\nmax_queue = {queue}\nqueue_timeout = \"20s\"\n[[routes]]\npool = \"{name}\"\n",
+                up.url()
+            )
+        };
+        let path = write_config(case, &text("a", 10));
+        let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+        let mut calls: Vec<_> = (0..2)
+            .map(|i| {
+                let proxy = gate.proxy;
+                tokio::spawn(async move { get(proxy, "/hold", &format!("a{i}")).await })
+            })
+            .collect();
+        eventually("two run on a", || async { up.current() == 2 }).await;
+        support::rewrite(&path, &text("b", queue));
+        let r = gate.admin_call("POST", "/reload", None, "").await;
+        assert_eq!(r.status, 200, "{case}: {}", r.body);
+        calls.extend((0..2).map(|i| {
+            let proxy = gate.proxy;
+            tokio::spawn(async move { get(proxy, "/hold", &format!("b{i}")).await })
+        }));
+        eventually("the two new ones forwarded or queued", || async {
+            let queued = gate.pool("b").await["queued"].as_u64().unwrap() as usize;
+            up.current() + queued >= 4
+        })
+        .await;
+        assert_eq!(
+            up.current(),
+            2,
+            "{case}: the upstream sees the old name's and the new name's limit"
+        );
+        let b = gate.pool("b").await;
+        assert_eq!(
+            (b["in_flight"].as_u64(), b["queued"].as_u64()),
+            (Some(2), Some(2)),
+            "{case}: {b}"
+        );
+        up.release(4);
+        for c in calls {
+            assert_eq!(c.await.unwrap().status, 200, "{case}");
+        }
+        assert_eq!(up.max(), 2, "{case}");
+        // The old name's first (they ran), then the new name's.
+        let mut ids = up.ids();
+        ids[..2].sort();
+        ids[2..].sort();
+        assert_eq!(ids, ["a0", "a1", "b0", "b1"], "{case}");
+    }
+}
+
+/// As above, across two reloads: a pool removed while its requests run, then added back
+/// (under its name or another, with its upstream) by the next reload while they still run,
+/// carries on the removed one; it was built fresh and let the upstream see twice the limit.
+#[tokio::test]
+async fn a_pool_removed_then_added_back_counts_what_it_still_runs() {
+    for back in ["a", "b"] {
+        let up = Upstream::start().await;
+        let elsewhere = Upstream::start().await;
+        let text = |name: &str, url: &str| {
+            format!(
+                "listen = [\"127.0.0.1:0\"]\n[admin]\nlisten = \"127.0.0.1:0\"\n[[pools]]\nname = \"{name}\"\nupstream = \"{url}\"\nmax_concurrency = 2\nmax_queue = 10\nqueue_timeout = \"20s\"\n[[routes]]\npool = \"{name}\"\n"
+            )
+        };
+        let path = write_config(back, &text("a", &up.url()));
+        let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+        let mut calls: Vec<_> = (0..2)
+            .map(|i| {
+                let proxy = gate.proxy;
+                tokio::spawn(async move { get(proxy, "/hold", &format!("a{i}")).await })
+            })
+            .collect();
+        eventually("two run on a", || async { up.current() == 2 }).await;
+        for (name, url) in [("other", elsewhere.url()), (back, up.url())] {
+            support::rewrite(&path, &text(name, &url));
+            let r = gate.admin_call("POST", "/reload", None, "").await;
+            assert_eq!(r.status, 200, "{back}: {}", r.body);
+        }
+        calls.extend((0..2).map(|i| {
+            let proxy = gate.proxy;
+            tokio::spawn(async move { get(proxy, "/hold", &format!("b{i}")).await })
+        }));
+        eventually("the two new ones forwarded or queued", || async {
+            let queued = gate.pool(back).await["queued"].as_u64().unwrap() as usize;
+            up.current() + queued >= 4
+        })
+        .await;
+        assert_eq!(up.current(), 2, "{back}: the upstream sees twice the limit");
+        up.release(4);
+        for c in calls {
+            assert_eq!(c.await.unwrap().status, 200, "{back}");
+        }
+        assert_eq!(up.max(), 2, "{back}");
+        assert!(elsewhere.ids().is_empty());
+    }
+}
