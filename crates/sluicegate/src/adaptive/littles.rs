@@ -992,26 +992,6 @@ impl LittlesLaw {
     /// The lower of the limit in force at `t` and the one before it (as far as the log
     /// reaches back): a request that started just after a raise, on a permit the raise made,
     /// found every permit of the old limit taken.
-    /// Whether the limit came down since `t` (logged changes only). A request that started
-    /// before the cut says nothing of the limit after it — TCP's one reduction a window. In front of a
-    /// small pool the start's overshoot answers after its clients' deadlines for seconds after
-    /// the limit came down to the knee, and each bucket with one of those late answers cut
-    /// × 0.9 again and held the limit from rising for ten buckets (`few_slow_workers_3x`: 6 →
-    /// 4 permits for 5 workers, held 30–60 s).
-    fn cut_since(&self, t: Nanos) -> bool {
-        let mut after = self.limit;
-        for &(from, before) in self.limit_log.iter().rev() {
-            if t >= from {
-                break;
-            }
-            if after < before {
-                return true;
-            }
-            after = before;
-        }
-        false
-    }
-
     fn limit_at(&self, t: Nanos) -> usize {
         let mut limit = self.limit;
         for &(from, before) in self.limit_log.iter().rev() {
@@ -1269,7 +1249,6 @@ impl LimitAlgorithm for LittlesLaw {
             .demand
             .observe(end, s.latency, s.in_flight, self.limit, at_start, least);
         self.follow_demand(end, verdict);
-        let stale = self.cut_since(s.start);
         let b = &mut self.current;
         // Against the lowest recent limit: a request that started before a raise found every
         // permit of the old limit taken.
@@ -1293,9 +1272,7 @@ impl LimitAlgorithm for LittlesLaw {
                     self.probe_decided(end);
                 }
             }
-            // An answer dropped of a request that started before the limit came down is no
-            // evidence against the limit now.
-            Outcome::Dropped => b.drops += u64::from(!stale),
+            Outcome::Dropped => b.drops += 1,
             Outcome::Ignored => {}
         }
         self.limit

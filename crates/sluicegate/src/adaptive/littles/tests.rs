@@ -203,28 +203,6 @@ fn littles_backs_off_on_drops_and_does_not_rise_during_cool_down() {
     assert_eq!(feed(&mut l, 41, 1, 20, IDLE, Outcome::Success), 40);
 }
 
-/// TCP's one reduction a window: an answer dropped of a request that started before the last
-/// cut (the start's overshoot answering late, after the limit came down) does not cut again.
-#[test]
-fn littles_does_not_cut_again_on_drops_of_requests_started_before_the_cut() {
-    for (rt_ms, after) in [(500, 36), (20, 32)] {
-        let mut l = warmed();
-        feed(&mut l, 22, 98, 20, IDLE, Outcome::Success);
-        feed(&mut l, 22, 2, 20, IDLE, Outcome::Dropped);
-        // Closing bucket 22 (at 2.3 s): 2 % drops, 40 → 36.
-        assert_eq!(feed(&mut l, 23, 100, 20, IDLE, Outcome::Success), 36);
-        feed(&mut l, 24, 98, 20, IDLE, Outcome::Success);
-        // Late answers at 2.4–2.5 s: started at 1.9–2.0 s, before the cut (500 ms), or
-        // after it (20 ms).
-        feed(&mut l, 24, 2, rt_ms, IDLE, Outcome::Dropped);
-        assert_eq!(
-            feed(&mut l, 25, 1, 20, IDLE, Outcome::Success),
-            after,
-            "rt {rt_ms} ms"
-        );
-    }
-}
-
 #[test]
 fn littles_skips_ignored_samples() {
     let mut l = LittlesLaw::new(LittlesLawConfig::default());
