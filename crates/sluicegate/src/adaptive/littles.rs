@@ -505,7 +505,7 @@ impl LittlesLaw {
                     self.since_probe = 0;
                     self.confirmed = (self.confirmed + 1).min(MAX_SPACING);
                     (old + rt) / 2
-                } else if probe.decided {
+                } else if probe.decided && ratio <= self.c.probe_trigger {
                     // Stopped early on the same regime, its later answers read another: a
                     // few dozen answers are no evidence of a change (a floor from them, taken
                     // as a new regime's, read 1 ms for 2 ms and held the return of
@@ -797,6 +797,12 @@ impl LittlesLaw {
         // RTs well below what the last probes measured unqueued: the resource got faster, and
         // a floor or min RT from before reads a queue as none. Probe now, from the recent RT.
         self.unchanged_since_probe(now);
+        if let Some(low) = self.below_floor() {
+            self.low_floor = Some(low);
+            if let Some(rt) = short_rt.filter(|&rt| rt < min_rt) {
+                self.min_rt = Some(rt);
+            }
+        }
         let faster = self.probed
             && self.probe.is_none()
             && self.since_probe >= RT_BUCKETS
@@ -953,6 +959,35 @@ impl LittlesLaw {
         self.next_probe = self
             .next_probe
             .max(now + self.at_least_buckets(self.c.probe_interval, 50) / 2);
+    }
+
+    /// The resource got faster, seen in its low RTs: the last buckets' mean low RT stands
+    /// below the floor ÷ `probe_trigger`, and below it by [`STARTUP_SIGNIFICANCE`] standard
+    /// errors of a bucket's low RT. The floor then belongs to a slower regime (a delay that
+    /// went away) and reads the queue the old limit leaves as none, while the mean RT, full of
+    /// that queue, need not fall by as much. The least of their low RTs, the new floor.
+    fn below_floor(&self) -> Option<Duration> {
+        let floor = self.low_floor?;
+        if !self.probed || self.probe.is_some() || self.since_probe < RT_BUCKETS {
+            return None;
+        }
+        let lows: Vec<Duration> = self
+            .closed
+            .iter()
+            .rev()
+            .take(RT_BUCKETS)
+            .filter_map(Bucket::low_rt)
+            .collect();
+        if lows.len() < RT_BUCKETS {
+            return None;
+        }
+        let mean = lows.iter().sum::<Duration>() / RT_BUCKETS as u32;
+        let se = self.bucket_low_se()?;
+        let below = floor.saturating_sub(mean);
+        (mean.as_secs_f64() * self.c.probe_trigger < floor.as_secs_f64()
+            && below.as_secs_f64() > STARTUP_SIGNIFICANCE * se.as_secs_f64())
+        .then(|| lows.iter().min().copied())
+        .flatten()
     }
 
     /// Periodic probes are spaced out only while the resource looks as it did at the last
@@ -1120,11 +1155,13 @@ impl LittlesLaw {
         // regime of min RT. One that reads a new regime (a capacity drop, a slower service)
         // holds as long as before: a dozen answers are no evidence of a change, and the pass
         // rate it is compared with above may be the old capacity's.
+        let trigger = self.c.probe_trigger;
         let same = self
             .min_rt
             .zip(mean(self.probe_rt.rt_sum, n, 1))
             .is_some_and(|(old, new)| {
-                SAME_REGIME.contains(&(new.as_secs_f64() / old.as_secs_f64().max(1e-12)))
+                let ratio = new.as_secs_f64() / old.as_secs_f64().max(1e-12);
+                SAME_REGIME.contains(&ratio) || ratio > trigger
             });
         if !same {
             return;
