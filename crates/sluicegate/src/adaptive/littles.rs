@@ -1317,6 +1317,8 @@ impl LimitAlgorithm for LittlesLaw {
 }
 
 #[cfg(test)]
+mod change_tests;
+#[cfg(test)]
 mod start_tests;
 #[cfg(test)]
 mod tests;
