@@ -125,7 +125,8 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   `probe_gain × last pass rate × min RT` (at least half the limit) long enough to expect
 ///   `probe_samples` requests — or, once at least three recent RTs have passed, as soon as its
 ///   low RT reads as precisely as a bucket's (as many answers, no larger standard error) while
-///   its pass rate shows it drained and its mean RT the same regime. That drains the resource's queue; the requests that *started*
+///   its pass rate shows it drained and its mean RT the same regime (or one more than
+///   `probe_trigger` slower: censoring only lowers a mean so far). That drains the resource's queue; the requests that *started*
 ///   during the probe (followed until they finish) give the unqueued low-RT floor, median and
 ///   min RT, so none can drift. Each probe that finds the same regime doubles the time to the
 ///   next periodic one, up to four `probe_interval`s, while the pass rate stays within the
@@ -135,8 +136,10 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   are forgotten; one that rose by more than `probe_trigger` restarts the slow start, up to
 ///   the last capacity measured × the new min RT. Mean RTs below min RT ÷ `probe_trigger`
 ///   (the resource got faster) lower min RT to them and probe at once, below the limit (the
-///   RT its depth comes from still holds the old limit's queue). No growth until the
-///   probe is done.
+///   RT its depth comes from still holds the old limit's queue); low RTs below the floor ÷
+///   `probe_trigger`, by three standard errors, lower the floor to them (a delay that went
+///   away leaves the same mean RT, full of the queue the old limit leaves inside). No growth
+///   until the probe is done.
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
 ///   while at least a tenth of the requests found every permit taken;
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
@@ -1154,7 +1157,11 @@ impl LittlesLaw {
         // And only when it reads the regime it expected: its mean RT so far within the same
         // regime of min RT. One that reads a new regime (a capacity drop, a slower service)
         // holds as long as before: a dozen answers are no evidence of a change, and the pass
-        // rate it is compared with above may be the old capacity's.
+        // rate it is compared with above may be the old capacity's. Unless it reads one more
+        // than `probe_trigger` slower, once drained: the mean so far is censored (the short
+        // answers come back first), which only lowers it, and a probe that held its whole span
+        // after a delay came (2.1 s, then as long again measuring) restarted the slow start
+        // 5 s after the change (`network_delay_spike`).
         let trigger = self.c.probe_trigger;
         let same = self
             .min_rt
