@@ -364,4 +364,42 @@ pool = "b"
         assert_eq!(strip_port("example.com"), "example.com");
         assert_eq!(strip_port("[::1]:80"), "::1");
     }
+
+    /// Review 17: a pool removed while busy and added back under its own name is carried on
+    /// by that name, as docs/gate.md says ("by the first new pool (in file order) of its
+    /// name, else of its upstream"), even when a new pool of another name with the same
+    /// upstream comes first in the file. `take` went pool by pool, so that one took it by
+    /// upstream and `a` came back fresh (its counters and closed state on `c`).
+    #[test]
+    fn a_pool_added_back_by_name_is_carried_on_by_its_name_first() {
+        let pools = |list: &[(&str, u16)]| {
+            let mut t = String::new();
+            for (name, port) in list {
+                t += &format!(
+                    "[[pools]]\nname = \"{name}\"\nupstream = \"http://127.0.0.1:{port}\"\nmax_concurrency = 2\n"
+                );
+            }
+            for (name, _) in list {
+                t += &format!("[[routes]]\npath_prefix = \"/{name}/\"\npool = \"{name}\"\n");
+            }
+            crate::config::parse(&t, "t").unwrap()
+        };
+        let first = State::build(&pools(&[("a", 9000)]), None, &[], None).unwrap();
+        let a = first.pool("a").unwrap().clone();
+        // `a` removed while busy: it goes to those leaving.
+        let second = State::build(&pools(&[("z", 9009)]), Some(&first), &[], None).unwrap();
+        let leaving = [a.clone()];
+        let third = State::build(
+            &pools(&[("c", 9000), ("a", 9000)]),
+            Some(&second),
+            &leaving,
+            None,
+        )
+        .unwrap();
+        assert!(
+            Arc::ptr_eq(&third.pool("a").unwrap().stats, &a.stats),
+            "`a` added back was built fresh"
+        );
+        assert!(!Arc::ptr_eq(&third.pool("c").unwrap().stats, &a.stats));
+    }
 }
