@@ -66,6 +66,9 @@ fn delay_spike(seed: u64, to_ms: u64, each: impl FnMut(u64, &LittlesLaw)) -> Lit
     let mut l = LittlesLaw::new(LittlesLawConfig::default());
     let mut pool = DelayedPool::new(50, 50, seed);
     pool.run(&mut l, 20_000, |_, _| {});
+    // `restarted` is never cleared: set before the change, it would pass the tests below
+    // whatever the change did (review 17).
+    assert!(!l.restarted, "seed {seed}: restarted before the delay came");
     pool.delay_us = 200_000;
     let mut each = each;
     pool.run(&mut l, 30_000.min(to_ms), &mut each);
