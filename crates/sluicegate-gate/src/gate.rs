@@ -266,15 +266,10 @@ impl Gate {
         new: Config,
         store: Option<&Store>,
     ) -> Result<(), String> {
-        let left = self
-            .leaving
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let state = State::build(&new, Some(&self.state.load()), &left, store)?;
-        // The swap and the removed pools' move to `leaving` under one lock, so `drained` never
-        // sees a pool in neither.
+        // The build, the swap and the removed pools' move to `leaving` under one lock, so
+        // `drained` never sees a pool in neither.
         let mut leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
+        let state = State::build(&new, Some(&self.state.load()), &leaving, store)?;
         let old = self.state.swap(Arc::new(state));
         let now = self.state.load();
         // A removed pool that a new one carries on (`State::build`) is counted and drained
