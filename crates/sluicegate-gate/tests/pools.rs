@@ -208,6 +208,16 @@ pool = "api"
 }
 
 /// `PUT /pools/api/limits` with `body`; it must be taken.
+/// `n` requests to `/hold` (ids `{prefix}0`, `{prefix}1`, …), each in its own task.
+fn hold(gate: &Gate, prefix: &str, n: usize) -> Vec<tokio::task::JoinHandle<support::Reply>> {
+    (0..n)
+        .map(|i| {
+            let (proxy, id) = (gate.proxy, format!("{prefix}{i}"));
+            tokio::spawn(async move { get(proxy, "/hold", &id).await })
+        })
+        .collect()
+}
+
 async fn put(gate: &Gate, body: &str) {
     let r = gate
         .admin_call("PUT", "/pools/api/limits", None, body)
@@ -257,12 +267,7 @@ async fn changing_queue_settings_keeps_waiting_requests_and_the_cap() {
 async fn a_limit_raised_after_a_hand_over_still_counts_the_old_limiters_requests() {
     let up = Upstream::start().await;
     let gate = serve_api("handover-raise", &up, 2, 50).await;
-    let mut calls: Vec<_> = (0..6)
-        .map(|i| {
-            let proxy = gate.proxy;
-            tokio::spawn(async move { get(proxy, "/hold", &format!("old{i}")).await })
-        })
-        .collect();
+    let mut calls = hold(&gate, "old", 6);
     eventually("2 run, 4 wait", || async {
         up.current() == 2 && gate.pool("api").await["queued"] == 4
     })
@@ -270,10 +275,7 @@ async fn a_limit_raised_after_a_hand_over_still_counts_the_old_limiters_requests
     put(&gate, r#"{"max_concurrency": 1}"#).await;
     put(&gate, r#"{"max_queue": 40}"#).await;
     put(&gate, r#"{"max_concurrency": 2}"#).await;
-    calls.extend((0..6).map(|i| {
-        let proxy = gate.proxy;
-        tokio::spawn(async move { get(proxy, "/hold", &format!("new{i}")).await })
-    }));
+    calls.extend(hold(&gate, "new", 6));
     // The new six reached the gate: with two running, at least six wait (`queued` counts
     // the new limiter's queue, and the old one's once the two are reported together).
     eventually("the new six queued", || async {
@@ -789,20 +791,12 @@ async fn a_pool_renamed_by_a_reload_counts_what_the_old_name_runs() {
         };
         let path = write_config(case, &text("a", 10));
         let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
-        let mut calls: Vec<_> = (0..2)
-            .map(|i| {
-                let proxy = gate.proxy;
-                tokio::spawn(async move { get(proxy, "/hold", &format!("a{i}")).await })
-            })
-            .collect();
+        let mut calls = hold(&gate, "a", 2);
         eventually("two run on a", || async { up.current() == 2 }).await;
         support::rewrite(&path, &text("b", queue));
         let r = gate.admin_call("POST", "/reload", None, "").await;
         assert_eq!(r.status, 200, "{case}: {}", r.body);
-        calls.extend((0..2).map(|i| {
-            let proxy = gate.proxy;
-            tokio::spawn(async move { get(proxy, "/hold", &format!("b{i}")).await })
-        }));
+        calls.extend(hold(&gate, "b", 2));
         eventually("the two new ones forwarded or queued", || async {
             let queued = gate.pool("b").await["queued"].as_u64().unwrap() as usize;
             up.current() + queued >= 4
@@ -847,22 +841,14 @@ async fn a_pool_removed_then_added_back_counts_what_it_still_runs() {
         };
         let path = write_config(back, &text("a", &up.url()));
         let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
-        let mut calls: Vec<_> = (0..2)
-            .map(|i| {
-                let proxy = gate.proxy;
-                tokio::spawn(async move { get(proxy, "/hold", &format!("a{i}")).await })
-            })
-            .collect();
+        let mut calls = hold(&gate, "a", 2);
         eventually("two run on a", || async { up.current() == 2 }).await;
         for (name, url) in [("other", elsewhere.url()), (back, up.url())] {
             support::rewrite(&path, &text(name, &url));
             let r = gate.admin_call("POST", "/reload", None, "").await;
             assert_eq!(r.status, 200, "{back}: {}", r.body);
         }
-        calls.extend((0..2).map(|i| {
-            let proxy = gate.proxy;
-            tokio::spawn(async move { get(proxy, "/hold", &format!("b{i}")).await })
-        }));
+        calls.extend(hold(&gate, "b", 2));
         eventually("the two new ones forwarded or queued", || async {
             let queued = gate.pool(back).await["queued"].as_u64().unwrap() as usize;
             up.current() + queued >= 4
