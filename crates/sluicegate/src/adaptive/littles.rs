@@ -974,22 +974,15 @@ impl LittlesLaw {
         if !self.probed || self.probe.is_some() || self.since_probe < RT_BUCKETS {
             return None;
         }
-        let lows: Vec<Duration> = self
-            .closed
-            .iter()
-            .rev()
-            .take(RT_BUCKETS)
-            .filter_map(Bucket::low_rt)
-            .collect();
-        if lows.len() < RT_BUCKETS {
-            return None;
-        }
-        let mean = lows.iter().sum::<Duration>() / RT_BUCKETS as u32;
+        let (mean, _) = self.recent_low()?;
         let se = self.bucket_low_se()?;
         let below = floor.saturating_sub(mean);
         (mean.as_secs_f64() * self.c.probe_trigger < floor.as_secs_f64()
             && below.as_secs_f64() > STARTUP_SIGNIFICANCE * se.as_secs_f64())
-        .then(|| lows.iter().min().copied())
+        .then(|| {
+            let recent = self.closed.iter().rev().take(RT_BUCKETS);
+            recent.filter_map(Bucket::low_rt).min()
+        })
         .flatten()
     }
 
