@@ -285,3 +285,20 @@ async fn too_many_slices_are_refused_with_the_global_windows_bound() {
     assert!(slices(0).is_err());
     assert!(slices(GlobalWindow::MAX_SLICES).is_ok());
 }
+
+/// A global window's slices are whole microseconds, but one of 10 µs in 64 slices was
+/// refused with the local limiter's "at least one nanosecond per slice", which it had.
+#[tokio::test]
+async fn slices_under_a_microsecond_are_refused_saying_a_microsecond() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let window = |us| {
+        GlobalWindow::builder(&store, "s", 10, Duration::from_micros(us))
+            .slices(64)
+            .build()
+            .map(|_| ())
+    };
+    let err = window(10).unwrap_err().to_string();
+    assert!(err.contains("at least a microsecond per slice"), "{err}");
+    assert!(window(64).is_ok());
+}
