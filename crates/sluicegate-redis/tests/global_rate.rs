@@ -302,3 +302,29 @@ async fn slices_under_a_microsecond_are_refused_saying_a_microsecond() {
     assert!(err.contains("at least a microsecond per slice"), "{err}");
     assert!(window(64).is_ok());
 }
+
+/// A hybrid limit built with a lease time too long for a clock (`Duration::MAX`: "never let
+/// leased tokens expire") panicked in its first decision (`Instant + lease` overflows);
+/// every setting a builder takes must be refused there or work.
+#[tokio::test]
+async fn a_lease_time_too_long_for_the_clock_is_refused_or_works() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    for lease in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
+        let built = GlobalGcra::builder(&store, "h", quota(10, 10))
+            .lease(lease)
+            .build_hybrid();
+        if let Ok(limit) = built {
+            let decided = tokio::spawn(async move { limit.decide(1).await.map(|v| v.source) });
+            let source = decided.await.expect("a decision, not a panic");
+            assert_eq!(source, Ok(Source::Redis), "lease {lease:?}");
+        }
+    }
+    // The longest lease taken: 2^52 ns, as the longest horizon.
+    let longest = GlobalGcra::builder(&store, "h", quota(10, 10))
+        .lease(Duration::from_nanos(1 << 52))
+        .build_hybrid()
+        .unwrap();
+    assert_eq!(longest.decide(1).await.unwrap().source, Source::Redis);
+    assert_eq!(longest.decide(1).await.unwrap().source, Source::Lease);
+}

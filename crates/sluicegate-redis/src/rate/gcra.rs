@@ -193,11 +193,19 @@ impl GcraBuilder<'_> {
     ///
     /// # Errors
     ///
-    /// As [`build`](Self::build); [`Error::Range`] for a zero lease time.
+    /// As [`build`](Self::build); [`Error::Range`] for a zero lease time or one over 2^52 ns
+    /// (52 days).
     pub fn build_hybrid(self) -> Result<HybridGcra, Error> {
         let lease = self.lease.unwrap_or(self.quota.period() / 50);
         if lease.is_zero() {
             return Err(Error::Range("the lease time must be longer than zero"));
+        }
+        // Leases expire on tokio's clock (`sent + lease`), which panics past its range;
+        // the scripts' horizon bound is far inside it.
+        if lease > Duration::from_nanos(MAX_HORIZON_NS) {
+            return Err(Error::Range(
+                "the lease time must be at most 2^52 ns (52 days)",
+            ));
         }
         Ok(HybridGcra::new(self.spec()?, lease))
     }
