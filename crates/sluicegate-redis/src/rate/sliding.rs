@@ -221,9 +221,6 @@ impl WindowBuilder<'_> {
     /// slice count out of range; [`Error::Quota`] for a zero window; [`Error::Range`] for
     /// slices shorter than a microsecond or a window too long to count in microseconds.
     pub fn build(self) -> Result<GlobalWindow, Error> {
-        // `ringsum`: one packed string with the counts' total in front (a new name for each
-        // format, so that instances of two versions never misread each other's state
-        // during a rolling upgrade; docs/global-limits.md).
         let key = key(self.store.prefix(), &self.name, "ringsum")?;
         if self.window.is_zero() {
             return Err(QuotaError::ZeroPeriod.into());
@@ -244,6 +241,13 @@ impl WindowBuilder<'_> {
                  whole microseconds)",
             ));
         }
+        // `ringsum`: one packed string with the counts' total in front (a new name for each
+        // format, so that instances of two versions never misread each other's state
+        // during a rolling upgrade; docs/global-limits.md). Its shape in the name too:
+        // instances cut into different slices (a rolling change of the window) each read
+        // the other's ring as empty and overwrote it, and the limit held nothing while both
+        // ran; under keys of their own each shape holds its limit.
+        let key = format!("{key}:{}x{slice_us}us", self.slices);
         let local = SlidingWindow::with_clock(
             share(self.limit, self.instances),
             self.window,
