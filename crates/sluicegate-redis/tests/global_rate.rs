@@ -321,9 +321,9 @@ async fn a_lease_time_too_long_for_the_clock_is_refused_or_works() {
             assert_eq!(source, Ok(Source::Redis), "lease {lease:?}");
         }
     }
-    // The longest lease taken: 2^52 ns, as the longest horizon.
+    // The longest lease taken: 2^62 ns, as the local GCRA's longest horizon.
     let longest = GlobalGcra::builder(&store, "h", quota(10, 10))
-        .lease(Duration::from_nanos(1 << 52))
+        .lease(Duration::from_nanos(1 << 62))
         .build_hybrid()
         .unwrap();
     assert_eq!(longest.decide(1).await.unwrap().source, Source::Redis);
