@@ -91,6 +91,11 @@ impl AdaptiveLimiter {
     }
 
     /// The wrapped limiter (for snapshots, close, drain).
+    ///
+    /// Its [`set_max`](ConcurrencyLimiter::set_max) is no kill switch here: the algorithm
+    /// owns the limit, and the next finished request sets it again (waiters held by a limit
+    /// of 0 are then admitted). Use [`close`](ConcurrencyLimiter::close) to turn everything
+    /// away, and [`open`](ConcurrencyLimiter::open) to let traffic in again.
     pub fn limiter(&self) -> &ConcurrencyLimiter {
         &self.limiter
     }
@@ -305,6 +310,31 @@ mod tests {
         adaptive.wrap(adaptive.limiter().acquire_bypass()).dropped();
         assert_eq!(adaptive.limit(), 21, "a bypass permit teaches nothing");
         drop(held);
+    }
+
+    /// The kill switch of an adaptive limit is `close()`: the algorithm owns the limit, so a
+    /// `set_max(0)` on the wrapped limiter lasts only until the next sample (a request that
+    /// was running when it was set) and its waiters are then admitted; a closed limiter
+    /// stays closed whatever the samples say.
+    #[tokio::test(start_paused = true)]
+    async fn close_holds_an_adaptive_limit_and_set_max_lasts_until_the_next_sample() {
+        let limiter = ConcurrencyLimiter::builder(1).build().unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, Aimd::new(AimdConfig::default()));
+        let (a, b) = (
+            adaptive.acquire().await.unwrap(),
+            adaptive.acquire().await.unwrap(),
+        );
+        adaptive.limiter().set_max(0).unwrap();
+        let mut waiter = tokio_test::task::spawn(adaptive.acquire());
+        assert!(waiter.poll().is_pending());
+        a.success();
+        assert_eq!(adaptive.limit(), 20, "the algorithm's limit is back");
+        assert!(waiter.poll().is_ready(), "and the waiter got in");
+
+        adaptive.limiter().close();
+        b.success();
+        assert!(adaptive.limiter().is_closed());
+        assert!(adaptive.limiter().try_acquire().unwrap_err().is_closed());
     }
 
     #[tokio::test(start_paused = true)]

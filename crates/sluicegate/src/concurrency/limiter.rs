@@ -279,6 +279,10 @@ impl ConcurrencyLimiter {
     /// limit); `0` pauses: nothing new starts, and queued callers wait until their timeout
     /// or a raise.
     ///
+    /// On a limiter an [`AdaptiveLimiter`](crate::adaptive::AdaptiveLimiter) drives, the
+    /// algorithm sets the limit again at its next sample: there the kill switch is
+    /// [`close`](Self::close).
+    ///
     /// # Errors
     ///
     /// [`ConfigError::MaxTooLarge`] beyond [`Self::MAX_PERMITS`]; the limit is unchanged.
