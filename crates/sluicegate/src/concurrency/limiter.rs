@@ -84,7 +84,8 @@ impl Builder {
     }
 
     /// How long a caller waits in the queue before giving up with
-    /// [`Rejected::QueueTimeout`] (default: no timeout).
+    /// [`Rejected::QueueTimeout`] (default: no timeout). An async caller waits on a tokio
+    /// timer: it needs a runtime with time enabled (see the [module docs](super#runtime)).
     pub fn queue_timeout(mut self, timeout: Duration) -> Self {
         self.config.queue_timeout = Some(timeout);
         self
@@ -233,6 +234,11 @@ impl ConcurrencyLimiter {
     ///
     /// The future resolves to the permit, or to why there is none ([`Rejected`]). Use
     /// `.priority(..)` and `.timeout(..)` on it to change this call's priority and timeout.
+    ///
+    /// # Panics
+    ///
+    /// When it has to wait with a queue timeout outside a tokio runtime with time enabled
+    /// (as `tokio::time::sleep` does; see the [module docs](super#runtime)).
     ///
     /// # Cancel safety
     ///
