@@ -403,3 +403,39 @@ fn a_header_key_does_not_keep_the_request_buffer_alive() {
         "the key still points into the request's buffer"
     );
 }
+
+/// The key of a header value owned its bytes (above), but all of them: a made-up API key
+/// of 16 KB (hyper reads up to ~400 KB of headers) cost 16 KB in the keyed limiter, so
+/// 20 000 of them — within any `max_keys` — kept 320 MB, the bound on the key count no
+/// bound on memory. A long value is kept as a 128-bit keyed digest instead (32 hex digits),
+/// the same for the same value, a different one for another.
+#[test]
+fn a_long_header_value_is_kept_as_a_short_key() {
+    use sluicegate::middleware::rate::KeyExtractor;
+    let extract = |value: Vec<u8>| {
+        let mut req = Request::new(());
+        req.headers_mut()
+            .insert("x-api-key", http::HeaderValue::from_bytes(&value).unwrap());
+        HeaderKey("x-api-key".parse().unwrap())
+            .extract(&req)
+            .unwrap()
+    };
+    let long = |c: u8| vec![c; 16 * 1024];
+    let (a, a_again, b) = (
+        extract(long(b'a')),
+        extract(long(b'a')),
+        extract(long(b'b')),
+    );
+    assert!(a.len() <= 64, "a key of {} bytes", a.len());
+    assert_eq!(a, a_again);
+    assert_ne!(a, b);
+    let mut near = long(b'a');
+    near[16 * 1024 - 1] = b'b';
+    assert_ne!(a, extract(near), "one byte apart");
+    let sixty_four = vec![b'k'; 64];
+    assert_eq!(
+        extract(sixty_four.clone()).as_bytes(),
+        &sixty_four[..],
+        "short keys stay as they are"
+    );
+}

@@ -200,7 +200,8 @@ pub fn group_ip(ip: IpAddr) -> IpAddr {
 ///
 /// The key is a copy of the value's bytes: a server's header values are slices of the
 /// buffer the request was read into, and a keyed limiter that kept such a slice would keep
-/// the whole buffer (kilobytes) alive for each key it remembers.
+/// the whole buffer (kilobytes) alive for each key it remembers. A value longer than
+/// [`HeaderKey::LONGEST_KEPT`] (64 bytes) is kept as a 128-bit digest of it instead.
 ///
 /// # Examples
 ///
@@ -220,14 +221,41 @@ pub fn group_ip(ip: IpAddr) -> IpAddr {
 #[derive(Clone, Debug)]
 pub struct HeaderKey(pub HeaderName);
 
+impl HeaderKey {
+    /// The longest value kept as it is. A longer one is kept as a 128-bit digest (32 hex
+    /// digits, keyed with a secret chosen per process, so a client can neither predict nor
+    /// aim at another's), which bounds a keyed limiter's memory at about `max_keys` × 64
+    /// bytes of keys however long the values clients make up.
+    pub const LONGEST_KEPT: usize = 64;
+}
+
+/// A 128-bit digest of `bytes` as 32 hex digits: two SipHash runs under secret keys of this
+/// process (std's `RandomState`), so equal values meet and a client cannot make its value
+/// collide with another's.
+fn digest(bytes: &[u8]) -> String {
+    use std::hash::BuildHasher;
+    use std::sync::OnceLock;
+    static KEYS: OnceLock<[std::collections::hash_map::RandomState; 2]> = OnceLock::new();
+    let [a, b] = KEYS.get_or_init(Default::default);
+    format!("{:016x}{:016x}", a.hash_one(bytes), b.hash_one(bytes))
+}
+
 impl<B> KeyExtractor<B> for HeaderKey {
     type Key = HeaderValue;
 
     fn extract(&self, req: &Request<B>) -> Option<HeaderValue> {
         let value = req.headers().get(&self.0)?;
+        let bytes = value.as_bytes();
         // Copied, not cloned: a clone shares (and keeps alive) the request's read buffer.
-        let mut owned = HeaderValue::from_maybe_shared(Bytes::copy_from_slice(value.as_bytes()))
-            .expect("the bytes of a header value are a header value");
+        // A long value is kept as its digest: all its bytes would make each made-up key
+        // cost as much as the client cares to send (hyper reads ~400 KB of headers).
+        let owned = if bytes.len() <= HeaderKey::LONGEST_KEPT {
+            Bytes::copy_from_slice(bytes)
+        } else {
+            Bytes::from(digest(bytes))
+        };
+        let mut owned = HeaderValue::from_maybe_shared(owned)
+            .expect("the bytes of a header value, or hex digits, are a header value");
         owned.set_sensitive(value.is_sensitive());
         Some(owned)
     }
