@@ -287,7 +287,8 @@ impl ConcurrencyLimiter {
     ///
     /// On a limiter an [`AdaptiveLimiter`](crate::adaptive::AdaptiveLimiter) drives, the
     /// algorithm sets the limit again at its next sample: there the kill switch is
-    /// [`close`](Self::close).
+    /// [`close`](Self::close), or [`detach`](crate::adaptive::AdaptiveLimiter::detach) the
+    /// algorithm first.
     ///
     /// # Errors
     ///
