@@ -314,3 +314,31 @@ async fn a_key_of_the_wrong_type_fails_its_own_limit_not_the_store() {
     assert!(health.up, "{health:?}");
     assert_eq!((health.outages, health.fallbacks), (0, 3), "{health:?}");
 }
+
+/// A GCRA key holding a string of another length than its 8 bytes (something else wrote
+/// it) made the script fail unpacking it (`ERR ... data string too short`), an error reply
+/// that marked the whole store down. It counts as absent now, like a window ring of another
+/// shape, and the next admission writes the state over it.
+#[tokio::test]
+async fn a_garbled_gcra_key_counts_as_absent_and_the_store_stays_up() {
+    let redis = RedisServer::start();
+    let store = store(&redis).await;
+    let limit = GlobalGcra::builder(&store, "garbled", Quota::per_hour(10))
+        .build()
+        .unwrap();
+    let key = "{sluicegate:garbled}:tatf64";
+    let () = redis::cmd("SET")
+        .arg(key)
+        .arg("abc")
+        .query(&mut redis.connection())
+        .unwrap();
+    let v = limit.decide(1).await.unwrap();
+    assert_eq!(v.source, Source::Redis);
+    assert!(v.decision.is_allowed());
+    assert!(store.health().up, "{:?}", store.health());
+    let len: usize = redis::cmd("STRLEN")
+        .arg(key)
+        .query(&mut redis.connection())
+        .unwrap();
+    assert_eq!(len, 8, "the state written over it");
+}
