@@ -439,3 +439,24 @@ fn a_long_header_value_is_kept_as_a_short_key() {
         "short keys stay as they are"
     );
 }
+
+/// Some proxies append the client's address with its port (`203.0.113.7:51234`, or IPv6
+/// as `[2001:db8::7]:443`). Such an entry did not parse as an address, and the key fell
+/// back to the peer — the proxy itself — so every client behind it shared one limit. The
+/// address is read with or without a port, IPv6 with or without brackets.
+#[test]
+fn a_trusted_forwarded_address_may_carry_a_port() {
+    use sluicegate::middleware::rate::KeyExtractor;
+    let key = |xff: &str| {
+        let mut req = from("192.0.2.1");
+        req.headers_mut()
+            .insert("x-forwarded-for", xff.parse().unwrap());
+        PeerIp::new().trust_x_forwarded_for(true).extract(&req)
+    };
+    let ip = |s: &str| Some(s.parse::<IpAddr>().unwrap());
+    assert_eq!(key("10.0.0.1, 203.0.113.7:51234"), ip("203.0.113.7"));
+    assert_eq!(key("[2001:db8::7]:443"), ip("2001:db8::"), "its /64");
+    assert_eq!(key("[2001:db8::7]"), ip("2001:db8::"));
+    assert_eq!(key("203.0.113.7"), ip("203.0.113.7"));
+    assert_eq!(key("unknown"), ip("192.0.2.1"), "no address: the peer's");
+}

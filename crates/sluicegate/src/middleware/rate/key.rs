@@ -107,8 +107,8 @@ impl PeerIp {
     }
 
     /// Uses the last (rightmost) address of `X-Forwarded-For`, the one your own proxy
-    /// appended, when the header is present. Only for servers that are reachable through
-    /// that proxy alone.
+    /// appended (with or without a port, IPv6 with or without brackets), when the header is
+    /// present. Only for servers that are reachable through that proxy alone.
     pub fn trust_x_forwarded_for(mut self, on: bool) -> Self {
         self.trust_forwarded = on;
         self
@@ -170,7 +170,15 @@ impl<B> KeyExtractor<B> for PeerIp {
 
 fn last_forwarded<'a>(values: impl DoubleEndedIterator<Item = &'a HeaderValue>) -> Option<IpAddr> {
     let last = values.last()?.to_str().ok()?;
-    last.rsplit(',').next()?.trim().parse().ok()
+    let entry = last.rsplit(',').next()?.trim();
+    // Some proxies write the client's port too (`203.0.113.7:51234`, `[2001:db8::7]:443`),
+    // or IPv6 in brackets: read as a bare address, such an entry fell back to the peer (the
+    // proxy) and every client behind it shared one limit.
+    entry
+        .parse()
+        .ok()
+        .or_else(|| entry.parse::<std::net::SocketAddr>().ok().map(|a| a.ip()))
+        .or_else(|| entry.strip_prefix('[')?.strip_suffix(']')?.parse().ok())
 }
 
 /// The rate limit key of an address: IPv4 as is (also when written as IPv4-mapped IPv6),
