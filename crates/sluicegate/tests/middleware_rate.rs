@@ -460,3 +460,19 @@ fn a_trusted_forwarded_address_may_carry_a_port() {
     assert_eq!(key("203.0.113.7"), ip("203.0.113.7"));
     assert_eq!(key("unknown"), ip("192.0.2.1"), "no address: the peer's");
 }
+
+/// Behind a NAT64 (an IPv6-only server reached by IPv4 clients), every IPv4 client arrives
+/// as `64:ff9b::a.b.c.d` (RFC 6052's well-known prefix): all of them in one /64, so one
+/// limit for the whole IPv4 internet. The embedded IPv4 address is the key, as for
+/// IPv4-mapped addresses.
+#[test]
+fn a_nat64_address_is_keyed_by_the_ipv4_client_inside() {
+    use sluicegate::middleware::rate::group_ip;
+    let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+    assert_eq!(group_ip(ip("64:ff9b::203.0.113.7")), ip("203.0.113.7"));
+    assert_ne!(
+        group_ip(ip("64:ff9b::203.0.113.7")),
+        group_ip(ip("64:ff9b::198.51.100.9"))
+    );
+    assert_eq!(group_ip(ip("2001:db8:1:2::9")), ip("2001:db8:1:2::"));
+}

@@ -181,8 +181,8 @@ fn last_forwarded<'a>(values: impl DoubleEndedIterator<Item = &'a HeaderValue>) 
         .or_else(|| entry.strip_prefix('[')?.strip_suffix(']')?.parse().ok())
 }
 
-/// The rate limit key of an address: IPv4 as is (also when written as IPv4-mapped IPv6),
-/// IPv6 cut to its /64 prefix.
+/// The rate limit key of an address: IPv4 as is (also when written as IPv4-mapped IPv6, or
+/// under the NAT64 prefix `64:ff9b::/96`), IPv6 cut to its /64 prefix.
 ///
 /// ```
 /// use std::net::IpAddr;
@@ -194,10 +194,16 @@ fn last_forwarded<'a>(values: impl DoubleEndedIterator<Item = &'a HeaderValue>) 
 /// assert_eq!(group_ip("::ffff:10.0.0.1".parse().unwrap()), "10.0.0.1".parse::<IpAddr>().unwrap());
 /// ```
 pub fn group_ip(ip: IpAddr) -> IpAddr {
+    /// RFC 6052's well-known NAT64 prefix, `64:ff9b::/96`.
+    const NAT64: u128 = 0x0064_ff9b << 96;
     match ip {
         IpAddr::V4(_) => ip,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
+            // An IPv4 client seen through a NAT64: all of them share one /64.
+            None if u128::from(v6) >> 32 == NAT64 >> 32 => {
+                IpAddr::V4(std::net::Ipv4Addr::from(u128::from(v6) as u32))
+            }
             None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
         },
     }
