@@ -17,6 +17,10 @@
 //! itself. The guide `docs/global-limits.md` explains the scripts, the hybrid overshoot bound
 //! and the choice of client.
 //!
+//! | feature | adds |
+//! |---|---|
+//! | `tower` | `RedisCheck`: a global rate limit in sluicegate's HTTP rate layer (`RateLimitLayer::deferred`) |
+//!
 //! # Quick example
 //!
 //! ```no_run

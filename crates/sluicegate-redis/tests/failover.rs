@@ -283,3 +283,62 @@ async fn an_error_reply_marks_redis_down_at_once() {
     config_set(&redis, "maxmemory", "0");
     until_redis_decides(&limit).await;
 }
+
+/// An error about one key is no outage. A key of the wrong type under one limit's name (a
+/// hash where the GCRA state lives: another program, or an old version, on the same
+/// prefix) answered `WRONGTYPE`, which marked the whole store down: every other limit on it
+/// fell back too, again after each probe the broken limit made. That limit alone falls
+/// back now; Redis stays up, and the others decide as before.
+#[tokio::test]
+async fn a_key_of_the_wrong_type_fails_its_own_limit_not_the_store() {
+    let redis = RedisServer::start();
+    let store = store(&redis).await;
+    let quota = Quota::per_hour(10);
+    let broken = GlobalGcra::builder(&store, "broken", quota)
+        .on_failure(FailurePolicy::Deny)
+        .build()
+        .unwrap();
+    let other = GlobalGcra::builder(&store, "other", quota).build().unwrap();
+    let () = redis::cmd("HSET")
+        .arg("{sluicegate:broken}:tatf64")
+        .arg("field")
+        .arg("value")
+        .query(&mut redis.connection())
+        .unwrap();
+    for _ in 0..3 {
+        let v = broken.decide(1).await.unwrap();
+        assert_eq!(v.source, Source::Fallback(FailurePolicy::Deny));
+        assert_eq!(other.decide(1).await.unwrap().source, Source::Redis);
+    }
+    let health = store.health();
+    assert!(health.up, "{health:?}");
+    assert_eq!((health.outages, health.fallbacks), (0, 3), "{health:?}");
+}
+
+/// A GCRA key holding a string of another length than its 8 bytes (something else wrote
+/// it) made the script fail unpacking it (`ERR ... data string too short`), an error reply
+/// that marked the whole store down. It counts as absent now, like a window ring of another
+/// shape, and the next admission writes the state over it.
+#[tokio::test]
+async fn a_garbled_gcra_key_counts_as_absent_and_the_store_stays_up() {
+    let redis = RedisServer::start();
+    let store = store(&redis).await;
+    let limit = GlobalGcra::builder(&store, "garbled", Quota::per_hour(10))
+        .build()
+        .unwrap();
+    let key = "{sluicegate:garbled}:tatf64";
+    let () = redis::cmd("SET")
+        .arg(key)
+        .arg("abc")
+        .query(&mut redis.connection())
+        .unwrap();
+    let v = limit.decide(1).await.unwrap();
+    assert_eq!(v.source, Source::Redis);
+    assert!(v.decision.is_allowed());
+    assert!(store.health().up, "{:?}", store.health());
+    let len: usize = redis::cmd("STRLEN")
+        .arg(key)
+        .query(&mut redis.connection())
+        .unwrap();
+    assert_eq!(len, 8, "the state written over it");
+}

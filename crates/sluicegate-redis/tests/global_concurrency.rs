@@ -670,3 +670,46 @@ async fn a_waiter_on_an_idle_instance_learns_of_a_dead_redis_from_its_subscripti
     );
     assert!(!b.health().up);
 }
+
+/// The expiry Redis gives the limit's lease set, in ms.
+fn set_pttl(redis: &RedisServer, name: &str) -> i64 {
+    redis::cmd("PTTL")
+        .arg(format!("{{sluicegate:{name}}}:leases"))
+        .query(&mut redis.connection())
+        .unwrap()
+}
+
+/// Instances of one limit with different lease times (a rolling change of the TTL): every
+/// acquire and renewal set the whole lease set's expiry to twice *its own* lease time, so an
+/// instance with a short one cut the set's life below the leases of the others. A 30 ms
+/// instance taking the second permit of 2 left the set 60 ms to live while a 60 s lease was
+/// held: once it let go, Redis dropped the whole set, the held lease with it, and others
+/// could take both permits again (3 out of 2) until the holder's next renewal, 20 s later.
+/// An expiry is only ever lengthened now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shorter_lease_time_elsewhere_does_not_cut_the_lease_sets_life() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let long = GlobalConcurrency::builder(&store, "mixed", 2)
+        .ttl(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let short = GlobalConcurrency::builder(&store, "mixed", 2)
+        .ttl(Duration::from_millis(30))
+        .build()
+        .unwrap();
+    let held = long.acquire().await.unwrap();
+    assert!(
+        set_pttl(&redis, "mixed") > 60_000,
+        "twice the holder's lease time"
+    );
+    let brief = short.acquire().await.unwrap();
+    let left = set_pttl(&redis, "mixed");
+    assert!(
+        left > 60_000,
+        "the set outlives the held 60 s lease: {left} ms left"
+    );
+    drop(brief);
+    assert!(set_pttl(&redis, "mixed") > 60_000);
+    drop(held);
+}

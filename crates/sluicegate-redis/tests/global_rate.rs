@@ -128,7 +128,8 @@ async fn keys_carry_a_hash_tag_per_limit() {
         .await;
     let mut keys: Vec<String> = redis.connection().keys("*").unwrap();
     keys.sort();
-    assert_eq!(keys, ["{sg:pay}:ringsum", "{sg:pay}:tatf64"]);
+    // The window's key names its shape: 10 slices of 100,000 µs.
+    assert_eq!(keys, ["{sg:pay}:ringsum:10x100000us", "{sg:pay}:tatf64"]);
     assert!(
         GlobalGcra::builder(&store, "a{b", quota(1, 1))
             .build()
@@ -258,7 +259,7 @@ async fn a_window_key_always_expires_after_its_window() {
     let mut con = redis.connection();
     for i in 0..5 {
         assert!(window.check().await.is_allowed());
-        let ttl: i64 = con.pttl("{sluicegate:ttl}:ringsum").unwrap();
+        let ttl: i64 = con.pttl("{sluicegate:ttl}:ringsum:6x10000000us").unwrap();
         assert!(
             (60_000..=71_000).contains(&ttl),
             "after admission {i}: {ttl} ms"
@@ -284,4 +285,78 @@ async fn too_many_slices_are_refused_with_the_global_windows_bound() {
     assert!(err.contains("between 1 and 64 slices, not 65"), "{err}");
     assert!(slices(0).is_err());
     assert!(slices(GlobalWindow::MAX_SLICES).is_ok());
+}
+
+/// A global window's slices are whole microseconds, but one of 10 µs in 64 slices was
+/// refused with the local limiter's "at least one nanosecond per slice", which it had.
+#[tokio::test]
+async fn slices_under_a_microsecond_are_refused_saying_a_microsecond() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let window = |us| {
+        GlobalWindow::builder(&store, "s", 10, Duration::from_micros(us))
+            .slices(64)
+            .build()
+            .map(|_| ())
+    };
+    let err = window(10).unwrap_err().to_string();
+    assert!(err.contains("at least a microsecond per slice"), "{err}");
+    assert!(window(64).is_ok());
+}
+
+/// A hybrid limit built with a lease time too long for a clock (`Duration::MAX`: "never let
+/// leased tokens expire") panicked in its first decision (`Instant + lease` overflows);
+/// every setting a builder takes must be refused there or work.
+#[tokio::test]
+async fn a_lease_time_too_long_for_the_clock_is_refused_or_works() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    for lease in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
+        let built = GlobalGcra::builder(&store, "h", quota(10, 10))
+            .lease(lease)
+            .build_hybrid();
+        if let Ok(limit) = built {
+            let decided = tokio::spawn(async move { limit.decide(1).await.map(|v| v.source) });
+            let source = decided.await.expect("a decision, not a panic");
+            assert_eq!(source, Ok(Source::Redis), "lease {lease:?}");
+        }
+    }
+    // The longest lease taken: 2^62 ns, as the local GCRA's longest horizon.
+    let longest = GlobalGcra::builder(&store, "h", quota(10, 10))
+        .lease(Duration::from_nanos(1 << 62))
+        .build_hybrid()
+        .unwrap();
+    assert_eq!(longest.decide(1).await.unwrap().source, Source::Redis);
+    assert_eq!(longest.decide(1).await.unwrap().source, Source::Lease);
+}
+
+/// Instances of one window limit cut into different slices (a rolling change of `slices`
+/// or of the window): each read the other's ring as "another shape", counted it as empty,
+/// and overwrote it with its own, so while both ran they undid each other's counts and the
+/// limit held nothing: 20 of 20 alternating checks admitted under a limit of 5. Each shape
+/// now counts under a key of its own: at most the limit per shape while both run (as in a
+/// rolling upgrade of the format), and the old shape's key expires by itself.
+#[tokio::test]
+async fn instances_with_different_slices_do_not_undo_each_others_counts() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let shape = |slices| {
+        GlobalWindow::builder(&store, "reshaped", 5, Duration::from_secs(3600))
+            .slices(slices)
+            .build()
+            .unwrap()
+    };
+    let (ten, twelve) = (shape(10), shape(12));
+    let mut admitted = 0;
+    for _ in 0..10 {
+        for window in [&ten, &twelve] {
+            let v = window.decide(1).await.unwrap();
+            assert_eq!(v.source, Source::Redis);
+            admitted += u32::from(v.decision.is_allowed());
+        }
+    }
+    assert!(
+        admitted <= 2 * 5,
+        "{admitted} of 20 admitted under a limit of 5"
+    );
 }

@@ -161,3 +161,34 @@ async fn http_waiter_is_served_after_the_body_of_the_running_request_ends() {
     assert!(second.is_woken());
     assert_ready_ok!(second.poll_ready());
 }
+
+/// What the kill switch answers through the HTTP layer. `set_max(0)` pauses: a request
+/// waits in the queue for its timeout and then gets `503 overloaded: queue_timeout` (with no
+/// timeout it waits for a raise); `close()` answers `503 closed` at once. The guide called
+/// `set_max(0)` a kill switch answering the `closed` body.
+#[tokio::test(start_paused = true)]
+async fn a_limit_of_zero_pauses_and_close_turns_away_at_once() {
+    let lim = ConcurrencyLimiter::builder(4)
+        .queue_timeout(std::time::Duration::from_secs(2))
+        .build()
+        .unwrap();
+    lim.set_max(0).unwrap();
+    let (mut service, _handle) =
+        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim.clone()));
+    assert_pending!(service.poll_ready());
+    tokio::time::advance(std::time::Duration::from_secs(2)).await;
+    assert_ready_ok!(service.poll_ready());
+    let response = service.call(Request::new(())).await.unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        text(response.into_body()).await,
+        "overloaded: queue_timeout\n"
+    );
+
+    lim.close();
+    let (mut service, _handle) =
+        mock::spawn_layer::<Req, Res, _>(HttpConcurrencyLimitLayer::new(lim));
+    assert_ready_ok!(service.poll_ready());
+    let response = service.call(Request::new(())).await.unwrap();
+    assert!(text(response.into_body()).await.starts_with("closed:"));
+}

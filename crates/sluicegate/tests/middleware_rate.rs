@@ -403,3 +403,76 @@ fn a_header_key_does_not_keep_the_request_buffer_alive() {
         "the key still points into the request's buffer"
     );
 }
+
+/// The key of a header value owned its bytes (above), but all of them: a made-up API key
+/// of 16 KB (hyper reads up to ~400 KB of headers) cost 16 KB in the keyed limiter, so
+/// 20 000 of them — within any `max_keys` — kept 320 MB, the bound on the key count no
+/// bound on memory. A long value is kept as a 128-bit keyed digest instead (32 hex digits),
+/// the same for the same value, a different one for another.
+#[test]
+fn a_long_header_value_is_kept_as_a_short_key() {
+    use sluicegate::middleware::rate::KeyExtractor;
+    let extract = |value: Vec<u8>| {
+        let mut req = Request::new(());
+        req.headers_mut()
+            .insert("x-api-key", http::HeaderValue::from_bytes(&value).unwrap());
+        HeaderKey("x-api-key".parse().unwrap())
+            .extract(&req)
+            .unwrap()
+    };
+    let long = |c: u8| vec![c; 16 * 1024];
+    let (a, a_again, b) = (
+        extract(long(b'a')),
+        extract(long(b'a')),
+        extract(long(b'b')),
+    );
+    assert!(a.len() <= 64, "a key of {} bytes", a.len());
+    assert_eq!(a, a_again);
+    assert_ne!(a, b);
+    let mut near = long(b'a');
+    near[16 * 1024 - 1] = b'b';
+    assert_ne!(a, extract(near), "one byte apart");
+    let sixty_four = vec![b'k'; 64];
+    assert_eq!(
+        extract(sixty_four.clone()).as_bytes(),
+        &sixty_four[..],
+        "short keys stay as they are"
+    );
+}
+
+/// Some proxies append the client's address with its port (`203.0.113.7:51234`, or IPv6
+/// as `[2001:db8::7]:443`). Such an entry did not parse as an address, and the key fell
+/// back to the peer — the proxy itself — so every client behind it shared one limit. The
+/// address is read with or without a port, IPv6 with or without brackets.
+#[test]
+fn a_trusted_forwarded_address_may_carry_a_port() {
+    use sluicegate::middleware::rate::KeyExtractor;
+    let key = |xff: &str| {
+        let mut req = from("192.0.2.1");
+        req.headers_mut()
+            .insert("x-forwarded-for", xff.parse().unwrap());
+        PeerIp::new().trust_x_forwarded_for(true).extract(&req)
+    };
+    let ip = |s: &str| Some(s.parse::<IpAddr>().unwrap());
+    assert_eq!(key("10.0.0.1, 203.0.113.7:51234"), ip("203.0.113.7"));
+    assert_eq!(key("[2001:db8::7]:443"), ip("2001:db8::"), "its /64");
+    assert_eq!(key("[2001:db8::7]"), ip("2001:db8::"));
+    assert_eq!(key("203.0.113.7"), ip("203.0.113.7"));
+    assert_eq!(key("unknown"), ip("192.0.2.1"), "no address: the peer's");
+}
+
+/// Behind a NAT64 (an IPv6-only server reached by IPv4 clients), every IPv4 client arrives
+/// as `64:ff9b::a.b.c.d` (RFC 6052's well-known prefix): all of them in one /64, so one
+/// limit for the whole IPv4 internet. The embedded IPv4 address is the key, as for
+/// IPv4-mapped addresses.
+#[test]
+fn a_nat64_address_is_keyed_by_the_ipv4_client_inside() {
+    use sluicegate::middleware::rate::group_ip;
+    let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+    assert_eq!(group_ip(ip("64:ff9b::203.0.113.7")), ip("203.0.113.7"));
+    assert_ne!(
+        group_ip(ip("64:ff9b::203.0.113.7")),
+        group_ip(ip("64:ff9b::198.51.100.9"))
+    );
+    assert_eq!(group_ip(ip("2001:db8:1:2::9")), ip("2001:db8:1:2::"));
+}

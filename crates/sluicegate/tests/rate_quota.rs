@@ -111,6 +111,47 @@ fn extreme_quotas_build_limiters_that_answer() {
     }
 }
 
+/// A quota whose full bucket takes longer than the clock can count (`Duration::MAX` as a
+/// budget that never refills, 10 per 1000 years, a burst of `u32::MAX` at 1 per hour: burst ×
+/// interval beyond 2^64 ns) let every request through: the state saturated at `u64::MAX`,
+/// where "next state ≤ now + horizon" (both saturated) always held.
+#[test]
+fn quotas_longer_than_the_clock_still_deny_past_their_burst() {
+    let millennium = Duration::from_secs(1000 * 365 * 86_400);
+    let cases = [
+        (Quota::new(100, Duration::MAX).unwrap(), 100),
+        (Quota::new(10, millennium).unwrap(), 10),
+        (
+            Quota::per_hour(1).with_burst(NonZeroU32::new(1 << 31).unwrap()),
+            1 << 31,
+        ),
+    ];
+    for (quota, burst) in cases {
+        let clock = FakeClock::new();
+        clock.advance(Duration::from_secs(1));
+        let gcra = Gcra::with_clock(quota, clock.clone());
+        let keyed = KeyedGcra::<u64, _>::with_clock(quota, NonZeroUsize::MIN, clock.clone());
+        if burst > 1000 {
+            assert!(gcra.check_n(burst).unwrap().is_allowed(), "{quota:?}");
+            assert!(keyed.check_n(&1, burst).unwrap().is_allowed(), "{quota:?}");
+        } else {
+            for i in 0..burst {
+                assert!(gcra.check().is_allowed(), "{quota:?}: request {i}");
+                assert!(keyed.check(&1).is_allowed(), "{quota:?}: request {i}");
+            }
+        }
+        for _ in 0..3 {
+            assert!(gcra.check().is_denied(), "{quota:?}: past the burst");
+            assert!(keyed.check(&1).is_denied(), "{quota:?}: past the burst");
+        }
+        if burst <= 1000 {
+            // A budget meant never to refill is still (nearly) spent a year later.
+            clock.advance(Duration::from_secs(365 * 86_400));
+            assert!(gcra.check_n(2).unwrap().is_denied(), "{quota:?}: a year on");
+        }
+    }
+}
+
 /// A clock that went back by more than a ring (a broken clock; `FakeClock` wrapped around
 /// before it saturated) left the window re-reading it forever.
 #[test]

@@ -132,6 +132,12 @@ impl Pool {
             Some(old) => {
                 let new = Limit::build(cfg, store)?;
                 let users = Arc::downgrade(&old.limiter_users);
+                // From here the hand-over sets the old limit (to the slots it may fill): an
+                // adaptive algorithm that set it again as each old request ended started
+                // waiters beyond the pool's limit (3 running under 2).
+                if let Limit::Adaptive(a) = &old.limit {
+                    a.detach();
+                }
                 hand_over(old.limit.limiter(), new.limiter(), users, &stats);
                 limiter_users = None;
                 new

@@ -8,7 +8,9 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local holders = redis.call('ZCARD', KEYS[1])
 if holders < max then
   redis.call('ZADD', KEYS[1], now + ttl, id)
-  redis.call('PEXPIRE', KEYS[1], ttl * 2)
+  -- Only ever lengthen the set's life: an instance with a longer lease time (a rolling
+  -- change of it) may hold leases here that a shorter expiry would drop with the set.
+  if redis.call('PTTL', KEYS[1]) < ttl * 2 then redis.call('PEXPIRE', KEYS[1], ttl * 2) end
   return {1, holders + 1, 0}
 end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')

@@ -6,5 +6,7 @@ local ttl, id = tonumber(ARGV[1]), ARGV[2]
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local added = redis.call('ZADD', KEYS[1], now + ttl, id)
-redis.call('PEXPIRE', KEYS[1], ttl * 2)
+-- Only ever lengthen the set's life: an instance with a longer lease time (a rolling
+-- change of it) may hold leases here that a shorter expiry would drop with the set.
+if redis.call('PTTL', KEYS[1]) < ttl * 2 then redis.call('PEXPIRE', KEYS[1], ttl * 2) end
 return 1 - added

@@ -26,6 +26,9 @@ static SCRIPT: LazyLock<Script> = LazyLock::new(|| {
 /// must stay shorter than the modulus for the state to be read back without doubt.
 const MAX_HORIZON_NS: u64 = 1 << 52;
 
+/// The longest lease time of a hybrid limit: 2^62 ns (146 years).
+const MAX_LEASE_NS: u64 = 1 << 62;
+
 /// A GCRA rate limit shared by every instance that uses the same store and name.
 ///
 /// Each decision is one `EVALSHA` (the script is sent again only after a `NOSCRIPT`): Redis
@@ -193,11 +196,20 @@ impl GcraBuilder<'_> {
     ///
     /// # Errors
     ///
-    /// As [`build`](Self::build); [`Error::Range`] for a zero lease time.
+    /// As [`build`](Self::build); [`Error::Range`] for a zero lease time or one over 2^62 ns
+    /// (146 years).
     pub fn build_hybrid(self) -> Result<HybridGcra, Error> {
         let lease = self.lease.unwrap_or(self.quota.period() / 50);
         if lease.is_zero() {
             return Err(Error::Range("the lease time must be longer than zero"));
+        }
+        // Leases expire on tokio's clock (`sent + lease`), which panics past its range
+        // (`Duration::MAX`). 2^62 ns, as the local GCRA's longest horizon, is far inside it,
+        // and above the default lease (1/50 of the period) of any period under 7,300 years.
+        if lease > Duration::from_nanos(MAX_LEASE_NS) {
+            return Err(Error::Range(
+                "the lease time must be at most 2^62 ns (146 years)",
+            ));
         }
         Ok(HybridGcra::new(self.spec()?, lease))
     }

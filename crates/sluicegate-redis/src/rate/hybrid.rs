@@ -145,8 +145,10 @@ impl HybridGcra {
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future while it waits for a lease loses nothing: the lease, if it ran,
-    /// is in the instance's stock for the next caller.
+    /// Dropping the future while it waits for another caller's lease loses nothing: that
+    /// lease goes to the instance's stock for the next caller. Dropping it while its own
+    /// lease call is in flight drops the reply: tokens Redis counted for it are never spent
+    /// (at most one batch, `burst / 2`; fewer admitted, never more).
     pub async fn check(&self) -> Decision {
         let verdict = self.decide(1).await;
         verdict.map_or_else(|_| self.spec.fresh(0), |v| v.decision)

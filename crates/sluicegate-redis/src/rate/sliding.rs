@@ -218,12 +218,9 @@ impl WindowBuilder<'_> {
     /// # Errors
     ///
     /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Slices`] for a
-    /// slice count out of range; [`Error::Quota`] for a zero window or slices shorter than
-    /// a microsecond.
+    /// slice count out of range; [`Error::Quota`] for a zero window; [`Error::Range`] for
+    /// slices shorter than a microsecond or a window too long to count in microseconds.
     pub fn build(self) -> Result<GlobalWindow, Error> {
-        // `ringsum`: one packed string with the counts' total in front (a new name for each
-        // format, so that instances of two versions never misread each other's state
-        // during a rolling upgrade; docs/global-limits.md).
         let key = key(self.store.prefix(), &self.name, "ringsum")?;
         if self.window.is_zero() {
             return Err(QuotaError::ZeroPeriod.into());
@@ -237,8 +234,20 @@ impl WindowBuilder<'_> {
         let slice_us = u64::try_from(self.window.as_micros() / u128::from(self.slices))
             .map_err(|_| Error::Range("window too long"))?;
         if slice_us == 0 {
-            return Err(QuotaError::WindowTooShort.into());
+            // Not `QuotaError::WindowTooShort`: its text asks for a nanosecond per slice,
+            // the local window's bound, which a window refused here has.
+            return Err(Error::Range(
+                "a global window needs at least a microsecond per slice (its slices are \
+                 whole microseconds)",
+            ));
         }
+        // `ringsum`: one packed string with the counts' total in front (a new name for each
+        // format, so that instances of two versions never misread each other's state
+        // during a rolling upgrade; docs/global-limits.md). Its shape in the name too:
+        // instances cut into different slices (a rolling change of the window) each read
+        // the other's ring as empty and overwrote it, and the limit held nothing while both
+        // ran; under keys of their own each shape holds its limit.
+        let key = format!("{key}:{}x{slice_us}us", self.slices);
         let local = SlidingWindow::with_clock(
             share(self.limit, self.instances),
             self.window,

@@ -11,6 +11,9 @@ local sec, usec = time[1] + 0, time[2] + 0
 local now = sec % 8388608 * 1000000000 + usec * 1000
 local old = redis.call('GET', KEYS[1])
 local tat = 0
+-- A string of another length is not this format's state (something else wrote it): it
+-- counts as absent, and the next admission writes over it (unpacking it failed the script).
+if old and #old ~= 8 then old = false end
 if old then
   old = struct.unpack('<d', old)
   tat = old - now

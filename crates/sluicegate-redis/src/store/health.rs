@@ -6,6 +6,12 @@
 //! closed, or Redis answered with an error (out of memory, a wrong password). None of those
 //! is a hiccup, and asking again would only cost the next decisions their wait.
 //!
+//! Except an error about one key: `WRONGTYPE` (a key of another type under a limit's name:
+//! another program, or an old version, on the same prefix). Redis answered, so it is up;
+//! that limit's decision falls back, and a warning names the error at most every
+//! [`KEY_WARNING_EVERY`]. (It used to mark the whole store down, every other limit on it
+//! falling back with it, again after each probe the broken limit made.)
+//!
 //! A call that is only **late** (no answer within the budget) falls back for its own
 //! decision and, alone, marks nothing down. On a busy host an answer misses a 20 ms budget
 //! now and then; when one such answer marked the whole store down, every decision fell back
@@ -76,7 +82,12 @@ pub(super) struct Health {
     /// Woken when Redis is marked down: callers waiting for a global permit then get their
     /// failure policy's answer at once.
     went_down: Notify,
+    /// Nanoseconds after `epoch` of the last warning about a key Redis refused (0: none).
+    key_warned: AtomicU64,
 }
+
+/// The least time between two warnings about keys Redis refused.
+pub(super) const KEY_WARNING_EVERY: Duration = Duration::from_secs(10);
 
 impl Health {
     pub(super) fn new(min_backoff: Duration, max_backoff: Duration) -> Self {
@@ -95,6 +106,7 @@ impl Health {
             fallbacks: AtomicU64::new(0),
             late: AtomicU64::new(0),
             went_down: Notify::new(),
+            key_warned: AtomicU64::new(0),
         }
     }
 
@@ -134,6 +146,28 @@ impl Health {
             self.recoveries.fetch_add(1, Ordering::Relaxed);
             self.backoff.store(self.min_backoff, Ordering::Relaxed);
             tracing::info!("redis reachable again: global limits are decided by redis");
+        }
+    }
+
+    /// Redis answered a call with an error about its key (`WRONGTYPE`): Redis is up, the
+    /// call's decision falls back. Warns at most every [`KEY_WARNING_EVERY`].
+    pub(super) fn key_refused(&self, why: &dyn Display) {
+        self.succeeded();
+        let now = self.now().max(1);
+        let last = self.key_warned.load(Ordering::Relaxed);
+        let every = u64::try_from(KEY_WARNING_EVERY.as_nanos()).unwrap_or(u64::MAX);
+        if (last == 0 || now.saturating_sub(last) >= every)
+            && self
+                .key_warned
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            tracing::warn!(
+                error = %why,
+                "redis refused a global limit's key (another program or version writes it? \
+                 remove it, or give this store another prefix): that limit falls back to its \
+                 failure policy, the others are unaffected"
+            );
         }
     }
 

@@ -177,6 +177,8 @@ impl RedisStore {
         match &answer {
             Ok(_) => health.succeeded(),
             Err(e) if e.is_timeout() => health.late(sent, UNREACHABLE, e),
+            // Redis answered, about one key: this decision falls back, the store stays up.
+            Err(e) if e.code() == Some("WRONGTYPE") => health.key_refused(e),
             Err(e) => health.failed(headline(e), e),
         }
         answer

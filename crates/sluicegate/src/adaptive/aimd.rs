@@ -68,6 +68,7 @@ impl LimitAlgorithm for Aimd {
     }
 
     fn on_sample(&mut self, s: &Sample) -> usize {
+        let s = &s.bounded();
         let c = &self.config;
         let next = match s.outcome {
             Outcome::Ignored => self.limit,

@@ -47,6 +47,22 @@ impl Sample {
         }
     }
 
+    /// The sample within what a limiter can measure: a latency of at most `u64::MAX` ns
+    /// (what its clock counts) and at most [`ConcurrencyLimiter::MAX_PERMITS`] in flight.
+    /// A sample built by hand may hold more (`Duration::MAX` for "never answered"), on which
+    /// the algorithms' sums overflowed; each bounds what it is fed first.
+    ///
+    /// [`ConcurrencyLimiter::MAX_PERMITS`]: crate::concurrency::ConcurrencyLimiter::MAX_PERMITS
+    pub(crate) fn bounded(&self) -> Sample {
+        Sample {
+            latency: self.latency.min(Duration::from_nanos(u64::MAX)),
+            in_flight: self
+                .in_flight
+                .min(crate::concurrency::ConcurrencyLimiter::MAX_PERMITS),
+            ..*self
+        }
+    }
+
     /// When the request finished: `start + latency`.
     pub fn end(&self) -> Nanos {
         self.start + self.latency

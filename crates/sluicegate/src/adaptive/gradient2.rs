@@ -108,6 +108,7 @@ impl LimitAlgorithm for Gradient2 {
     }
 
     fn on_sample(&mut self, s: &Sample) -> usize {
+        let s = &s.bounded();
         if s.outcome == Outcome::Ignored {
             return self.limit();
         }

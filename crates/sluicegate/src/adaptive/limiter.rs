@@ -6,7 +6,7 @@ use crate::concurrency::{ConcurrencyLimiter, OwnedPermit, Rejected};
 use crate::sync::{Arc, Mutex, lock};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -45,6 +45,8 @@ struct Shared {
     /// The wrapped limiter's clock: one time source for the queue and the samples.
     clock: std::sync::Arc<dyn Clock>,
     in_flight: AtomicUsize,
+    /// Set by [`AdaptiveLimiter::detach`]: the algorithm no longer sets the limit.
+    detached: AtomicBool,
     /// Callers of [`AdaptiveLimiter::acquire`] that found every permit taken: the demand the
     /// limit held back, for [`LimitAlgorithm::on_demand`].
     blocked: AtomicU64,
@@ -85,14 +87,34 @@ impl AdaptiveLimiter {
                 algorithm: Mutex::new(Box::new(algorithm)),
                 clock,
                 in_flight: AtomicUsize::new(0),
+                detached: AtomicBool::new(false),
                 blocked: AtomicU64::new(0),
             }),
         }
     }
 
     /// The wrapped limiter (for snapshots, close, drain).
+    ///
+    /// Its [`set_max`](ConcurrencyLimiter::set_max) is no kill switch here: the algorithm
+    /// owns the limit, and the next finished request sets it again (waiters held by a limit
+    /// of 0 are then admitted). Use [`close`](ConcurrencyLimiter::close) to turn everything
+    /// away, and [`open`](ConcurrencyLimiter::open) to let traffic in again, or
+    /// [`detach`](Self::detach) the algorithm first.
     pub fn limiter(&self) -> &ConcurrencyLimiter {
         &self.limiter
+    }
+
+    /// Takes the limit away from the algorithm for good: from now on only
+    /// [`set_max`](ConcurrencyLimiter::set_max) moves the wrapped limiter's limit. Permits
+    /// still out finish as before (they release, and their samples still reach the
+    /// algorithm), but no sample sets the limit any more.
+    ///
+    /// For a limiter being retired while its requests finish (a pool moving to another
+    /// limiter holds it at the slots it may fill), or held at a kill switch of
+    /// `set_max(0)` while what runs ends; otherwise the next finished request would set the
+    /// algorithm's limit again and start waiters beyond what the caller allowed.
+    pub fn detach(&self) {
+        self.shared.detached.store(true, Ordering::Release);
     }
 
     /// Counts one caller that found every permit taken (it waits in the queue or is turned
@@ -187,7 +209,7 @@ impl AdaptiveLimiter {
             algorithm.on_demand(self.shared.blocked.load(Ordering::Relaxed));
             algorithm.on_sample(&sample)
         };
-        if limit != self.limiter.max() {
+        if limit != self.limiter.max() && !self.shared.detached.load(Ordering::Acquire) {
             apply(&self.limiter, limit);
         }
     }
@@ -305,6 +327,56 @@ mod tests {
         adaptive.wrap(adaptive.limiter().acquire_bypass()).dropped();
         assert_eq!(adaptive.limit(), 21, "a bypass permit teaches nothing");
         drop(held);
+    }
+
+    /// The kill switch of an adaptive limit is `close()`: the algorithm owns the limit, so a
+    /// `set_max(0)` on the wrapped limiter lasts only until the next sample (a request that
+    /// was running when it was set) and its waiters are then admitted; a closed limiter
+    /// stays closed whatever the samples say.
+    #[tokio::test(start_paused = true)]
+    async fn close_holds_an_adaptive_limit_and_set_max_lasts_until_the_next_sample() {
+        let limiter = ConcurrencyLimiter::builder(1).build().unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, Aimd::new(AimdConfig::default()));
+        let (a, b) = (
+            adaptive.acquire().await.unwrap(),
+            adaptive.acquire().await.unwrap(),
+        );
+        adaptive.limiter().set_max(0).unwrap();
+        let mut waiter = tokio_test::task::spawn(adaptive.acquire());
+        assert!(waiter.poll().is_pending());
+        a.success();
+        assert_eq!(adaptive.limit(), 20, "the algorithm's limit is back");
+        assert!(waiter.poll().is_ready(), "and the waiter got in");
+
+        adaptive.limiter().close();
+        b.success();
+        assert!(adaptive.limiter().is_closed());
+        assert!(adaptive.limiter().try_acquire().unwrap_err().is_closed());
+    }
+
+    /// A detached limiter keeps the limit `set_max` gives it: a finished request's sample
+    /// no longer raises it (it did, and started the waiters a limit of 0 held).
+    #[tokio::test(start_paused = true)]
+    async fn a_detached_limiter_keeps_the_limit_set_by_hand() {
+        let limiter = ConcurrencyLimiter::builder(1).build().unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, Aimd::new(AimdConfig::default()));
+        let (a, b) = (
+            adaptive.acquire().await.unwrap(),
+            adaptive.acquire().await.unwrap(),
+        );
+        adaptive.detach();
+        adaptive.limiter().set_max(0).unwrap();
+        let mut waiter = tokio_test::task::spawn(adaptive.acquire());
+        assert!(waiter.poll().is_pending());
+        a.success();
+        b.dropped();
+        assert_eq!(adaptive.limit(), 0);
+        assert!(
+            waiter.poll().is_pending(),
+            "nothing starts under a limit of 0"
+        );
+        adaptive.limiter().set_max(1).unwrap();
+        assert!(waiter.poll().is_ready());
     }
 
     #[tokio::test(start_paused = true)]

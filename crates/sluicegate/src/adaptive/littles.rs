@@ -1252,6 +1252,7 @@ impl LimitAlgorithm for LittlesLaw {
     }
 
     fn on_sample(&mut self, s: &Sample) -> usize {
+        let s = &s.bounded();
         if s.outcome == Outcome::Ignored {
             return self.limit;
         }

@@ -82,6 +82,7 @@ impl LimitAlgorithm for Vegas {
     }
 
     fn on_sample(&mut self, s: &Sample) -> usize {
+        let s = &s.bounded();
         if s.outcome == Outcome::Ignored {
             return self.limit();
         }

@@ -74,6 +74,7 @@ impl<A: LimitAlgorithm> LimitAlgorithm for Windowed<A> {
     }
 
     fn on_sample(&mut self, s: &Sample) -> usize {
+        let s = &s.bounded();
         if s.outcome == Outcome::Ignored || s.latency < self.config.min_rtt {
             return self.limit();
         }

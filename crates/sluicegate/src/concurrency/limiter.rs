@@ -84,7 +84,8 @@ impl Builder {
     }
 
     /// How long a caller waits in the queue before giving up with
-    /// [`Rejected::QueueTimeout`] (default: no timeout).
+    /// [`Rejected::QueueTimeout`] (default: no timeout). An async caller waits on a tokio
+    /// timer: it needs a runtime with time enabled (see the [module docs](super#runtime)).
     pub fn queue_timeout(mut self, timeout: Duration) -> Self {
         self.config.queue_timeout = Some(timeout);
         self
@@ -234,6 +235,11 @@ impl ConcurrencyLimiter {
     /// The future resolves to the permit, or to why there is none ([`Rejected`]). Use
     /// `.priority(..)` and `.timeout(..)` on it to change this call's priority and timeout.
     ///
+    /// # Panics
+    ///
+    /// When it has to wait with a queue timeout outside a tokio runtime with time enabled
+    /// (as `tokio::time::sleep` does; see the [module docs](super#runtime)).
+    ///
     /// # Cancel safety
     ///
     /// Dropping the future leaves the queue at once; nothing is leaked and no wake-up is lost.
@@ -278,6 +284,11 @@ impl ConcurrencyLimiter {
     /// interrupts running work (new admissions wait until in-flight falls below the new
     /// limit); `0` pauses: nothing new starts, and queued callers wait until their timeout
     /// or a raise.
+    ///
+    /// On a limiter an [`AdaptiveLimiter`](crate::adaptive::AdaptiveLimiter) drives, the
+    /// algorithm sets the limit again at its next sample: there the kill switch is
+    /// [`close`](Self::close), or [`detach`](crate::adaptive::AdaptiveLimiter::detach) the
+    /// algorithm first.
     ///
     /// # Errors
     ///

@@ -38,6 +38,16 @@
 //!   smoothed interval between releases) exceeds its timeout is turned away at once with
 //!   [`Rejected::PredictedTimeout`].
 //!
+//! # Runtime
+//!
+//! A caller that has to wait with a queue timeout waits on a tokio timer, so the async
+//! acquires ([`ConcurrencyLimiter::acquire`], `acquire_owned`, `run`, and the tower layers)
+//! need a tokio runtime with time enabled (`#[tokio::main]`, or a runtime builder with
+//! `enable_time()` / `enable_all()`) once a timeout is set. Elsewhere the first caller that
+//! has to queue panics as `tokio::time::sleep` does ("timers are disabled") — only under
+//! load, when it first queues, so a quiet test does not show it. Without a timeout no timer
+//! is armed; the blocking acquires need no runtime at all.
+//!
 //! # Cancel safety
 //!
 //! Dropping an [`Acquire`] or [`AcquireOwned`] future removes the caller from the queue at

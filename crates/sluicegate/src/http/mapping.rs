@@ -90,7 +90,9 @@ impl RejectionMapping {
     }
 
     /// The answer to a request the concurrency limiter turned away: `overloaded: REASON`,
-    /// or for a limiter closed (or set to 0) on purpose, a body that says so.
+    /// or for a limiter closed on purpose, a body that says so. (A limit of 0 set with
+    /// `set_max` pauses rather than closes: its callers time out in the queue. The gate
+    /// closes a pool whose limit is set to 0, hence the body's wording.)
     pub fn overloaded(&self, rejected: &Rejected) -> Response<Bytes> {
         let body = match rejected {
             Rejected::Closed { .. } => {

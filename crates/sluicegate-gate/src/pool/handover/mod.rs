@@ -28,9 +28,10 @@
 //! not here: a withdrawn ask a release had just granted is counted by the limiter as
 //! admitted and completed, never as cancelled.
 //!
-//! One gap remains: an old *adaptive* limiter sets its own limit again when one of its
-//! requests ends, and may start waiters beyond its slots until the next rebalance, at most
-//! a [`TICK`] later.
+//! An old *adaptive* limiter's algorithm is detached before the hand-over
+//! (`AdaptiveLimiter::detach`): it used to set its own limit again when one of its requests
+//! ended, starting waiters beyond its slots until the next rebalance (3 running under a
+//! limit of 2: `tests/handover_adaptive.rs`).
 //!
 //! `tests/handover_model.rs` checks all this on random interleavings.
 

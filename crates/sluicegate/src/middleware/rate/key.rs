@@ -107,8 +107,8 @@ impl PeerIp {
     }
 
     /// Uses the last (rightmost) address of `X-Forwarded-For`, the one your own proxy
-    /// appended, when the header is present. Only for servers that are reachable through
-    /// that proxy alone.
+    /// appended (with or without a port, IPv6 with or without brackets), when the header is
+    /// present. Only for servers that are reachable through that proxy alone.
     pub fn trust_x_forwarded_for(mut self, on: bool) -> Self {
         self.trust_forwarded = on;
         self
@@ -170,11 +170,19 @@ impl<B> KeyExtractor<B> for PeerIp {
 
 fn last_forwarded<'a>(values: impl DoubleEndedIterator<Item = &'a HeaderValue>) -> Option<IpAddr> {
     let last = values.last()?.to_str().ok()?;
-    last.rsplit(',').next()?.trim().parse().ok()
+    let entry = last.rsplit(',').next()?.trim();
+    // Some proxies write the client's port too (`203.0.113.7:51234`, `[2001:db8::7]:443`),
+    // or IPv6 in brackets: read as a bare address, such an entry fell back to the peer (the
+    // proxy) and every client behind it shared one limit.
+    entry
+        .parse()
+        .ok()
+        .or_else(|| entry.parse::<std::net::SocketAddr>().ok().map(|a| a.ip()))
+        .or_else(|| entry.strip_prefix('[')?.strip_suffix(']')?.parse().ok())
 }
 
-/// The rate limit key of an address: IPv4 as is (also when written as IPv4-mapped IPv6),
-/// IPv6 cut to its /64 prefix.
+/// The rate limit key of an address: IPv4 as is (also when written as IPv4-mapped IPv6, or
+/// under the NAT64 prefix `64:ff9b::/96`), IPv6 cut to its /64 prefix.
 ///
 /// ```
 /// use std::net::IpAddr;
@@ -186,10 +194,16 @@ fn last_forwarded<'a>(values: impl DoubleEndedIterator<Item = &'a HeaderValue>) 
 /// assert_eq!(group_ip("::ffff:10.0.0.1".parse().unwrap()), "10.0.0.1".parse::<IpAddr>().unwrap());
 /// ```
 pub fn group_ip(ip: IpAddr) -> IpAddr {
+    /// RFC 6052's well-known NAT64 prefix, `64:ff9b::/96`.
+    const NAT64: u128 = 0x0064_ff9b << 96;
     match ip {
         IpAddr::V4(_) => ip,
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
+            // An IPv4 client seen through a NAT64: all of them share one /64.
+            None if u128::from(v6) >> 32 == NAT64 >> 32 => {
+                IpAddr::V4(std::net::Ipv4Addr::from(u128::from(v6) as u32))
+            }
             None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
         },
     }
@@ -200,7 +214,8 @@ pub fn group_ip(ip: IpAddr) -> IpAddr {
 ///
 /// The key is a copy of the value's bytes: a server's header values are slices of the
 /// buffer the request was read into, and a keyed limiter that kept such a slice would keep
-/// the whole buffer (kilobytes) alive for each key it remembers.
+/// the whole buffer (kilobytes) alive for each key it remembers. A value longer than
+/// [`HeaderKey::LONGEST_KEPT`] (64 bytes) is kept as a 128-bit digest of it instead.
 ///
 /// # Examples
 ///
@@ -220,14 +235,41 @@ pub fn group_ip(ip: IpAddr) -> IpAddr {
 #[derive(Clone, Debug)]
 pub struct HeaderKey(pub HeaderName);
 
+impl HeaderKey {
+    /// The longest value kept as it is. A longer one is kept as a 128-bit digest (32 hex
+    /// digits, keyed with a secret chosen per process, so a client can neither predict nor
+    /// aim at another's), which bounds a keyed limiter's memory at about `max_keys` × 64
+    /// bytes of keys however long the values clients make up.
+    pub const LONGEST_KEPT: usize = 64;
+}
+
+/// A 128-bit digest of `bytes` as 32 hex digits: two SipHash runs under secret keys of this
+/// process (std's `RandomState`), so equal values meet and a client cannot make its value
+/// collide with another's.
+fn digest(bytes: &[u8]) -> String {
+    use std::hash::BuildHasher;
+    use std::sync::OnceLock;
+    static KEYS: OnceLock<[std::collections::hash_map::RandomState; 2]> = OnceLock::new();
+    let [a, b] = KEYS.get_or_init(Default::default);
+    format!("{:016x}{:016x}", a.hash_one(bytes), b.hash_one(bytes))
+}
+
 impl<B> KeyExtractor<B> for HeaderKey {
     type Key = HeaderValue;
 
     fn extract(&self, req: &Request<B>) -> Option<HeaderValue> {
         let value = req.headers().get(&self.0)?;
+        let bytes = value.as_bytes();
         // Copied, not cloned: a clone shares (and keeps alive) the request's read buffer.
-        let mut owned = HeaderValue::from_maybe_shared(Bytes::copy_from_slice(value.as_bytes()))
-            .expect("the bytes of a header value are a header value");
+        // A long value is kept as its digest: all its bytes would make each made-up key
+        // cost as much as the client cares to send (hyper reads ~400 KB of headers).
+        let owned = if bytes.len() <= HeaderKey::LONGEST_KEPT {
+            Bytes::copy_from_slice(bytes)
+        } else {
+            Bytes::from(digest(bytes))
+        };
+        let mut owned = HeaderValue::from_maybe_shared(owned)
+            .expect("the bytes of a header value, or hex digits, are a header value");
         owned.set_sensitive(value.is_sensitive());
         Some(owned)
     }

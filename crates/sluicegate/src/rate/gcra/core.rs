@@ -11,13 +11,25 @@ pub struct GcraParams {
 }
 
 impl GcraParams {
-    /// The parameters of `quota`. The interval is rounded down to whole nanoseconds.
+    /// The longest a full bucket may take to refill, `burst × t`: 2^62 ns, about 146 years.
+    /// The state and `now + burst × t` must fit in a `u64` with room to spare; beyond it they
+    /// saturated at `u64::MAX`, where every request looked within reach and was allowed.
+    pub const MAX_HORIZON_NS: u64 = 1 << 62;
+
+    /// The parameters of `quota`. The interval is rounded down to whole nanoseconds, and
+    /// shortened where `burst × interval` would exceed [`Self::MAX_HORIZON_NS`] (about 146
+    /// years): such a bucket refills in 146 years (a `Duration::MAX` period, as a budget that
+    /// never refills, in practice still never does).
     pub fn from_quota(quota: &Quota) -> Self {
         match quota.emission_interval() {
-            Some(t) => GcraParams {
-                t: crate::clock::saturating_nanos(t).max(1),
-                burst: quota.burst(),
-            },
+            Some(t) => {
+                let burst = quota.burst();
+                let longest = Self::MAX_HORIZON_NS / u64::from(burst.max(1));
+                GcraParams {
+                    t: crate::clock::saturating_nanos(t).clamp(1, longest),
+                    burst,
+                }
+            }
             None => GcraParams { t: 0, burst: 0 },
         }
     }
