@@ -140,7 +140,9 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   during the probe (followed until they finish) give the unqueued low-RT floor, median and
 ///   min RT, so none can drift. Each probe that finds the same regime doubles the time to the
 ///   next periodic one, up to four `probe_interval`s, while the pass rate stays within the
-///   same regime of the one before the last probe. Within a
+///   same regime of the one before the last probe. Where min RT is a censored mean (the
+///   window's BDP under 0.7 of the limit less the queue, the queue at its set point)
+///   the probe holds `probe_gain` × the limit less the queue instead, and only confirms. Within a
 ///   regime the floor rises only after a probe that lost pass rate (it drained: the workers
 ///   idled). A min RT that moved by more than 25 % marks a new regime: older pass-rate buckets
 ///   are forgotten; one that rose by more than `probe_trigger` restarts the slow start, up to
