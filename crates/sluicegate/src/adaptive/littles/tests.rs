@@ -1209,3 +1209,42 @@ fn littles_probes_a_two_speed_service_below_the_permits_in_service_not_at_half()
     let shallow = depths.iter().filter(|&&(b, d)| d * 10 >= b * 7).count();
     assert!(2 * shallow >= depths.len(), "{depths:?}");
 }
+
+/// Pins what a shallow probe may conclude (`capacity_halves` seed 13 with the shallow depth
+/// alone: a probe at 47 permits fell on the halving, could not drain 25 workers, read a floor of
+/// 46 ms for 2.6 ms as a slower regime and restarted the slow start, 9.5 s to converge). A
+/// shallow probe only confirms the regime; any other reading measured nothing, and the next
+/// probe, a window later, is at the full depth.
+#[test]
+fn littles_shallow_probe_that_reads_a_new_regime_calls_a_full_depth_one() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let mut pool = Pool::new(50, 2, 8, 7);
+    pool.slow = (0.1, 300_000.0);
+    let mut t = 20_000;
+    let mut dropped = None;
+    let mut after = Vec::new();
+    while t < 40_000 {
+        t += 5;
+        pool.run(&mut l, t, |_| {});
+        let shallow = l.probe.is_some_and(|p| p.shallow);
+        if shallow && dropped.is_none() {
+            // The workers halve as the shallow probe starts.
+            pool.set_workers(10);
+            dropped = Some(t);
+        }
+        if let (Some(_), Some(p)) = (dropped, l.probe) {
+            if after.last().is_none_or(|&(s, _)| s != p.start) {
+                after.push((p.start, p.shallow));
+            }
+        }
+    }
+    let at = dropped.expect("a shallow probe");
+    assert!(
+        !l.restarted,
+        "restarted after the drop at {at} ms: {after:?}"
+    );
+    assert!(
+        after.len() >= 2 && !after[1].1,
+        "probes after the drop at {at} ms: {after:?}"
+    );
+}
