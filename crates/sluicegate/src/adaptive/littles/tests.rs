@@ -1232,10 +1232,10 @@ fn littles_shallow_probe_that_reads_a_new_regime_calls_a_full_depth_one() {
             pool.set_workers(10);
             dropped = Some(t);
         }
-        if let (Some(_), Some(p)) = (dropped, l.probe) {
-            if after.last().is_none_or(|&(s, _)| s != p.start) {
-                after.push((p.start, p.shallow));
-            }
+        if let (Some(_), Some(p)) = (dropped, l.probe)
+            && after.last().is_none_or(|&(s, _)| s != p.start)
+        {
+            after.push((p.start, p.shallow));
         }
     }
     let at = dropped.expect("a shallow probe");
