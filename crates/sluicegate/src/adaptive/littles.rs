@@ -47,6 +47,9 @@ struct Probe {
     earliest: Nanos,
     /// It stopped holding as soon as its floor read as precisely as a bucket's.
     decided: bool,
+    /// Its depth came from the queue estimate, not the BDP: it may sit above a pool that
+    /// shrank as it started, so its readings only confirm the regime.
+    shallow: bool,
 }
 
 /// Buckets the queue estimate (and the recent RT) is taken over.
@@ -70,6 +73,13 @@ const STARTUP_PRESSED: f64 = 0.1;
 /// A probe's min RT within this factor of the last one's is the same regime; the spaced-out
 /// periodic probes also need the pass rate within it of the one before the last probe.
 const SAME_REGIME: std::ops::RangeInclusive<f64> = 0.8..=1.25;
+
+/// A window's BDP (pass rate × min RT) under this share of the permits in service by the
+/// queue estimate (the limit less the queue) says min RT is a censored mean: a probe's mean RT
+/// leaves out the slow answers it did not wait for (a heavy tail, a two-speed service's slow
+/// mode), and a depth built on it lands at half the limit. Exponential service reads 0.8–1.5,
+/// heavy-tailed 0.5–0.8, two-speed 0.2–0.6 (seventeenth round (p)).
+const CENSORED: f64 = 0.7;
 
 /// Periodic probes that found the floor where it was space the next one out by up to
 /// `2^MAX_SPACING` probe intervals.
@@ -130,7 +140,9 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   during the probe (followed until they finish) give the unqueued low-RT floor, median and
 ///   min RT, so none can drift. Each probe that finds the same regime doubles the time to the
 ///   next periodic one, up to four `probe_interval`s, while the pass rate stays within the
-///   same regime of the one before the last probe. Within a
+///   same regime of the one before the last probe. Where min RT is a censored mean (the
+///   window's BDP under 0.7 of the limit less the queue, the queue at its set point)
+///   the probe holds `probe_gain` × the limit less the queue instead, and only confirms. Within a
 ///   regime the floor rises only after a probe that lost pass rate (it drained: the workers
 ///   idled). A min RT that moved by more than 25 % marks a new regime: older pass-rate buckets
 ///   are forgotten; one that rose by more than `probe_trigger` restarts the slow start, up to
@@ -242,6 +254,9 @@ pub struct LittlesLaw {
     measured_at_start: bool,
     /// The demand-led start (its own module says how it leaps and where it stops).
     demand: DemandStart,
+    /// A shallow probe read something other than the regime it expected: the next probe, due
+    /// a window later, is at the full depth.
+    probe_full: bool,
 }
 
 impl LittlesLaw {
@@ -285,6 +300,7 @@ impl LittlesLaw {
             start: StartTest::default(),
             measured_at_start: false,
             demand: DemandStart::new(config.queue_target, config.min, config.max),
+            probe_full: false,
         }
     }
 
@@ -483,7 +499,28 @@ impl LittlesLaw {
         let rt = match self.min_rt {
             Some(old) if self.probed => {
                 let ratio = rt.as_secs_f64() / old.as_secs_f64().max(1e-12);
-                if SAME_REGIME.contains(&ratio) {
+                // A shallow probe's censored mean swings with the few slow answers it waited
+                // for (0.74–1.37 of min RT in `heavy_tail_3x`, its median within 0.8–1.25):
+                // its median judges too.
+                let same = SAME_REGIME.contains(&ratio)
+                    || (probe.shallow
+                        && self.probe_mid.zip(mid).is_some_and(|(old, new)| {
+                            let r = new.as_secs_f64() / old.as_secs_f64().max(1e-12);
+                            SAME_REGIME.contains(&r)
+                        }));
+                if probe.shallow && !same {
+                    // A shallow probe only confirms: above a pool that shrank as it started it
+                    // drains nothing and reads a queued floor as a slower regime. It measured
+                    // nothing; a probe at the full depth follows once the window is measured
+                    // anew (it still holds the buckets from before this one).
+                    self.confirmed = 0;
+                    self.since_probe = 0;
+                    let window = u32::try_from(self.c.pass_buckets).unwrap_or(u32::MAX);
+                    self.next_probe = now + self.span * window;
+                    self.probe_full = true;
+                    return;
+                }
+                if same {
                     // Same regime: average with the last estimate, halving the noise of one
                     // probe's few hundred samples. The floor may fall but only rise after a
                     // probe that drained: one that did not quite drain the queue reads high,
@@ -615,7 +652,7 @@ impl LittlesLaw {
             self.knee_found = true;
             self.base = clamp(knee, min, max);
             let limit = clamp(knee / 2, min, max);
-            self.start_probe(now, short_rt, limit);
+            self.start_probe(now, short_rt, limit, false);
             return limit;
         }
         // The slow start ends at the first queue: the limit has overshot by the growth of the
@@ -856,7 +893,12 @@ impl LittlesLaw {
             && (queued_from_start
                 || (b.pinned() && (((now >= self.next_probe || inflated) && held_down) || faster)))
         {
-            let drained = b.rate() * min_rt.as_secs_f64() * self.c.probe_gain;
+            let mut drained = b.rate() * min_rt.as_secs_f64() * self.c.probe_gain;
+            let shallow = self
+                .in_service(queue, target, min_rt, faster)
+                .map(|n| n * self.c.probe_gain)
+                .filter(|&d| d > drained);
+            drained = shallow.unwrap_or(drained);
             let limit = if queued_from_start {
                 self.base / 2
             } else {
@@ -870,7 +912,7 @@ impl LittlesLaw {
                 };
                 (drained as usize).clamp(self.base / 2, top)
             };
-            self.start_probe(now, short_rt, limit);
+            self.start_probe(now, short_rt, limit, shallow.is_some());
         }
         self.probe_limit(now).unwrap_or(self.base)
     }
@@ -986,6 +1028,28 @@ impl LittlesLaw {
         .flatten()
     }
 
+    /// The permits in service by Little's law on the queue (the limit less the queue the low
+    /// RTs read), where the probe's depth comes from them rather than the BDP: a probe has
+    /// measured the floor, the queue holds its set point (at most twice the target: a regime
+    /// that has not moved), the last shallow probe found nothing new, and the window's BDP
+    /// reads under [`CENSORED`] of them — min RT is a censored mean, and `probe_gain` × the BDP
+    /// would probe at half the limit (the clamp) where 15 % under the workers drains them.
+    fn in_service(
+        &self,
+        queue: Option<f64>,
+        target: f64,
+        min_rt: Duration,
+        faster: bool,
+    ) -> Option<f64> {
+        let q = queue.filter(|&q| q <= 2.0 * target)?;
+        if !self.probed || faster || self.probe_full {
+            return None;
+        }
+        let in_service = (self.base as f64 - q).max(0.0);
+        let bdp = self.pass_rate(true) * min_rt.as_secs_f64();
+        (bdp < CENSORED * in_service).then_some(in_service)
+    }
+
     /// Periodic probes are spaced out only while the resource looks as it did at the last
     /// probe: a pass rate that moved out of [`SAME_REGIME`] of the one before it (workers came
     /// or went; a floor measured before may be a queued one) makes the next probe due one
@@ -1061,7 +1125,8 @@ impl LittlesLaw {
             .then_some(initial)
     }
 
-    fn start_probe(&mut self, now: Nanos, short_rt: Option<Duration>, limit: usize) {
+    fn start_probe(&mut self, now: Nanos, short_rt: Option<Duration>, limit: usize, shallow: bool) {
+        self.probe_full = false;
         let spacing = 1u32 << self.confirmed.min(MAX_SPACING);
         self.next_probe = now + self.at_least_buckets(self.c.probe_interval, 50) * spacing;
         // Long enough for a few round trips even when the resource has slowed down.
@@ -1089,6 +1154,7 @@ impl LittlesLaw {
             rate,
             earliest,
             decided: false,
+            shallow,
             start: now,
             end,
             done: end + span,

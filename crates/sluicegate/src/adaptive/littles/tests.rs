@@ -723,6 +723,9 @@ pub(super) struct Pool {
     /// (the simulator's upstream; 0 here unless set).
     contention: f64,
     workers: usize,
+    /// A share of the requests in a slow mode, and its exponential mean (µs): a two-speed
+    /// service (none unless set).
+    pub(super) slow: (f64, f64),
     rng: u64,
     t: u64,
 }
@@ -746,6 +749,7 @@ impl Pool {
             delay_us: 0,
             contention: 0.0,
             workers,
+            slow: (0.0, 0.0),
             rng: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
             t: 0,
         }
@@ -762,6 +766,16 @@ impl Pool {
     }
 
     fn service(&mut self) -> u64 {
+        let (share, slow_us) = self.slow;
+        if share > 0.0 {
+            // One draw decides the mode (the stream's next value, as a fraction).
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            if ((self.rng >> 11) as f64) < share * (1u64 << 53) as f64 {
+                return self.floor_us + exponential_us(&mut self.rng, slow_us);
+            }
+        }
         self.floor_us + exponential_us(&mut self.rng, self.mean_us)
     }
 
@@ -1165,4 +1179,72 @@ fn littles_drains_a_queue_left_by_a_capacity_drop_at_once() {
 /// When the open bucket of `l` closes, in ms: a clock for the tests that watch the limit.
 fn pool_time(l: &LittlesLaw) -> u64 {
     l.bucket_end.map_or(0, |t| t.as_u64() / MS)
+}
+
+/// Pins the depth of the probes in front of a two-speed service (`two_speeds_2x`,
+/// `heavy_tail_3x`: every probe at half the limit, the clamp, 2–4 % of the goodput): the depth
+/// is `probe_gain` × the last bucket's pass rate × min RT, and min RT is a probe's mean RT,
+/// which leaves out the slow answers it did not wait for (a third to a half of the permits in
+/// service). While the queue estimate holds its set point and the window's BDP reads under
+/// `CENSORED` of the limit less that queue, the probe's depth is `probe_gain` × the limit less
+/// the queue (the permits in service by Little's law on the queue) instead.
+#[test]
+fn littles_probes_a_two_speed_service_below_the_permits_in_service_not_at_half() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    // 50 workers; 90 % of the requests 2 + exp(8) ms, 10 % 2 + exp(300) ms.
+    let mut pool = Pool::new(50, 2, 8, 7);
+    pool.slow = (0.1, 300_000.0);
+    let (mut was, mut before, mut depths) = (false, 0, Vec::new());
+    pool.run_timed(&mut l, 60_000, |t, l| {
+        if l.probing() && !was && t > 20_000_000 {
+            depths.push((before, l.limit()));
+        }
+        was = l.probing();
+        if !was {
+            before = l.limit();
+        }
+    });
+    assert!(depths.len() >= 2, "{depths:?}");
+    // Half the limit before; now 15 % under the permits in service, a few under the limit.
+    let shallow = depths.iter().filter(|&&(b, d)| d * 10 >= b * 7).count();
+    assert!(2 * shallow >= depths.len(), "{depths:?}");
+}
+
+/// Pins what a shallow probe may conclude (`capacity_halves` seed 13 with the shallow depth
+/// alone: a probe at 47 permits fell on the halving, could not drain 25 workers, read a floor of
+/// 46 ms for 2.6 ms as a slower regime and restarted the slow start, 9.5 s to converge). A
+/// shallow probe only confirms the regime; any other reading measured nothing, and the next
+/// probe, a window later, is at the full depth.
+#[test]
+fn littles_shallow_probe_that_reads_a_new_regime_calls_a_full_depth_one() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let mut pool = Pool::new(50, 2, 8, 7);
+    pool.slow = (0.1, 300_000.0);
+    let mut t = 20_000;
+    let mut dropped = None;
+    let mut after = Vec::new();
+    while t < 40_000 {
+        t += 5;
+        pool.run(&mut l, t, |_| {});
+        let shallow = l.probe.is_some_and(|p| p.shallow);
+        if shallow && dropped.is_none() {
+            // The workers halve as the shallow probe starts.
+            pool.set_workers(10);
+            dropped = Some(t);
+        }
+        if let (Some(_), Some(p)) = (dropped, l.probe)
+            && after.last().is_none_or(|&(s, _)| s != p.start)
+        {
+            after.push((p.start, p.shallow));
+        }
+    }
+    let at = dropped.expect("a shallow probe");
+    assert!(
+        !l.restarted,
+        "restarted after the drop at {at} ms: {after:?}"
+    );
+    assert!(
+        after.len() >= 2 && !after[1].1,
+        "probes after the drop at {at} ms: {after:?}"
+    );
 }
