@@ -1161,8 +1161,12 @@ impl LittlesLaw {
                 // floor the starting limit's answers measured (unqueued, by the rank test).
                 // From below, its × 1.1 step took 20 permits for 20 workers to 22, and its dead
                 // band held them there.
+                // Either way the steering reads on from that floor, the one the knee was read
+                // against: the buckets' own after it is the least of their 5th percentiles,
+                // which reads low (0.7 ms for a service whose 5th percentile is 2.6 ms) and held
+                // 47 permits for 50 workers on a phantom queue until the first probe at 5 s.
+                self.low_floor = self.demand.floor();
                 let knee = if in_service <= from as f64 {
-                    self.low_floor = self.demand.floor();
                     from as f64 * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET
                 } else {
                     in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET
