@@ -350,7 +350,8 @@ impl DemandStart {
         // The knee is then the leap's limit less that queue, not the answer rate's count: the
         // queue slows the workers that serve it (contention), and the rate understates the
         // pool by as much as the queue is large against it (80 permits on 50 workers read 24–54
-        // in service by the rate, 47–58 by the low RTs; 640 on 500 read 430–506 and 622–634).
+        // in service by the rate, 47–58 by the low RTs; 640 on 500 read 430–506 by the rate,
+        // 504 by the low RTs in seed 1).
         let queue = self.queue_since_leap(rate, to);
         if let Some(queue) = queue {
             self.phase = Phase::Done;
