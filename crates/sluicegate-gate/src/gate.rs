@@ -31,8 +31,9 @@ pub struct Gate {
     /// Turns true when open tunnels must end (the drain's grace period is over); every
     /// tunnel watches it, and ends too when the gate is dropped.
     tunnels: tokio::sync::watch::Sender<bool>,
-    /// Pools a reload or a change removed while requests still ran or waited on them: the
-    /// drain waits for those too. Each is let go at the next change once idle.
+    /// Pools a reload or a change removed while requests still ran or waited on them (but
+    /// those a new pool carries on, a rename, which counts and drains them): the drain
+    /// waits for those too. Each is let go at the next change once idle.
     leaving: Mutex<Vec<Arc<Pool>>>,
 }
 
@@ -139,7 +140,7 @@ impl Gate {
             }
             None => None,
         };
-        let state = State::build(&config, None, store.as_ref())?;
+        let state = State::build(&config, None, &[], store.as_ref())?;
         Ok(Gate {
             state: ArcSwap::from_pointee(state),
             bound: Bound::of(&config),
@@ -265,19 +266,22 @@ impl Gate {
         new: Config,
         store: Option<&Store>,
     ) -> Result<(), String> {
-        let state = State::build(&new, Some(&self.state.load()), store)?;
-        // The swap and the removed pools' move to `leaving` under one lock, so `drained` never
-        // sees a pool in neither.
+        // The build, the swap and the removed pools' move to `leaving` under one lock, so
+        // `drained` never sees a pool in neither.
         let mut leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
+        let state = State::build(&new, Some(&self.state.load()), &leaving, store)?;
         let old = self.state.swap(Arc::new(state));
         let now = self.state.load();
+        // A removed pool that a new one carries on (`State::build`) is counted and drained
+        // by that one, which shares its counters.
+        let carried = |p: &Arc<Pool>| now.pools.iter().any(|n| Arc::ptr_eq(&n.stats, &p.stats));
         leaving.extend(
             old.pools
                 .iter()
-                .filter(|p| now.pool(&p.name).is_none())
+                .filter(|p| now.pool(&p.name).is_none() && !carried(p))
                 .cloned(),
         );
-        leaving.retain(|p| !p.idle());
+        leaving.retain(|p| !p.idle() && !carried(p));
         *current = new;
         Ok(())
     }
@@ -398,7 +402,7 @@ impl Gate {
 pub fn check_pools(config: &Config) -> Result<Vec<String>, String> {
     let mut warnings = config::warnings(config);
     let Some(cfg) = &config.store else {
-        return State::build(config, None, None).map(|_| warnings);
+        return State::build(config, None, &[], None).map(|_| warnings);
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -413,7 +417,7 @@ pub fn check_pools(config: &Config) -> Result<Vec<String>, String> {
                 cfg.redis_shown()
             ));
         }
-        State::build(config, None, Some(&store)).map(|_| warnings)
+        State::build(config, None, &[], Some(&store)).map(|_| warnings)
     })
 }
 
@@ -510,38 +514,45 @@ mod tests {
     /// Defect pinned: `drained` looked only at the pools in force, so a request still
     /// running on a pool that a reload removed (its client gone, the exchange finishing in
     /// its own task) was cut off by the exit instead of being waited for within the grace
-    /// period.
+    /// period. Also when a new pool carries the removed one on (a rename: same upstream),
+    /// so that the removed one is not kept among those leaving.
     #[tokio::test(start_paused = true)]
     async fn the_drain_waits_for_a_request_on_a_pool_a_reload_removed() {
-        let dir =
-            std::env::temp_dir().join(format!("sluicegate-gate-removed-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("g.toml");
-        let write = |name: &str| {
-            let text = format!(
-                "[[pools]]\nname = \"{name}\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 1\n\n[[routes]]\npool = \"{name}\"\n"
+        for (case, other_port) in [("removed", 9001), ("renamed", 9000)] {
+            let dir =
+                std::env::temp_dir().join(format!("sluicegate-gate-{case}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("g.toml");
+            let write = |name: &str, port: u16| {
+                let text = format!(
+                    "[[pools]]\nname = \"{name}\"\nupstream = \"http://127.0.0.1:{port}\"\nmax_concurrency = 1\n\n[[routes]]\npool = \"{name}\"\n"
+                );
+                std::fs::write(&path, text).unwrap();
+            };
+            write("api", 9000);
+            let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+                .await
+                .unwrap();
+            let running = gate.state().pools[0]
+                .limit
+                .limiter()
+                .try_acquire_owned()
+                .unwrap();
+            write("other", other_port);
+            gate.reload().await.unwrap();
+            assert!(gate.state().pool("api").is_none());
+            let carried = gate.state().pool("other").unwrap().counts().in_flight;
+            assert_eq!(carried, usize::from(case == "renamed"), "{case}");
+            let leaving = gate.leaving.lock().unwrap().len();
+            assert_eq!(leaving, usize::from(case == "removed"), "{case}");
+            assert!(
+                !drains(&gate).await,
+                "{case}: drained with a request running on the removed pool"
             );
-            std::fs::write(&path, text).unwrap();
-        };
-        write("api");
-        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
-            .await
-            .unwrap();
-        let running = gate.state().pools[0]
-            .limit
-            .limiter()
-            .try_acquire_owned()
-            .unwrap();
-        write("other");
-        gate.reload().await.unwrap();
-        assert!(gate.state().pool("api").is_none());
-        assert!(
-            !drains(&gate).await,
-            "drained with a request running on the removed pool"
-        );
-        drop(running);
-        assert!(drains(&gate).await);
-        std::fs::remove_dir_all(&dir).unwrap();
+            drop(running);
+            assert!(drains(&gate).await, "{case}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
     }
 
     /// Pins review 4's finding 3 at the state: after a reload, new connections take the

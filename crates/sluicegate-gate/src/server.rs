@@ -341,6 +341,11 @@ impl Connections {
         self.0.subscribe()
     }
 
+    /// The connections counted now.
+    fn open(&self) -> usize {
+        self.0.receiver_count()
+    }
+
     /// Tells every connection to finish, and resolves once every one has (or has been
     /// upgraded: a tunnel runs on without it).
     async fn shutdown(&self) {
@@ -500,6 +505,11 @@ async fn accept(
 /// so it had no header read timeout at all: such connections stayed open for ever, each
 /// holding one of the open files the proxy's clients need, from anyone who can reach an
 /// admin API listening beyond loopback with a token.)
+///
+/// At most `[admin] max_connections` (of the config in force) are open at once: one
+/// accepted beyond is closed at once, unanswered, so that connections opened and held
+/// cannot take every open file. A burst of those is logged twice, when it starts and when
+/// a connection is taken again (with how many were closed), not once per connection.
 async fn serve_admin(
     listener: TcpListener,
     router: axum::Router,
@@ -507,6 +517,8 @@ async fn serve_admin(
     stop: &mut watch::Receiver<bool>,
 ) {
     let connections = Connections::default();
+    // Connections closed at the cap since the last one taken.
+    let mut turned_away: u64 = 0;
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
@@ -520,7 +532,23 @@ async fn serve_admin(
                 continue;
             }
         };
-        let settings = gate.with_state(|s| s.conn);
+        let (settings, cap) = gate.with_state(|s| (s.conn, s.admin_max_connections));
+        if connections.open() >= cap {
+            if turned_away == 0 {
+                tracing::warn!(
+                    "admin connections at the cap of {cap} (`[admin] max_connections`): new ones are closed at once until some close"
+                );
+            }
+            turned_away += 1;
+            drop(stream);
+            continue;
+        }
+        if turned_away > 0 {
+            tracing::info!(
+                "admin connections under the cap of {cap} again: {turned_away} closed at the cap"
+            );
+            turned_away = 0;
+        }
         let mut http1 = http1::Builder::new();
         http1
             .timer(TokioTimer::new())

@@ -24,6 +24,9 @@ pub struct State {
     pub client_body_timeout: Duration,
     /// The admin API's bearer token (`[admin] token_file`), read again on every reload.
     pub admin_token: Option<Arc<[u8]>>,
+    /// Most admin connections open at once (`[admin] max_connections`), read again on
+    /// every reload.
+    pub admin_max_connections: usize,
     /// What each new client connection gets.
     pub conn: ConnSettings,
     /// How long queued and running requests may take to finish at shutdown
@@ -95,7 +98,9 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 impl State {
     /// Builds the state `config` asks for, carrying over from `old` the pools of the same
-    /// name (their limiters, queues, rate state and counters). Global pools keep their
+    /// name (their limiters, queues, rate state and counters), and carrying on a pool that
+    /// `old` has and `config` does not, or one of `leaving` (removed earlier, still busy
+    /// then), under a new name or its own (see `Renamed`). Global pools keep their
     /// limits in `store`, the connection to `config`'s `[store]` (see [`Store::connect`]);
     /// they need a tokio runtime.
     ///
@@ -105,14 +110,16 @@ impl State {
     pub fn build(
         config: &Config,
         old: Option<&State>,
+        leaving: &[Arc<Pool>],
         store: Option<&Store>,
     ) -> Result<State, String> {
         // Secrets first: a failure must leave the live pools untouched.
         let bypass = bypass(&config.bypass)?;
         let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
         let mut pools = Vec::with_capacity(config.pools.len());
-        for p in &config.pools {
-            let prev = old.and_then(|s| s.pool(p.name.get_ref()));
+        let carried = Renamed::of(config, old, leaving).assign(config, old);
+        for (p, carried) in config.pools.iter().zip(carried) {
+            let prev = old.and_then(|s| s.pool(p.name.get_ref())).or(carried);
             pools.push(Arc::new(Pool::build(p, prev.map(|a| &**a), store)?));
         }
         let routes = config.routes.iter().map(|r| route(r, &pools)).collect();
@@ -123,6 +130,7 @@ impl State {
             store: store.cloned(),
             client_body_timeout: config.client_body_timeout.0,
             admin_token,
+            admin_max_connections: config.admin.max_connections,
             conn: ConnSettings::of(config),
             grace_period: config.grace_period.0,
         })
@@ -166,6 +174,77 @@ impl State {
                     && (r.methods.is_empty() || r.methods.contains(req.method()))
             })
             .map(|r| &r.pool)
+    }
+}
+
+/// The pools a change removes, and those removed earlier that still ran requests then,
+/// each of which a new pool may carry on.
+///
+/// A pool is known by its name, but a local pool that a change removes and a new local
+/// pool (a name the gate did not have) with the same `upstream` are one resource under two
+/// names (a rename): the upstream counts the requests of both. Built as a fresh pool, the
+/// new one would let the upstream see the removed one's requests on top of its own limit.
+/// So the new one is built on the removed one, as a pool is on its own older self: it
+/// keeps its limiter (or hands over to a new one), queue, rates, counters and closed
+/// state. So too a pool removed by an earlier change and added back, under its name or
+/// with its upstream, while the requests it ran may still run. Each removed pool is taken
+/// once: by the first new pool of its name, else by the first of its upstream left.
+struct Renamed<'a> {
+    /// Removed pools not taken yet.
+    removed: Vec<&'a Arc<Pool>>,
+}
+
+impl<'a> Renamed<'a> {
+    fn of(config: &Config, old: Option<&'a State>, leaving: &'a [Arc<Pool>]) -> Renamed<'a> {
+        let gone = |p: &Pool| !config.pools.iter().any(|c| *c.name.get_ref() == p.name);
+        let removed = old
+            .map_or(&[][..], |s| &s.pools[..])
+            .iter()
+            .filter(|p| gone(p))
+            .chain(leaving)
+            .filter(|p| p.config.scope == config::Scope::Local)
+            .collect();
+        Renamed { removed }
+    }
+
+    /// For each pool of `config` (in its order), the removed pool it carries on, if any: only
+    /// a local pool whose name `old` did not have carries one on, each removed pool is carried
+    /// on once, first by the first new pool of its name, then, among those left, by the
+    /// first new pool of its upstream (a name match wins over an upstream match earlier in
+    /// the file).
+    fn assign(mut self, config: &Config, old: Option<&State>) -> Vec<Option<&'a Arc<Pool>>> {
+        let new = |c: &config::Pool| {
+            c.scope == config::Scope::Local
+                && old.is_none_or(|s| s.pool(c.name.get_ref()).is_none())
+        };
+        let mut carried: Vec<Option<&'a Arc<Pool>>> = vec![None; config.pools.len()];
+        for (c, slot) in config.pools.iter().zip(&mut carried) {
+            if new(c) {
+                *slot = self.take(|p| p.name == *c.name.get_ref());
+            }
+        }
+        for (c, slot) in config.pools.iter().zip(&mut carried) {
+            if new(c) && slot.is_none() {
+                *slot = self.take(|p| p.upstream == c.upstream);
+            }
+        }
+        for (c, slot) in config.pools.iter().zip(&carried) {
+            if let Some(gone) = slot {
+                tracing::info!(
+                    "pool `{}` carries on pool `{}` (removed, upstream {}): its limit counts the requests running and waiting there",
+                    c.name.get_ref(),
+                    gone.name,
+                    gone.upstream
+                );
+            }
+        }
+        carried
+    }
+
+    /// The first removed pool not taken yet that `matches`, taken.
+    fn take(&mut self, matches: impl Fn(&Pool) -> bool) -> Option<&'a Arc<Pool>> {
+        let at = self.removed.iter().position(|p| matches(p))?;
+        Some(self.removed.remove(at))
     }
 }
 
@@ -256,7 +335,7 @@ pool = "a"
 path_prefix = "/b/"
 pool = "b"
 "#;
-        State::build(&crate::config::parse(text, "t").unwrap(), None, None).unwrap()
+        State::build(&crate::config::parse(text, "t").unwrap(), None, &[], None).unwrap()
     }
 
     fn route(state: &State, method: &str, uri: &str, host: Option<&str>) -> Option<String> {
@@ -301,5 +380,43 @@ pool = "b"
         assert_eq!(strip_port("example.com:8080"), "example.com");
         assert_eq!(strip_port("example.com"), "example.com");
         assert_eq!(strip_port("[::1]:80"), "::1");
+    }
+
+    /// Review 17: a pool removed while busy and added back under its own name is carried on
+    /// by that name, as docs/gate.md says ("by the first new pool (in file order) of its
+    /// name, else of its upstream"), even when a new pool of another name with the same
+    /// upstream comes first in the file. `take` went pool by pool, so that one took it by
+    /// upstream and `a` came back fresh (its counters and closed state on `c`).
+    #[test]
+    fn a_pool_added_back_by_name_is_carried_on_by_its_name_first() {
+        let pools = |list: &[(&str, u16)]| {
+            let mut t = String::new();
+            for (name, port) in list {
+                t += &format!(
+                    "[[pools]]\nname = \"{name}\"\nupstream = \"http://127.0.0.1:{port}\"\nmax_concurrency = 2\n"
+                );
+            }
+            for (name, _) in list {
+                t += &format!("[[routes]]\npath_prefix = \"/{name}/\"\npool = \"{name}\"\n");
+            }
+            crate::config::parse(&t, "t").unwrap()
+        };
+        let first = State::build(&pools(&[("a", 9000)]), None, &[], None).unwrap();
+        let a = first.pool("a").unwrap().clone();
+        // `a` removed while busy: it goes to those leaving.
+        let second = State::build(&pools(&[("z", 9009)]), Some(&first), &[], None).unwrap();
+        let leaving = [a.clone()];
+        let third = State::build(
+            &pools(&[("c", 9000), ("a", 9000)]),
+            Some(&second),
+            &leaving,
+            None,
+        )
+        .unwrap();
+        assert!(
+            Arc::ptr_eq(&third.pool("a").unwrap().stats, &a.stats),
+            "`a` added back was built fresh"
+        );
+        assert!(!Arc::ptr_eq(&third.pool("c").unwrap().stats, &a.stats));
     }
 }

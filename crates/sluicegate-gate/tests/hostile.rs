@@ -109,6 +109,83 @@ async fn an_admin_connection_that_never_finishes_its_head_is_closed() {
     still_serves(&gate).await;
 }
 
+/// Defect pinned: the admin listener took any number of connections (each an open file the
+/// proxy's clients need, from anyone who can reach it). Beyond `[admin] max_connections` a
+/// new connection is closed at once, with one log line for the burst, not one each; the
+/// admin API answers again once the connections holding it go.
+#[tokio::test]
+async fn admin_connections_beyond_the_cap_are_closed_and_the_api_answers_once_they_go() {
+    let up = Upstream::start().await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\nheader_read_timeout = \"60s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\nmax_connections = 4\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 1\n\n[[routes]]\npool = \"api\"\n",
+        up.url()
+    );
+    let path = write_config("admin-cap", &text);
+    let mut gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    let admin = gate.admin.unwrap();
+    // Four idle connections hold the cap (the gate accepts them in order, first).
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(tokio::net::TcpStream::connect(admin).await.unwrap());
+    }
+    // Six more, each closed by the gate without an answer.
+    for i in 0..6 {
+        let mut s = raw(admin, b"GET /status HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").await;
+        let mut out = Vec::new();
+        let read = tokio::time::timeout(support::PATIENCE, s.read_to_end(&mut out))
+            .await
+            .expect("a connection beyond the cap was kept open");
+        // Closed at once: an end of stream, or a reset when the request was still unread.
+        assert!(
+            read.is_err() || out.is_empty(),
+            "{i}: {}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+    let first = gate.log_line("admin connections").await;
+    assert!(
+        first.contains("max_connections") && first.contains('4'),
+        "{first}"
+    );
+    // The held connections still work: the cap closes new ones, never those it serves.
+    let mut s = held.pop().unwrap();
+    s.write_all(b"GET /status HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = read_all(s).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    drop(held);
+    eventually("the admin API answers again", || async {
+        let s = raw(
+            admin,
+            b"GET /status HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n",
+        )
+        .await;
+        read_all(s).await.starts_with("HTTP/1.1 200")
+    })
+    .await;
+    // One line when the burst began, one when it ended, whatever its size.
+    let again = gate.log_line("admin connections").await;
+    // The six, and any of the polls above that came before the held ones were gone.
+    let closed: u64 = again
+        .split(": ")
+        .last()
+        .and_then(|n| n.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{again}"));
+    assert!(
+        again.contains("closed at the cap") && closed >= 6,
+        "{again}"
+    );
+    while let Ok(l) = gate.logs.try_recv() {
+        assert!(
+            !l.contains("admin connections"),
+            "a line per connection: {l}"
+        );
+    }
+    still_serves(&gate).await;
+}
+
 /// Defect pinned: half a body kept waiting ended in `504 upstream_timeout`, billed to the
 /// upstream; it is the client's stall (`408` after `client_body_timeout`).
 #[tokio::test]
@@ -406,6 +483,82 @@ async fn two_hosts_or_none_in_http_1_1_get_400() {
         );
     }
     assert_eq!(up.ids(), ["old", "absolute"]);
+    still_serves(&gate).await;
+}
+
+/// Defect pinned: a `Host` that is no `uri-host[:port]` (`a b`, `[::1`, a port that is not
+/// digits, a user part) was forwarded as it came, and routed on. RFC 9112 §3.2: `400` for a
+/// request with an invalid `Host`; counted as `bad_host`, nothing forwarded, the connection
+/// closed. The valid forms (a name, IPv4, IPv6 in brackets, an empty port, an empty `Host`)
+/// still pass.
+#[tokio::test]
+async fn a_host_that_is_no_uri_host_and_port_gets_400() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "hostile-host").await;
+    for host in [
+        "a b",
+        "[::1",
+        "[::1]x",
+        "::1",
+        "a:b",
+        "a:80:80",
+        "user@a",
+        "a/b",
+        "a%zz",
+        "[v1]",
+        "[fe80::1%eth0]",
+        "a\tb",
+    ] {
+        let head = format!("GET /fast HTTP/1.1\r\nhost: {host}\r\nx-id: bad\r\n\r\n");
+        let answer = read_all(raw(gate.proxy, head.as_bytes()).await).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{host:?}: {answer}");
+        assert!(answer.contains("bad_host"), "{host:?}: {answer}");
+        assert!(answer.contains("not a valid host"), "{host:?}: {answer}");
+        assert!(
+            answer.to_ascii_lowercase().contains("connection: close"),
+            "{host:?}: {answer}"
+        );
+    }
+    // A target naming a user: without a `Host`, its authority was forwarded as one
+    // (`Host: user:pw@api.example`). RFC 9110 §4.2.4: userinfo in an http URI is an error.
+    for target in [
+        "http://user:pw@api.example/fast",
+        "http://u@api.example/fast",
+    ] {
+        for host in ["", "host: api.example\r\n"] {
+            let head = format!("GET {target} HTTP/1.1\r\n{host}x-id: userinfo\r\n\r\n");
+            let answer = read_all(raw(gate.proxy, head.as_bytes()).await).await;
+            assert!(answer.starts_with("HTTP/1.1 400"), "{head:?}: {answer}");
+            assert!(answer.contains("bad_host"), "{head:?}: {answer}");
+        }
+    }
+    assert!(up.ids().is_empty(), "forwarded: {:?}", up.ids());
+    let unrouted = gate.status().await["unrouted"]["bad_host"].clone();
+    assert_eq!(unrouted, 16, "{unrouted}");
+    for host in [
+        "api.example",
+        "API.example:8080",
+        "127.0.0.1:80",
+        "[::1]",
+        "[::1]:8080",
+        "a:",
+        "",
+        "xn--bcher-kva.example",
+        "a%41b.example",
+        "[v7.fe80::1+x]",
+        "my_host~1!$&'()*+,;=",
+        // Review 17: a fully qualified name's trailing dot, an uppercase IPv6 address.
+        "api.example.",
+        "[FE80::1]:80",
+    ] {
+        let head = format!(
+            "GET /fast HTTP/1.1\r\nhost: {host}\r\nx-id: {}\r\nconnection: close\r\n\r\n",
+            host.len()
+        );
+        let answer = read_all(raw(gate.proxy, head.as_bytes()).await).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{host:?}: {answer}");
+    }
+    assert_eq!(up.ids().len(), 13, "{:?}", up.ids());
     still_serves(&gate).await;
 }
 

@@ -208,6 +208,16 @@ pool = "api"
 }
 
 /// `PUT /pools/api/limits` with `body`; it must be taken.
+/// `n` requests to `/hold` (ids `{prefix}0`, `{prefix}1`, …), each in its own task.
+fn hold(gate: &Gate, prefix: &str, n: usize) -> Vec<tokio::task::JoinHandle<support::Reply>> {
+    (0..n)
+        .map(|i| {
+            let (proxy, id) = (gate.proxy, format!("{prefix}{i}"));
+            tokio::spawn(async move { get(proxy, "/hold", &id).await })
+        })
+        .collect()
+}
+
 async fn put(gate: &Gate, body: &str) {
     let r = gate
         .admin_call("PUT", "/pools/api/limits", None, body)
@@ -257,12 +267,7 @@ async fn changing_queue_settings_keeps_waiting_requests_and_the_cap() {
 async fn a_limit_raised_after_a_hand_over_still_counts_the_old_limiters_requests() {
     let up = Upstream::start().await;
     let gate = serve_api("handover-raise", &up, 2, 50).await;
-    let mut calls: Vec<_> = (0..6)
-        .map(|i| {
-            let proxy = gate.proxy;
-            tokio::spawn(async move { get(proxy, "/hold", &format!("old{i}")).await })
-        })
-        .collect();
+    let mut calls = hold(&gate, "old", 6);
     eventually("2 run, 4 wait", || async {
         up.current() == 2 && gate.pool("api").await["queued"] == 4
     })
@@ -270,10 +275,7 @@ async fn a_limit_raised_after_a_hand_over_still_counts_the_old_limiters_requests
     put(&gate, r#"{"max_concurrency": 1}"#).await;
     put(&gate, r#"{"max_queue": 40}"#).await;
     put(&gate, r#"{"max_concurrency": 2}"#).await;
-    calls.extend((0..6).map(|i| {
-        let proxy = gate.proxy;
-        tokio::spawn(async move { get(proxy, "/hold", &format!("new{i}")).await })
-    }));
+    calls.extend(hold(&gate, "new", 6));
     // The new six reached the gate: with two running, at least six wait (`queued` counts
     // the new limiter's queue, and the old one's once the two are reported together).
     eventually("the new six queued", || async {
@@ -769,5 +771,95 @@ async fn a_connection_option_cannot_take_away_the_host_the_route_was_chosen_on()
             "Connection: {connection}: {}",
             r.body
         );
+    }
+}
+
+/// Defect pinned: a pool renamed by a reload (the same upstream under a new name) got a
+/// fresh limiter, so the upstream saw the old name's requests and the new name's limit
+/// together: `a` at 2 with 2 running, renamed `b`, forwarded 2 more at once (4). The new
+/// pool now carries on the removed one's work, keeping its limiter when the queue
+/// settings are the same, handing over to a new one when they change.
+#[tokio::test]
+async fn a_pool_renamed_by_a_reload_counts_what_the_old_name_runs() {
+    for (case, queue) in [("same-queue", 10), ("new-queue", 20)] {
+        let up = Upstream::start().await;
+        let text = |name: &str, queue: usize| {
+            format!(
+                "listen = [\"127.0.0.1:0\"]\n[admin]\nlisten = \"127.0.0.1:0\"\n[[pools]]\nname = \"{name}\"\nupstream = \"{}\"\nmax_concurrency = 2\nmax_queue = {queue}\nqueue_timeout = \"20s\"\n[[routes]]\npool = \"{name}\"\n",
+                up.url()
+            )
+        };
+        let path = write_config(case, &text("a", 10));
+        let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+        let mut calls = hold(&gate, "a", 2);
+        eventually("two run on a", || async { up.current() == 2 }).await;
+        support::rewrite(&path, &text("b", queue));
+        let r = gate.admin_call("POST", "/reload", None, "").await;
+        assert_eq!(r.status, 200, "{case}: {}", r.body);
+        calls.extend(hold(&gate, "b", 2));
+        eventually("the two new ones forwarded or queued", || async {
+            let queued = gate.pool("b").await["queued"].as_u64().unwrap() as usize;
+            up.current() + queued >= 4
+        })
+        .await;
+        assert_eq!(
+            up.current(),
+            2,
+            "{case}: the upstream sees the old name's and the new name's limit"
+        );
+        let b = gate.pool("b").await;
+        assert_eq!(
+            (b["in_flight"].as_u64(), b["queued"].as_u64()),
+            (Some(2), Some(2)),
+            "{case}: {b}"
+        );
+        up.release(4);
+        for c in calls {
+            assert_eq!(c.await.unwrap().status, 200, "{case}");
+        }
+        assert_eq!(up.max(), 2, "{case}");
+        // The old name's first (they ran), then the new name's.
+        let mut ids = up.ids();
+        ids[..2].sort();
+        ids[2..].sort();
+        assert_eq!(ids, ["a0", "a1", "b0", "b1"], "{case}");
+    }
+}
+
+/// As above, across two reloads: a pool removed while its requests run, then added back
+/// (under its name or another, with its upstream) by the next reload while they still run,
+/// carries on the removed one; it was built fresh and let the upstream see twice the limit.
+#[tokio::test]
+async fn a_pool_removed_then_added_back_counts_what_it_still_runs() {
+    for back in ["a", "b"] {
+        let up = Upstream::start().await;
+        let elsewhere = Upstream::start().await;
+        let text = |name: &str, url: &str| {
+            format!(
+                "listen = [\"127.0.0.1:0\"]\n[admin]\nlisten = \"127.0.0.1:0\"\n[[pools]]\nname = \"{name}\"\nupstream = \"{url}\"\nmax_concurrency = 2\nmax_queue = 10\nqueue_timeout = \"20s\"\n[[routes]]\npool = \"{name}\"\n"
+            )
+        };
+        let path = write_config(back, &text("a", &up.url()));
+        let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+        let mut calls = hold(&gate, "a", 2);
+        eventually("two run on a", || async { up.current() == 2 }).await;
+        for (name, url) in [("other", elsewhere.url()), (back, up.url())] {
+            support::rewrite(&path, &text(name, &url));
+            let r = gate.admin_call("POST", "/reload", None, "").await;
+            assert_eq!(r.status, 200, "{back}: {}", r.body);
+        }
+        calls.extend(hold(&gate, "b", 2));
+        eventually("the two new ones forwarded or queued", || async {
+            let queued = gate.pool(back).await["queued"].as_u64().unwrap() as usize;
+            up.current() + queued >= 4
+        })
+        .await;
+        assert_eq!(up.current(), 2, "{back}: the upstream sees twice the limit");
+        up.release(4);
+        for c in calls {
+            assert_eq!(c.await.unwrap().status, 200, "{back}");
+        }
+        assert_eq!(up.max(), 2, "{back}");
+        assert!(elsewhere.ids().is_empty());
     }
 }

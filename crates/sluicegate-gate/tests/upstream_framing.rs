@@ -37,6 +37,7 @@ fn script(path: &str) -> (Vec<u8>, bool) {
              Keep-Alive: timeout=5\r\nX-Kept: yes\r\nContent-Length: 2\r\n\r\nok",
         ),
         "/http10" => close("HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nold"),
+        "/http10-until-close" => close("HTTP/1.0 200 OK\r\nX-Framing: none\r\n\r\nold, to the end"),
         "/bad-length" => close("HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\nhello"),
         "/two-lengths" => {
             close("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc")
@@ -218,5 +219,60 @@ async fn a_repeated_length_reaches_the_client_as_one_value() {
             let lengths: Vec<_> = reply.headers.get_all("content-length").iter().collect();
             assert_eq!(lengths, ["5"], "{method} {path}");
         }
+    }
+}
+
+/// Defect pinned: an HTTP/1.0 client asking for `Connection: keep-alive` was told
+/// `connection: keep-alive` with an answer of no known length (an upstream's close-delimited
+/// or chunked answer), which HTTP/1.0 can only end by closing: the gate closed, having said
+/// it would not (hyper's server adds `keep-alive` for HTTP/1.0 whatever the framing). The
+/// answer now says `connection: close`, and the connection closes after the body; an answer
+/// with a length still keeps the connection, as promised.
+#[tokio::test]
+async fn an_http_1_0_client_is_told_close_when_the_answer_ends_with_the_connection() {
+    let up = scripted_upstream().await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
+    for (path, body) in [
+        ("/http10-until-close", "old, to the end"),
+        ("/until-close", "to the end"),
+        ("/chunked", "hello world"),
+    ] {
+        let mut s = TcpStream::connect(gate.proxy).await.unwrap();
+        let req =
+            format!("GET {path} HTTP/1.0\r\nhost: gate.test\r\nconnection: keep-alive\r\n\r\n");
+        s.write_all(req.as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        tokio::time::timeout(support::PATIENCE, s.read_to_end(&mut out))
+            .await
+            .expect("the gate kept the connection open")
+            .unwrap();
+        let out = String::from_utf8_lossy(&out).to_ascii_lowercase();
+        let (head, got) = out.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("http/1.0 200"), "{path}: {out}");
+        assert!(
+            !head.contains("keep-alive"),
+            "{path}: told keep-alive, then closed: {out}"
+        );
+        assert!(head.contains("\r\nconnection: close"), "{path}: {out}");
+        assert_eq!(got, body, "{path}");
+    }
+    // With a length, the connection is kept, as the answer says.
+    let mut s = TcpStream::connect(gate.proxy).await.unwrap();
+    for _ in 0..2 {
+        s.write_all(b"GET /length HTTP/1.0\r\nhost: gate.test\r\nconnection: keep-alive\r\n\r\n")
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        let mut chunk = [0u8; 1024];
+        while !String::from_utf8_lossy(&out).ends_with("hello") {
+            let n = tokio::time::timeout(support::PATIENCE, s.read(&mut chunk))
+                .await
+                .expect("no answer")
+                .unwrap();
+            assert!(n > 0, "closed after: {}", String::from_utf8_lossy(&out));
+            out.extend_from_slice(&chunk[..n]);
+        }
+        let out = String::from_utf8_lossy(&out).to_ascii_lowercase();
+        assert!(out.contains("connection: keep-alive"), "{out}");
     }
 }

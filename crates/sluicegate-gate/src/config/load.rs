@@ -1134,6 +1134,34 @@ mod tests {
         assert!(parse(&format!("grace_period = \"24h\"\n{MINIMAL}"), "g.toml").is_ok());
     }
 
+    /// `[admin] max_connections`: 64 when left out (with or without `[admin]`), refused
+    /// where it is written outside 1..=4096.
+    #[test]
+    fn admin_max_connections_has_a_default_and_bounds() {
+        let admin = |add: &str| format!("[admin]\nlisten = \"127.0.0.1:0\"\n{add}\n{MINIMAL}");
+        assert_eq!(parse(MINIMAL, "g.toml").unwrap().admin.max_connections, 64);
+        assert_eq!(
+            parse(&admin(""), "g.toml").unwrap().admin.max_connections,
+            64
+        );
+        let c = parse(&admin("max_connections = 4096"), "g.toml").unwrap();
+        assert_eq!(c.admin.max_connections, 4096);
+        for (value, says) in [
+            ("0", "`max_connections` must be at least 1, not 0"),
+            ("-3", "`max_connections` must be at least 1, not -3"),
+            ("4097", "`max_connections` must be at most 4096, not 4097"),
+            (
+                "99999999999999999999999999999999999999999",
+                "`max_connections` must be at most 4096",
+            ),
+            ("\"many\"", "expected a whole number"),
+        ] {
+            let e = parse(&admin(&format!("max_connections = {value}")), "g.toml").unwrap_err();
+            assert!(e.message.contains(says), "{value}: {e}");
+            assert_eq!(e.at, Some((3, 19)), "{value}: {e}");
+        }
+    }
+
     /// A method that is a valid token but no standard one (`GTE`) is most likely a typo:
     /// warned of, not refused (an extension method is legal HTTP).
     #[test]

@@ -66,7 +66,7 @@ pub struct Config {
 }
 
 /// `[admin]`: the admin API's own listener.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Admin {
     /// Where the admin API listens (no admin API when unset).
@@ -74,6 +74,31 @@ pub struct Admin {
     /// A file holding the bearer token every admin call must carry. Without it the admin
     /// API only listens on loopback addresses.
     pub token_file: Option<Spanned<PathBuf>>,
+    /// Most admin connections open at once (default [`Admin::MAX_CONNECTIONS`], 1 to
+    /// 4096); beyond, a new one is closed at once.
+    #[serde(
+        default = "default_admin_connections",
+        deserialize_with = "admin_max_connections"
+    )]
+    pub max_connections: usize,
+}
+
+impl Admin {
+    /// The default of `max_connections`: an operator's browser (a dashboard tab takes a
+    /// few), scripts and a metrics scraper fit many times over, while a client that opens
+    /// connections and holds them cannot take more than this of the gate's open files.
+    pub const MAX_CONNECTIONS: usize = 64;
+}
+
+// Written by hand: the default cap is not zero (zero would shut the admin API).
+impl Default for Admin {
+    fn default() -> Self {
+        Admin {
+            listen: None,
+            token_file: None,
+            max_connections: Admin::MAX_CONNECTIONS,
+        }
+    }
 }
 
 /// `[bypass]`: requests a client cannot forge that skip every limit (counted apart).
@@ -355,6 +380,14 @@ pub(super) mod bounds {
     pub(in super::super) const ADAPTIVE_INITIAL: Bounds = adaptive("initial");
     pub(in super::super) const ADAPTIVE_MIN: Bounds = adaptive("min");
     pub(in super::super) const ADAPTIVE_MAX: Bounds = adaptive("max");
+    pub(in super::super) const ADMIN_MAX_CONNECTIONS: Bounds = Bounds {
+        key: "max_connections",
+        min: 1,
+        max: 4096,
+        below: " (with no admin connection the admin API could not be used: leave out \
+                `[admin] listen` for none)",
+        above: " (admin connections are an operator's and their tools'; the default is 64)",
+    };
     pub(in super::super) const MAX_KEYS: Bounds = Bounds {
         key: "max_keys",
         min: 1,
@@ -364,8 +397,9 @@ pub(super) mod bounds {
     };
 
     /// Every whole-number setting's bounds.
-    pub(in super::super) const ALL: [Bounds; 10] = [
+    pub(in super::super) const ALL: [Bounds; 11] = [
         WORKERS,
+        ADMIN_MAX_CONNECTIONS,
         MAX_HEADER_BYTES,
         INSTANCES,
         MAX_CONCURRENCY,
@@ -409,6 +443,7 @@ within_bounds! {
     adaptive_min: ADAPTIVE_MIN.read -> Option<usize>, Some;
     adaptive_max: ADAPTIVE_MAX.read -> Option<usize>, Some;
     max_keys: MAX_KEYS.read_spanned -> Spanned<usize>;
+    admin_max_connections: ADMIN_MAX_CONNECTIONS.read -> usize;
 }
 
 /// Reads `[[KEY]]` tables, each one an element; a single `[KEY]` table (one pair of
@@ -547,6 +582,9 @@ fn yes() -> bool {
 }
 fn default_key() -> KeySource {
     KeySource::ClientIp
+}
+fn default_admin_connections() -> usize {
+    Admin::MAX_CONNECTIONS
 }
 fn default_max_keys() -> Spanned<usize> {
     Spanned::new(0..0, 100_000)

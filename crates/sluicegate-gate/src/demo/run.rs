@@ -244,11 +244,18 @@ where
         let started = tokio::time::Instant::now();
         // From the limit the phase starts at.
         let mut limits: Option<(usize, usize)> = limit_of(pool).map(|n| (n, n));
+        let mut tick = 0u32;
         while !load.is_finished() {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            // The limit read every 10 ms (a leap and its check last a few round trips, and a
+            // read every 200 ms missed the peaks), the line redrawn every 200 ms.
+            tokio::time::sleep(Duration::from_millis(10)).await;
             let now = limit_of(pool);
             if let Some(now) = now {
                 limits = Some(limits.map_or((now, now), |(l, h)| (l.min(now), h.max(now))));
+            }
+            tick = tick.wrapping_add(1);
+            if !tick.is_multiple_of(20) {
+                continue;
             }
             let elapsed = started.elapsed().min(phase_time);
             bar.set_position(elapsed.as_millis() as u64);

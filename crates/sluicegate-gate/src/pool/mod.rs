@@ -78,7 +78,8 @@ impl Pool {
     }
 
     /// Builds the pool `cfg` asks for, carrying over from `old` (the pool of the same name
-    /// before the change) whatever can be kept without dropping a request.
+    /// before the change, or the removed one it carries on under a new name: see
+    /// `State::build`) whatever can be kept without dropping a request.
     ///
     /// # Errors
     ///

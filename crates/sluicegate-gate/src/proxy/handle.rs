@@ -224,6 +224,8 @@ fn forward(
     body_timeout: Duration,
 ) -> impl Future<Output = Response<GateBody>> + Send + use<> {
     let (mut parts, body) = req.into_parts();
+    // Read before `to_upstream` makes the head HTTP/1.1.
+    let http_1_0 = parts.version == http::Version::HTTP_10 && parts.method != http::Method::HEAD;
     let mut added = headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
     let tunnel = if added.upgrade {
         tunnel::client_side(gate, &mut parts, &mut added)
@@ -233,9 +235,33 @@ fn forward(
     let exchange = Exchange::start(pool, parts, body, added, held, body_timeout, tunnel);
     async move {
         match exchange.finish().await {
+            Ok(response) if http_1_0 => ends_with_the_connection(response),
             Ok(response) => response,
             Err(Failed::Upstream(outcome)) => answer::upstream_failed(outcome),
             Err(Failed::Client(fault)) => answer::plain(fault.status(), fault.name(), fault.text()),
         }
     }
+}
+
+/// An answer to an HTTP/1.0 request whose body has no known length (the upstream's was
+/// close-delimited or chunked) can only be ended by closing the connection, as HTTP/1.0
+/// has no chunks: it says `Connection: close`, and is sent as HTTP/1.0 so that hyper does
+/// not add the `keep-alive` a client asked for (its server adds it to an HTTP/1.1 head
+/// whatever the framing, then closes). An answer with a length, or without a body, is left
+/// as it is: the connection is kept as promised.
+fn ends_with_the_connection(mut response: Response<GateBody>) -> Response<GateBody> {
+    use http_body::Body as _;
+    let status = response.status();
+    let bodiless = status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED;
+    if bodiless || response.body().size_hint().exact().is_some() {
+        return response;
+    }
+    *response.version_mut() = http::Version::HTTP_10;
+    response.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    response
 }

@@ -118,16 +118,102 @@ pub(super) fn remove_listed(headers: &mut HeaderMap, listed: &[HeaderValue]) {
 
 /// Why a request's `Host` makes it one the gate must refuse (`400`, RFC 9112 §3.2): more
 /// than one `Host` line (a route could match one name while the upstream serves the other),
-/// or none in HTTP/1.1 with a target that does not name the host either. `None` when fine.
+/// one that is no `uri-host[:port]` (`a b`, `[::1`: hyper takes any header value, and the
+/// route and the upstream would each read it their own way), or none in HTTP/1.1 with a
+/// target that does not name the host either; or an absolute-form target that names a user
+/// (`http://user:pw@host/`: RFC 9110 §4.2.4 has a recipient treat userinfo as an error;
+/// without a `Host` its authority would go upstream as one, credentials and all). `None`
+/// when fine.
 pub(super) fn host_problem<B>(req: &http::Request<B>) -> Option<&'static str> {
+    if req
+        .uri()
+        .authority()
+        .is_some_and(|a| a.as_str().contains('@'))
+    {
+        return Some(
+            "the request target names a user (user@host), which HTTP forbids: send the host alone\n",
+        );
+    }
     let mut hosts = req.headers().get_all(header::HOST).iter();
     match (hosts.next(), hosts.next()) {
         (Some(_), Some(_)) => Some("more than one Host header\n"),
+        (Some(h), None) if !valid_host(h.as_bytes()) => Some(
+            "the Host header is not a valid host[:port] (a name, an IPv4 address or an IPv6 address in brackets, then a port of digits)\n",
+        ),
         (None, _) if req.version() == Version::HTTP_11 && req.uri().authority().is_none() => {
             Some("an HTTP/1.1 request needs a Host header\n")
         }
         _ => None,
     }
+}
+
+/// Whether `host` is `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2–3.2.3): a
+/// `reg-name` (which an IPv4 address also is) or an IP literal in brackets (an IPv6 address
+/// or an `IPvFuture`), then a port of digits, which may be empty. An empty `Host` is valid
+/// (a target with an empty authority).
+fn valid_host(host: &[u8]) -> bool {
+    let (name_ok, rest) = if let Some(literal) = host.strip_prefix(b"[") {
+        let Some(end) = literal.iter().position(|&b| b == b']') else {
+            return false;
+        };
+        (ip_literal(&literal[..end]), &literal[end + 1..])
+    } else {
+        let end = host.iter().position(|&b| b == b':').unwrap_or(host.len());
+        (reg_name(&host[..end]), &host[end..])
+    };
+    name_ok
+        && match rest.split_first() {
+            None => true,
+            Some((b':', port)) => port.iter().all(u8::is_ascii_digit),
+            Some(_) => false,
+        }
+}
+
+/// `unreserved / sub-delims` (RFC 3986 §2.2–2.3).
+fn unreserved_or_sub_delim(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=".contains(&b)
+}
+
+/// `reg-name = *( unreserved / pct-encoded / sub-delims )`.
+fn reg_name(name: &[u8]) -> bool {
+    let mut i = 0;
+    while let Some(&b) = name.get(i) {
+        if b == b'%' {
+            if !name
+                .get(i + 1..i + 3)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+            {
+                return false;
+            }
+            i += 3;
+        } else if unreserved_or_sub_delim(b) {
+            i += 1;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// What goes between the brackets: an IPv6 address (no zone: RFC 3986 has none), or
+/// `IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )`.
+fn ip_literal(inner: &[u8]) -> bool {
+    if let Some(future) = inner
+        .strip_prefix(b"v")
+        .or_else(|| inner.strip_prefix(b"V"))
+    {
+        let Some(dot) = future.iter().position(|&b| b == b'.') else {
+            return false;
+        };
+        let (version, rest) = (&future[..dot], &future[dot + 1..]);
+        return !version.is_empty()
+            && version.iter().all(u8::is_ascii_hexdigit)
+            && !rest.is_empty()
+            && rest
+                .iter()
+                .all(|&b| b == b':' || unreserved_or_sub_delim(b));
+    }
+    std::str::from_utf8(inner).is_ok_and(|s| s.parse::<std::net::Ipv6Addr>().is_ok())
 }
 
 /// Turns the client's request head into the upstream's: origin-form URI, HTTP/1.1,

@@ -12,7 +12,8 @@ use crate::pool::RefusalLog;
 pub enum Unrouted {
     /// No route matches (`404`).
     NoRoute,
-    /// More than one `Host`, or none where one is needed (`400`).
+    /// More than one `Host`, one that is no `host[:port]`, a target naming a user, or none
+    /// where one is needed (`400`).
     BadHost,
     /// A path the gate refuses to route (`400`).
     BadPath,

@@ -125,7 +125,8 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   `probe_gain × last pass rate × min RT` (at least half the limit) long enough to expect
 ///   `probe_samples` requests — or, once at least three recent RTs have passed, as soon as its
 ///   low RT reads as precisely as a bucket's (as many answers, no larger standard error) while
-///   its pass rate shows it drained and its mean RT the same regime. That drains the resource's queue; the requests that *started*
+///   its pass rate shows it drained and its mean RT the same regime (or one more than
+///   `probe_trigger` slower: censoring only lowers a mean so far). That drains the resource's queue; the requests that *started*
 ///   during the probe (followed until they finish) give the unqueued low-RT floor, median and
 ///   min RT, so none can drift. Each probe that finds the same regime doubles the time to the
 ///   next periodic one, up to four `probe_interval`s, while the pass rate stays within the
@@ -135,8 +136,10 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   are forgotten; one that rose by more than `probe_trigger` restarts the slow start, up to
 ///   the last capacity measured × the new min RT. Mean RTs below min RT ÷ `probe_trigger`
 ///   (the resource got faster) lower min RT to them and probe at once, below the limit (the
-///   RT its depth comes from still holds the old limit's queue). No growth until the
-///   probe is done.
+///   RT its depth comes from still holds the old limit's queue); low RTs below the floor ÷
+///   `probe_trigger`, by three standard errors, lower the floor to them (a delay that went
+///   away leaves the same mean RT, full of the queue the old limit leaves inside). No growth
+///   until the probe is done.
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
 ///   while at least a tenth of the requests found every permit taken;
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
@@ -505,7 +508,7 @@ impl LittlesLaw {
                     self.since_probe = 0;
                     self.confirmed = (self.confirmed + 1).min(MAX_SPACING);
                     (old + rt) / 2
-                } else if probe.decided {
+                } else if probe.decided && ratio <= self.c.probe_trigger {
                     // Stopped early on the same regime, its later answers read another: a
                     // few dozen answers are no evidence of a change (a floor from them, taken
                     // as a new regime's, read 1 ms for 2 ms and held the return of
@@ -797,6 +800,12 @@ impl LittlesLaw {
         // RTs well below what the last probes measured unqueued: the resource got faster, and
         // a floor or min RT from before reads a queue as none. Probe now, from the recent RT.
         self.unchanged_since_probe(now);
+        if let Some(low) = self.below_floor() {
+            self.low_floor = Some(low);
+            if let Some(rt) = short_rt.filter(|&rt| rt < min_rt) {
+                self.min_rt = Some(rt);
+            }
+        }
         let faster = self.probed
             && self.probe.is_none()
             && self.since_probe >= RT_BUCKETS
@@ -953,6 +962,28 @@ impl LittlesLaw {
         self.next_probe = self
             .next_probe
             .max(now + self.at_least_buckets(self.c.probe_interval, 50) / 2);
+    }
+
+    /// The resource got faster, seen in its low RTs: the last buckets' mean low RT stands
+    /// below the floor ÷ `probe_trigger`, and below it by [`STARTUP_SIGNIFICANCE`] standard
+    /// errors of a bucket's low RT. The floor then belongs to a slower regime (a delay that
+    /// went away) and reads the queue the old limit leaves as none, while the mean RT, full of
+    /// that queue, need not fall by as much. The least of their low RTs, the new floor.
+    fn below_floor(&self) -> Option<Duration> {
+        let floor = self.low_floor?;
+        if !self.probed || self.probe.is_some() || self.since_probe < RT_BUCKETS {
+            return None;
+        }
+        let (mean, _) = self.recent_low()?;
+        let se = self.bucket_low_se()?;
+        let below = floor.saturating_sub(mean);
+        (mean.as_secs_f64() * self.c.probe_trigger < floor.as_secs_f64()
+            && below.as_secs_f64() > STARTUP_SIGNIFICANCE * se.as_secs_f64())
+        .then(|| {
+            let recent = self.closed.iter().rev().take(RT_BUCKETS);
+            recent.filter_map(Bucket::low_rt).min()
+        })
+        .flatten()
     }
 
     /// Periodic probes are spaced out only while the resource looks as it did at the last
@@ -1119,12 +1150,18 @@ impl LittlesLaw {
         // And only when it reads the regime it expected: its mean RT so far within the same
         // regime of min RT. One that reads a new regime (a capacity drop, a slower service)
         // holds as long as before: a dozen answers are no evidence of a change, and the pass
-        // rate it is compared with above may be the old capacity's.
+        // rate it is compared with above may be the old capacity's. Unless it reads one more
+        // than `probe_trigger` slower, once drained: the mean so far is censored (the short
+        // answers come back first), which only lowers it, and a probe that held its whole span
+        // after a delay came (2.1 s, then as long again measuring) restarted the slow start
+        // 5 s after the change (`network_delay_spike`).
+        let trigger = self.c.probe_trigger;
         let same = self
             .min_rt
             .zip(mean(self.probe_rt.rt_sum, n, 1))
             .is_some_and(|(old, new)| {
-                SAME_REGIME.contains(&(new.as_secs_f64() / old.as_secs_f64().max(1e-12)))
+                let ratio = new.as_secs_f64() / old.as_secs_f64().max(1e-12);
+                SAME_REGIME.contains(&ratio) || ratio > trigger
             });
         if !same {
             return;
@@ -1283,6 +1320,8 @@ impl LimitAlgorithm for LittlesLaw {
     }
 }
 
+#[cfg(test)]
+mod change_tests;
 #[cfg(test)]
 mod start_tests;
 #[cfg(test)]

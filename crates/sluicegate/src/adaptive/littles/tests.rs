@@ -708,15 +708,17 @@ fn littles_spaced_probes_come_back_when_the_pass_rate_moves() {
 }
 
 /// A pool of workers serving first come, first served, each request taking a floor plus an
-/// exponential share (a fixed xorshift stream), with demand that always fills the limit: every
-/// request finds every permit taken, and a new one starts as soon as one ends. Times in µs.
-struct Pool {
+/// exponential share (a fixed xorshift stream), then `delay_us` more outside the workers (a
+/// network hop; 0 unless set), with demand that always fills the limit: every request finds
+/// every permit taken, and a new one starts as soon as one ends. Times in µs.
+pub(super) struct Pool {
     /// When each worker is next free.
     free: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
     /// Requests out: (end, start).
     out: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64)>>,
-    floor_us: u64,
+    pub(super) floor_us: u64,
     mean_us: f64,
+    pub(super) delay_us: u64,
     /// A request that starts while `q` wait takes `1 + contention × q / workers` times longer
     /// (the simulator's upstream; 0 here unless set).
     contention: f64,
@@ -735,12 +737,13 @@ pub(super) fn exponential_us(rng: &mut u64, mean_us: f64) -> u64 {
 }
 
 impl Pool {
-    fn new(workers: usize, floor_ms: u64, exp_mean_ms: u64, seed: u64) -> Self {
+    pub(super) fn new(workers: usize, floor_ms: u64, exp_mean_ms: u64, seed: u64) -> Self {
         Pool {
             free: (0..workers).map(|_| std::cmp::Reverse(0)).collect(),
             out: Default::default(),
             floor_us: floor_ms * 1000,
             mean_us: exp_mean_ms as f64 * 1000.0,
+            delay_us: 0,
             contention: 0.0,
             workers,
             rng: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
@@ -764,6 +767,16 @@ impl Pool {
 
     /// Runs the pool at `l`'s limit until `to_ms`, calling `each` after every answer.
     fn run(&mut self, l: &mut LittlesLaw, to_ms: u64, mut each: impl FnMut(&LittlesLaw)) {
+        self.run_timed(l, to_ms, |_, l| each(l));
+    }
+
+    /// As [`run`](Self::run), `each` also given the time (µs) of the answer.
+    pub(super) fn run_timed(
+        &mut self,
+        l: &mut LittlesLaw,
+        to_ms: u64,
+        mut each: impl FnMut(u64, &LittlesLaw),
+    ) {
         loop {
             while self.out.len() < l.limit() {
                 let std::cmp::Reverse(free) = self.free.pop().unwrap();
@@ -772,7 +785,8 @@ impl Pool {
                 let slow = 1.0 + self.contention * waiting / self.workers as f64;
                 let end = free.max(self.t) + (self.service() as f64 * slow) as u64;
                 self.free.push(std::cmp::Reverse(end));
-                self.out.push(std::cmp::Reverse((end, self.t)));
+                self.out
+                    .push(std::cmp::Reverse((end + self.delay_us, self.t)));
             }
             let std::cmp::Reverse((end, start)) = *self.out.peek().unwrap();
             if end >= to_ms * 1000 {
@@ -786,7 +800,7 @@ impl Pool {
                 in_flight: FULL,
                 outcome: Outcome::Success,
             });
-            each(l);
+            each(self.t, l);
         }
     }
 }

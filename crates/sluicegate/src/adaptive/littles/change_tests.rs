@@ -1,0 +1,75 @@
+//! Tests of regime changes: a pool of workers behind a delay outside them (a network hop), with
+//! demand that always fills the limit, whose delay comes and goes (`network_delay_spike`); the
+//! pool is the one of `tests.rs`.
+
+use super::tests::Pool;
+use super::*;
+
+/// 50 workers of 50 ms (1000 answers a second) until 20 s, then 200 ms outside them until 30 s
+/// (the knee 50 → 250 permits), then none again, until `to_ms`; `each` sees every answer from
+/// 20 s on.
+fn delay_spike(seed: u64, to_ms: u64, each: impl FnMut(u64, &LittlesLaw)) -> LittlesLaw {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let mut pool = Pool::new(50, 0, 50, seed);
+    // A 1 µs floor: the harness these tests were measured on drew every service time so.
+    pool.floor_us = 1;
+    pool.run_timed(&mut l, 20_000, |_, _| {});
+    // `restarted` is never cleared: set before the change, it would pass the tests below
+    // whatever the change did (review 17).
+    assert!(!l.restarted, "seed {seed}: restarted before the delay came");
+    pool.delay_us = 200_000;
+    let mut each = each;
+    pool.run_timed(&mut l, 30_000.min(to_ms), &mut each);
+    pool.delay_us = 0;
+    if to_ms > 30_000 {
+        pool.run_timed(&mut l, to_ms, &mut each);
+    }
+    l
+}
+
+/// Pins the probe's early stop on a slower regime (`network_delay_spike`: the probe after the
+/// delay came held its whole span, 2.1 s at 12 permits, and measured as long again: the slow
+/// start restarted 5 s after the change; here 1.8–3.5 s after it, seeds 1–5, now 1.8–3.0 s). A probe that drained and reads a mean RT more than
+/// `probe_trigger` × the min RT has read a new regime — censoring (the short answers first)
+/// only lowers that mean — and stops as soon as its low RT reads as precisely as a bucket's.
+#[test]
+fn littles_probe_stops_early_on_a_regime_much_slower() {
+    for seed in 1..=5 {
+        let mut restarted_at = None;
+        delay_spike(seed, 30_000, |t, l| {
+            if l.restarted && restarted_at.is_none() {
+                restarted_at = Some(t);
+            }
+        });
+        let at = restarted_at.unwrap_or_else(|| panic!("seed {seed}: no new regime"));
+        assert!(
+            at < 23_200_000,
+            "seed {seed}: the new regime read {} ms after the change",
+            (at - 20_000_000) / 1000
+        );
+    }
+}
+
+/// Pins the end of a delay (`network_delay_spike` after 30 s: 120–160 permits for 50 workers to
+/// the end of the run). The floor was the delay's (~200 ms), and the low RTs that fell to a few
+/// ms read the queue the old limit left inside the workers as none: 239–279 permits from 35 s
+/// (seeds 1–5). Low RTs well below the floor (by `probe_trigger` and by three standard errors)
+/// re-base the floor, and the queue they then read is drained: 80–90 permits (the new floor is
+/// itself read off queued buckets, 19–34 ms; the next probe that drains takes it lower).
+#[test]
+fn littles_low_rts_below_the_floor_end_the_delay_regime() {
+    for seed in 1..=5 {
+        let mut limits = Vec::new();
+        let l = delay_spike(seed, 40_000, |t, l| {
+            if t >= 35_000_000 {
+                limits.push(l.limit());
+            }
+        });
+        let mean = limits.iter().sum::<usize>() as f64 / limits.len().max(1) as f64;
+        assert!(
+            mean < 100.0,
+            "seed {seed}: a mean limit of {mean:.0} for 50 workers from 35 s (floor {:?})",
+            l.low_floor
+        );
+    }
+}
