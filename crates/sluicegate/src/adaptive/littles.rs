@@ -47,6 +47,10 @@ struct Probe {
     earliest: Nanos,
     /// It stopped holding as soon as its floor read as precisely as a bucket's.
     decided: bool,
+    /// It checks the slower reading of the probe before it, at half its depth.
+    check: bool,
+    /// The recent mean RT when it started: the regime it started in.
+    rt_at_start: Option<Duration>,
 }
 
 /// Buckets the queue estimate (and the recent RT) is taken over.
@@ -515,6 +519,16 @@ impl LittlesLaw {
                     // `capacity_fifth`'s workers in the steering's dead band). It measured
                     // nothing; the next probe, held as long as it needs, judges.
                     self.since_probe = 0;
+                    return;
+                } else if ratio > *SAME_REGIME.end() && self.wait_added(&probe, ratio, low) {
+                    // A slower reading that is a wait added to each request, not a slower
+                    // service: a probe at half the depth checks it at once. A queue it did not
+                    // drain reads as the old regime there, a delay outside as slow again.
+                    let limit = (probe.limit / 2).max(self.c.min);
+                    self.start_probe(now, self.recent_rt(RT_BUCKETS).or(Some(rt)), limit);
+                    if let Some(p) = self.probe.as_mut() {
+                        p.check = true;
+                    }
                     return;
                 } else {
                     self.low_floor = low.or(self.low_floor);
@@ -1089,12 +1103,42 @@ impl LittlesLaw {
             rate,
             earliest,
             decided: false,
+            check: false,
+            rt_at_start: short_rt,
             start: now,
             end,
             done: end + span,
             limit: clamp(limit, self.c.min, self.c.max),
         });
         self.probe_rt = Bucket::new(span);
+    }
+
+    /// A probe's slower reading (a mean RT `ratio` × min RT) is a wait added to each request —
+    /// a queue it could not drain, or a delay outside the resource — and not a slower service,
+    /// which multiplies every RT alike: its low RT rose (over the floor) more than twice as
+    /// much as its mean RT (over min RT), by three of its standard errors. Only for a probe
+    /// that is no check itself and that started on the old regime's RTs (the recent mean RT
+    /// within [`SAME_REGIME`] of min RT): the change came while it held, and it may have held
+    /// the limit above the workers left (`capacity_halves` seed 8: 42 permits for 25 workers
+    /// from the moment they halved, a queued floor of 38.7 ms taken for a new regime's, 11 s
+    /// to converge). A probe set off by RTs already slower started in the new regime and reads
+    /// it as it is: checking a delay's (`network_delay_spike`) cost 2.2 s at a quarter of the
+    /// knee before the restart.
+    fn wait_added(&self, probe: &Probe, ratio: f64, low: Option<Duration>) -> bool {
+        let (Some(min_rt), Some(floor), Some(low), Some(se)) =
+            (self.min_rt, self.low_floor, low, self.probe_rt.low_se())
+        else {
+            return false;
+        };
+        let started_in_old = probe.rt_at_start.is_some_and(|rt| {
+            SAME_REGIME.contains(&(rt.as_secs_f64() / min_rt.as_secs_f64().max(1e-12)))
+        });
+        let rose = low.as_secs_f64() / floor.as_secs_f64().max(1e-12) - 1.0;
+        let added = low.saturating_sub(floor).as_secs_f64();
+        !probe.check
+            && started_in_old
+            && rose > 2.0 * (ratio - 1.0)
+            && added > STARTUP_SIGNIFICANCE * se.as_secs_f64()
     }
 
     /// The root mean square of the recent buckets' low-RT standard errors: how precisely one
