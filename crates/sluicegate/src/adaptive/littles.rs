@@ -120,6 +120,8 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   in service, is below what the cut leaves; a delay outside the resource lifts RTs at the
 ///   same pass rate): then the waiting permits are drained at once (no lower than half the
 ///   limit) and the steering holds as after the slow start's drain (workers that went away).
+///   A drain after which the low RT reads what it read before, while the pass rate fell with
+///   the limit, drained a delay outside, not a queue: the next drain probes instead.
 /// - **Re-probe**: while nearly every request finds every permit taken, every
 ///   `probe_interval` or early when the window's RT exceeds `probe_trigger ×` the unqueued
 ///   one (medians once a probe has measured one: a probe's mean leaves out the slow answers it
@@ -238,6 +240,9 @@ pub struct LittlesLaw {
     restart_cap: Option<usize>,
     /// The bucket count when the slow start last drained.
     drained_at: Option<u64>,
+    /// When the last standing-queue drain cut the limit (bucket count), the recent low RT and
+    /// pass rate before it, and the share of the limit it left.
+    drain_low: Option<(u64, Duration, f64, f64)>,
     /// RTs at the starting limit, by the permits out when each request started.
     start: StartTest,
     /// The unqueued RTs (min RT, floor, median) came from the start's first requests, not
@@ -286,6 +291,7 @@ impl LittlesLaw {
             restarted: false,
             restart_cap: None,
             drained_at: None,
+            drain_low: None,
             start: StartTest::default(),
             measured_at_start: false,
             demand: DemandStart::new(config.queue_target, config.min, config.max),
@@ -676,6 +682,7 @@ impl LittlesLaw {
         // application-limited, the limit went to 2 × 66 for 10 workers). Held, as any bucket
         // without an estimate.
         let unread = b.pinned() && queue.is_none();
+        let mut probe_undrained = false;
         let mut next = if !b.saturated && !unread {
             // Room for `app_limited_gain` × the demand seen, measured two ways: the BDP, and
             // the most permits out at once less the resource's queue (which also counts the
@@ -774,8 +781,20 @@ impl LittlesLaw {
                 // drained at once, no lower than half the limit a bucket, and the steering
                 // holds until the estimate is taken after the drain, as after the slow start's.
                 // At × 0.9 a bucket of a queued RT, 45 permits took 5 s to reach 10 workers.
-                self.drained_at = Some(self.closed_total);
-                (base - excess).max(base / 2.0)
+                if self.drained_a_delay() {
+                    // The last drain took permits and left the wait where it was: they were
+                    // not waiting inside. Probe now, and read the regime as it is.
+                    self.drain_low = None;
+                    probe_undrained = true;
+                    base
+                } else {
+                    self.drained_at = Some(self.closed_total);
+                    let cut = (base - excess).max(base / 2.0);
+                    self.drain_low = self
+                        .recent_low()
+                        .map(|(low, rate)| (self.closed_total, low, rate, cut / base));
+                    cut
+                }
             } else {
                 next.clamp(down, up)
             };
@@ -868,6 +887,7 @@ impl LittlesLaw {
         if self.probe.is_none()
             && b.saturated
             && (queued_from_start
+                || probe_undrained
                 || (b.pinned() && (((now >= self.next_probe || inflated) && held_down) || faster)))
         {
             let drained = b.rate() * min_rt.as_secs_f64() * self.c.probe_gain;
@@ -998,6 +1018,28 @@ impl LittlesLaw {
             recent.filter_map(Bucket::low_rt).min()
         })
         .flatten()
+    }
+
+    /// The last standing-queue drain drained a delay outside the resource, not a queue inside
+    /// it: within three estimates of it, the recent low RT reads what it read before the drain
+    /// (within [`SAME_REGIME`]), `probe_trigger` × the floor or more, while the pass rate fell
+    /// with the limit (below halfway between the rate before and that rate × the share of the
+    /// limit the drain left). A queue's wait falls with the permits drained while the workers
+    /// stay busy; a delay's stays, and the pass rate is the limit over it. The pass-rate test
+    /// of the drain itself passes for either while the limit is pinned (`network_delay_spike`
+    /// seed 7: 56 → 28 → 14 → 7 permits after a probe that fell on the delay's onset measured
+    /// nothing, 142 answers a second through the delay).
+    fn drained_a_delay(&self) -> bool {
+        let (Some((at, before, rate_before, share)), Some((low, rate)), Some(floor)) =
+            (self.drain_low, self.recent_low(), self.floor())
+        else {
+            return false;
+        };
+        let ratio = low.as_secs_f64() / before.as_secs_f64().max(1e-12);
+        self.closed_total <= at + 3 * RT_BUCKETS as u64
+            && SAME_REGIME.contains(&ratio)
+            && low.as_secs_f64() > self.c.probe_trigger * floor.as_secs_f64()
+            && rate < (1.0 + share) / 2.0 * rate_before
     }
 
     /// Periodic probes are spaced out only while the resource looks as it did at the last

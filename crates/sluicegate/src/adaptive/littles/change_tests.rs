@@ -119,3 +119,40 @@ fn littles_probe_on_a_capacity_drop_is_checked_at_half_the_depth() {
         sum / 10
     );
 }
+
+/// Pins a drain that drained a delay (`network_delay_spike` seed 7: a periodic probe fell on
+/// the delay's onset and measured nothing, and the standing-queue drain, whose pass-rate test a
+/// delay passes, halved the limit 56 → 28 → 14 → 7 before the next probe). Here 200 ms come
+/// outside 50 workers the moment the first probe after 20 s starts. A drain after which the
+/// low RT reads what it read before it (by 0.8×) drained no wait: the next bucket that would
+/// drain again probes instead, and the probe reads the delay's regime as it is. In the 5 s
+/// after, the slow start restarts and the limit outside probes stays at 15 or more (before: no
+/// restart in any of seeds 1–10, and down to 7 in eight of them, 13–14 in the others; now
+/// 17–21).
+#[test]
+fn littles_a_drain_that_left_the_low_rt_where_it_was_probes_instead_of_draining_again() {
+    for seed in 1..=10 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.contention = 0.5;
+        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let mut t = 20_000;
+        while !l.probing() {
+            t += 1;
+            pool.run_timed(&mut l, t, |_, _| {});
+        }
+        pool.delay_us = 200_000;
+        let mut least = usize::MAX;
+        pool.run_timed(&mut l, t + 5_000, |_, l| {
+            if !l.probing() {
+                least = least.min(l.limit());
+            }
+        });
+        assert!(
+            l.restarted && least >= 15,
+            "seed {seed}: the delay came at {t} ms; restarted {}, the limit down to {least}",
+            l.restarted
+        );
+    }
+}
