@@ -127,7 +127,7 @@ fn littles_probe_on_a_capacity_drop_is_checked_at_half_the_depth() {
 /// low RT reads what it read before it (by 0.8×) drained no wait: the next bucket that would
 /// drain again probes instead, and the probe reads the delay's regime as it is. In the 5 s
 /// after, the slow start restarts and the limit outside probes stays at 15 or more (before: no
-/// restart in any of seeds 1–10, and down to 7 in eight of them, 13–14 in the others; now
+/// restart in any of seeds 1–10, and down to 7 in seven of them, 13–14 in the others; now
 /// 17–21).
 #[test]
 fn littles_a_drain_that_left_the_low_rt_where_it_was_probes_instead_of_draining_again() {
