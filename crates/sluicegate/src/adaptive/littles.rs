@@ -50,6 +50,10 @@ struct Probe {
     /// Its depth came from the queue estimate, not the BDP: it may sit above a pool that
     /// shrank as it started, so its readings only confirm the regime.
     shallow: bool,
+    /// It checks the slower reading of the probe before it, at half its depth.
+    check: bool,
+    /// The recent mean RT when it started: the regime it started in.
+    rt_at_start: Option<Duration>,
 }
 
 /// Buckets the queue estimate (and the recent RT) is taken over.
@@ -126,6 +130,8 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   in service, is below what the cut leaves; a delay outside the resource lifts RTs at the
 ///   same pass rate): then the waiting permits are drained at once (no lower than half the
 ///   limit) and the steering holds as after the slow start's drain (workers that went away).
+///   A drain after which the low RT reads what it read before, while the pass rate fell with
+///   the limit, drained a delay outside, not a queue: the next drain probes instead.
 /// - **Re-probe**: while nearly every request finds every permit taken, every
 ///   `probe_interval` or early when the window's RT exceeds `probe_trigger ×` the unqueued
 ///   one (medians once a probe has measured one: a probe's mean leaves out the slow answers it
@@ -246,6 +252,9 @@ pub struct LittlesLaw {
     restart_cap: Option<usize>,
     /// The bucket count when the slow start last drained.
     drained_at: Option<u64>,
+    /// When the last standing-queue drain cut the limit (bucket count), the recent low RT and
+    /// pass rate before it, and the share of the limit it left.
+    drain_low: Option<(u64, Duration, f64, f64)>,
     /// RTs at the starting limit, by the permits out when each request started.
     start: StartTest,
     /// The unqueued RTs (min RT, floor, median) came from the start's first requests, not
@@ -297,6 +306,7 @@ impl LittlesLaw {
             restarted: false,
             restart_cap: None,
             drained_at: None,
+            drain_low: None,
             start: StartTest::default(),
             measured_at_start: false,
             demand: DemandStart::new(config.queue_target, config.min, config.max),
@@ -553,6 +563,16 @@ impl LittlesLaw {
                     // nothing; the next probe, held as long as it needs, judges.
                     self.since_probe = 0;
                     return;
+                } else if ratio > *SAME_REGIME.end() && self.wait_added(&probe, ratio, low) {
+                    // A slower reading that is a wait added to each request, not a slower
+                    // service: a probe at half the depth checks it at once. A queue it did not
+                    // drain reads as the old regime there, a delay outside as slow again.
+                    let limit = (probe.limit / 2).max(self.c.min);
+                    self.start_probe(now, self.recent_rt(RT_BUCKETS).or(Some(rt)), limit, false);
+                    if let Some(p) = self.probe.as_mut() {
+                        p.check = true;
+                    }
+                    return;
                 } else {
                     self.low_floor = low.or(self.low_floor);
                     self.probe_mid = mid.or(self.probe_mid);
@@ -699,6 +719,7 @@ impl LittlesLaw {
         // application-limited, the limit went to 2 × 66 for 10 workers). Held, as any bucket
         // without an estimate.
         let unread = b.pinned() && queue.is_none();
+        let mut probe_undrained = false;
         let mut next = if !b.saturated && !unread {
             // Room for `app_limited_gain` × the demand seen, measured two ways: the BDP, and
             // the most permits out at once less the resource's queue (which also counts the
@@ -797,8 +818,20 @@ impl LittlesLaw {
                 // drained at once, no lower than half the limit a bucket, and the steering
                 // holds until the estimate is taken after the drain, as after the slow start's.
                 // At × 0.9 a bucket of a queued RT, 45 permits took 5 s to reach 10 workers.
-                self.drained_at = Some(self.closed_total);
-                (base - excess).max(base / 2.0)
+                if self.drained_a_delay() {
+                    // The last drain took permits and left the wait where it was: they were
+                    // not waiting inside. Probe now, and read the regime as it is.
+                    self.drain_low = None;
+                    probe_undrained = true;
+                    base
+                } else {
+                    self.drained_at = Some(self.closed_total);
+                    let cut = (base - excess).max(base / 2.0);
+                    self.drain_low = self
+                        .recent_low()
+                        .map(|(low, rate)| (self.closed_total, low, rate, cut / base));
+                    cut
+                }
             } else {
                 next.clamp(down, up)
             };
@@ -891,6 +924,7 @@ impl LittlesLaw {
         if self.probe.is_none()
             && b.saturated
             && (queued_from_start
+                || probe_undrained
                 || (b.pinned() && (((now >= self.next_probe || inflated) && held_down) || faster)))
         {
             let mut drained = b.rate() * min_rt.as_secs_f64() * self.c.probe_gain;
@@ -1050,6 +1084,28 @@ impl LittlesLaw {
         (bdp < CENSORED * in_service).then_some(in_service)
     }
 
+    /// The last standing-queue drain drained a delay outside the resource, not a queue inside
+    /// it: within three estimates of it, the recent low RT reads what it read before the drain
+    /// (within [`SAME_REGIME`]), `probe_trigger` × the floor or more, while the pass rate fell
+    /// with the limit (below halfway between the rate before and that rate × the share of the
+    /// limit the drain left). A queue's wait falls with the permits drained while the workers
+    /// stay busy; a delay's stays, and the pass rate is the limit over it. The pass-rate test
+    /// of the drain itself passes for either while the limit is pinned (`network_delay_spike`
+    /// seed 7: 56 → 28 → 14 → 7 permits after a probe that fell on the delay's onset measured
+    /// nothing, 142 answers a second through the delay).
+    fn drained_a_delay(&self) -> bool {
+        let (Some((at, before, rate_before, share)), Some((low, rate)), Some(floor)) =
+            (self.drain_low, self.recent_low(), self.floor())
+        else {
+            return false;
+        };
+        let ratio = low.as_secs_f64() / before.as_secs_f64().max(1e-12);
+        self.closed_total <= at + 3 * RT_BUCKETS as u64
+            && SAME_REGIME.contains(&ratio)
+            && low.as_secs_f64() > self.c.probe_trigger * floor.as_secs_f64()
+            && rate < (1.0 + share) / 2.0 * rate_before
+    }
+
     /// Periodic probes are spaced out only while the resource looks as it did at the last
     /// probe: a pass rate that moved out of [`SAME_REGIME`] of the one before it (workers came
     /// or went; a floor measured before may be a queued one) makes the next probe due one
@@ -1155,12 +1211,42 @@ impl LittlesLaw {
             earliest,
             decided: false,
             shallow,
+            check: false,
+            rt_at_start: short_rt,
             start: now,
             end,
             done: end + span,
             limit: clamp(limit, self.c.min, self.c.max),
         });
         self.probe_rt = Bucket::new(span);
+    }
+
+    /// A probe's slower reading (a mean RT `ratio` × min RT) is a wait added to each request —
+    /// a queue it could not drain, or a delay outside the resource — and not a slower service,
+    /// which multiplies every RT alike: its low RT rose (over the floor) more than twice as
+    /// much as its mean RT (over min RT), by three of its standard errors. Only for a probe
+    /// that is no check itself and that started on the old regime's RTs (the recent mean RT
+    /// within [`SAME_REGIME`] of min RT): the change came while it held, and it may have held
+    /// the limit above the workers left (`capacity_halves` seed 8: 42 permits for 25 workers
+    /// from the moment they halved, a queued floor of 38.7 ms taken for a new regime's, 11 s
+    /// to converge). A probe set off by RTs already slower started in the new regime and reads
+    /// it as it is: checking a delay's (`network_delay_spike`) cost 2.2 s at a quarter of the
+    /// knee before the restart.
+    fn wait_added(&self, probe: &Probe, ratio: f64, low: Option<Duration>) -> bool {
+        let (Some(min_rt), Some(floor), Some(low), Some(se)) =
+            (self.min_rt, self.low_floor, low, self.probe_rt.low_se())
+        else {
+            return false;
+        };
+        let started_in_old = probe.rt_at_start.is_some_and(|rt| {
+            SAME_REGIME.contains(&(rt.as_secs_f64() / min_rt.as_secs_f64().max(1e-12)))
+        });
+        let rose = low.as_secs_f64() / floor.as_secs_f64().max(1e-12) - 1.0;
+        let added = low.saturating_sub(floor).as_secs_f64();
+        !probe.check
+            && started_in_old
+            && rose > 2.0 * (ratio - 1.0)
+            && added > STARTUP_SIGNIFICANCE * se.as_secs_f64()
     }
 
     /// The root mean square of the recent buckets' low-RT standard errors: how precisely one
@@ -1264,8 +1350,12 @@ impl LittlesLaw {
                 // floor the starting limit's answers measured (unqueued, by the rank test).
                 // From below, its × 1.1 step took 20 permits for 20 workers to 22, and its dead
                 // band held them there.
+                // Either way the steering reads on from that floor, the one the knee was read
+                // against: the buckets' own after it is the least of their 5th percentiles,
+                // which reads low (0.7 ms for a service whose 5th percentile is 2.6 ms) and held
+                // 47 permits for 50 workers on a phantom queue until the first probe at 5 s.
+                self.low_floor = self.demand.floor();
                 let knee = if in_service <= from as f64 {
-                    self.low_floor = self.demand.floor();
                     from as f64 * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET
                 } else {
                     in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET

@@ -73,3 +73,86 @@ fn littles_low_rts_below_the_floor_end_the_delay_regime() {
         );
     }
 }
+
+/// Pins a probe that straddles a capacity drop (`capacity_halves` seed 8: a periodic probe
+/// fell on the halving at a depth of 42 for the 25 workers left, could not drain them, read a
+/// queued floor of 38.7 ms and a mean RT of 101 ms, and took them for a new regime: the slow
+/// start restarted on that floor and held 36–48 permits for 25 workers for 11 s). Here the
+/// workers (slowed as the simulator's are by those waiting) halve the moment the first probe
+/// after 20 s starts. Its slower reading's low RT rose far more (over the floor) than its mean
+/// RT (over min RT): a wait added to each request, not a slower service, and the probe started
+/// on the old regime's RTs, so a probe at half the depth checks it and finds the old regime.
+/// The floor from 1 s to 8 s after the drop (the service's 5th percentile is 2.6 ms) was
+/// 3.4–19.0 ms in seeds 1–10, 9.9 ms on average; now 2.3–3.5 ms, and 7.8 ms in seed 8 (its
+/// first probe read a regime 1.47× slower in the mean and 1.37× in the low RT, early answers
+/// of the old regime; the next probe, at 28 permits for 25 workers, read a queued floor).
+#[test]
+fn littles_probe_on_a_capacity_drop_is_checked_at_half_the_depth() {
+    let mut sum = Duration::ZERO;
+    for seed in 1..=10 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.contention = 0.5;
+        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let mut t = 20_000;
+        while !l.probing() {
+            t += 1;
+            pool.run_timed(&mut l, t, |_, _| {});
+        }
+        pool.set_workers(25);
+        let mut top = Duration::ZERO;
+        pool.run_timed(&mut l, t + 8_000, |at, l| {
+            if at >= (t + 1_000) * 1000 {
+                top = top.max(l.low_floor.unwrap_or_default());
+            }
+        });
+        assert!(
+            top < Duration::from_millis(10),
+            "seed {seed}: the workers halved at {t} ms, a floor of {top:?} after"
+        );
+        sum += top;
+    }
+    assert!(
+        sum / 10 < Duration::from_millis(5),
+        "mean floor {:?}",
+        sum / 10
+    );
+}
+
+/// Pins a drain that drained a delay (`network_delay_spike` seed 7: a periodic probe fell on
+/// the delay's onset and measured nothing, and the standing-queue drain, whose pass-rate test a
+/// delay passes, halved the limit 56 → 28 → 14 → 7 before the next probe). Here 200 ms come
+/// outside 50 workers the moment the first probe after 20 s starts. A drain after which the
+/// low RT reads what it read before it (by 0.8×) drained no wait: the next bucket that would
+/// drain again probes instead, and the probe reads the delay's regime as it is. In the 5 s
+/// after, the slow start restarts and the limit outside probes stays at 15 or more (before: no
+/// restart in any of seeds 1–10, and down to 7 in seven of them, 13–14 in the others; now
+/// 17–21).
+#[test]
+fn littles_a_drain_that_left_the_low_rt_where_it_was_probes_instead_of_draining_again() {
+    for seed in 1..=10 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.contention = 0.5;
+        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let mut t = 20_000;
+        while !l.probing() {
+            t += 1;
+            pool.run_timed(&mut l, t, |_, _| {});
+        }
+        pool.delay_us = 200_000;
+        let mut least = usize::MAX;
+        pool.run_timed(&mut l, t + 5_000, |_, l| {
+            if !l.probing() {
+                least = least.min(l.limit());
+            }
+        });
+        assert!(
+            l.restarted && least >= 15,
+            "seed {seed}: the delay came at {t} ms; restarted {}, the limit down to {least}",
+            l.restarted
+        );
+    }
+}

@@ -24,11 +24,12 @@
 //!   resource, by Little's law: the 5th-percentile RT of the requests that started since, over
 //!   that of the starting limit's answers, × the answer rate, standing three standard errors
 //!   past the target queue. Or the permits in service, `X1 × L0 ÷ X0`, three standard errors
-//!   short of the leap's limit (at a first look, and at two answers a permit). Either is the
-//!   knee: the permits in service then are the lower of the leap's limit less that queue and
-//!   the answer rate's count. (Waiting requests slow the workers that serve them, so the
-//!   answer rate understates the pool; when it shows fewer than the limit before the leap,
-//!   that limit, judged clear, is where the start returns.)
+//!   short of the leap's limit (at a first look, once the low RTs can be read too, and at two
+//!   answers a permit). Either is the knee: the permits in service then are the leap's limit
+//!   less that queue, or, where the low RTs show none, the answer rate's count. (Waiting
+//!   requests slow the workers that serve them, so the answer rate understates the pool by as
+//!   much as the queue is large; when it shows fewer than the limit before the leap, that
+//!   limit, judged clear, is where the start returns.)
 //! - **No knee**, and callers still held back: the leap's answers measure the mean RT again,
 //!   and it leaps on. No caller held back: the limit covers the demand, and the buckets take
 //!   over.
@@ -334,17 +335,28 @@ impl DemandStart {
         if !last && self.looked {
             return Verdict::Wait;
         }
+        // The first look reads the low RTs as well as the answer rate: the rate of some 50
+        // answers a round trip after a leap, slowed by the overshoot's queue, read 28–38 in
+        // service for 50 workers behind 80 permits, a knee the buckets then held below the pool.
+        if !last && self.after.len() < MIN_LOW {
+            return Verdict::Wait;
+        }
         self.looked = true;
         let bar = KNEE_SIGNIFICANCE;
         let se = (1.0 / n as f64 + 1.0 / self.measured.max(1) as f64).sqrt();
         // The low end of the RTs moves by the whole queueing delay and hardly with service
         // noise (the buckets' queue estimate): Little's law on the queue inside gives the
         // permits that wait, against the starting limit's answers (unqueued, by the rank test).
+        // The knee is then the leap's limit less that queue, not the answer rate's count: the
+        // queue slows the workers that serve it (contention), and the rate understates the
+        // pool by as much as the queue is large against it (80 permits on 50 workers read 24–54
+        // in service by the rate, 47–58 by the low RTs; 640 on 500 read 430–506 by the rate,
+        // 504 by the low RTs in seed 1).
         let queue = self.queue_since_leap(rate, to);
         if let Some(queue) = queue {
             self.phase = Phase::Done;
             return Verdict::Knee {
-                in_service: (to as f64 - queue).min(in_service),
+                in_service: to as f64 - queue,
                 from,
                 rt,
             };

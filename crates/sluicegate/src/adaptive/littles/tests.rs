@@ -721,7 +721,7 @@ pub(super) struct Pool {
     pub(super) delay_us: u64,
     /// A request that starts while `q` wait takes `1 + contention × q / workers` times longer
     /// (the simulator's upstream; 0 here unless set).
-    contention: f64,
+    pub(super) contention: f64,
     workers: usize,
     /// A share of the requests in a slow mode, and its exponential mean (µs): a two-speed
     /// service (none unless set).
@@ -757,7 +757,7 @@ impl Pool {
 
     /// Leaves `workers` workers, those free soonest (the others finish what they serve and
     /// go).
-    fn set_workers(&mut self, workers: usize) {
+    pub(super) fn set_workers(&mut self, workers: usize) {
         let mut free = std::mem::take(&mut self.free).into_sorted_vec();
         free.reverse(); // `Reverse` sorts the latest first
         free.truncate(workers);
