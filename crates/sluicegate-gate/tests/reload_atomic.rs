@@ -65,22 +65,39 @@ async fn refused_reload(gate: &Gate, path: &std::path::Path, text: &str) {
     );
 }
 
-/// Static pools changed before the one that fails: `a` lowered from 4 to 2, `k` given the
-/// kill switch (0). Both changes were made on the live limiters before `g` failed: `a` ran
-/// at 2 and `k` was closed while the admin API said the old config was in force.
+/// Static pools changed before the one that fails: `a` lowered from 4 to 2 and its rates
+/// from 10/s to 1/s (pool-wide) and 5/s to 2/s (per client), `k` given the kill switch (0).
+/// All were changed on the live limiters and rates before `g` failed: `a` ran at 2 and
+/// `k` was closed while the admin API said the old config was in force.
 #[tokio::test]
-async fn a_refused_reload_leaves_static_limits_and_open_pools_as_they_were() {
+async fn a_refused_reload_leaves_static_limits_rates_and_open_pools_as_they_were() {
     let port = dead_port();
-    let pools = |a: usize, k: usize| {
+    let pools = |a: usize, rate: u32, per_key: u32, k: usize| {
         format!(
             "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:9\"\nmax_concurrency = {a}\n\
+             rate = \"{rate}/s\"\n[pools.per_key_rate]\nrate = \"{per_key}/s\"\n\
              [[pools]]\nname = \"k\"\nupstream = \"http://127.0.0.1:9\"\nmax_concurrency = {k}\n\
              [[routes]]\npath_prefix = \"/k/\"\npool = \"k\"\n"
         )
     };
-    let (gate, path) = gate("static", &text(port, &pools(4, 4), 4, 1)).await;
+    let (gate, path) = gate("static", &text(port, &pools(4, 10, 5, 4), 4, 1)).await;
     let before = gate.state();
-    refused_reload(&gate, &path, &text(port, &pools(2, 0), 4, 2000)).await;
+    let a = before.pool("a").unwrap();
+    let (rate, per_key) = (
+        a.rate.as_ref().unwrap().quota(),
+        a.per_key.as_ref().unwrap().policy(),
+    );
+    refused_reload(&gate, &path, &text(port, &pools(2, 1, 2, 0), 4, 2000)).await;
+    assert_eq!(
+        a.per_key.as_ref().unwrap().policy(),
+        per_key,
+        "`a`'s per-client rate changed by a refused reload"
+    );
+    assert_eq!(
+        a.rate.as_ref().unwrap().quota(),
+        rate,
+        "`a`'s rate changed by a refused reload"
+    );
     assert!(
         std::sync::Arc::ptr_eq(&before, &gate.state()),
         "the state in force was replaced"
