@@ -104,9 +104,18 @@ impl State {
     /// limits in `store`, the connection to `config`'s `[store]` (see [`Store::connect`]);
     /// they need a tokio runtime.
     ///
+    /// All or nothing: every pool is prepared ([`Pool::prepare`]: new limiters, global limits
+    /// and rates built) before any change reaches the pools in force ([`Prepared::commit`]:
+    /// a kept limiter's new limit, the hand-over of an old limiter, a kept rate's new quota,
+    /// closing or opening), so that an error leaves them as they were. On success, the new
+    /// state must be put in force: the old pools' limiters and rates already follow it.
+    ///
+    /// [`Prepared::commit`]: crate::pool::Prepared::commit
+    ///
     /// # Errors
     ///
-    /// A pool that cannot be built or a secret or token file that cannot be read, as text.
+    /// A pool that cannot be built or a secret or token file that cannot be read, as text;
+    /// the pools in force are then untouched.
     pub fn build(
         config: &Config,
         old: Option<&State>,
@@ -116,12 +125,20 @@ impl State {
         // Secrets first: a failure must leave the live pools untouched.
         let bypass = bypass(&config.bypass)?;
         let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
-        let mut pools = Vec::with_capacity(config.pools.len());
         let carried = Renamed::of(config, old, leaving).assign(config, old);
-        for (p, carried) in config.pools.iter().zip(carried) {
-            let prev = old.and_then(|s| s.pool(p.name.get_ref())).or(carried);
-            pools.push(Arc::new(Pool::build(p, prev.map(|a| &**a), store)?));
-        }
+        // Every pool prepared before any is put in force: a pool that cannot be built, even
+        // the last, leaves the live ones as they were (no limit changed, no limiter handed
+        // over, no rate's quota changed, none closed or opened).
+        let prepared = config
+            .pools
+            .iter()
+            .zip(carried)
+            .map(|(p, carried)| {
+                let prev = old.and_then(|s| s.pool(p.name.get_ref())).or(carried);
+                Pool::prepare(p, prev.map(|a| &**a), store)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let pools: Vec<_> = prepared.into_iter().map(|p| Arc::new(p.commit())).collect();
         let routes = config.routes.iter().map(|r| route(r, &pools)).collect();
         Ok(State {
             pools,

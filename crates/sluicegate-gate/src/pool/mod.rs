@@ -28,7 +28,8 @@ pub use tunnels::{TunnelEnd, Tunnels};
 use crate::config::{self, UpstreamUrl};
 
 /// One pool as the proxy uses it. Immutable: a reload or an admin change builds a new one
-/// that shares the old one's limiter, rate state and counters where the settings allow.
+/// that shares the old one's limiter, rate state and counters where the settings allow
+/// ([`Pool::prepare`], then [`Prepared::commit`] once every pool of the change prepared).
 #[derive(Debug)]
 pub struct Pool {
     /// The pool's name.
@@ -77,18 +78,23 @@ impl Pool {
             && self.stats.retired.idle()
     }
 
-    /// Builds the pool `cfg` asks for, carrying over from `old` (the pool of the same name
+    /// Prepares the pool `cfg` asks for, carrying over from `old` (the pool of the same name
     /// before the change, or the removed one it carries on under a new name: see
     /// `State::build`) whatever can be kept without dropping a request.
     ///
+    /// Everything that can fail is done here, and nothing that the live pools would see: the
+    /// new limiter, global limits and rates are built, but `old`'s limiter, rates and closed
+    /// state are changed only by [`Prepared::commit`], once every pool of the change has
+    /// prepared, so that a refused change leaves the pools in force as they were.
+    ///
     /// # Errors
     ///
-    /// A limiter that cannot be built, as text.
-    pub fn build(
+    /// A limiter or a global rate that cannot be built, as text.
+    pub fn prepare(
         cfg: &config::Pool,
         old: Option<&Pool>,
         store: Option<&Store>,
-    ) -> Result<Pool, String> {
+    ) -> Result<Prepared, String> {
         let store = (cfg.scope == config::Scope::Global)
             .then_some(store)
             .flatten();
@@ -100,49 +106,47 @@ impl Pool {
         let stats: Arc<Stats> = old.map_or_else(Default::default, |o| o.stats.clone());
         // Each arm that keeps the old limiter keeps its users.
         let mut limiter_users = old.map(|o| o.limiter_users.clone());
-        let limit = match old {
+        let too_large = |max: usize| {
+            (max > sluicegate::concurrency::ConcurrencyLimiter::MAX_PERMITS).then(|| {
+                format!(
+                    "pool `{}`: `max_concurrency` must be at most {}, not {max}",
+                    cfg.name.get_ref(),
+                    sluicegate::concurrency::ConcurrencyLimiter::MAX_PERMITS
+                )
+            })
+        };
+        let (limit, change) = match old {
             Some(old) if same_limiter(&old.config, cfg) && same_store(old) => {
                 match (&old.limit, cfg.max_concurrency, store) {
                     (Limit::Static(l), Some(max), _) => {
-                        // The old limiters' waiters ask for slots first: a raise serves them
-                        // before the new limiter's own.
-                        if max > l.max() {
-                            stats.retired.rebalance();
-                        }
-                        l.set_max(max).map_err(|e| e.to_string())?;
-                        // Old limiters still busy share the new limit at once.
-                        stats.retired.rebalance();
-                        old.limit.clone()
+                        // `set_max` refuses only this: checked now, applied at the commit.
+                        too_large(max).map_or(Ok(()), Err)?;
+                        (old.limit.clone(), Change::SetMax(l.clone(), max))
                     }
                     // The leases live in the store under the pool's name: a new limit on the
                     // same name counts the old one's permits.
                     (Limit::Global(g), Some(max), Some(store))
                         if old.config.max_concurrency != Some(max) =>
                     {
-                        if max > g.shell.max() {
-                            stats.retired.rebalance();
-                        }
-                        g.shell.set_max(max).map_err(|e| e.to_string())?;
-                        stats.retired.rebalance();
-                        Limit::Global(Global::build(store, cfg, Some(g.shell.clone()))?)
+                        too_large(max).map_or(Ok(()), Err)?;
+                        let global = Global::build(store, cfg, Some(g.shell.clone()))?;
+                        (Limit::Global(global), Change::SetMax(g.shell.clone(), max))
                     }
-                    _ => old.limit.clone(),
+                    _ => (old.limit.clone(), Change::None),
                 }
             }
             Some(old) => {
                 let new = Limit::build(cfg, store)?;
                 let users = Arc::downgrade(&old.limiter_users);
-                // From here the hand-over sets the old limit (to the slots it may fill): an
-                // adaptive algorithm that set it again as each old request ended started
-                // waiters beyond the pool's limit (3 running under 2).
-                if let Limit::Adaptive(a) = &old.limit {
-                    a.detach();
-                }
-                hand_over(old.limit.limiter(), new.limiter(), users, &stats);
                 limiter_users = None;
-                new
+                let change = Change::HandOver {
+                    old: old.limit.clone(),
+                    new: new.limiter().clone(),
+                    users,
+                };
+                (new, change)
             }
-            None => Limit::build(cfg, store)?,
+            None => (Limit::build(cfg, store)?, Change::None),
         };
         let quota = cfg.rate.map(|r| r.quota(cfg.burst));
         let (rate, global_rate) = match (quota, store) {
@@ -170,22 +174,26 @@ impl Pool {
             .as_ref()
             .map(|k| PerKey::build(k, old.and_then(|o| o.per_key.as_ref())));
         let name = cfg.name.get_ref().clone();
-        Ok(Pool {
-            policy_names: (name.clone(), format!("{name}-per-client")),
-            name,
-            upstream: cfg.upstream.clone(),
-            upstream_timeout: cfg.upstream_timeout.0,
-            limit,
-            limiter_users: limiter_users.unwrap_or_default(),
-            rate,
-            global_rate,
-            store: store.cloned(),
-            per_key,
-            stats,
-            closed_by_admin: old.map_or_else(Default::default, |o| o.closed_by_admin.clone()),
-            config: cfg.clone(),
+        Ok(Prepared {
+            pool: Pool {
+                policy_names: (name.clone(), format!("{name}-per-client")),
+                name,
+                upstream: cfg.upstream.clone(),
+                upstream_timeout: cfg.upstream_timeout.0,
+                limit,
+                limiter_users: limiter_users.unwrap_or_default(),
+                rate: rate.as_ref().map(|(g, _)| g.clone()),
+                global_rate,
+                store: store.cloned(),
+                per_key: per_key.as_ref().map(|(k, _)| k.clone()),
+                stats,
+                closed_by_admin: old.map_or_else(Default::default, |o| o.closed_by_admin.clone()),
+                config: cfg.clone(),
+            },
+            change,
+            rate_quota: rate.and_then(|(_, q)| q),
+            per_key_quota: per_key.and_then(|(_, q)| q),
         })
-        .inspect(Pool::apply_closed)
     }
 
     /// Whether the kill switch is on: a static limit of 0.
@@ -209,6 +217,81 @@ impl Pool {
         }
         self.stats.retired.set_open(!closed);
         self.stats.closing.notify_waiters();
+    }
+}
+
+/// A pool [`Pool::prepare`]d for a change and not yet in force: what it shares with the pool
+/// in force (limiter, rates, counters) is as it was until [`commit`](Self::commit).
+#[derive(Debug)]
+pub struct Prepared {
+    pool: Pool,
+    change: Change,
+    /// The new quota of the pool-wide rate kept from the old pool, when it changes.
+    rate_quota: Option<sluicegate::rate::Quota>,
+    /// The new quota of the per-client rate kept from the old pool.
+    per_key_quota: Option<sluicegate::rate::Quota>,
+}
+
+/// What the commit does to the old pool's limiter.
+#[derive(Debug)]
+enum Change {
+    /// Nothing: a new pool, or the old limiter kept as it is.
+    None,
+    /// The old limiter (a static one, or a global pool's shell) kept with a new limit.
+    SetMax(sluicegate::concurrency::ConcurrencyLimiter, usize),
+    /// The old limiter handed over to the new one (new queue settings, another kind of
+    /// limit).
+    HandOver {
+        old: Limit,
+        new: sluicegate::concurrency::ConcurrencyLimiter,
+        users: std::sync::Weak<()>,
+    },
+}
+
+impl Prepared {
+    /// Puts the pool in force: sets the kept limiter's new limit (and shares it with the old
+    /// limiters still busy), or hands the old limiter over to the new one; sets the kept
+    /// rates' new quotas; closes or opens the pool as it should be. It cannot fail: call it
+    /// once every pool of the change has prepared.
+    pub fn commit(self) -> Pool {
+        let Prepared {
+            pool,
+            change,
+            rate_quota,
+            per_key_quota,
+        } = self;
+        let stats = &pool.stats;
+        match change {
+            Change::None => {}
+            Change::SetMax(l, max) => {
+                // The old limiters' waiters ask for slots first: a raise serves them before
+                // the new limiter's own.
+                if max > l.max() {
+                    stats.retired.rebalance();
+                }
+                // `prepare` checked the bound, the only thing `set_max` refuses.
+                let _ = l.set_max(max);
+                // Old limiters still busy share the new limit at once.
+                stats.retired.rebalance();
+            }
+            Change::HandOver { old, new, users } => {
+                // From here the hand-over sets the old limit (to the slots it may fill): an
+                // adaptive algorithm that set it again as each old request ended started
+                // waiters beyond the pool's limit (3 running under 2).
+                if let Limit::Adaptive(a) = &old {
+                    a.detach();
+                }
+                hand_over(old.limiter(), &new, users, stats);
+            }
+        }
+        if let (Some(q), Some(g)) = (rate_quota, &pool.rate) {
+            g.set_quota(q);
+        }
+        if let (Some(q), Some(k)) = (per_key_quota, &pool.per_key) {
+            k.set_quota(q);
+        }
+        pool.apply_closed();
+        pool
     }
 }
 

@@ -23,25 +23,36 @@ pub enum PerKey {
 
 impl PerKey {
     /// The per-key limit `cfg` asks for, reusing `old`'s memory of clients when the key is
-    /// the same.
-    pub fn build(cfg: &PerKeyRate, old: Option<&PerKey>) -> PerKey {
+    /// the same; then also the quota to give it ([`set_quota`](Self::set_quota)) when the
+    /// change is put in force (`old` is left as it is until then).
+    pub fn build(
+        cfg: &PerKeyRate,
+        old: Option<&PerKey>,
+    ) -> (PerKey, Option<sluicegate::rate::Quota>) {
         let quota = cfg.rate.quota(cfg.burst);
         let max = NonZeroUsize::new(*cfg.max_keys.get_ref()).unwrap_or(NonZeroUsize::MIN);
         match (&cfg.key, old) {
             (KeySource::ClientIp, Some(PerKey::Ip(k))) if k.max_keys() == max.get() => {
-                k.set_quota(quota);
-                PerKey::Ip(k.clone())
+                (PerKey::Ip(k.clone()), Some(quota))
             }
             (KeySource::Header(h), Some(PerKey::Header(k, HeaderKey(old_h))))
                 if h == old_h && k.max_keys() == max.get() =>
             {
-                k.set_quota(quota);
-                PerKey::Header(k.clone(), HeaderKey(h.clone()))
+                (PerKey::Header(k.clone(), HeaderKey(h.clone())), Some(quota))
             }
-            (KeySource::ClientIp, _) => PerKey::Ip(Arc::new(KeyedGcra::new(quota, max))),
-            (KeySource::Header(h), _) => {
-                PerKey::Header(Arc::new(KeyedGcra::new(quota, max)), HeaderKey(h.clone()))
-            }
+            (KeySource::ClientIp, _) => (PerKey::Ip(Arc::new(KeyedGcra::new(quota, max))), None),
+            (KeySource::Header(h), _) => (
+                PerKey::Header(Arc::new(KeyedGcra::new(quota, max)), HeaderKey(h.clone())),
+                None,
+            ),
+        }
+    }
+
+    /// Gives every client the quota `quota`.
+    pub fn set_quota(&self, quota: sluicegate::rate::Quota) {
+        match self {
+            PerKey::Ip(k) => k.set_quota(quota),
+            PerKey::Header(k, _) => k.set_quota(quota),
         }
     }
 
@@ -67,16 +78,16 @@ impl PerKey {
     }
 }
 
-/// The pool-wide rate, reusing `old` (its state) when there was one.
-pub(super) fn global(quota: sluicegate::rate::Quota, old: Option<&Arc<Gcra>>) -> Arc<Gcra> {
+/// The pool-wide rate, reusing `old` (its state) when there was one; then also the quota to
+/// give it when the change is put in force, if it changes (`old` is left as it is until
+/// then).
+pub(super) fn global(
+    quota: sluicegate::rate::Quota,
+    old: Option<&Arc<Gcra>>,
+) -> (Arc<Gcra>, Option<sluicegate::rate::Quota>) {
     match old {
-        Some(g) => {
-            if g.quota() != quota {
-                g.set_quota(quota);
-            }
-            g.clone()
-        }
-        None => Arc::new(Gcra::new(quota)),
+        Some(g) => (g.clone(), (g.quota() != quota).then_some(quota)),
+        None => (Arc::new(Gcra::new(quota)), None),
     }
 }
 

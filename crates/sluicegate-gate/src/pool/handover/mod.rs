@@ -33,6 +33,11 @@
 //! ended, starting waiters beyond its slots until the next rebalance (3 running under a
 //! limit of 2: `tests/handover_adaptive.rs`).
 //!
+//! A change hands over only once every pool of it has been built (`Prepared::commit`): a
+//! reload refused for a later pool leaves the old limiter in force, attached to its
+//! algorithm and never handed to a limiter that does not come into force
+//! (`tests/reload_atomic.rs`).
+//!
 //! `tests/handover_model.rs` checks all this on random interleavings.
 
 mod chain;
