@@ -285,3 +285,33 @@ async fn too_many_slices_are_refused_with_the_global_windows_bound() {
     assert!(slices(0).is_err());
     assert!(slices(GlobalWindow::MAX_SLICES).is_ok());
 }
+
+/// A lease time is a deadline on the clock (`sent + lease`): one too long for it
+/// (`Duration::MAX`, the usual "forever") is refused when the limit is built, as a too long
+/// horizon is. It was accepted, and the first lease then panicked the caller's task
+/// ("overflow when adding duration to instant"). The longest lease allowed leases and spends.
+#[tokio::test]
+async fn a_lease_too_long_for_the_clock_is_refused_and_the_longest_allowed_one_spends() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let longest = Duration::from_nanos(1 << 52);
+    let hybrid = GlobalGcra::builder(&store, "long", quota(100, 10))
+        .lease(longest)
+        .build_hybrid()
+        .unwrap();
+    let first = hybrid.decide(1).await.unwrap();
+    assert_eq!(first.source, Source::Redis);
+    assert!(first.decision.is_allowed());
+    let second = hybrid.decide(1).await.unwrap();
+    assert_eq!(second.source, Source::Lease);
+    assert!(second.decision.is_allowed());
+    for lease in [longest + Duration::from_nanos(1), Duration::MAX] {
+        let built = GlobalGcra::builder(&store, "forever", quota(100, 10))
+            .lease(lease)
+            .build_hybrid();
+        assert!(
+            matches!(built, Err(sluicegate_redis::Error::Range(_))),
+            "{lease:?}: {built:?}"
+        );
+    }
+}

@@ -173,7 +173,8 @@ impl GcraBuilder<'_> {
     crate::policy::failure_settings!();
 
     /// Hybrid mode only: how long leased tokens may be spent (default: 1/50 of the quota's
-    /// period, so the overshoot bound is 2 % of the quota; see [`HybridGcra`]).
+    /// period, so the overshoot bound is 2 % of the quota; see [`HybridGcra`]). At most 2^52
+    /// ns (52 days): [`build_hybrid`](Self::build_hybrid) refuses a longer one.
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = Some(lease);
         self
@@ -193,11 +194,19 @@ impl GcraBuilder<'_> {
     ///
     /// # Errors
     ///
-    /// As [`build`](Self::build); [`Error::Range`] for a zero lease time.
+    /// As [`build`](Self::build); [`Error::Range`] for a zero lease time or one longer than
+    /// 2^52 ns (about 52 days, the longest horizon too).
     pub fn build_hybrid(self) -> Result<HybridGcra, Error> {
         let lease = self.lease.unwrap_or(self.quota.period() / 50);
         if lease.is_zero() {
             return Err(Error::Range("the lease time must be longer than zero"));
+        }
+        // A lease is a deadline on the clock (`sent + lease`): `Duration::MAX` would panic
+        // the first lease. No lease longer than the longest horizon means anything.
+        if lease > Duration::from_nanos(MAX_HORIZON_NS) {
+            return Err(Error::Range(
+                "the lease time must be at most 2^52 ns (52 days)",
+            ));
         }
         Ok(HybridGcra::new(self.spec()?, lease))
     }
