@@ -138,3 +138,65 @@ fn fake_clock_stops_at_the_last_instant() {
     clock.advance(Duration::from_nanos(5));
     assert_eq!(clock.now(), Nanos::new(u64::MAX));
 }
+
+/// GCRA keeps its state as the instant the bucket is next full (ns on a `u64` clock). A
+/// bucket owing more than the clock can hold (a burst worth centuries of the rate: `1/h`
+/// with a burst of ten million) saturated that instant at `u64::MAX`, where `next` and the
+/// limit `now + horizon` both saturate and compare equal: every check after was allowed, a
+/// limit gone for good. The gate takes such a config (`rate = "1/h"`, `burst = 10000000`).
+#[test]
+fn a_burst_worth_centuries_still_limits_after_a_flood() {
+    let quota = Quota::per_hour(1).with_burst(NonZeroU32::new(10_000_000).unwrap());
+    let clock = FakeClock::new();
+    clock.set(Nanos::new(1 << 40)); // 18 minutes of uptime
+    let gcra = Gcra::with_clock(quota, clock.clone());
+    let keyed = KeyedGcra::<u8, _>::with_clock(quota, NonZeroUsize::MIN, clock.clone());
+    let (mut admitted, mut admitted_keyed) = (0u64, 0u64);
+    for _ in 0..20 {
+        if gcra.check_n(1_000_000).unwrap().is_allowed() {
+            admitted += 1_000_000;
+        }
+        if keyed.check_n(&1, 1_000_000).unwrap().is_allowed() {
+            admitted_keyed += 1_000_000;
+        }
+    }
+    assert!(admitted <= 10_000_000, "{admitted} admitted at once");
+    assert!(
+        admitted_keyed <= 10_000_000,
+        "{admitted_keyed} admitted at once"
+    );
+    // Empty it: then one an hour, as the quota says.
+    for (left, take) in [
+        (gcra.peek_n(0).unwrap().remaining(), &|n| gcra.check_n(n)),
+        (keyed.peek_n(&1, 0).unwrap().remaining(), &|n| {
+            keyed.check_n(&1, n)
+        }),
+    ] as [(u32, &dyn Fn(u32) -> Result<sluicegate::rate::Decision, _>); 2]
+    {
+        if left > 0 {
+            assert!(take(left).unwrap().is_allowed());
+        }
+        let denied = take(1).unwrap();
+        assert!(denied.is_denied(), "{denied:?}");
+        assert!(denied.retry_after() <= Duration::from_secs(3600));
+    }
+    clock.advance(Duration::from_secs(3600));
+    assert!(gcra.check().is_allowed());
+    assert!(gcra.check().is_denied());
+    assert!(keyed.check(&1).is_allowed());
+    assert!(keyed.check(&1).is_denied());
+}
+
+/// One request per `Duration::MAX` ("once, ever"): the interval saturates to `u64::MAX` ns,
+/// and so did the state after the first request; the second was allowed, and every later one.
+#[test]
+fn one_request_per_forever_is_one_request() {
+    let clock = FakeClock::new();
+    clock.set(Nanos::new(1 << 40));
+    let gcra = Gcra::with_clock(Quota::new(1, Duration::MAX).unwrap(), clock.clone());
+    assert!(gcra.check().is_allowed());
+    clock.advance(Duration::from_secs(365 * 24 * 3600));
+    let second = gcra.check();
+    assert!(second.is_denied(), "{second:?}");
+    assert!(second.retry_after() > Duration::from_secs(100 * 365 * 24 * 3600));
+}

@@ -10,14 +10,26 @@ pub struct GcraParams {
     pub(crate) burst: u32,
 }
 
+/// The longest the state may run ahead of now, in ns (2^62, 146 years): with clocks that
+/// have run for less than 2^63 ns, `now + horizon` and every state then fit a `u64` exactly.
+/// A longer horizon saturated at the clock's end, where the state stopped moving and every
+/// request compared as allowed.
+const MAX_HORIZON_NS: u64 = 1 << 62;
+
 impl GcraParams {
-    /// The parameters of `quota`. The interval is rounded down to whole nanoseconds.
+    /// The parameters of `quota`. The interval is rounded down to whole nanoseconds, and
+    /// cut to 2^62 ns (146 years: "never" in practice); a burst worth more than 2^62 ns of
+    /// the rate (`1/h` with a burst above 1.28 million) is cut to what fits that span.
     pub fn from_quota(quota: &Quota) -> Self {
         match quota.emission_interval() {
-            Some(t) => GcraParams {
-                t: crate::clock::saturating_nanos(t).max(1),
-                burst: quota.burst(),
-            },
+            Some(t) => {
+                let t = crate::clock::saturating_nanos(t).clamp(1, MAX_HORIZON_NS);
+                let fits = u32::try_from(MAX_HORIZON_NS / t).unwrap_or(u32::MAX);
+                GcraParams {
+                    t,
+                    burst: quota.burst().min(fits),
+                }
+            }
             None => GcraParams { t: 0, burst: 0 },
         }
     }
