@@ -70,7 +70,11 @@ pub fn set_ratelimit_headers(
         .filter(|c| c.is_ascii_graphic() && *c != '"' && *c != '\\' || *c == ' ')
         .collect();
     if let Some(quota) = policy {
-        let value = format!("\"{name}\";q={};w={}", quota.limit, ceil_secs(quota.window));
+        let value = format!(
+            "\"{name}\";q={};w={}",
+            quota.limit.min(SF_INTEGER_MAX),
+            ceil_secs(quota.window)
+        );
         if let Ok(value) = HeaderValue::from_str(&value) {
             headers.insert(RATELIMIT_POLICY, value);
         }
@@ -85,6 +89,38 @@ pub fn set_ratelimit_headers(
     }
 }
 
+/// The largest structured-field integer (RFC 8941 §3.3.1: 15 digits; a parser fails the
+/// whole header on a longer one).
+const SF_INTEGER_MAX: u64 = 999_999_999_999_999;
+
+/// Whole seconds, rounded up, at most [`SF_INTEGER_MAX`] (31 million years).
 fn ceil_secs(d: Duration) -> u64 {
-    d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0))
+    d.as_secs()
+        .saturating_add(u64::from(d.subsec_nanos() > 0))
+        .min(SF_INTEGER_MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every integer in both headers is a structured-field integer, at most 15 digits (RFC
+    /// 8941 §3.3.1: a parser fails the whole header on more). A quota of one request per
+    /// `Duration::MAX` ("once, ever") announced `w=18446744073709551615`, which a conforming
+    /// client had to throw away with the rest of the header.
+    #[test]
+    fn the_longest_values_stay_structured_field_integers() {
+        let mut headers = HeaderMap::new();
+        let decision = Decision::allow(1, 0, Duration::MAX);
+        let policy = RatePolicy::new(u64::MAX, Duration::MAX);
+        set_ratelimit_headers(&mut headers, "once", &decision, Some(policy));
+        for name in [RATELIMIT_POLICY, RATELIMIT] {
+            let value = headers[&name].to_str().unwrap();
+            for param in value.split(';').skip(1) {
+                let (_, n) = param.split_once('=').unwrap();
+                assert!(n.len() <= 15, "{name}: {value}");
+                assert!(n.parse::<u64>().is_ok(), "{name}: {value}");
+            }
+        }
+    }
 }
