@@ -200,3 +200,33 @@ fn one_request_per_forever_is_one_request() {
     assert!(second.is_denied(), "{second:?}");
     assert!(second.retry_after() > Duration::from_secs(100 * 365 * 24 * 3600));
 }
+
+/// At the last instants of the clock (1 ns slices: the slice number is the clock), the
+/// check "is this reading a whole ring behind the newest slice?" computed `slice + ring`,
+/// which saturated at `u64::MAX` and compared as behind: the check re-read the clock forever.
+#[test]
+fn one_nanosecond_slices_answer_at_the_last_instant() {
+    let (done, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for slices in [4, 1024] {
+            let clock = FakeClock::new();
+            let window = SlidingWindow::with_clock(
+                1,
+                Duration::from_nanos(u64::from(slices)),
+                slices,
+                clock.clone(),
+            )
+            .unwrap();
+            clock.set(Nanos::new(u64::MAX - 3));
+            for _ in 0..6 {
+                let _ = window.check();
+                let _ = window.peek();
+                clock.advance(Duration::from_nanos(1));
+            }
+        }
+        done.send(()).unwrap();
+    });
+    answered
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the window answered at the clock's last instants");
+}
