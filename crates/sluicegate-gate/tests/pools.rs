@@ -157,6 +157,31 @@ pool = "api"
     assert_eq!(r.header("ratelimit-policy"), "\"api-per-client\";q=1;w=60");
 }
 
+/// A pool rated `0/s` (traffic off) answers `429` with a `Retry-After` every client can
+/// parse: it said 18446744073709551615 (u64::MAX seconds, "never"), beyond the signed 64-bit
+/// integers Go's and Java's clients read it into, and they retried on their own backoff.
+#[tokio::test]
+async fn a_pool_rated_zero_says_never_in_a_retry_after_clients_can_read() {
+    let up = Upstream::start().await;
+    let text = format!(
+        r#"listen = ["127.0.0.1:0"]
+[[pools]]
+name = "api"
+upstream = "{}"
+max_concurrency = 8
+rate = "0/s"
+[[routes]]
+pool = "api"
+"#,
+        up.url()
+    );
+    let gate = serve("rate-zero", &text).await;
+    let r = get(gate.proxy, "/fast", "x").await;
+    assert_eq!(r.status, 429);
+    assert_eq!(r.header("retry-after"), "2147483647");
+    assert!(r.header("retry-after").parse::<i32>().is_ok());
+}
+
 #[tokio::test]
 async fn an_adaptive_pool_forwards_within_its_bounds() {
     let up = Upstream::start().await;

@@ -304,32 +304,6 @@ async fn slices_under_a_microsecond_are_refused_saying_a_microsecond() {
     assert!(window(64).is_ok());
 }
 
-/// A hybrid limit built with a lease time too long for a clock (`Duration::MAX`: "never let
-/// leased tokens expire") panicked in its first decision (`Instant + lease` overflows);
-/// every setting a builder takes must be refused there or work.
-#[tokio::test]
-async fn a_lease_time_too_long_for_the_clock_is_refused_or_works() {
-    let redis = RedisServer::start();
-    let store = support::store(&redis).await;
-    for lease in [Duration::MAX, Duration::from_secs(u64::MAX / 2)] {
-        let built = GlobalGcra::builder(&store, "h", quota(10, 10))
-            .lease(lease)
-            .build_hybrid();
-        if let Ok(limit) = built {
-            let decided = tokio::spawn(async move { limit.decide(1).await.map(|v| v.source) });
-            let source = decided.await.expect("a decision, not a panic");
-            assert_eq!(source, Ok(Source::Redis), "lease {lease:?}");
-        }
-    }
-    // The longest lease taken: 2^62 ns, as the local GCRA's longest horizon.
-    let longest = GlobalGcra::builder(&store, "h", quota(10, 10))
-        .lease(Duration::from_nanos(1 << 62))
-        .build_hybrid()
-        .unwrap();
-    assert_eq!(longest.decide(1).await.unwrap().source, Source::Redis);
-    assert_eq!(longest.decide(1).await.unwrap().source, Source::Lease);
-}
-
 /// Instances of one window limit cut into different slices (a rolling change of `slices`
 /// or of the window): each read the other's ring as "another shape", counted it as empty,
 /// and overwrote it with its own, so while both ran they undid each other's counts and the
@@ -359,4 +333,34 @@ async fn instances_with_different_slices_do_not_undo_each_others_counts() {
         admitted <= 2 * 5,
         "{admitted} of 20 admitted under a limit of 5"
     );
+}
+
+/// A lease time is a deadline on the clock (`sent + lease`): one too long for it
+/// (`Duration::MAX`, the usual "forever") is refused when the limit is built, as a too long
+/// horizon is. It was accepted, and the first lease then panicked the caller's task
+/// ("overflow when adding duration to instant"). The longest lease allowed leases and spends.
+#[tokio::test]
+async fn a_lease_too_long_for_the_clock_is_refused_and_the_longest_allowed_one_spends() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let longest = Duration::from_nanos(1 << 52);
+    let hybrid = GlobalGcra::builder(&store, "long", quota(100, 10))
+        .lease(longest)
+        .build_hybrid()
+        .unwrap();
+    let first = hybrid.decide(1).await.unwrap();
+    assert_eq!(first.source, Source::Redis);
+    assert!(first.decision.is_allowed());
+    let second = hybrid.decide(1).await.unwrap();
+    assert_eq!(second.source, Source::Lease);
+    assert!(second.decision.is_allowed());
+    for lease in [longest + Duration::from_nanos(1), Duration::MAX] {
+        let built = GlobalGcra::builder(&store, "forever", quota(100, 10))
+            .lease(lease)
+            .build_hybrid();
+        assert!(
+            matches!(built, Err(sluicegate_redis::Error::Range(_))),
+            "{lease:?}: {built:?}"
+        );
+    }
 }

@@ -431,3 +431,54 @@ async fn async_acquire_with_an_enormous_timeout_waits_for_a_release() {
     drop(held);
     waiter.await.unwrap().unwrap();
 }
+
+/// The release-interval estimate learns only from releases while someone waits. One stall
+/// (a request held 100 s while a patient caller waited) made it 100 s; once the queue had
+/// emptied, every caller that found the permit taken was turned away as "predicted
+/// timeout" — none ever waited again, so no release ever corrected the estimate, and the
+/// queue stayed off for the limiter's life although the resource answered in 10 ms.
+#[tokio::test(start_paused = true)]
+async fn predictive_queue_recovers_after_a_stall() {
+    let limiter = ConcurrencyLimiter::builder(1)
+        .queue_timeout(Duration::from_secs(1))
+        .max_queue(100)
+        .predictive(true)
+        .build()
+        .unwrap();
+    // The stall: held 100 s, with a caller prepared to wait that long.
+    let stalled = limiter.try_acquire_owned().unwrap();
+    let patient = tokio::spawn({
+        let limiter = limiter.clone();
+        async move {
+            let permit = limiter
+                .acquire_owned()
+                .timeout(Some(Duration::from_secs(1000)))
+                .await;
+            drop(permit);
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(100)).await;
+    drop(stalled);
+    patient.await.unwrap();
+    assert!(limiter.snapshot().mean_release_interval.unwrap() >= Duration::from_secs(10));
+    // The resource is fast again: each request holds the permit 10 ms, and a caller comes
+    // while it is held, prepared to wait the queue timeout (1 s).
+    let mut waited = 0;
+    for _ in 0..50 {
+        let held = limiter.try_acquire_owned().unwrap();
+        let release = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            drop(held);
+        });
+        if let Ok(permit) = limiter.acquire().await {
+            waited += 1;
+            drop(permit);
+        }
+        release.await.unwrap();
+    }
+    assert!(
+        waited >= 45,
+        "only {waited} of 50 callers could wait for a 10 ms release"
+    );
+    assert!(limiter.snapshot().mean_release_interval.unwrap() < Duration::from_secs(1));
+}

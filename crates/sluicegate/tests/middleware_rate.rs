@@ -379,7 +379,12 @@ async fn deny_all_quota_answers_429_without_overflowing_retry_after() {
     assert_ready_ok!(s.poll_ready());
     let denied = s.call(Request::new(())).await.unwrap();
     assert_eq!(denied.status(), StatusCode::TOO_MANY_REQUESTS);
-    assert!(denied.headers().contains_key("retry-after"));
+    // "Never" is said as 2^31 - 1 s (68 years): it was u64::MAX seconds, 20 digits that
+    // overflow the 64-bit signed integers most clients parse it into (Go's `ParseInt`, Java's
+    // `parseLong` fail), which then fall back to their own short backoff and retry at once.
+    let retry = denied.headers()["retry-after"].to_str().unwrap();
+    assert_eq!(retry, "2147483647");
+    assert!(retry.parse::<i32>().is_ok());
 }
 
 /// Defect (review 4, finding 1): the key taken from a header shared the request's read

@@ -112,8 +112,7 @@ fn extreme_quotas_build_limiters_that_answer() {
 }
 
 /// A quota whose full bucket takes longer than the clock can count (`Duration::MAX` as a
-/// budget that never refills, 10 per 1000 years, a burst of `u32::MAX` at 1 per hour: burst ×
-/// interval beyond 2^64 ns) let every request through: the state saturated at `u64::MAX`,
+/// budget that never refills, 10 per 1000 years: burst × interval beyond 2^64 ns) let every request through: the state saturated at `u64::MAX`,
 /// where "next state ≤ now + horizon" (both saturated) always held.
 #[test]
 fn quotas_longer_than_the_clock_still_deny_past_their_burst() {
@@ -121,34 +120,25 @@ fn quotas_longer_than_the_clock_still_deny_past_their_burst() {
     let cases = [
         (Quota::new(100, Duration::MAX).unwrap(), 100),
         (Quota::new(10, millennium).unwrap(), 10),
-        (
-            Quota::per_hour(1).with_burst(NonZeroU32::new(1 << 31).unwrap()),
-            1 << 31,
-        ),
+        // (A burst worth more than 146 years of the rate is cut instead, the rate kept:
+        // `a_burst_worth_centuries_still_limits_after_a_flood`.)
     ];
     for (quota, burst) in cases {
         let clock = FakeClock::new();
         clock.advance(Duration::from_secs(1));
         let gcra = Gcra::with_clock(quota, clock.clone());
         let keyed = KeyedGcra::<u64, _>::with_clock(quota, NonZeroUsize::MIN, clock.clone());
-        if burst > 1000 {
-            assert!(gcra.check_n(burst).unwrap().is_allowed(), "{quota:?}");
-            assert!(keyed.check_n(&1, burst).unwrap().is_allowed(), "{quota:?}");
-        } else {
-            for i in 0..burst {
-                assert!(gcra.check().is_allowed(), "{quota:?}: request {i}");
-                assert!(keyed.check(&1).is_allowed(), "{quota:?}: request {i}");
-            }
+        for i in 0..burst {
+            assert!(gcra.check().is_allowed(), "{quota:?}: request {i}");
+            assert!(keyed.check(&1).is_allowed(), "{quota:?}: request {i}");
         }
         for _ in 0..3 {
             assert!(gcra.check().is_denied(), "{quota:?}: past the burst");
             assert!(keyed.check(&1).is_denied(), "{quota:?}: past the burst");
         }
-        if burst <= 1000 {
-            // A budget meant never to refill is still (nearly) spent a year later.
-            clock.advance(Duration::from_secs(365 * 86_400));
-            assert!(gcra.check_n(2).unwrap().is_denied(), "{quota:?}: a year on");
-        }
+        // A budget meant never to refill is still (nearly) spent a year later.
+        clock.advance(Duration::from_secs(365 * 86_400));
+        assert!(gcra.check_n(2).unwrap().is_denied(), "{quota:?}: a year on");
     }
 }
 
@@ -178,4 +168,96 @@ fn fake_clock_stops_at_the_last_instant() {
     clock.set(Nanos::new(u64::MAX - 1));
     clock.advance(Duration::from_nanos(5));
     assert_eq!(clock.now(), Nanos::new(u64::MAX));
+}
+
+/// GCRA keeps its state as the instant the bucket is next full (ns on a `u64` clock). A
+/// bucket owing more than the clock can hold (a burst worth centuries of the rate: `1/h`
+/// with a burst of ten million) saturated that instant at `u64::MAX`, where `next` and the
+/// limit `now + horizon` both saturate and compare equal: every check after was allowed, a
+/// limit gone for good. The gate takes such a config (`rate = "1/h"`, `burst = 10000000`).
+#[test]
+fn a_burst_worth_centuries_still_limits_after_a_flood() {
+    let quota = Quota::per_hour(1).with_burst(NonZeroU32::new(10_000_000).unwrap());
+    let clock = FakeClock::new();
+    clock.set(Nanos::new(1 << 40)); // 18 minutes of uptime
+    let gcra = Gcra::with_clock(quota, clock.clone());
+    let keyed = KeyedGcra::<u8, _>::with_clock(quota, NonZeroUsize::MIN, clock.clone());
+    let (mut admitted, mut admitted_keyed) = (0u64, 0u64);
+    for _ in 0..20 {
+        if gcra.check_n(1_000_000).unwrap().is_allowed() {
+            admitted += 1_000_000;
+        }
+        if keyed.check_n(&1, 1_000_000).unwrap().is_allowed() {
+            admitted_keyed += 1_000_000;
+        }
+    }
+    assert!(admitted <= 10_000_000, "{admitted} admitted at once");
+    assert!(
+        admitted_keyed <= 10_000_000,
+        "{admitted_keyed} admitted at once"
+    );
+    // Empty it: then one an hour, as the quota says.
+    for (left, take) in [
+        (gcra.peek_n(0).unwrap().remaining(), &|n| gcra.check_n(n)),
+        (keyed.peek_n(&1, 0).unwrap().remaining(), &|n| {
+            keyed.check_n(&1, n)
+        }),
+    ] as [(u32, &dyn Fn(u32) -> Result<sluicegate::rate::Decision, _>); 2]
+    {
+        if left > 0 {
+            assert!(take(left).unwrap().is_allowed());
+        }
+        let denied = take(1).unwrap();
+        assert!(denied.is_denied(), "{denied:?}");
+        assert!(denied.retry_after() <= Duration::from_secs(3600));
+    }
+    clock.advance(Duration::from_secs(3600));
+    assert!(gcra.check().is_allowed());
+    assert!(gcra.check().is_denied());
+    assert!(keyed.check(&1).is_allowed());
+    assert!(keyed.check(&1).is_denied());
+}
+
+/// One request per `Duration::MAX` ("once, ever"): the interval saturates to `u64::MAX` ns,
+/// and so did the state after the first request; the second was allowed, and every later one.
+#[test]
+fn one_request_per_forever_is_one_request() {
+    let clock = FakeClock::new();
+    clock.set(Nanos::new(1 << 40));
+    let gcra = Gcra::with_clock(Quota::new(1, Duration::MAX).unwrap(), clock.clone());
+    assert!(gcra.check().is_allowed());
+    clock.advance(Duration::from_secs(365 * 24 * 3600));
+    let second = gcra.check();
+    assert!(second.is_denied(), "{second:?}");
+    assert!(second.retry_after() > Duration::from_secs(100 * 365 * 24 * 3600));
+}
+
+/// At the last instants of the clock (1 ns slices: the slice number is the clock), the
+/// check "is this reading a whole ring behind the newest slice?" computed `slice + ring`,
+/// which saturated at `u64::MAX` and compared as behind: the check re-read the clock forever.
+#[test]
+fn one_nanosecond_slices_answer_at_the_last_instant() {
+    let (done, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for slices in [4, 1024] {
+            let clock = FakeClock::new();
+            let window = SlidingWindow::with_clock(
+                1,
+                Duration::from_nanos(u64::from(slices)),
+                slices,
+                clock.clone(),
+            )
+            .unwrap();
+            clock.set(Nanos::new(u64::MAX - 3));
+            for _ in 0..6 {
+                let _ = window.check();
+                let _ = window.peek();
+                clock.advance(Duration::from_nanos(1));
+            }
+        }
+        done.send(()).unwrap();
+    });
+    answered
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the window answered at the clock's last instants");
 }

@@ -26,9 +26,6 @@ static SCRIPT: LazyLock<Script> = LazyLock::new(|| {
 /// must stay shorter than the modulus for the state to be read back without doubt.
 const MAX_HORIZON_NS: u64 = 1 << 52;
 
-/// The longest lease time of a hybrid limit: 2^62 ns (146 years).
-const MAX_LEASE_NS: u64 = 1 << 62;
-
 /// A GCRA rate limit shared by every instance that uses the same store and name.
 ///
 /// Each decision is one `EVALSHA` (the script is sent again only after a `NOSCRIPT`): Redis
@@ -176,7 +173,8 @@ impl GcraBuilder<'_> {
     crate::policy::failure_settings!();
 
     /// Hybrid mode only: how long leased tokens may be spent (default: 1/50 of the quota's
-    /// period, so the overshoot bound is 2 % of the quota; see [`HybridGcra`]).
+    /// period, so the overshoot bound is 2 % of the quota; see [`HybridGcra`]). At most 2^52
+    /// ns (52 days): [`build_hybrid`](Self::build_hybrid) refuses a longer one.
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = Some(lease);
         self
@@ -196,19 +194,18 @@ impl GcraBuilder<'_> {
     ///
     /// # Errors
     ///
-    /// As [`build`](Self::build); [`Error::Range`] for a zero lease time or one over 2^62 ns
-    /// (146 years).
+    /// As [`build`](Self::build); [`Error::Range`] for a zero lease time or one longer than
+    /// 2^52 ns (about 52 days, the longest horizon too).
     pub fn build_hybrid(self) -> Result<HybridGcra, Error> {
         let lease = self.lease.unwrap_or(self.quota.period() / 50);
         if lease.is_zero() {
             return Err(Error::Range("the lease time must be longer than zero"));
         }
-        // Leases expire on tokio's clock (`sent + lease`), which panics past its range
-        // (`Duration::MAX`). 2^62 ns, as the local GCRA's longest horizon, is far inside it,
-        // and above the default lease (1/50 of the period) of any period under 7,300 years.
-        if lease > Duration::from_nanos(MAX_LEASE_NS) {
+        // A lease is a deadline on the clock (`sent + lease`): `Duration::MAX` would panic
+        // the first lease. No lease longer than the longest horizon means anything.
+        if lease > Duration::from_nanos(MAX_HORIZON_NS) {
             return Err(Error::Range(
-                "the lease time must be at most 2^62 ns (146 years)",
+                "the lease time must be at most 2^52 ns (52 days)",
             ));
         }
         Ok(HybridGcra::new(self.spec()?, lease))

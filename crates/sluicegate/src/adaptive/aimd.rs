@@ -76,7 +76,7 @@ impl LimitAlgorithm for Aimd {
             Outcome::Success if s.latency > c.timeout => {
                 (self.limit as f64 * c.backoff).floor() as usize
             }
-            Outcome::Success if s.in_flight * 2 >= self.limit => self.limit + 1,
+            Outcome::Success if s.in_flight.saturating_mul(2) >= self.limit => self.limit + 1,
             Outcome::Success => self.limit,
         };
         self.limit = clamp(next, c.min, c.max);
@@ -124,5 +124,14 @@ mod tests {
             a.on_sample(&Sample::success(Nanos::ZERO, ms(5), 1000));
         }
         assert_eq!(a.limit(), 200);
+    }
+
+    /// A sample's `in_flight` is any `usize` a caller builds it with; doubling it to compare
+    /// with the limit overflowed (a panic in debug builds) above `usize::MAX / 2`.
+    #[test]
+    fn any_in_flight_counts_as_at_least_half_the_limit() {
+        let mut a = Aimd::new(AimdConfig::default());
+        let busy = Sample::success(Nanos::ZERO, ms(5), usize::MAX);
+        assert_eq!(a.on_sample(&busy), 21);
     }
 }

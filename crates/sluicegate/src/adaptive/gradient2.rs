@@ -82,9 +82,11 @@ impl Gradient2 {
         }
     }
 
-    /// The long-term RTT estimate, in seconds (0 before the first sample).
+    /// The long-term RTT estimate (0 before the first sample; at most [`Duration::MAX`]).
     pub fn long_rtt(&self) -> Duration {
-        Duration::from_secs_f64(self.long_rtt)
+        // Kept in `f64` seconds: a sample of `Duration::MAX` rounds up past what a
+        // `Duration` holds.
+        Duration::try_from_secs_f64(self.long_rtt).unwrap_or(Duration::MAX)
     }
 
     fn add_long(&mut self, rtt: f64) {
@@ -213,6 +215,20 @@ mod tests {
             ..Gradient2Config::default()
         });
         assert_eq!(g.limit(), 10, "the floor wins");
+    }
+
+    /// The long RTT is kept in seconds as an `f64`; a sample of `Duration::MAX` (a caller's
+    /// "never answered") made it 2^64 s, one past what a `Duration` holds, and reading it
+    /// back panicked ("can not convert float seconds to Duration").
+    #[test]
+    fn long_rtt_of_the_longest_sample_reads_back_saturated() {
+        let mut g = Gradient2::new(Gradient2Config::default());
+        // The sample is first bounded to what a limiter's clock counts (2^64 ns, 584 years).
+        g.on_sample(&Sample::success(Nanos::ZERO, Duration::MAX, 40));
+        assert!(g.long_rtt() >= Duration::from_secs(18_000_000_000));
+        g.on_sample(&sample(10, 40));
+        assert!(g.long_rtt() > Duration::from_secs(1_000_000_000));
+        assert!(g.limit() >= g.config.min);
     }
 
     #[test]

@@ -43,9 +43,24 @@ pub struct Vegas {
     rng: u64,
 }
 
+/// `c` with every number in the range [`Vegas::new`] documents.
+fn sanitized(mut c: VegasConfig) -> VegasConfig {
+    let d = VegasConfig::default();
+    let finite = |v: f64, default: f64| if v.is_finite() { v } else { default };
+    c.max = c.max.max(1);
+    c.smoothing = finite(c.smoothing, d.smoothing).clamp(0.0, 1.0);
+    c.probe_multiplier = finite(c.probe_multiplier, d.probe_multiplier).max(0.0);
+    c
+}
+
 impl Vegas {
     /// A Vegas limit starting at `config.initial`.
+    ///
+    /// Settings out of range are brought into it, never a kill switch: `max` is at least 1,
+    /// `initial` is clamped to `[1, max]`, `smoothing` to `[0, 1]` and `probe_multiplier` to
+    /// at least 0; one that is not a finite number (NaN, infinite) takes its default.
     pub fn new(config: VegasConfig) -> Self {
+        let config = sanitized(config);
         let mut v = Vegas {
             config,
             estimate: (config.initial as f64).clamp(1.0, config.max.max(1) as f64),
@@ -182,5 +197,51 @@ mod tests {
         }
         // Probes re-measured the no-load RTT at the new, slower level.
         assert_eq!(v.rtt_noload(), Some(Duration::from_millis(50)));
+    }
+
+    /// As Gradient2's (review 3, item 9): a NaN `smoothing` made the estimate NaN, a limit of
+    /// 0 (`NaN as usize`), a kill switch; a smoothing above 1 overshot below 0 (0 again) and
+    /// one below 0 above `max`; a NaN `probe_multiplier` never probed again, so the no-load
+    /// RTT of the first sample stood for the limiter's life.
+    #[test]
+    fn settings_out_of_range_are_clamped_not_a_kill_switch() {
+        let odd = [
+            VegasConfig {
+                smoothing: f64::NAN,
+                ..VegasConfig::default()
+            },
+            VegasConfig {
+                smoothing: 3.0,
+                ..VegasConfig::default()
+            },
+            VegasConfig {
+                smoothing: -2.0,
+                probe_multiplier: f64::NAN,
+                ..VegasConfig::default()
+            },
+            VegasConfig {
+                smoothing: f64::INFINITY,
+                probe_multiplier: f64::NEG_INFINITY,
+                max: 0,
+                ..VegasConfig::default()
+            },
+        ];
+        for cfg in odd {
+            let mut v = Vegas::new(cfg);
+            let hi = cfg.max.max(1);
+            v.on_sample(&sample(10, 20));
+            for i in 0..3000u64 {
+                let l = v.on_sample(&sample(10 + (i * 7919) % 90, 2000));
+                assert!((1..=hi).contains(&l), "{cfg:?}: limit {l}");
+            }
+            for _ in 0..3000 {
+                v.on_sample(&sample(200, 2000));
+            }
+            assert_eq!(
+                v.rtt_noload(),
+                Some(Duration::from_millis(200)),
+                "{cfg:?}: probes re-measure the no-load RTT"
+            );
+        }
     }
 }

@@ -81,7 +81,7 @@ impl<A: LimitAlgorithm> LimitAlgorithm for Windowed<A> {
         let end = s.end();
         let opened = *self.opened.get_or_insert(end);
         self.count += 1;
-        self.rtt_sum += s.latency;
+        self.rtt_sum = self.rtt_sum.saturating_add(s.latency);
         self.max_in_flight = self.max_in_flight.max(s.in_flight);
         self.dropped |= s.outcome == Outcome::Dropped;
         if end - opened < self.config.min_window || self.count < self.config.min_samples {
@@ -89,7 +89,7 @@ impl<A: LimitAlgorithm> LimitAlgorithm for Windowed<A> {
         }
         let aggregate = Sample {
             start: opened,
-            latency: self.rtt_sum / self.count as u32,
+            latency: mean(self.rtt_sum, self.count),
             in_flight: self.max_in_flight,
             outcome: if self.dropped {
                 Outcome::Dropped
@@ -104,6 +104,13 @@ impl<A: LimitAlgorithm> LimitAlgorithm for Windowed<A> {
         self.dropped = false;
         self.inner.on_sample(&aggregate)
     }
+}
+
+/// `sum / count` for any count (`count > 0`): a busy window can hold more than `u32::MAX`
+/// samples, the most `Duration`'s own division takes.
+fn mean(sum: Duration, count: usize) -> Duration {
+    let nanos = sum.as_nanos() / count as u128;
+    Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
@@ -135,5 +142,49 @@ mod tests {
             w.on_sample(&tiny);
         }
         assert_eq!(w.count, 0);
+    }
+
+    /// The latency each aggregate sample carried to the inner algorithm.
+    #[derive(Debug, Default)]
+    struct Seen(Vec<Duration>);
+
+    impl LimitAlgorithm for Seen {
+        fn name(&self) -> &'static str {
+            "seen"
+        }
+        fn limit(&self) -> usize {
+            1
+        }
+        fn on_sample(&mut self, s: &Sample) -> usize {
+            self.0.push(s.latency);
+            1
+        }
+    }
+
+    /// A window that holds 2^32 samples (a long `min_window` on a busy service: 72 minutes
+    /// at a million samples a second) still feeds their mean. The count was cut to 32 bits
+    /// for the division: at exactly 2^32 it divided by zero and panicked the permit's
+    /// release, and past it the "mean" was the whole sum over a few samples.
+    #[test]
+    fn windowed_mean_holds_past_two_to_the_32_samples() {
+        let config = WindowedConfig {
+            min_window: Duration::from_secs(4 * 3600),
+            ..WindowedConfig::default()
+        };
+        for before in [u32::MAX as usize, u32::MAX as usize + 7] {
+            let mut w = Windowed::new(Seen::default(), config);
+            // `before` samples of 10 ms each, the first of them ending at 0.
+            w.opened = Some(Nanos::ZERO);
+            w.count = before;
+            w.rtt_sum = Duration::from_millis(10) * u32::try_from(before / 1000).unwrap() * 1000
+                + Duration::from_millis(10) * u32::try_from(before % 1000).unwrap();
+            let last = Sample::success(
+                Nanos::from(Duration::from_secs(5 * 3600)),
+                Duration::from_millis(10),
+                4,
+            );
+            w.on_sample(&last);
+            assert_eq!(w.inner().0, [Duration::from_millis(10)], "{before} before");
+        }
     }
 }

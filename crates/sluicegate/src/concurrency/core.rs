@@ -261,6 +261,12 @@ impl Inner {
         if self.max.load(Ordering::Relaxed) == 0 {
             return None;
         }
+        // The first to wait always may: the estimate learns only from releases while someone
+        // waits, and one left from long ago (a stall) would otherwise turn every caller away
+        // for good, with no waiter left to correct it.
+        if queue.is_empty() {
+            return None;
+        }
         let interval = queue.mean_interval()?;
         let position = u32::try_from(queue.position(key)).unwrap_or(u32::MAX);
         let estimate = interval.saturating_mul(position);

@@ -99,7 +99,9 @@ impl Builder {
 
     /// Turn away at once a caller whose expected wait exceeds its timeout
     /// ([`Rejected::PredictedTimeout`]), instead of letting it time out later. Off by
-    /// default; needs a queue timeout.
+    /// default; needs a queue timeout. The first caller to wait (an empty queue) is never
+    /// turned away: the estimate learns only from releases while someone waits, so it
+    /// always gets a waiter to correct it.
     pub fn predictive(mut self, on: bool) -> Self {
         self.config.predictive = on;
         self

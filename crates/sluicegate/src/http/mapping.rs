@@ -11,7 +11,7 @@ use crate::concurrency::Rejected;
 use crate::rate::Decision;
 
 /// `Retry-After` in whole seconds: rounded up, at least 1 (a `0` invites an instant retry
-/// storm).
+/// storm), at most 2^31 − 1 (68 years): what "never" ([`Duration::MAX`]) is said as.
 ///
 /// ```
 /// use std::time::Duration;
@@ -20,13 +20,20 @@ use crate::rate::Decision;
 /// assert_eq!(retry_after_secs(Duration::ZERO), 1);
 /// assert_eq!(retry_after_secs(Duration::from_millis(1001)), 2);
 /// assert_eq!(retry_after_secs(Duration::from_secs(7)), 7);
+/// assert_eq!(retry_after_secs(Duration::MAX), 2_147_483_647);
 /// ```
 pub fn retry_after_secs(wait: Duration) -> u64 {
     let whole = wait
         .as_secs()
         .saturating_add(u64::from(wait.subsec_nanos() > 0));
-    whole.max(1)
+    whole.clamp(1, NEVER_SECS)
 }
+
+/// The longest `Retry-After`, in seconds: 2^31 − 1 (68 years), "never" in practice. A
+/// longer one (`u64::MAX` for a limit of 0) overflows the 64-bit signed integers most
+/// clients parse the header into; they then retry on their own short backoff. RFC 9111
+/// (§1.2.2) asks recipients of delta-seconds for 31 bits, no more.
+const NEVER_SECS: u64 = (1 << 31) - 1;
 
 /// How the HTTP layers answer when they turn a request away: the status of each kind of
 /// rejection and whether a short body says why.

@@ -11,8 +11,9 @@ use std::time::Duration;
 ///
 /// A [`Gcra`](crate::rate::Gcra) refills a full bucket in at most about 146 years (2^62 ns,
 /// [`GcraParams::MAX_HORIZON_NS`](crate::rate::gcra::GcraParams::MAX_HORIZON_NS)): where
-/// `burst × period / count` is longer, the interval is shortened to fit. A budget meant never
-/// to refill (`Quota::new(100, Duration::MAX)`) in practice still never does.
+/// `burst × period / count` is longer, the burst is cut to fit (never below `count`, so the
+/// rate holds), and only then the interval shortened. A budget meant never to refill
+/// (`Quota::new(100, Duration::MAX)`) in practice still never does.
 ///
 /// # Examples
 ///

@@ -12,21 +12,26 @@ pub struct GcraParams {
 
 impl GcraParams {
     /// The longest a full bucket may take to refill, `burst × t`: 2^62 ns, about 146 years.
-    /// The state and `now + burst × t` must fit in a `u64` with room to spare; beyond it they
-    /// saturated at `u64::MAX`, where every request looked within reach and was allowed.
+    /// With clocks that have run for less than 2^63 ns, `now + burst × t` and every state
+    /// then fit a `u64` exactly; beyond it they saturated at `u64::MAX`, where every request
+    /// looked within reach and was allowed.
     pub const MAX_HORIZON_NS: u64 = 1 << 62;
 
-    /// The parameters of `quota`. The interval is rounded down to whole nanoseconds, and
-    /// shortened where `burst × interval` would exceed [`Self::MAX_HORIZON_NS`] (about 146
-    /// years): such a bucket refills in 146 years (a `Duration::MAX` period, as a budget that
-    /// never refills, in practice still never does).
+    /// The parameters of `quota`. The interval is rounded down to whole nanoseconds. Where
+    /// `burst × interval` would exceed [`Self::MAX_HORIZON_NS`] (about 146 years), the burst
+    /// is cut first, to what fits but never below the quota's count, so the steady rate holds
+    /// (`1/h` with a burst of ten million: 1.28 million, then one an hour); only then is the
+    /// interval shortened (`Quota::new(100, Duration::MAX)`, a budget that never refills:
+    /// 100, then one every 1.46 years).
     pub fn from_quota(quota: &Quota) -> Self {
         match quota.emission_interval() {
             Some(t) => {
-                let burst = quota.burst();
+                let t = crate::clock::saturating_nanos(t).max(1);
+                let fits = u32::try_from(Self::MAX_HORIZON_NS / t).unwrap_or(u32::MAX);
+                let burst = quota.burst().min(fits.max(quota.count()));
                 let longest = Self::MAX_HORIZON_NS / u64::from(burst.max(1));
                 GcraParams {
-                    t: crate::clock::saturating_nanos(t).clamp(1, longest),
+                    t: t.min(longest),
                     burst,
                 }
             }

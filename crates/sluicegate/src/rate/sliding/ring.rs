@@ -80,7 +80,9 @@ impl Ring {
     /// slots may belong to newer slices by now, so it must read the clock again.
     #[inline]
     pub(super) fn is_behind(&self, slice: u64, latest: u64) -> bool {
-        latest >= slice.saturating_add(self.len())
+        // A difference, not `slice + len`: that saturates in the last ring of the clock and
+        // compared as behind, so the reader re-read the clock forever.
+        latest.saturating_sub(slice) >= self.len()
     }
 
     /// The count recorded in `slice`, with `latest` read after any slot the caller relies on
