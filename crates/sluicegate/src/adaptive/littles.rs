@@ -54,6 +54,9 @@ struct Probe {
     check: bool,
     /// The recent mean RT when it started: the regime it started in.
     rt_at_start: Option<Duration>,
+    /// Answers carried over from a blind probe before it, at its depth: counted with its own
+    /// RTs, not in its pass rate.
+    carried: u64,
 }
 
 /// Buckets the queue estimate (and the recent RT) is taken over.
@@ -218,6 +221,9 @@ pub struct LittlesLaw {
     /// The last probe measured nothing (too few answers): no early probe on the mean RT until
     /// one does.
     blind: bool,
+    /// A blind probe's answers (its limit and RTs, unsealed): the next probe at its depth
+    /// measures with them added to its own.
+    blind_answers: Option<(usize, Bucket)>,
     /// Probes in a row that found the floor where it was: each doubles the time to the next
     /// periodic probe, up to `2^MAX_SPACING` probe intervals.
     confirmed: u32,
@@ -290,6 +296,7 @@ impl LittlesLaw {
             probe_rt: Bucket::default(),
             probe_mid: None,
             blind: false,
+            blind_answers: None,
             confirmed: 0,
             last_probe: (Nanos::ZERO, 0.0),
             closed_total: 0,
@@ -479,14 +486,18 @@ impl LittlesLaw {
             return;
         };
         self.probe = None;
-        self.probe_rt.seal(self.c.min_samples);
-        let low = self.probe_rt.low_rt();
-        let mid = self.probe_rt.mid_rt();
         let needed = if probe.decided {
             self.c.min_samples
         } else {
             self.c.probe_samples / 2
         };
+        // A blind probe's answers are not nothing: at the same depth the next probe's join
+        // them (one carried over at most, so a reading spans two probes, never more).
+        let unsealed = (probe.carried == 0 && self.probe_rt.passes < needed as u64)
+            .then(|| (probe.limit, self.probe_rt.clone()));
+        self.probe_rt.seal(self.c.min_samples);
+        let low = self.probe_rt.low_rt();
+        let mid = self.probe_rt.mid_rt();
         let Some(rt) = mean(self.probe_rt.rt_sum, self.probe_rt.passes, needed) else {
             // Too few answers to measure anything (a heavy tail at half the limit, or a
             // two-speed service whose slow requests held the permits the whole probe): no
@@ -496,6 +507,7 @@ impl LittlesLaw {
             // shows there, and its first probe may be blind).
             self.since_probe = 0;
             self.blind = true;
+            self.blind_answers = unsealed;
             return;
         };
         // The probe's own pass rate: the requests it admitted (and saw answered) over the
@@ -503,7 +515,7 @@ impl LittlesLaw {
         // tail makes noisy. A probe that lost pass rate against the buckets before it got
         // below the knee: the workers idled, so nothing it measured waited.
         let held = probe.end.as_u64().saturating_sub(probe.start.as_u64()) as f64 / 1e9;
-        let rate = self.probe_rt.passes as f64 / held.max(1e-9);
+        let rate = (self.probe_rt.passes - probe.carried) as f64 / held.max(1e-9);
         let drained = rate < (1.0 + self.c.probe_gain) / 2.0 * probe.rate;
         self.blind = false;
         let rt = match self.min_rt {
@@ -1206,6 +1218,14 @@ impl LittlesLaw {
         };
         self.last_probe = (now, window);
         let earliest = now + short_rt.map_or(shortest, |rt| rt * 3).min(span);
+        // The blind probe before, at this depth (its censoring is the depth's), lends its
+        // answers; a shallow probe or a check measures something else.
+        let limit = clamp(limit, self.c.min, self.c.max);
+        let pool = self.blind_answers.take().filter(|(depth, _)| {
+            let r = limit as f64 / (*depth).max(1) as f64;
+            !shallow && SAME_REGIME.contains(&r)
+        });
+        let carried = pool.as_ref().map_or(0, |(_, b)| b.passes);
         self.probe = Some(Probe {
             rate,
             earliest,
@@ -1213,12 +1233,19 @@ impl LittlesLaw {
             shallow,
             check: false,
             rt_at_start: short_rt,
+            carried,
             start: now,
             end,
             done: end + span,
-            limit: clamp(limit, self.c.min, self.c.max),
+            limit,
         });
-        self.probe_rt = Bucket::new(span);
+        self.probe_rt = match pool {
+            Some((_, mut answers)) => {
+                answers.span = span;
+                answers
+            }
+            None => Bucket::new(span),
+        };
     }
 
     /// A probe's slower reading (a mean RT `ratio` × min RT) is a wait added to each request —
@@ -1272,7 +1299,7 @@ impl LittlesLaw {
         let Some(p) = self.probe.filter(|p| now < p.end && now >= p.earliest) else {
             return;
         };
-        let n = self.probe_rt.passes;
+        let n = self.probe_rt.passes - p.carried;
         let every = self.c.min_samples.max(1) as u64;
         if !n.is_multiple_of(every) {
             return;

@@ -653,6 +653,48 @@ fn littles_probe_that_measured_nothing_disarms_the_early_probe() {
     assert!((2..=3).contains(&starts.len()), "{starts:?} {}", l.limit());
 }
 
+/// Pins strings of blind probes before the first measurement (`heavy_tail_3x` seeds 3, 7, 14:
+/// five to nine probes at half the limit, 1–44 s, each 21–49 answers of the 50 it needs): a
+/// blind probe's answers now join the next probe's at its depth, and the two measure.
+#[test]
+fn littles_blind_probe_lends_its_answers_to_the_next_at_its_depth() {
+    let mut l = warmed(); // min RT 20 ms, no probe yet
+    feed(&mut l, 22, 100, 40, FULL, Outcome::Success); // a queue: the knee is found
+    // Saturated at 21 ms (one in ten 300 ms); while a probe holds the limit down, one answer
+    // in eight is of a request it admitted, the rest of requests started before it: 30-odd
+    // answers a probe, too few alone.
+    let (mut starts, mut held_from, mut measured_at) = (Vec::new(), None, None);
+    for t in 2300..14_300 {
+        let end = t * MS;
+        let rt = if t % 10 == 0 { 300 } else { 21 };
+        let start = match (l.probing(), held_from) {
+            (true, None) => {
+                starts.push(t);
+                held_from = Some(t);
+                (t - 50) * MS
+            }
+            (true, Some(from)) if t % 8 == 0 && t >= from + 21 => end - 21 * MS,
+            (true, Some(from)) => (from - 50) * MS,
+            (false, _) => {
+                held_from = None;
+                end - rt * MS
+            }
+        };
+        l.on_sample(&Sample {
+            start: Nanos::new(start),
+            latency: Duration::from_nanos(end - start),
+            in_flight: FULL,
+            outcome: Outcome::Success,
+        });
+        if l.probed && measured_at.is_none() {
+            measured_at = Some((t, starts.len()));
+        }
+    }
+    // The second probe measures, with the first's answers.
+    let (_, probes) = measured_at.unwrap_or_else(|| panic!("never measured: {starts:?}"));
+    assert_eq!(probes, 2, "{starts:?} {measured_at:?}");
+}
+
 /// Pins early probes on a mean RT that no probe can measure (`heavy_tail_3x`, `two_speeds_2x`):
 /// a probe follows the requests it admitted for about one probe length, so the slow answers of
 /// a two-speed service (10 % take 500 ms) fall outside it and its mean RT is the fast mode's;
