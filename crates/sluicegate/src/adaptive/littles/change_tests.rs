@@ -27,6 +27,22 @@ fn delay_spike(seed: u64, to_ms: u64, each: impl FnMut(u64, &LittlesLaw)) -> Lit
     l
 }
 
+/// 50 workers of 50 ms that slow with contention (0.5), run from 0 until the first probe after
+/// 20 s starts: the algorithm, the pool and that probe's start (ms), for a change to fall on.
+fn until_the_first_probe_after_20_s(seed: u64) -> (LittlesLaw, Pool, u64) {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let mut pool = Pool::new(50, 0, 50, seed);
+    pool.floor_us = 1;
+    pool.contention = 0.5;
+    pool.run_timed(&mut l, 20_000, |_, _| {});
+    let mut t = 20_000;
+    while !l.probing() {
+        t += 1;
+        pool.run_timed(&mut l, t, |_, _| {});
+    }
+    (l, pool, t)
+}
+
 /// Pins the probe's early stop on a slower regime (`network_delay_spike`: the probe after the
 /// delay came held its whole span, 2.1 s at 12 permits, and measured as long again: the slow
 /// start restarted 5 s after the change; here 1.8–3.5 s after it, seeds 1–5, now 1.8–3.0 s). A probe that drained and reads a mean RT more than
@@ -90,16 +106,7 @@ fn littles_low_rts_below_the_floor_end_the_delay_regime() {
 fn littles_probe_on_a_capacity_drop_is_checked_at_half_the_depth() {
     let mut sum = Duration::ZERO;
     for seed in 1..=10 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.contention = 0.5;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
-        let mut t = 20_000;
-        while !l.probing() {
-            t += 1;
-            pool.run_timed(&mut l, t, |_, _| {});
-        }
+        let (mut l, mut pool, t) = until_the_first_probe_after_20_s(seed);
         pool.set_workers(25);
         let mut top = Duration::ZERO;
         pool.run_timed(&mut l, t + 8_000, |at, l| {
@@ -132,16 +139,7 @@ fn littles_probe_on_a_capacity_drop_is_checked_at_half_the_depth() {
 #[test]
 fn littles_a_drain_that_left_the_low_rt_where_it_was_probes_instead_of_draining_again() {
     for seed in 1..=10 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.contention = 0.5;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
-        let mut t = 20_000;
-        while !l.probing() {
-            t += 1;
-            pool.run_timed(&mut l, t, |_, _| {});
-        }
+        let (mut l, mut pool, t) = until_the_first_probe_after_20_s(seed);
         pool.delay_us = 200_000;
         let mut least = usize::MAX;
         pool.run_timed(&mut l, t + 5_000, |_, l| {
