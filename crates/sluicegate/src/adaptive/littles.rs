@@ -1201,7 +1201,9 @@ impl LittlesLaw {
         let shortest = self.at_least_buckets(self.c.probe_duration, 2);
         let span = short_rt.map_or(shortest, |rt| {
             let enough = rt.mul_f64(self.c.probe_samples as f64 / limit.max(1) as f64);
-            shortest.max(rt * 3).max(enough.min(shortest * 5))
+            shortest
+                .max(rt.saturating_mul(3))
+                .max(enough.min(shortest.saturating_mul(5)))
         });
         let end = now + span;
         let unprobed = self.closed.iter().rev().filter(|b| !b.probed);

@@ -85,11 +85,23 @@ impl Default for LittlesLawConfig {
 /// sample, with too few samples to count, and the limit collapsed to 1.
 const MIN_BUCKET: Duration = Duration::from_millis(1);
 
+/// The longest `bucket`, `probe_interval`, `probe_duration` and `cool_down`
+/// [`LittlesLawConfig::sanitized`] keeps: a day, far past any resource's round trip, and small
+/// enough that the spans built from them (a probe of five shortest spans, an interval of 50
+/// buckets spaced fourfold) stay far inside the clock's range.
+const MAX_SPAN: Duration = Duration::from_secs(86_400);
+
+/// The most `pass_buckets`, `min_samples` and `probe_samples` [`LittlesLawConfig::sanitized`]
+/// keeps: the window's buckets are kept and walked on each close, and the counts are products'
+/// factors; a million is far past any window a limit can use.
+const MAX_COUNT: usize = 1_000_000;
+
 impl LittlesLawConfig {
     /// These settings brought into the ranges [`LittlesLaw`](super::LittlesLaw) works in,
     /// never a panic on a later sample: `max` below `min` is raised to `min` (the floor wins,
-    /// as in the other algorithms); `bucket` is at least 1 ms; `pass_buckets`, `min_samples`
-    /// and `probe_samples` at least 1; `queue_target`, `queue_gain`, `probe_gain`,
+    /// as in the other algorithms); `bucket` is at least 1 ms, and it, `probe_interval`,
+    /// `probe_duration` and `cool_down` at most a day; `pass_buckets`, `min_samples`
+    /// and `probe_samples` within 1 and a million; `queue_target`, `queue_gain`, `probe_gain`,
     /// `drop_fraction` and `backoff` within `[0, 1]` (`drop_fraction` and `backoff` above 0);
     /// `app_limited_gain`, `max_step` and `probe_trigger` at least 1. A gain that is not a
     /// finite number (NaN, infinite) takes its default.
@@ -110,10 +122,13 @@ impl LittlesLawConfig {
         let d = LittlesLawConfig::default();
         let finite = |v: f64, default: f64| if v.is_finite() { v } else { default };
         self.max = self.max.max(self.min);
-        self.bucket = self.bucket.max(MIN_BUCKET);
-        self.pass_buckets = self.pass_buckets.max(1);
-        self.min_samples = self.min_samples.max(1);
-        self.probe_samples = self.probe_samples.max(1);
+        self.bucket = self.bucket.clamp(MIN_BUCKET, MAX_SPAN);
+        self.probe_interval = self.probe_interval.min(MAX_SPAN);
+        self.probe_duration = self.probe_duration.min(MAX_SPAN);
+        self.cool_down = self.cool_down.min(MAX_SPAN);
+        self.pass_buckets = self.pass_buckets.clamp(1, MAX_COUNT);
+        self.min_samples = self.min_samples.clamp(1, MAX_COUNT);
+        self.probe_samples = self.probe_samples.clamp(1, MAX_COUNT);
         self.app_limited_gain = finite(self.app_limited_gain, d.app_limited_gain).max(1.0);
         self.queue_target = finite(self.queue_target, d.queue_target).clamp(0.0, 1.0);
         self.queue_gain = finite(self.queue_gain, d.queue_gain).clamp(0.0, 1.0);
@@ -136,7 +151,8 @@ mod tests {
 
     /// Defect pinned (review 3, item 9): `LittlesLaw` with NaN gains panicked on samples
     /// (`f64::clamp` with a NaN bound), and `bucket = 0` was taken and collapsed the limit
-    /// to one. Sanitized settings are the defaults where the numbers were not numbers, in range
+    /// to one. And (uptime audit, 2026-12-04): `probe_duration: Duration::MAX` panicked in the
+    /// first probe (`shortest * 5` overflowed). Sanitized settings are the defaults where the numbers were not numbers, in range
     /// elsewhere, and a limiter built on them runs without a panic, within its bounds.
     #[test]
     fn sanitized_settings_are_in_range_and_run_without_a_panic() {
@@ -171,6 +187,30 @@ mod tests {
                 max_step: 0.5,
                 drop_fraction: 0.0,
                 queue_gain: -1.0,
+                ..d
+            },
+            // Durations at their ceiling: each on its own, so the others keep the limiter
+            // moving through probes and back-offs.
+            LittlesLawConfig {
+                probe_duration: Duration::MAX,
+                ..d
+            },
+            LittlesLawConfig {
+                probe_interval: Duration::MAX,
+                ..d
+            },
+            LittlesLawConfig {
+                cool_down: Duration::MAX,
+                ..d
+            },
+            LittlesLawConfig {
+                bucket: Duration::MAX,
+                ..d
+            },
+            LittlesLawConfig {
+                probe_samples: usize::MAX,
+                min_samples: usize::MAX,
+                pass_buckets: usize::MAX,
                 ..d
             },
         ];
@@ -209,6 +249,12 @@ mod tests {
         }
         .sanitized();
         assert_eq!(zero.bucket, MIN_BUCKET);
+        let long = LittlesLawConfig {
+            probe_duration: Duration::MAX,
+            ..d
+        }
+        .sanitized();
+        assert_eq!(long.probe_duration, MAX_SPAN);
     }
 
     /// A limiter built on `raw` (sanitized by the constructor) takes 20 000 samples without
