@@ -126,6 +126,22 @@ impl State {
         let bypass = bypass(&config.bypass)?;
         let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
         let carried = Renamed::of(config, old, leaving).assign(config, old);
+        // Said once the change has gone through: a refused one carries nothing on.
+        let carry_ons: Vec<String> = config
+            .pools
+            .iter()
+            .zip(&carried)
+            .filter_map(|(c, gone)| {
+                gone.map(|gone| {
+                    format!(
+                        "pool `{}` carries on pool `{}` (removed, upstream {}): its limit counts the requests running and waiting there",
+                        c.name.get_ref(),
+                        gone.name,
+                        gone.upstream
+                    )
+                })
+            })
+            .collect();
         // Every pool prepared before any is put in force: a pool that cannot be built, even
         // the last, leaves the live ones as they were (no limit changed, no limiter handed
         // over, no rate's quota changed, none closed or opened).
@@ -139,6 +155,9 @@ impl State {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let pools: Vec<_> = prepared.into_iter().map(|p| Arc::new(p.commit())).collect();
+        for line in carry_ons {
+            tracing::info!("{line}");
+        }
         let routes = config.routes.iter().map(|r| route(r, &pools)).collect();
         Ok(State {
             pools,
@@ -243,16 +262,6 @@ impl<'a> Renamed<'a> {
         for (c, slot) in config.pools.iter().zip(&mut carried) {
             if new(c) && slot.is_none() {
                 *slot = self.take(|p| p.upstream == c.upstream);
-            }
-        }
-        for (c, slot) in config.pools.iter().zip(&carried) {
-            if let Some(gone) = slot {
-                tracing::info!(
-                    "pool `{}` carries on pool `{}` (removed, upstream {}): its limit counts the requests running and waiting there",
-                    c.name.get_ref(),
-                    gone.name,
-                    gone.upstream
-                );
             }
         }
         carried

@@ -173,3 +173,69 @@ async fn a_refused_build_leaves_an_adaptive_pool_on_its_limiter_and_algorithm() 
         "`a`'s algorithm no longer sets its limit after a refused build"
     );
 }
+
+/// Every event's fields written while the guard lives, on this thread.
+fn kept_log() -> (
+    std::sync::Arc<std::sync::Mutex<String>>,
+    tracing::dispatcher::DefaultGuard,
+) {
+    struct Keep(std::sync::Arc<std::sync::Mutex<String>>);
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Keep {
+        fn on_event(
+            &self,
+            event: &tracing::Event<'_>,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            struct Fields<'a>(&'a mut String);
+            impl tracing::field::Visit for Fields<'_> {
+                fn record_debug(
+                    &mut self,
+                    field: &tracing::field::Field,
+                    value: &dyn std::fmt::Debug,
+                ) {
+                    use std::fmt::Write as _;
+                    let _ = writeln!(self.0, "{}={value:?}", field.name());
+                }
+            }
+            event.record(&mut Fields(&mut self.0.lock().unwrap()));
+        }
+    }
+    use tracing_subscriber::layer::SubscriberExt;
+    let log = std::sync::Arc::default();
+    let subscriber = tracing_subscriber::registry().with(Keep(std::sync::Arc::clone(&log)));
+    (log, tracing::subscriber::set_default(subscriber))
+}
+
+/// A change that renames `a` to `b` (same upstream: `b` carries `a` on) and fails at `g`
+/// said "pool `b` carries on pool `a`" though the build was refused and `a` stayed in
+/// force: the line was written when the carry-overs were assigned, before any pool was
+/// built. It is written once the build has gone through.
+#[tokio::test]
+async fn a_refused_build_does_not_say_a_pool_carries_another_on() {
+    let port = dead_port();
+    let pool = |name: &str| {
+        format!(
+            "[[pools]]\nname = \"{name}\"\nupstream = \"http://127.0.0.1:9\"\nmax_concurrency = 4\n"
+        )
+    };
+    let gate = gate(&text(port, &pool("a"), 4, "1/s")).await;
+    let renamed = text(port, &pool("b"), 4, "1/s").replace("pool = \"a\"", "pool = \"b\"");
+    let (log, _guard) = kept_log();
+    refused_build(&gate, &renamed);
+    assert!(
+        !log.lock().unwrap().contains("carries on"),
+        "a refused build says a pool is carried on:\n{}",
+        log.lock().unwrap()
+    );
+    assert!(gate.state().pool("a").is_some());
+    // The same change with the store: built, and then said.
+    let config = config::parse(&renamed, "gate.toml").unwrap();
+    let state = gate.state();
+    let built = State::build(&config, Some(&state), &[], state.store.as_ref()).unwrap();
+    assert!(built.pool("b").is_some());
+    let said = log.lock().unwrap().clone();
+    assert!(
+        said.contains("pool `b` carries on pool `a`"),
+        "a build that went through does not say so:\n{said}"
+    );
+}
