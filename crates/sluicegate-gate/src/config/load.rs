@@ -592,6 +592,12 @@ fn check_host(host: &str) -> Result<(), String> {
             "route `host = \"{host}\"` is an IPv6 address: write it in brackets, `\"[{host}]\"`, as clients send it in `Host`"
         ));
     }
+    // As a request's `Host` is matched: without one trailing dot (`state::host_name`).
+    if host.strip_suffix('.').unwrap_or(host).is_empty() {
+        return Err(format!(
+            "route `host = \"{host}\"` names no host: write a name, like `\"api.example.com\"`, or leave `host` out to match any"
+        ));
+    }
     if !host.is_ascii() {
         return Err(format!(
             "route `host = \"{host}\"`: clients send a name in ASCII, its punycode form (`xn--…`): write that form"
@@ -603,7 +609,13 @@ fn check_host(host: &str) -> Result<(), String> {
 /// Whether every request `later` matches is matched by `earlier` first: any host or the
 /// same, any method or a superset, and a prefix of its prefix.
 fn covers(earlier: &super::model::Route, later: &super::model::Route) -> bool {
-    let host = |r: &super::model::Route| r.host.as_ref().map(|h| h.get_ref().to_ascii_lowercase());
+    // `example.com.` is `example.com` (`state::host_name`).
+    let host = |r: &super::model::Route| {
+        r.host.as_ref().map(|h| {
+            let h = h.get_ref();
+            h.strip_suffix('.').unwrap_or(h).to_ascii_lowercase()
+        })
+    };
     let methods = |r: &super::model::Route| -> Vec<String> {
         r.methods
             .iter()
@@ -1143,6 +1155,8 @@ mod tests {
                 "write it in brackets, `\"[::1]\"`",
             ),
             (route("host = \"bücher.example\""), Some((8, 8)), "punycode"),
+            (route("host = \".\""), Some((8, 8)), "names no host"),
+            (route("host = \"\""), Some((8, 8)), "names no host"),
             (
                 route("path_prefix = \"pay\""),
                 Some((8, 15)),
