@@ -42,6 +42,7 @@ pub fn router(gate: Arc<Gate>) -> Router {
         .merge(changes)
         .with_state(admin.clone())
         .merge(crate::dashboard::samples_api(&admin.gate))
+        .layer(middleware::from_fn_with_state(admin.clone(), body_in_time))
         .layer(middleware::from_fn_with_state(admin, authorize))
         .merge(crate::dashboard::page())
         .method_not_allowed_fallback(wrong_method)
@@ -68,6 +69,47 @@ async fn wrong_method(req: Request) -> Response {
         req.uri().path()
     );
     (StatusCode::METHOD_NOT_ALLOWED, what).into_response()
+}
+
+/// The most an admin call's body may hold (axum's default for `Bytes`): the calls take a
+/// small JSON object at most.
+const MAX_BODY: usize = 2 << 20;
+
+/// Reads a call's whole body within `header_read_timeout` (of the config in force) before
+/// the endpoint sees it, else answers `408` and closes the connection. hyper's header read
+/// timeout ends with the head, so a call that sent its head and too little of its body held
+/// its connection, and one of `[admin] max_connections`, for ever. Inside `authorize`: a
+/// caller without the token is answered before any body is read.
+async fn body_in_time(State(admin): State<Admin>, req: Request, next: Next) -> Response {
+    let within = admin.gate.with_state(|s| s.conn.header_read_timeout);
+    let (parts, body) = req.into_parts();
+    let close = [(header::CONNECTION, HeaderValue::from_static("close"))];
+    match tokio::time::timeout(within, axum::body::to_bytes(body, MAX_BODY)).await {
+        Ok(Ok(bytes)) => next.run(Request::from_parts(parts, bytes.into())).await,
+        Ok(Err(e)) => {
+            let too_large = std::error::Error::source(&e)
+                .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+            let (status, why) = if too_large {
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("the body is over {MAX_BODY} bytes\n"),
+                )
+            } else {
+                (
+                    StatusCode::BAD_REQUEST,
+                    format!("cannot read the body: {e}\n"),
+                )
+            };
+            (status, close, why).into_response()
+        }
+        Err(_) => {
+            let why = format!(
+                "the body did not arrive within header_read_timeout ({})\n",
+                crate::config::Dur(within)
+            );
+            (StatusCode::REQUEST_TIMEOUT, close, why).into_response()
+        }
+    }
 }
 
 async fn authorize(State(admin): State<Admin>, req: Request, next: Next) -> Response {
@@ -344,5 +386,111 @@ async fn reload(State(admin): State<Admin>) -> Response {
             format!("reload refused, the config in force stays: {e}\n"),
         )
             .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// The admin API served on one end of an in-memory connection, as `serve_admin` serves
+    /// it (hyper's HTTP/1); the other end, for the test to write and read.
+    async fn connected(text: &str) -> tokio::io::DuplexStream {
+        let config = crate::config::parse(text, "t").unwrap();
+        let gate = Arc::new(Gate::new(config, None).await.unwrap());
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let service = hyper_util::service::TowerToHyperService::new(router(gate));
+        tokio::spawn(
+            hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(server), service),
+        );
+        client
+    }
+
+    /// Defect pinned: a call that sent its head and then too little of its body (`PUT
+    /// /pools/NAME/limits` with `content-length: 100` and one byte) held its connection for
+    /// ever — the header read timeout ends with the head — and `[admin] max_connections` of
+    /// them held the admin API from everyone else. The body too must arrive within
+    /// `header_read_timeout`: then `408` and the connection is closed.
+    #[tokio::test(start_paused = true)]
+    async fn a_call_whose_body_never_arrives_is_answered_408_and_closed() {
+        let text = "header_read_timeout = \"2s\"\n[[pools]]\nname = \"api\"\n\
+                    upstream = \"http://127.0.0.1:9\"\nmax_concurrency = 1\n\
+                    [[routes]]\npool = \"api\"\n";
+        let mut client = connected(text).await;
+        client
+            .write_all(
+                b"PUT /pools/api/limits HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 100\r\n\r\n{",
+            )
+            .await
+            .unwrap();
+        let started = tokio::time::Instant::now();
+        let mut out = Vec::new();
+        tokio::time::timeout(Duration::from_secs(3600), client.read_to_end(&mut out))
+            .await
+            .expect("the connection was held an hour")
+            .unwrap();
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.starts_with("HTTP/1.1 408"), "{out}");
+        assert!(out.contains("header_read_timeout"), "{out}");
+        assert_eq!(started.elapsed(), Duration::from_secs(2));
+    }
+
+    /// A body over the limit is refused as axum's `Bytes` refused it: `413`.
+    #[tokio::test(start_paused = true)]
+    async fn a_body_over_the_limit_is_refused_413() {
+        let text = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n\
+                    max_concurrency = 1\n[[routes]]\npool = \"api\"\n";
+        let mut client = connected(text).await;
+        let len = MAX_BODY + 1;
+        client
+            .write_all(
+                format!(
+                    "PUT /pools/api/limits HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {len}\r\n\r\n"
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+        let (mut read, mut write) = tokio::io::split(client);
+        tokio::spawn(async move {
+            let _ = write.write_all(&vec![b' '; len]).await;
+        });
+        let mut out = Vec::new();
+        let _ = read.read_to_end(&mut out).await;
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.starts_with("HTTP/1.1 413"), "{out}");
+    }
+
+    /// A body that arrives in time, in parts, is read whole: the change is made.
+    #[tokio::test(start_paused = true)]
+    async fn a_body_in_parts_within_the_timeout_is_read_whole() {
+        let text = "header_read_timeout = \"2s\"\n[[pools]]\nname = \"api\"\n\
+                    upstream = \"http://127.0.0.1:9\"\nmax_concurrency = 1\n\
+                    [[routes]]\npool = \"api\"\n";
+        let mut client = connected(text).await;
+        let body = br#"{"max_concurrency": 7}"#;
+        client
+            .write_all(
+                format!(
+                    "PUT /pools/api/limits HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\
+                     content-length: {}\r\n\r\n",
+                    body.len()
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+        client.write_all(&body[..5]).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        client.write_all(&body[5..]).await.unwrap();
+        let mut out = Vec::new();
+        client.read_to_end(&mut out).await.unwrap();
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
     }
 }

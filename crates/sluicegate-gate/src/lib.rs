@@ -13,6 +13,7 @@
 //! | [`dashboard`] | the live dashboard page and the samples it draws |
 //! | [`metrics`] | Prometheus text |
 //! | [`server`] | listeners, signals, graceful shutdown |
+//! | [`open_files`] | the open files a load needs, and what to say when they run out |
 //! | [`cli`] | the command line |
 //! | [`demo`] | `sluicegate demo`: a slow upstream, load, a live view and a closing table |
 //!
@@ -25,6 +26,7 @@ pub mod dashboard;
 pub mod demo;
 pub mod gate;
 pub mod metrics;
+pub mod open_files;
 pub mod path;
 pub mod pool;
 pub mod proxy;

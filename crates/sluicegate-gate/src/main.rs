@@ -66,6 +66,10 @@ fn main() -> ExitCode {
         }
     };
     raise_open_files_limit();
+    sluicegate_gate::open_files::warn_if_low(
+        sluicegate_gate::open_files::needed_by(&config),
+        "the pools' limits and queues",
+    );
     // Single-threaded: with more than one worker, `serve` starts a runtime per worker thread
     // and this one only accepts, answers the admin API and handles signals.
     let runtime = match sluicegate_gate::server::runtime() {

@@ -374,7 +374,8 @@ impl Serving {
         let (conn, io) = match Conn::new(stream, peer) {
             Ok(c) => c,
             Err(e) => {
-                tracing::warn!(%peer, error = %e, "cannot watch the connection; closing it");
+                let why = crate::open_files::hint(&e);
+                tracing::warn!(%peer, error = %e, "cannot watch the connection; closing it{why}");
                 return;
             }
         };
@@ -460,7 +461,8 @@ async fn accept(
             Ok(x) => x,
             Err(e) => {
                 // Out of file descriptors and the like: back off instead of spinning.
-                tracing::warn!(error = %e, "accept failed");
+                let why = crate::open_files::hint(&e);
+                tracing::warn!(error = %e, "accept failed{why}");
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
@@ -527,7 +529,8 @@ async fn serve_admin(
         let stream = match accepted {
             Ok((stream, _)) => stream,
             Err(e) => {
-                tracing::warn!(error = %e, "admin accept failed");
+                let why = crate::open_files::hint(&e);
+                tracing::warn!(error = %e, "admin accept failed{why}");
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }

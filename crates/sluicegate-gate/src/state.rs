@@ -126,6 +126,22 @@ impl State {
         let bypass = bypass(&config.bypass)?;
         let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
         let carried = Renamed::of(config, old, leaving).assign(config, old);
+        // Said once the change has gone through: a refused one carries nothing on.
+        let carry_ons: Vec<String> = config
+            .pools
+            .iter()
+            .zip(&carried)
+            .filter_map(|(c, gone)| {
+                gone.map(|gone| {
+                    format!(
+                        "pool `{}` carries on pool `{}` (removed, upstream {}): its limit counts the requests running and waiting there",
+                        c.name.get_ref(),
+                        gone.name,
+                        gone.upstream
+                    )
+                })
+            })
+            .collect();
         // Every pool prepared before any is put in force: a pool that cannot be built, even
         // the last, leaves the live ones as they were (no limit changed, no limiter handed
         // over, no rate's quota changed, none closed or opened).
@@ -139,6 +155,9 @@ impl State {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let pools: Vec<_> = prepared.into_iter().map(|p| Arc::new(p.commit())).collect();
+        for line in carry_ons {
+            tracing::info!("{line}");
+        }
         let routes = config.routes.iter().map(|r| route(r, &pools)).collect();
         Ok(State {
             pools,
@@ -176,7 +195,8 @@ impl State {
             .get(http::header::HOST)
             .and_then(|h| h.to_str().ok())
             .or_else(|| req.uri().host())
-            .map(strip_port);
+            .map(host_name)
+            .filter(|h| !h.is_empty());
         let path = match path {
             "*" if req.method() == Method::OPTIONS => "/",
             path => path,
@@ -245,16 +265,6 @@ impl<'a> Renamed<'a> {
                 *slot = self.take(|p| p.upstream == c.upstream);
             }
         }
-        for (c, slot) in config.pools.iter().zip(&carried) {
-            if let Some(gone) = slot {
-                tracing::info!(
-                    "pool `{}` carries on pool `{}` (removed, upstream {}): its limit counts the requests running and waiting there",
-                    c.name.get_ref(),
-                    gone.name,
-                    gone.upstream
-                );
-            }
-        }
         carried
     }
 
@@ -263,6 +273,14 @@ impl<'a> Renamed<'a> {
         let at = self.removed.iter().position(|p| matches(p))?;
         Some(self.removed.remove(at))
     }
+}
+
+/// The name a `Host` value (or a route's `host`) names: without its port, and without one
+/// trailing dot, so that the fully-qualified `example.com.` is the host `example.com`
+/// (RFC 1034 §3.1; nginx drops the dot so too). `.` names none (empty).
+fn host_name(host: &str) -> &str {
+    let host = strip_port(host);
+    host.strip_suffix('.').unwrap_or(host)
 }
 
 fn strip_port(host: &str) -> &str {
@@ -283,7 +301,7 @@ fn route(r: &config::Route, pools: &[Arc<Pool>]) -> Route {
         host: r
             .host
             .as_ref()
-            .map(|h| strip_port(h.get_ref()).to_ascii_lowercase()),
+            .map(|h| host_name(h.get_ref()).to_ascii_lowercase()),
         prefix: r.path_prefix.get_ref().clone(),
         methods: r
             .methods
@@ -390,6 +408,46 @@ pool = "b"
             .unwrap();
         assert!(s.bypass.allows(&req, "10.9.9.9".parse().unwrap()));
         assert!(!s.bypass.allows(&req, "192.168.1.1".parse().unwrap()));
+    }
+
+    /// `Host: api.example.` (the fully-qualified form, what a client resolving an absolute
+    /// name sends) got 404 where `api.example` routed: one trailing dot names the same host,
+    /// with or without a port, in the request and in the route. `.`, `..` and an empty
+    /// host name no host.
+    #[test]
+    fn a_fully_qualified_host_with_its_trailing_dot_is_the_same_host() {
+        let s = state();
+        for host in [
+            "api.example.",
+            "API.EXAMPLE.:8443",
+            "api.example.:",
+            "api.example",
+        ] {
+            assert_eq!(
+                route(&s, "POST", "/pay/1", Some(host)).as_deref(),
+                Some("a"),
+                "{host}"
+            );
+        }
+        assert_eq!(
+            route(&s, "POST", "http://api.example./pay", None).as_deref(),
+            Some("a")
+        );
+        for host in ["api.example..", ".", "", ":8443", ".:80", "api.exampl."] {
+            assert_eq!(route(&s, "POST", "/pay/1", Some(host)), None, "{host}");
+        }
+        // A route written with the dot takes the name without it too.
+        let text = "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:1\"\n\
+                    max_concurrency = 1\n[[routes]]\nhost = \"api.example.\"\npool = \"a\"\n";
+        let s = State::build(&crate::config::parse(text, "t").unwrap(), None, &[], None).unwrap();
+        for host in ["api.example", "api.example.", "api.example:80"] {
+            assert_eq!(
+                route(&s, "GET", "/", Some(host)).as_deref(),
+                Some("a"),
+                "{host}"
+            );
+        }
+        assert_eq!(route(&s, "GET", "/", Some(".")), None);
     }
 
     #[test]

@@ -419,3 +419,38 @@ async fn the_gate_raises_its_soft_limit_on_open_files() {
     }
     assert_eq!(get(gate.proxy, "/fast", "1").await.status, 200);
 }
+
+/// A gate whose pools may hold more requests than it may open files says so at start,
+/// with the number to give `ulimit -n`: 2000 running (three files each) and 1000 queued
+/// (two each) need about 8064, and a hard limit of 1024 leaves it there.
+#[tokio::test]
+async fn a_gate_whose_pools_need_more_open_files_than_it_may_have_says_so() {
+    let up = Upstream::start().await;
+    let mut command = tokio::process::Command::from(support::tied_to_this_process("sh"));
+    let url = up.url();
+    command.args([
+        "-c",
+        "ulimit -n 1024 && exec \"$0\" \"$@\"",
+        env!("CARGO_BIN_EXE_sluicegate"),
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &url,
+        "--max-concurrency",
+        "2000",
+        "--max-queue",
+        "1000",
+        "--queue-timeout",
+        "1s",
+    ]);
+    let mut gate = Gate::start_command(command).await;
+    let line = gate
+        .log_line("the pools' limits and queues may hold about 8064 open files at once")
+        .await;
+    assert!(
+        line.contains("this process may open 1024") && line.contains("`ulimit -n 8064`"),
+        "{line}"
+    );
+    assert_eq!(get(gate.proxy, "/fast", "1").await.status, 200);
+}

@@ -8,7 +8,10 @@ use super::model::bounds::{
     self, ADAPTIVE_INITIAL, ADAPTIVE_MAX, ADAPTIVE_MIN, BURST, INSTANCES, MAX_CONCURRENCY,
     MAX_HEADER_BYTES, MAX_KEYS, MAX_QUEUE, WORKERS,
 };
+use sluicegate_redis::GlobalGcra;
+
 use super::model::{Config, QueueOrder, Scope};
+use super::values::Rate;
 use super::wire::UpstreamUrl;
 
 /// A config that cannot be used, with where and why.
@@ -440,6 +443,11 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
             }
         }
         check_scope(config, pool).map_err(|message| (at.clone(), message))?;
+        if pool.scope == Scope::Global
+            && let Some(rate) = pool.rate
+        {
+            check_global_horizon(name, rate, pool.burst).map_err(|m| (at.clone(), m))?;
+        }
         if pool.queue_timeout.0.is_zero() {
             return Err((
                 at,
@@ -474,6 +482,35 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
         }
     }
     Ok(())
+}
+
+/// A global rate's `burst × interval` (how long a full burst takes to refill) within what
+/// the Redis scripts hold, [`GlobalGcra::MAX_HORIZON_NS`] (about 52 days): the build would
+/// refuse it later with no place in the file, and a reload after preparing other pools.
+fn check_global_horizon(name: &str, rate: Rate, burst: Option<u32>) -> Result<(), String> {
+    let quota = rate.quota(burst);
+    let Some(t) = quota.emission_interval() else {
+        return Ok(());
+    };
+    // As the Redis builder counts it.
+    let t_ns = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX).max(1);
+    let horizon = t_ns.saturating_mul(u64::from(quota.burst()));
+    if horizon <= GlobalGcra::MAX_HORIZON_NS {
+        return Ok(());
+    }
+    // `rate` is at most one an hour, so at least 1250.
+    let largest = GlobalGcra::MAX_HORIZON_NS / t_ns;
+    let shorter = if rate.period > std::time::Duration::from_secs(1) {
+        "a rate over a shorter period (`N/m` or `N/s`)"
+    } else {
+        "a higher count"
+    };
+    #[allow(clippy::cast_precision_loss)] // Days, for people.
+    let days = horizon as f64 / 86_400e9;
+    Err(format!(
+        "pool `{name}`: `burst = {}` at `rate = \"{rate}\"` takes {days:.0} days to refill, and redis holds a global rate for at most 52 days (2^52 ns): write `burst = {largest}` or less, or {shorter}",
+        quota.burst()
+    ))
 }
 
 fn check_routes(config: &Config) -> Result<(), Broken> {
@@ -555,6 +592,12 @@ fn check_host(host: &str) -> Result<(), String> {
             "route `host = \"{host}\"` is an IPv6 address: write it in brackets, `\"[{host}]\"`, as clients send it in `Host`"
         ));
     }
+    // As a request's `Host` is matched: without one trailing dot (`state::host_name`).
+    if host.strip_suffix('.').unwrap_or(host).is_empty() {
+        return Err(format!(
+            "route `host = \"{host}\"` names no host: write a name, like `\"api.example.com\"`, or leave `host` out to match any"
+        ));
+    }
     if !host.is_ascii() {
         return Err(format!(
             "route `host = \"{host}\"`: clients send a name in ASCII, its punycode form (`xn--…`): write that form"
@@ -566,7 +609,13 @@ fn check_host(host: &str) -> Result<(), String> {
 /// Whether every request `later` matches is matched by `earlier` first: any host or the
 /// same, any method or a superset, and a prefix of its prefix.
 fn covers(earlier: &super::model::Route, later: &super::model::Route) -> bool {
-    let host = |r: &super::model::Route| r.host.as_ref().map(|h| h.get_ref().to_ascii_lowercase());
+    // `example.com.` is `example.com` (`state::host_name`).
+    let host = |r: &super::model::Route| {
+        r.host.as_ref().map(|h| {
+            let h = h.get_ref();
+            h.strip_suffix('.').unwrap_or(h).to_ascii_lowercase()
+        })
+    };
     let methods = |r: &super::model::Route| -> Vec<String> {
         r.methods
             .iter()
@@ -911,6 +960,44 @@ mod tests {
         assert!(e.message.contains("add `[store]` with `redis = "), "{e}");
     }
 
+    /// A global rate whose `burst × interval` is longer than the Redis scripts hold (2^52
+    /// ns, about 52 days) passed the config check and failed only at the build, with no
+    /// place in the file (`check` said `pool `g`: global rate: ...`; a reload built the
+    /// pools before it first).
+    #[test]
+    fn a_global_rate_beyond_what_redis_holds_is_refused_at_the_pool_naming_the_largest_burst() {
+        let global = |rate: &str, burst: &str| {
+            let pool = MINIMAL.replace(
+                "max_concurrency = 4",
+                &format!("max_concurrency = 4\nscope = \"global\"\nrate = \"{rate}\"\n{burst}"),
+            );
+            parse(
+                &format!("[store]\nredis = \"redis://x\"\ninstances = 1\n{pool}"),
+                "g.toml",
+            )
+        };
+        let e = global("1/h", "burst = 2000").unwrap_err();
+        assert_eq!(e.at, Some((5, 8)), "{e}");
+        assert!(e.to_string().starts_with("g.toml:5:8: pool `api`"), "{e}");
+        // 2^52 ns / 3600 s = 1250.9: 1250 passes, 1251 does not.
+        assert!(e.message.contains("`burst = 1250`"), "{e}");
+        assert!(e.message.contains("shorter period"), "{e}");
+        global("1/h", "burst = 1250").unwrap();
+        assert!(global("1/h", "burst = 1251").is_err());
+        // Hybrid mode keeps the same state in redis.
+        assert!(global("1/h", "burst = 2000\nmode = \"hybrid\"").is_err());
+        // No burst: the count's, always one period; a denial of all has no interval.
+        global("1/h", "").unwrap();
+        global("0/h", "burst = 2000").unwrap();
+        global("100000/s", "burst = 4000000000").unwrap();
+        // The same rate in a local pool: the library holds 2^62 ns.
+        let local = MINIMAL.replace(
+            "max_concurrency = 4",
+            "max_concurrency = 4\nrate = \"1/h\"\nburst = 2000",
+        );
+        parse(&local, "g.toml").unwrap();
+    }
+
     #[test]
     fn a_store_is_checked_and_located() {
         let with_store = |store: &str| format!("[store]\n{store}\n{MINIMAL}");
@@ -1068,6 +1155,8 @@ mod tests {
                 "write it in brackets, `\"[::1]\"`",
             ),
             (route("host = \"bücher.example\""), Some((8, 8)), "punycode"),
+            (route("host = \".\""), Some((8, 8)), "names no host"),
+            (route("host = \"\""), Some((8, 8)), "names no host"),
             (
                 route("path_prefix = \"pay\""),
                 Some((8, 15)),

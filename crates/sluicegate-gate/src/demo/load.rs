@@ -94,6 +94,8 @@ pub struct Tally {
     pub gave_up: AtomicU64,
     /// Requests that failed to connect or broke off.
     pub failed: AtomicU64,
+    /// Of `failed`, those that could not connect for want of an open file in this process.
+    pub out_of_files: AtomicU64,
     latencies: Mutex<Latencies>,
     /// `(stated give-up time, when the socket was shut)` in µs since the epoch, per give-up
     /// (the first [`super::record::KEEP`]).
@@ -120,6 +122,8 @@ pub struct LoadReport {
     pub gave_up: u64,
     /// Requests that failed to connect or broke off.
     pub failed: u64,
+    /// Of `failed`, those that could not connect for want of an open file in this process.
+    pub out_of_files: u64,
     /// Median latency of the `2xx` answers (within 0.2 %, exact below 1 ms).
     pub p50: Duration,
     /// 99th percentile latency of the `2xx` answers (within 0.2 %, exact below 1 ms).
@@ -196,6 +200,13 @@ impl std::fmt::Display for LoadReport {
             self.p50.as_secs_f64() * 1e3,
             self.p99.as_secs_f64() * 1e3
         )?;
+        if self.out_of_files > 0 {
+            writeln!(
+                f,
+                "{} could not connect for want of an open file: raise the limit (`ulimit -n`) and run again",
+                self.out_of_files
+            )?;
+        }
         for (code, n) in &self.by_status {
             writeln!(f, "  status {code}: {n}")?;
         }
@@ -263,6 +274,7 @@ impl Tally {
                 .clone(),
             gave_up: self.gave_up.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
+            out_of_files: self.out_of_files.load(Ordering::Relaxed),
             p50,
             p99,
             closes: self
@@ -290,15 +302,21 @@ impl Drop for Conn {
     }
 }
 
-async fn connect(target: SocketAddr) -> Option<Conn> {
-    let stream = TcpStream::connect(target).await.ok()?;
+/// A new connection to `target`; `Err` with the socket's error when there is one to tell.
+async fn connect(target: SocketAddr) -> Result<Conn, Option<std::io::Error>> {
+    let stream = TcpStream::connect(target).await.map_err(Some)?;
     let _ = stream.set_nodelay(true);
-    let socket = socket2::SockRef::from(&stream).try_clone().ok()?.into();
-    let (send, conn) = http1::handshake(TokioIo::new(stream)).await.ok()?;
+    let socket = socket2::SockRef::from(&stream)
+        .try_clone()
+        .map_err(Some)?
+        .into();
+    let (send, conn) = http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|_| None)?;
     let task = tokio::spawn(async move {
         let _ = conn.await;
     });
-    Some(Conn { send, task, socket })
+    Ok(Conn { send, task, socket })
 }
 
 /// Sends one request on `conn` (a new connection when `None`) and waits up to `patience`.
@@ -313,9 +331,12 @@ async fn one_request(
     let mut conn = match conn {
         Some(c) if !c.send.is_closed() => c,
         _ => match connect(plan.target).await {
-            Some(c) => c,
-            None => {
+            Ok(c) => c,
+            Err(e) => {
                 tally.failed.fetch_add(1, Ordering::Relaxed);
+                if e.is_some_and(|e| crate::open_files::exhausted(&e)) {
+                    tally.out_of_files.fetch_add(1, Ordering::Relaxed);
+                }
                 return None;
             }
         },

@@ -73,6 +73,13 @@ pub struct LoadArgs {
     pub json: bool,
 }
 
+/// Raises the soft limit on open files as the gate does: the demo and its tools hold a
+/// caller's, the gate's and the upstream's side of every connection, often past a shell's
+/// 1024.
+fn raise_open_files_limit() {
+    crate::server::raise_open_files_limit();
+}
+
 fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -108,10 +115,6 @@ pub fn demo(args: DemoArgs) -> ExitCode {
         eprintln!("error: {why}");
         return ExitCode::from(2);
     }
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
     let plan = run::DemoPlan {
         duration: args.duration.0,
         workers: args.workers,
@@ -119,6 +122,18 @@ pub fn demo(args: DemoArgs) -> ExitCode {
         admin: args.admin_listen,
         live: std::io::IsTerminal::is_terminal(&std::io::stderr()),
         ..run::DemoPlan::default()
+    };
+    raise_open_files_limit();
+    crate::open_files::warn_if_low(
+        plan.open_files_needed(),
+        &format!(
+            "the demo (--workers {} --overload {})",
+            plan.workers, plan.overload
+        ),
+    );
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(code) => return code,
     };
     rt.block_on(async move {
         let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -175,6 +190,7 @@ async fn start_gate(
 
 /// Runs `sluicegate upstream`.
 pub fn upstream(args: UpstreamArgs) -> ExitCode {
+    raise_open_files_limit();
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -240,6 +256,7 @@ pub fn load(args: LoadArgs) -> ExitCode {
         (Some(clients), None) if clients > 0 => load::Arrivals::Closed { clients },
         _ => return fail("give --clients N (more than 0) or --rate R (more than 0)".into()),
     };
+    raise_open_files_limit();
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,

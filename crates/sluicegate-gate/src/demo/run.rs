@@ -52,6 +52,22 @@ impl Default for DemoPlan {
     }
 }
 
+impl DemoPlan {
+    /// Open files the demo may hold at once: every caller waiting (the offered rate times
+    /// the patience, when the upstream is too slow for all of them) holds about six in this
+    /// one process — its socket and the duplicate it shuts on giving up, the gate's two
+    /// handles on the client's connection, the gate's upstream connection, the upstream's
+    /// side — plus 256 for the rest. Measured peaks: 5038 for the default demo (estimate
+    /// 5056), 13232 for `--workers 200 --overload 1.5` in a debug build that offered less
+    /// than its 6000 req/s.
+    pub fn open_files_needed(&self) -> u64 {
+        let rate = self.workers as f64 / self.service.as_secs_f64().max(1e-6) * self.overload;
+        let waiting = rate * self.patience.as_secs_f64();
+        // Saturates for absurd plans: `as` from a float clamps.
+        (6.0 * waiting) as u64 + 256
+    }
+}
+
 /// One phase's result: the pool it went through and what the callers and the upstream saw.
 #[derive(Clone, Debug)]
 pub struct PhaseResult {
@@ -173,6 +189,27 @@ pub fn verdict(results: &[PhaseResult], capacity: f64, workers: usize) -> String
     }
 }
 
+/// What the table does not show: requests that could not connect or broke off, and when
+/// some of them found no open file, what to do (`needed`: the plan's estimate).
+pub fn failures(results: &[PhaseResult], needed: u64) -> Option<String> {
+    let failed: u64 = results.iter().map(|r| r.load.failed).sum();
+    let out_of_files: u64 = results.iter().map(|r| r.load.out_of_files).sum();
+    if failed == 0 {
+        return None;
+    }
+    let mut why = format!("{failed} requests could not connect or broke off (not in the table).");
+    if out_of_files > 0 {
+        let _ = write!(
+            why,
+            " {out_of_files} of them found no open file in this process (limit {}): raise it, \
+             `ulimit -n {needed}` (up to the hard limit, `ulimit -Hn`), or lower --workers or \
+             --overload, and run again.",
+            crate::open_files::soft_limit().map_or_else(|| "unknown".into(), |n| n.to_string())
+        );
+    }
+    Some(why)
+}
+
 /// Runs the demo: starts the upstream and the gate, drives each pool in turn, prints the
 /// table. `start_gate` starts the gate from config text.
 pub async fn run<F, Fut>(plan: DemoPlan, start_gate: F) -> Result<Vec<PhaseResult>, String>
@@ -286,6 +323,9 @@ where
     upstream_task.abort();
     say!("\n{}", table(&results, capacity));
     say!("{}", verdict(&results, capacity, plan.workers));
+    if let Some(why) = failures(&results, plan.open_files_needed()) {
+        say!("\n{why}");
+    }
     Ok(results)
 }
 

@@ -199,10 +199,26 @@ pub async fn serve(listener: TcpListener, model: UpstreamModel, stats: Arc<Upstr
         workers: model.workers.map(|w| Semaphore::new(w.max(1))),
         stats,
     });
+    // Whether the last accept failed: said once a run of failures.
+    let mut failing = false;
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                // Out of open files and the like: the error stays until a file is closed, so
+                // back off instead of spinning on it (this loop took a core doing so).
+                if !failing {
+                    tracing::warn!(
+                        "the upstream cannot accept: {e}{}",
+                        crate::open_files::hint(&e)
+                    );
+                }
+                failing = true;
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
         };
+        failing = false;
         let _ = stream.set_nodelay(true);
         let shared = Arc::clone(&shared);
         tokio::spawn(async move {

@@ -21,10 +21,8 @@ static SCRIPT: LazyLock<Script> = LazyLock::new(|| {
     ))
 });
 
-/// The largest `burst × interval` the scripts allow (2^52 ns, about 52 days): the state is
-/// kept modulo 2^23 s (`time.lua`) and lies at most one horizon ahead of now, a span that
-/// must stay shorter than the modulus for the state to be read back without doubt.
-const MAX_HORIZON_NS: u64 = 1 << 52;
+/// See [`GlobalGcra::MAX_HORIZON_NS`].
+const MAX_HORIZON_NS: u64 = GlobalGcra::MAX_HORIZON_NS;
 
 /// A GCRA rate limit shared by every instance that uses the same store and name.
 ///
@@ -47,6 +45,15 @@ const MAX_HORIZON_NS: u64 = 1 << 52;
 #[derive(Debug)]
 pub struct GlobalGcra {
     spec: Spec,
+}
+
+impl GlobalGcra {
+    /// The largest `burst × interval` the scripts allow, 2^52 ns (about 52 days), for strict
+    /// and hybrid limits alike; a builder refuses a longer one with [`Error::Range`]. The
+    /// state is kept modulo 2^23 s (`time.lua`) and lies at most one horizon ahead of now, a
+    /// span that must stay shorter than the modulus for the state to be read back without
+    /// doubt. (The in-memory [`Gcra`] holds 2^62 ns: `GcraParams::MAX_HORIZON_NS`.)
+    pub const MAX_HORIZON_NS: u64 = 1 << 52;
 }
 
 /// What strict and hybrid GCRA share: the key, the quota in script units, the fallback.

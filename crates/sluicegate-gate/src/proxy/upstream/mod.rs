@@ -83,7 +83,9 @@ pub(super) enum SendError {
 impl std::fmt::Display for SendError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SendError::Connect(e) => write!(f, "cannot connect: {e}"),
+            SendError::Connect(e) => {
+                write!(f, "cannot connect: {e}{}", crate::open_files::hint(e))
+            }
             SendError::Http(e) => write!(f, "{e}"),
             SendError::Wire(e) => write!(f, "{e}"),
         }
