@@ -444,6 +444,10 @@ fn relay(
         return Err(SendError::Wire(WireError::Head(wire::UNASKED_UPGRADE)));
     }
     let (mut parts, body) = response.into_parts();
+    // The gate answers in its own version (RFC 9110 §6.2), as its own path does: an
+    // HTTP/1.0 upstream's `HTTP/1.0` would tell an HTTP/1.1 client that the connection ends
+    // with this answer (RFC 9112 §9.3). An HTTP/1.0 client's answer is made HTTP/1.0 later.
+    parts.version = http::Version::HTTP_11;
     let codings = parts
         .headers
         .get_all(TRANSFER_ENCODING)

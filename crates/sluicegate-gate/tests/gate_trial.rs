@@ -1,0 +1,212 @@
+//! End to end, findings of the 2026-12-04 trial of the gate's request path with unusual
+//! upstreams and misbehaving clients (docs/reviews/2026-12-04-gate-trial/REPORT.md): each
+//! test pins a defect found there.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use support::{Gate, RawUpstream};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// An upstream that answers every request with the bytes of the head it received (after
+/// reading a `Content-Length` body), on a kept-alive connection.
+async fn head_echo() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                        match s.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                        continue;
+                    };
+                    let head = buf[..end + 4].to_vec();
+                    let text = String::from_utf8_lossy(&head).to_ascii_lowercase();
+                    let len: usize = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .map_or(0, |v| v.trim().parse().unwrap());
+                    while buf.len() < end + 4 + len {
+                        match s.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                    buf.drain(..end + 4 + len);
+                    let mut answer =
+                        format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", head.len())
+                            .into_bytes();
+                    answer.extend_from_slice(&head);
+                    if s.write_all(&answer).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Reads one answer with a `Content-Length` from `s`: its head (lower case) and body bytes.
+async fn read_answer(s: &mut TcpStream) -> (String, Vec<u8>) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if buf.len() >= end + 4 + len {
+                return (head, buf[end + 4..end + 4 + len].to_vec());
+            }
+        }
+        let n = tokio::time::timeout(support::PATIENCE, s.read(&mut chunk))
+            .await
+            .expect("no answer")
+            .unwrap();
+        assert!(n > 0, "closed after: {}", String::from_utf8_lossy(&buf));
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// The `X-Forwarded-For` lines in an echoed head, as bytes.
+fn xff_lines(head: &[u8]) -> Vec<Vec<u8>> {
+    head.split(|&b| b == b'\n')
+        .filter_map(|l| {
+            let l = l.strip_suffix(b"\r").unwrap_or(l);
+            let colon = l.iter().position(|&b| b == b':')?;
+            l[..colon]
+                .eq_ignore_ascii_case(b"x-forwarded-for")
+                .then(|| l[colon + 1..].trim_ascii().to_vec())
+        })
+        .collect()
+}
+
+/// Defect pinned: a client's `X-Forwarded-For` that was not visible ASCII (one byte of
+/// obs-text, which HTTP allows in a value and hyper takes) made the gate leave the header as
+/// the client sent it, without the client's address: the upstream's last entry, the one a
+/// server that trusts one proxy reads, was the client's own choice. And of two
+/// `X-Forwarded-For` lines, the second was dropped. nginx (`$proxy_add_x_forwarded_for`)
+/// appends the address to whatever came; HAProxy adds a line of its own. Now every line the
+/// client sent reaches the upstream, in order, and the client's address ends the list.
+#[tokio::test]
+async fn x_forwarded_for_always_ends_with_the_clients_address() {
+    let gate = Gate::in_front_of(head_echo().await, "1").await;
+    let cases: [(&[u8], &[u8]); 3] = [
+        (
+            b"x-forwarded-for: 6.6.6.6, \xff\r\n",
+            b"6.6.6.6, \xff, 127.0.0.1",
+        ),
+        (
+            b"x-forwarded-for: 1.1.1.1\r\nx-forwarded-for: 2.2.2.2\r\n",
+            b"1.1.1.1, 2.2.2.2, 127.0.0.1",
+        ),
+        (b"x-forwarded-for: 1.1.1.1\r\n", b"1.1.1.1, 127.0.0.1"),
+    ];
+    for (sent, expected) in cases {
+        // Both upstream paths: the gate's own (no body) and hyper's (a body).
+        for body in [&b""[..], b"abc"] {
+            let mut s = TcpStream::connect(gate.proxy).await.unwrap();
+            let mut req = if body.is_empty() {
+                b"GET /x HTTP/1.1\r\nhost: gate.test\r\n".to_vec()
+            } else {
+                b"POST /x HTTP/1.1\r\nhost: gate.test\r\ncontent-length: 3\r\n".to_vec()
+            };
+            req.extend_from_slice(sent);
+            req.extend_from_slice(b"\r\n");
+            req.extend_from_slice(body);
+            s.write_all(&req).await.unwrap();
+            let (head, echoed) = read_answer(&mut s).await;
+            assert!(head.starts_with("http/1.1 200"), "{head}");
+            assert_eq!(
+                xff_lines(&echoed),
+                vec![expected.to_vec()],
+                "sent {:?} (body {body:?}), upstream got {:?}",
+                String::from_utf8_lossy(sent),
+                String::from_utf8_lossy(&echoed)
+            );
+        }
+    }
+}
+
+fn http_1_0_script(path: &str) -> (Vec<u8>, bool) {
+    match path {
+        "/length" => (
+            b"HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nold".to_vec(),
+            true,
+        ),
+        "/until-close" => (b"HTTP/1.0 200 OK\r\n\r\nold, to the end".to_vec(), true),
+        _ => (
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
+            false,
+        ),
+    }
+}
+
+/// Reads what the gate sends until it closes the connection or `marker` has come.
+async fn read_until(s: &mut TcpStream, marker: &str) -> String {
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&out).contains(marker) {
+        let n = tokio::time::timeout(support::PATIENCE, s.read(&mut chunk))
+            .await
+            .expect("no answer")
+            .unwrap();
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8_lossy(&out).to_ascii_lowercase()
+}
+
+/// Defect pinned: the answer of an HTTP/1.0 upstream to a request with a body (hyper's
+/// client path) reached an HTTP/1.1 client with the upstream's `HTTP/1.0` status line, where
+/// the gate's own path (no body) says `HTTP/1.1`. An intermediary sends its own version
+/// (RFC 9110 §6.2), and an HTTP/1.1 client reads an `HTTP/1.0` answer without `keep-alive`
+/// as the end of the connection (RFC 9112 §9.3), so every such answer cost the client its
+/// connection. Now both paths answer `HTTP/1.1`, a length kept, no length chunked, and the
+/// connection serves the next request.
+#[tokio::test]
+async fn an_http_1_0_upstreams_answer_reaches_an_http_1_1_client_as_http_1_1() {
+    let up = RawUpstream::start(Arc::new(http_1_0_script)).await;
+    let gate = Gate::in_front_of(up.addr, "1").await;
+    for (path, framing, body) in [
+        ("/length", "content-length: 3", "old"),
+        ("/until-close", "transfer-encoding: chunked", "old"),
+    ] {
+        for with_body in [false, true] {
+            let mut s = TcpStream::connect(gate.proxy).await.unwrap();
+            for round in 0..2 {
+                let req = if with_body {
+                    format!("POST {path} HTTP/1.1\r\nhost: gate.test\r\ncontent-length: 1\r\n\r\nx")
+                } else {
+                    format!("GET {path} HTTP/1.1\r\nhost: gate.test\r\n\r\n")
+                };
+                s.write_all(req.as_bytes()).await.unwrap();
+                let end = if framing.starts_with("transfer") {
+                    "\r\n0\r\n\r\n"
+                } else {
+                    body
+                };
+                let out = read_until(&mut s, end).await;
+                let what = format!("{path}, body {with_body}, round {round}: {out}");
+                assert!(out.starts_with("http/1.1 200 ok\r\n"), "{what}");
+                assert!(out.contains(framing), "{what}");
+                assert!(out.contains(body), "{what}");
+                assert!(!out.contains("connection: close"), "{what}");
+            }
+        }
+    }
+}
