@@ -210,3 +210,89 @@ async fn an_http_1_0_upstreams_answer_reaches_an_http_1_1_client_as_http_1_1() {
         }
     }
 }
+
+/// An upstream that answers every request at once, before reading its body, and then
+/// neither reads nor closes the connection.
+async fn answers_and_stops_reading() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 1024];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                let _ = s
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                    .await;
+                // Holds the connection, reading nothing more.
+                std::future::pending::<()>().await;
+                drop(s);
+            });
+        }
+    });
+    addr
+}
+
+/// Defect pinned: an upstream that answered a request before taking its whole body, and
+/// then neither read the rest nor closed, held the gate's upstream connection, the client's
+/// connection and the client's body forever: no timeout ran once the answer had ended (its
+/// slot was free, `upstream_timeout` was over, and `client_body_timeout` waits on the
+/// client, which was not the one stalling). nginx bounds it with `proxy_send_timeout`. Now
+/// such a connection is closed once the upstream has taken nothing of the body for
+/// `upstream_timeout`, and with it the client's.
+#[tokio::test]
+async fn an_upstream_that_answers_early_and_stops_reading_cannot_hold_the_connection() {
+    let gate = Gate::in_front_of_with(
+        answers_and_stops_reading().await,
+        &[
+            ("--upstream-timeout", "1s"),
+            ("--admin-listen", "127.0.0.1:0"),
+        ],
+    )
+    .await;
+    const LEN: usize = 64 << 20;
+    let s = TcpStream::connect(gate.proxy).await.unwrap();
+    let (mut read, mut write) = s.into_split();
+    write
+        .write_all(
+            format!("POST /up HTTP/1.1\r\nhost: gate.test\r\ncontent-length: {LEN}\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    // The client sends its body for as long as the gate takes it.
+    tokio::spawn(async move {
+        let chunk = vec![b'x'; 64 << 10];
+        for _ in 0..LEN / chunk.len() {
+            if write.write_all(&chunk).await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 1024];
+    let ended = tokio::time::timeout(support::PATIENCE, async {
+        loop {
+            match read.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => out.extend_from_slice(&chunk[..n]),
+            }
+        }
+    })
+    .await;
+    let out = String::from_utf8_lossy(&out).to_ascii_lowercase();
+    assert!(out.starts_with("http/1.1 200 ok"), "{out}");
+    assert!(
+        ended.is_ok(),
+        "the client's connection is still open after {:?}: {out}",
+        support::PATIENCE
+    );
+    let pool = gate.pool("default").await;
+    assert_eq!(pool["in_flight"], 0, "{pool}");
+}

@@ -261,10 +261,10 @@ mod tests {
             poll_immediate(wait.as_mut()).await.is_none(),
             "the client's wait is not the upstream's"
         );
-        body.moved(None);
+        body.moved(None, false);
         tokio::time::advance(timeout - ms(1)).await;
         assert!(poll_immediate(wait.as_mut()).await.is_none());
-        body.moved(None);
+        body.moved(None, false);
         tokio::time::advance(timeout - ms(1)).await;
         assert!(
             poll_immediate(wait.as_mut()).await.is_none(),

@@ -2,15 +2,13 @@
 //! new hyper connection that can be upgraded, never an idle one (its connection could not
 //! hand its socket over) and never the gate's own path.
 
+use super::super::client_body::ClientBody;
+use super::wire::WireError;
+use super::{HyperConn, SendError, UpstreamBody, handshake, relay};
 use http::header::{CONNECTION, HeaderValue, UPGRADE};
 use http::uri::Authority;
 use http::{Request, Response};
 use hyper::body::Incoming;
-use hyper::client::conn::http1::SendRequest;
-
-use super::super::client_body::ClientBody;
-use super::wire::WireError;
-use super::{SendError, UpstreamBody, handshake, relay};
 
 /// A `101` without an `Upgrade` naming the protocol switched to (RFC 9110 §15.2.2).
 const NO_PROTOCOL: &str = "101 Switching Protocols without Upgrade";
@@ -26,9 +24,9 @@ pub(super) async fn send(
     authority: Authority,
     req: Request<ClientBody>,
 ) -> Result<Response<UpstreamBody>, SendError> {
-    let mut sender = handshake(&authority, true).await?;
-    match sender.send_request(req).await {
-        Ok(response) => relay(response, sender, authority, true),
+    let mut conn = handshake(&authority, true).await?;
+    match conn.sender.send_request(req).await {
+        Ok(response) => relay(response, conn, authority, true),
         Err(e) => Err(SendError::Http(e)),
     }
 }
@@ -43,7 +41,7 @@ pub(super) async fn send(
 /// A `101` that names no protocol.
 pub(super) fn switched(
     response: Response<Incoming>,
-    sender: SendRequest<ClientBody>,
+    conn: HyperConn,
     authority: Authority,
 ) -> Result<Response<UpstreamBody>, SendError> {
     let (mut parts, body) = response.into_parts();
@@ -63,7 +61,7 @@ pub(super) fn switched(
         UpstreamBody::Hyper {
             body,
             ended: true,
-            sender,
+            conn,
             authority,
             keep_for: None,
         },
