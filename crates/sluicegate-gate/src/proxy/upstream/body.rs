@@ -79,8 +79,14 @@ impl UpstreamBody {
                 keep_for,
             } => {
                 if let Some(request) = request.filter(|r| !r.ended()) {
-                    // Rare (an early answer): a task of its own for it.
-                    tokio::spawn(close_when_stalled(request.clone(), conn.task, timeout));
+                    // Rare (an early answer): a task of its own for it; outside a runtime
+                    // (one shutting down) the connection goes at once.
+                    match tokio::runtime::Handle::try_current() {
+                        Ok(rt) => {
+                            drop(rt.spawn(close_when_stalled(request.clone(), conn.task, timeout)))
+                        }
+                        Err(_) => conn.task.abort(),
+                    }
                 } else if (ended || body.is_end_stream()) && !conn.sender.is_closed() {
                     super::with_idle(|idle| {
                         super::check_in(&mut idle.senders, authority, conn, keep_for);
