@@ -296,3 +296,39 @@ async fn an_upstream_that_answers_early_and_stops_reading_cannot_hold_the_connec
     let pool = gate.pool("default").await;
     assert_eq!(pool["in_flight"], 0, "{pool}");
 }
+
+/// Defect pinned: an upstream's `429` counted as a drop for an adaptive limit, so one
+/// client whose requests the upstream throttles (a per-client or per-key quota, what `429`
+/// says: "the user has sent too many requests", RFC 6585 §4) pulled the pool's limit down
+/// for every client: 20 connections of such requests took a `littles` limit from 41 to 1
+/// in 2 s, and the others queued behind it. A `429` says nothing about the upstream's load
+/// (a `503` does, RFC 9110 §15.6.4): now it is no sample, as an unreachable upstream.
+#[tokio::test]
+async fn an_upstreams_429_does_not_lower_an_adaptive_limit() {
+    let up = RawUpstream::start(Arc::new(|path: &str| match path {
+        "/quota" => (
+            b"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 5\r\n\r\nslow\n".to_vec(),
+            false,
+        ),
+        _ => (
+            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n".to_vec(),
+            false,
+        ),
+    }))
+    .await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"http://{}\"\n[pools.adaptive]\nalgorithm = \"aimd\"\ninitial = 40\n\n[[routes]]\npool = \"api\"\n",
+        up.addr
+    );
+    let path = support::write_config("upstream-429", &text);
+    let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    for i in 0..30 {
+        let r = support::get(gate.proxy, "/quota", &i.to_string()).await;
+        assert_eq!(r.status, 429, "relayed as the upstream's answer");
+    }
+    let pool = gate.pool("api").await;
+    assert!(
+        pool["limit"].as_u64().unwrap() >= 40,
+        "a client's quota lowered everyone's limit: {pool}"
+    );
+}
