@@ -128,6 +128,15 @@ def handle(c, path, h, rest, finish=lambda: None):
         c.sendall(b"HTTP/1.1 200 OK\r\nX-A: a\x00b\r\nContent-Length: 3\r\n\r\nok\n"); return
     if p == "/crlf-in-val":
         c.sendall(b"HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 3\r\n\r\nok\n"); return
+    if p == "/429":
+        c.sendall(b"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 5\r\n\r\nslow\n"); return
+    if p == "/close-later":
+        n = body_len(h) - len(rest)
+        while n > 0:
+            d = c.recv(65536)
+            if not d: return "close"
+            n -= len(d)
+        finish(); ok(c); time.sleep(0.1); return "close"
     if p == "/early-hold":
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n"); time.sleep(3600); return "close"
     if p == "/ws":
