@@ -332,3 +332,75 @@ async fn an_upstreams_429_does_not_lower_an_adaptive_limit() {
         "a client's quota lowered everyone's limit: {pool}"
     );
 }
+
+/// An upstream that answers every request `200` (declining any upgrade) on a kept-alive
+/// connection, and counts the connections it has open.
+async fn counting_upstream() -> (SocketAddr, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let open = Arc::new(AtomicUsize::new(0));
+    let count = open.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            count.fetch_add(1, SeqCst);
+            let count = count.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        buf.drain(..end + 4);
+                        if s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                            .await
+                            .is_err()
+                        {
+                            break;
+                        }
+                        continue;
+                    }
+                    match s.read(&mut chunk).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+                count.fetch_sub(1, SeqCst);
+            });
+        }
+    });
+    (addr, open)
+}
+
+/// Defect pinned: each WebSocket handshake goes on a new upstream connection, and one the
+/// upstream declined (an ordinary answer) went to the idle list, where hyper never found it
+/// ready again: it sat there unused until the 90 s idle sweep. One client sending handshake
+/// after handshake, never more than one at a time, made the gate hold an idle upstream
+/// connection for each (300 in a row: 300 open to the upstream), up to 1024 per worker
+/// thread — a load on upstreams that spend a thread or a process per connection, which the
+/// concurrency limit does not see. Now a declined handshake's connection is closed after
+/// its answer.
+#[tokio::test]
+async fn a_declined_upgrade_leaves_no_idle_upstream_connection_behind() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (up, open) = counting_upstream().await;
+    let gate = Gate::in_front_of(up, "1").await;
+    let mut s = TcpStream::connect(gate.proxy).await.unwrap();
+    for _ in 0..20 {
+        s.write_all(
+            b"GET /chat HTTP/1.1\r\nhost: gate.test\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n",
+        )
+        .await
+        .unwrap();
+        let (head, body) = read_answer(&mut s).await;
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert_eq!(body, b"ok");
+    }
+    support::eventually(
+        "the declined handshakes' upstream connections closed",
+        || {
+            let open = open.load(SeqCst);
+            async move { open <= 1 }
+        },
+    )
+    .await;
+}

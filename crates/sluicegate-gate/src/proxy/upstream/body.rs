@@ -87,7 +87,10 @@ impl UpstreamBody {
                         }
                         Err(_) => conn.task.abort(),
                     }
-                } else if (ended || body.is_end_stream()) && !conn.sender.is_closed() {
+                } else if conn.reusable
+                    && (ended || body.is_end_stream())
+                    && !conn.sender.is_closed()
+                {
                     super::with_idle(|idle| {
                         super::check_in(&mut idle.senders, authority, conn, keep_for);
                     });

@@ -117,6 +117,9 @@ pub(crate) struct HyperConn {
     /// Aborting it closes the connection: for one whose upstream answered and then stopped
     /// taking the rest of the request body ([`UpstreamBody::check_in`]).
     pub(crate) task: tokio::task::AbortHandle,
+    /// Whether it may go back to the idle list: not one made for a handshake (hyper never
+    /// finds one that can be upgraded ready again after an answer that declined).
+    pub(crate) reusable: bool,
 }
 
 /// Every thread's idle connections, for [`sweep`]; a thread that has ended leaves a dead
@@ -428,6 +431,7 @@ async fn handshake(authority: &Authority, upgrades: bool) -> Result<HyperConn, S
     Ok(HyperConn {
         sender,
         task: task.abort_handle(),
+        reusable: !upgrades,
     })
 }
 

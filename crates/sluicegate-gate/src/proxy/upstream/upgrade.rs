@@ -15,7 +15,9 @@ const NO_PROTOCOL: &str = "101 Switching Protocols without Upgrade";
 
 /// Sends the handshake `req` (its `Upgrade` and `Connection: upgrade` in place) on a new
 /// connection of its own. A `101` comes back as [`switched`] makes it; any other answer as
-/// an ordinary one, whose connection then goes back to the idle list like any other.
+/// an ordinary one, whose connection is then closed (hyper never finds a connection that
+/// can be upgraded ready for another request: kept idle, it would only hold the upstream's
+/// socket until the sweep).
 ///
 /// # Errors
 ///
