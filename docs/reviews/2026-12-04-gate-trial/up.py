@@ -128,6 +128,25 @@ def handle(c, path, h, rest, finish=lambda: None):
         c.sendall(b"HTTP/1.1 200 OK\r\nX-A: a\x00b\r\nContent-Length: 3\r\n\r\nok\n"); return
     if p == "/crlf-in-val":
         c.sendall(b"HTTP/1.1 200 OK\r\nX-A: a\rb\r\nContent-Length: 3\r\n\r\nok\n"); return
+    if p == "/cl-overflow":
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551616\r\n\r\nabc"); return "close"
+    if p == "/cl-neg":
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\nabc"); return "close"
+    if p == "/chunk-overflow":
+        c.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFF\r\nabc"); return "close"
+    if p == "/keepalive0":
+        c.sendall(b"HTTP/1.1 200 OK\r\nKeep-Alive: timeout=0\r\nContent-Length: 3\r\n\r\nok\n"); return
+    if p == "/early-drain":
+        c.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 5\r\n\r\nauth\n"); finish()
+        n = body_len(h) - len(rest)
+        while n > 0:
+            d = c.recv(65536)
+            if not d: return "close"
+            n -= len(d)
+        return
+    if p == "/big":
+        body = b"x" * 4000000
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)); finish(); c.sendall(body); return
     if p == "/429":
         c.sendall(b"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 5\r\n\r\nslow\n"); return
     if p == "/close-later":
