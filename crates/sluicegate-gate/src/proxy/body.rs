@@ -149,7 +149,13 @@ impl Body for PermitBody {
         match &frame {
             None => {
                 if let (Some(held), Some(inner)) = (self.held.take(), self.inner.take()) {
-                    read_to_the_end(held, self.outcome, inner);
+                    read_to_the_end(
+                        held,
+                        self.outcome,
+                        inner,
+                        self.client.as_ref(),
+                        self.deadline,
+                    );
                 }
             }
             Some(Err(_)) => self.release(Outcome::Ignored),
@@ -176,10 +182,16 @@ impl Drop for PermitBody {
         };
         if inner.is_end_stream() {
             // The usual end: hyper stops polling a body that says it has ended.
-            read_to_the_end(held, self.outcome, inner);
+            read_to_the_end(
+                held,
+                self.outcome,
+                inner,
+                self.client.as_ref(),
+                self.deadline,
+            );
             return;
         }
-        let (outcome, deadline) = (self.outcome, self.deadline);
+        let (outcome, deadline, client) = (self.outcome, self.deadline, self.client.take());
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -194,7 +206,7 @@ impl Drop for PermitBody {
             })
             .await;
             if drained == Ok(true) {
-                read_to_the_end(held, outcome, inner);
+                read_to_the_end(held, outcome, inner, client.as_ref(), deadline);
             } else {
                 held.finish(Outcome::Ignored);
             }
@@ -203,10 +215,17 @@ impl Drop for PermitBody {
 }
 
 /// The upstream has sent the whole body: its slot is free, and its connection can take
-/// another request.
-fn read_to_the_end(held: Held, outcome: Outcome, body: UpstreamBody) {
+/// another request once it has the whole request body (`request`), which it must take
+/// within `timeout` ([`UpstreamBody::check_in`]).
+fn read_to_the_end(
+    held: Held,
+    outcome: Outcome,
+    body: UpstreamBody,
+    request: Option<&Arc<Progress>>,
+    timeout: Duration,
+) {
     held.finish(outcome);
-    body.check_in();
+    body.check_in(request, timeout);
 }
 
 #[cfg(test)]

@@ -93,6 +93,8 @@ struct Sent {
     /// The waits for the client's bytes that have ended, added up.
     waited: Duration,
     fault: Option<ClientFault>,
+    /// The body has given its last frame to the upstream connection.
+    ended: bool,
 }
 
 impl Progress {
@@ -103,6 +105,7 @@ impl Progress {
             last: Instant::now(),
             waited: Duration::ZERO,
             fault: None,
+            ended: false,
         }))
     }
 
@@ -113,9 +116,9 @@ impl Progress {
         });
     }
 
-    /// The client's bytes moved (a frame, the end, or a failure): the upstream's clock runs
-    /// again from now.
-    pub(super) fn moved(&self, fault: Option<ClientFault>) {
+    /// The client's bytes moved (a frame, the end, or a failure; `ended` when the body has
+    /// nothing more to give): the upstream's clock runs again from now.
+    pub(super) fn moved(&self, fault: Option<ClientFault>, ended: bool) {
         let now = Instant::now();
         self.update(|s| {
             if let Some(since) = s.waiting.take() {
@@ -123,7 +126,14 @@ impl Progress {
             }
             s.last = now;
             s.fault = s.fault.or(fault);
+            s.ended |= ended || fault.is_some();
         });
+    }
+
+    /// Whether the body has been handed whole to the upstream connection, or failed (the
+    /// connection then ends by itself).
+    pub(super) fn ended(&self) -> bool {
+        self.update(|s| s.ended)
     }
 
     /// How long the upstream has waited for the client's bytes so far: the client's time,
@@ -164,6 +174,10 @@ impl ClientBody {
     /// Wraps `inner`; the exchange watches the returned progress.
     pub(super) fn new(inner: Incoming, timeout: Duration) -> (ClientBody, Arc<Progress>) {
         let progress = Arc::new(Progress::new());
+        if inner.is_end_stream() {
+            // Never polled (a handshake without a body): given whole from the start.
+            progress.update(|s| s.ended = true);
+        }
         let body = ClientBody {
             inner,
             progress: progress.clone(),
@@ -175,10 +189,13 @@ impl ClientBody {
     }
 
     /// The client's bytes moved (see [`Progress::moved`]).
-    fn moved(&mut self, fault: Option<ClientFault>) {
+    /// `last`: the frame given was the body's last one (trailers, or the end).
+    fn moved(&mut self, fault: Option<ClientFault>, last: bool) {
         self.waiting = false;
         self.stall.moved();
-        self.progress.moved(fault);
+        // hyper stops polling a body that says it has ended (a length's last bytes).
+        let ended = last || self.inner.is_end_stream();
+        self.progress.moved(fault, ended);
     }
 }
 
@@ -193,20 +210,24 @@ impl Body for ClientBody {
         match Pin::new(&mut self.inner).poll_frame(cx) {
             Poll::Ready(Some(Err(e))) => {
                 let fault = ClientFault::of(&e);
-                self.moved(Some(fault));
+                self.moved(Some(fault), true);
                 Poll::Ready(Some(Err(e.into())))
             }
             // hyper ends a body whose connection it dropped without a word: short of its
             // length, that is a client gone, never a whole body.
             Poll::Ready(None) if self.inner.size_hint().lower() > 0 => {
-                self.moved(Some(ClientFault::Gone));
+                self.moved(Some(ClientFault::Gone), true);
                 Poll::Ready(Some(Err(
                     "the client's body ended short of its length".into()
                 )))
             }
-            Poll::Ready(frame) => {
-                self.moved(None);
-                Poll::Ready(frame.map(|f| f.map_err(Into::into)))
+            Poll::Ready(None) => {
+                self.moved(None, true);
+                Poll::Ready(None)
+            }
+            Poll::Ready(Some(Ok(frame))) => {
+                self.moved(None, frame.is_trailers());
+                Poll::Ready(Some(Ok(frame)))
             }
             Poll::Pending => {
                 if !self.waiting {
@@ -215,7 +236,7 @@ impl Body for ClientBody {
                 }
                 let timeout = self.timeout;
                 ready!(self.stall.poll_expired(cx, timeout));
-                self.moved(Some(ClientFault::Stalled));
+                self.moved(Some(ClientFault::Stalled), true);
                 // At `debug`, as every single refusal: the refusal log (`408`,
                 // `client_body_timeout`) logs the first of a run and sums up the rest, and a
                 // line per stall here would undo that for clients that stall many at once.
@@ -252,13 +273,13 @@ mod tests {
         tokio::time::advance(ms(300)).await;
         body.waits(); // a second Pending in the same wait starts nothing new
         tokio::time::advance(ms(200)).await;
-        body.moved(None);
+        body.moved(None, false);
         tokio::time::advance(ms(40)).await;
         assert_eq!(body.client_time(), ms(500));
         body.waits();
         tokio::time::advance(ms(70)).await;
         assert_eq!(body.client_time(), ms(570), "a wait still going counts");
-        body.moved(None);
+        body.moved(None, false);
         tokio::time::advance(ms(1000)).await;
         assert_eq!(body.client_time(), ms(570));
     }

@@ -160,10 +160,12 @@ fn settle(
                 // Only a handshake for a tunnel gets one through (`upstream::relay`).
                 return Ok(tunnel::open(pool, response, held, tunnel));
             }
+            // An overloaded upstream's answers are drops. A `429` is no sample: it says a
+            // client sent too many (RFC 6585 §4), often a per-client quota, and one client
+            // must not pull every client's limit down with it.
             let sample = match response.status() {
-                StatusCode::SERVICE_UNAVAILABLE
-                | StatusCode::TOO_MANY_REQUESTS
-                | StatusCode::GATEWAY_TIMEOUT => Sample::Dropped,
+                StatusCode::SERVICE_UNAVAILABLE | StatusCode::GATEWAY_TIMEOUT => Sample::Dropped,
+                StatusCode::TOO_MANY_REQUESTS => Sample::Ignored,
                 _ => Sample::Success,
             };
             // A body the client abandons is read to its end (for one more upstream timeout
@@ -261,10 +263,10 @@ mod tests {
             poll_immediate(wait.as_mut()).await.is_none(),
             "the client's wait is not the upstream's"
         );
-        body.moved(None);
+        body.moved(None, false);
         tokio::time::advance(timeout - ms(1)).await;
         assert!(poll_immediate(wait.as_mut()).await.is_none());
-        body.moved(None);
+        body.moved(None, false);
         tokio::time::advance(timeout - ms(1)).await;
         assert!(
             poll_immediate(wait.as_mut()).await.is_none(),

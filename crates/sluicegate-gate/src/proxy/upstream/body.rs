@@ -2,6 +2,7 @@
 //! the idle connections once the body has been read to its end.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -9,9 +10,11 @@ use bytes::Bytes;
 use http::uri::Authority;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
-use hyper::client::conn::http1::SendRequest;
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
 
-use super::super::client_body::ClientBody;
+use super::super::client_body::Progress;
+use super::HyperConn;
 use super::decode::{Decoder, Step};
 use super::wire::{READ_SIZE, Wire, WireError};
 
@@ -37,7 +40,7 @@ pub(crate) enum UpstreamBody {
         /// Whether `body` has given its last frame, the end or the trailers (`Incoming`
         /// never says a chunked body has ended).
         ended: bool,
-        sender: SendRequest<ClientBody>,
+        conn: HyperConn,
         authority: Authority,
         /// How long the upstream keeps it idle, when it said.
         keep_for: Option<Duration>,
@@ -47,7 +50,13 @@ pub(crate) enum UpstreamBody {
 impl UpstreamBody {
     /// The connection goes back to this thread's idle list, if the body was read to its end
     /// and the upstream can take another request on it.
-    pub(crate) fn check_in(self) {
+    ///
+    /// An upstream that answered before it had the whole request body (`request`: how far
+    /// that came) still gets the rest on this connection, which is then no idle one: it is
+    /// closed once the upstream has taken nothing of the body for `timeout` (nginx's
+    /// `proxy_send_timeout`), so that an upstream that neither reads nor closes cannot hold
+    /// the connection, the client's connection and its body forever.
+    pub(crate) fn check_in(self, request: Option<&Arc<Progress>>, timeout: Duration) {
         match self {
             UpstreamBody::Wire {
                 wire,
@@ -65,16 +74,45 @@ impl UpstreamBody {
             UpstreamBody::Hyper {
                 body,
                 ended,
-                sender,
+                conn,
                 authority,
                 keep_for,
             } => {
-                if (ended || body.is_end_stream()) && !sender.is_closed() {
+                if let Some(request) = request.filter(|r| !r.ended()) {
+                    // Rare (an early answer): a task of its own for it; outside a runtime
+                    // (one shutting down) the connection goes at once.
+                    match tokio::runtime::Handle::try_current() {
+                        Ok(rt) => {
+                            drop(rt.spawn(close_when_stalled(request.clone(), conn.task, timeout)))
+                        }
+                        Err(_) => conn.task.abort(),
+                    }
+                } else if conn.reusable
+                    && (ended || body.is_end_stream())
+                    && !conn.sender.is_closed()
+                {
                     super::with_idle(|idle| {
-                        super::check_in(&mut idle.senders, authority, sender, keep_for);
+                        super::check_in(&mut idle.senders, authority, conn, keep_for);
                     });
                 }
             }
+        }
+    }
+}
+
+/// Closes a connection (aborts its task) once the upstream has taken nothing of the request
+/// body for `timeout`; done when the body has gone whole, or failed. While the connection
+/// waits for the client's bytes, the client's own `client_body_timeout` runs instead.
+async fn close_when_stalled(request: Arc<Progress>, task: AbortHandle, timeout: Duration) {
+    while !request.ended() && !task.is_finished() {
+        match request.upstream_deadline(timeout) {
+            Some(deadline) if deadline <= Instant::now() => {
+                tracing::debug!(after = ?timeout, "upstream answered and stopped taking the request body; closed");
+                task.abort();
+                return;
+            }
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => tokio::time::sleep(timeout).await,
         }
     }
 }

@@ -109,7 +109,19 @@ struct IdlePools {
     /// The gate's own connections.
     wires: IdleLists<Wire>,
     /// hyper's connections.
-    senders: IdleLists<SendRequest<ClientBody>>,
+    senders: IdleLists<HyperConn>,
+}
+
+/// One of hyper's client connections: the handle to send on, and the task that drives it.
+#[derive(Debug)]
+pub(crate) struct HyperConn {
+    pub(crate) sender: SendRequest<ClientBody>,
+    /// Aborting it closes the connection: for one whose upstream answered and then stopped
+    /// taking the rest of the request body ([`UpstreamBody::check_in`]).
+    pub(crate) task: tokio::task::AbortHandle,
+    /// Whether it may go back to the idle list: not one made for a handshake (hyper never
+    /// finds one that can be upgraded ready again after an answer that declined).
+    pub(crate) reusable: bool,
 }
 
 /// Every thread's idle connections, for [`sweep`]; a thread that has ended leaves a dead
@@ -209,7 +221,7 @@ pub(crate) fn sweep() {
     for pools in threads {
         let pools = &mut *lock(&pools);
         sweep_lists(&mut pools.wires, now, |w| w.is_usable(false));
-        sweep_lists(&mut pools.senders, now, |s| !s.is_closed());
+        sweep_lists(&mut pools.senders, now, |c| !c.sender.is_closed());
     }
 }
 
@@ -371,10 +383,10 @@ async fn send_hyper(
     mut req: Request<ClientBody>,
 ) -> Result<Response<UpstreamBody>, SendError> {
     let idle = with_idle(|idle| {
-        check_out(&mut idle.senders, &authority, |s| {
-            if s.is_closed() {
+        check_out(&mut idle.senders, &authority, |c| {
+            if c.sender.is_closed() {
                 Usable::Dead
-            } else if s.is_ready() {
+            } else if c.sender.is_ready() {
                 Usable::Yes
             } else {
                 Usable::Busy
@@ -382,9 +394,9 @@ async fn send_hyper(
         })
     })
     .flatten();
-    if let Some(mut sender) = idle {
-        match sender.try_send_request(req).await {
-            Ok(response) => return relay(response, sender, authority, false),
+    if let Some(mut conn) = idle {
+        match conn.sender.try_send_request(req).await {
+            Ok(response) => return relay(response, conn, authority, false),
             Err(mut e) => match e.take_message() {
                 // Never written: the connection closed as it was picked. A new one.
                 Some(r) => req = r,
@@ -392,9 +404,9 @@ async fn send_hyper(
             },
         }
     }
-    let mut sender = handshake(&authority, false).await?;
-    match sender.send_request(req).await {
-        Ok(response) => relay(response, sender, authority, false),
+    let mut conn = handshake(&authority, false).await?;
+    match conn.sender.send_request(req).await {
+        Ok(response) => relay(response, conn, authority, false),
         Err(e) => Err(SendError::Http(e)),
     }
 }
@@ -402,10 +414,7 @@ async fn send_hyper(
 /// A new hyper connection to `authority`, driven by a task of its own until the upstream
 /// closes it or every sender is gone; one that `upgrades` hands its socket over to the
 /// response of a `101` ([`hyper::upgrade::on`]).
-async fn handshake(
-    authority: &Authority,
-    upgrades: bool,
-) -> Result<SendRequest<ClientBody>, SendError> {
+async fn handshake(authority: &Authority, upgrades: bool) -> Result<HyperConn, SendError> {
     let (sender, connection) = http1::Builder::new()
         .writev(false)
         // The same limits as the gate's own path: 64 KiB of head, exact however it arrives
@@ -416,12 +425,16 @@ async fn handshake(
         .handshake(TokioIo::new(connect(authority).await?))
         .await
         .map_err(SendError::Http)?;
-    if upgrades {
-        tokio::spawn(drive(connection.with_upgrades()));
+    let task = if upgrades {
+        tokio::spawn(drive(connection.with_upgrades()))
     } else {
-        tokio::spawn(drive(connection));
-    }
-    Ok(sender)
+        tokio::spawn(drive(connection))
+    };
+    Ok(HyperConn {
+        sender,
+        task: task.abort_handle(),
+        reusable: !upgrades,
+    })
 }
 
 async fn drive(connection: impl Future<Output = Result<(), hyper::Error>>) {
@@ -435,17 +448,21 @@ async fn drive(connection: impl Future<Output = Result<(), hyper::Error>>) {
 /// as on the gate's own path.
 fn relay(
     response: Response<Incoming>,
-    sender: SendRequest<ClientBody>,
+    conn: HyperConn,
     authority: Authority,
     upgrade: bool,
 ) -> Result<Response<UpstreamBody>, SendError> {
     if response.status() == StatusCode::SWITCHING_PROTOCOLS {
         if upgrade {
-            return upgrade::switched(response, sender, authority);
+            return upgrade::switched(response, conn, authority);
         }
         return Err(SendError::Wire(WireError::Head(wire::UNASKED_UPGRADE)));
     }
     let (mut parts, body) = response.into_parts();
+    // The gate answers in its own version (RFC 9110 §6.2), as its own path does: an
+    // HTTP/1.0 upstream's `HTTP/1.0` would tell an HTTP/1.1 client that the connection ends
+    // with this answer (RFC 9112 §9.3). An HTTP/1.0 client's answer is made HTTP/1.0 later.
+    parts.version = http::Version::HTTP_11;
     let codings = parts
         .headers
         .get_all(TRANSFER_ENCODING)
@@ -485,7 +502,7 @@ fn relay(
         Response::from_parts(parts, body).map(|body| UpstreamBody::Hyper {
             body,
             ended: false,
-            sender,
+            conn,
             authority,
             keep_for,
         }),

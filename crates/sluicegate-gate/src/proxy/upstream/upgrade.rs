@@ -2,22 +2,22 @@
 //! new hyper connection that can be upgraded, never an idle one (its connection could not
 //! hand its socket over) and never the gate's own path.
 
+use super::super::client_body::ClientBody;
+use super::wire::WireError;
+use super::{HyperConn, SendError, UpstreamBody, handshake, relay};
 use http::header::{CONNECTION, HeaderValue, UPGRADE};
 use http::uri::Authority;
 use http::{Request, Response};
 use hyper::body::Incoming;
-use hyper::client::conn::http1::SendRequest;
-
-use super::super::client_body::ClientBody;
-use super::wire::WireError;
-use super::{SendError, UpstreamBody, handshake, relay};
 
 /// A `101` without an `Upgrade` naming the protocol switched to (RFC 9110 §15.2.2).
 const NO_PROTOCOL: &str = "101 Switching Protocols without Upgrade";
 
 /// Sends the handshake `req` (its `Upgrade` and `Connection: upgrade` in place) on a new
 /// connection of its own. A `101` comes back as [`switched`] makes it; any other answer as
-/// an ordinary one, whose connection then goes back to the idle list like any other.
+/// an ordinary one, whose connection is then closed (hyper never finds a connection that
+/// can be upgraded ready for another request: kept idle, it would only hold the upstream's
+/// socket until the sweep).
 ///
 /// # Errors
 ///
@@ -26,9 +26,9 @@ pub(super) async fn send(
     authority: Authority,
     req: Request<ClientBody>,
 ) -> Result<Response<UpstreamBody>, SendError> {
-    let mut sender = handshake(&authority, true).await?;
-    match sender.send_request(req).await {
-        Ok(response) => relay(response, sender, authority, true),
+    let mut conn = handshake(&authority, true).await?;
+    match conn.sender.send_request(req).await {
+        Ok(response) => relay(response, conn, authority, true),
         Err(e) => Err(SendError::Http(e)),
     }
 }
@@ -43,7 +43,7 @@ pub(super) async fn send(
 /// A `101` that names no protocol.
 pub(super) fn switched(
     response: Response<Incoming>,
-    sender: SendRequest<ClientBody>,
+    conn: HyperConn,
     authority: Authority,
 ) -> Result<Response<UpstreamBody>, SendError> {
     let (mut parts, body) = response.into_parts();
@@ -63,7 +63,7 @@ pub(super) fn switched(
         UpstreamBody::Hyper {
             body,
             ended: true,
-            sender,
+            conn,
             authority,
             keep_for: None,
         },
