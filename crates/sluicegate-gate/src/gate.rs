@@ -20,6 +20,11 @@ pub struct Gate {
     /// The config in force, admin changes included. Changes are made under this lock, one
     /// at a time; the proxy never takes it.
     config: Mutex<Config>,
+    /// Held across a whole reload (read, store connection, install): reloads run one at a
+    /// time, in the order they started (tokio's lock is fair), so a reload that read an older
+    /// file never installs it over one that read a newer file. SIGHUP and `POST /reload`
+    /// both reload through [`Gate::reload`].
+    reloads: tokio::sync::Mutex<()>,
     path: Option<PathBuf>,
     /// What the process started with and a reload cannot change.
     bound: Bound,
@@ -145,6 +150,7 @@ impl Gate {
             state: ArcSwap::from_pointee(state),
             bound: Bound::of(&config),
             config: Mutex::new(config),
+            reloads: tokio::sync::Mutex::new(()),
             path,
             draining: AtomicBool::new(false),
             unrouted: Default::default(),
@@ -209,6 +215,10 @@ impl Gate {
     /// second, the reload is refused and the config in force keeps its store. An unchanged
     /// store is kept (up or down).
     ///
+    /// Reloads run one at a time, whole (read, connection, install), in the order they
+    /// started: one that starts while another runs waits for it, then reads the file itself.
+    /// The last reload to start therefore installs the file as it was when it read it.
+    ///
     /// # Errors
     ///
     /// [`ChangeError::Draining`] once the drain has started; else, as
@@ -218,6 +228,7 @@ impl Gate {
     pub async fn reload(&self) -> Result<Vec<&'static str>, ChangeError> {
         // Checked again under the lock, after the store's connection.
         drop(self.change()?);
+        let _one_at_a_time = self.reloads.lock().await;
         let Some(path) = &self.path else {
             return Err(ChangeError::Invalid(
                 "no config file to reload (the gate runs from flags)".into(),
