@@ -166,11 +166,18 @@ impl Rng {
 struct Answers {
     ok: usize,
     refused: usize,
+    /// `503`s by the gate's reason (`x-sluicegate-reason`).
+    reasons: std::collections::BTreeMap<String, usize>,
     other: Vec<String>,
 }
 
 /// One client request: its status, or why it got no answer (10 s at most).
 async fn send(addr: SocketAddr, id: &str) -> Result<u16, String> {
+    send_why(addr, id).await.map(|(status, _)| status)
+}
+
+/// [`send`], with the gate's reason for a refusal.
+async fn send_why(addr: SocketAddr, id: &str) -> Result<(u16, String), String> {
     let req = Request::get("/work")
         .header("host", "gate.test")
         .header("x-id", id)
@@ -189,10 +196,16 @@ async fn send(addr: SocketAddr, id: &str) -> Result<u16, String> {
             .await
             .map_err(|e| format!("request: {e}"))?;
         let status = resp.status().as_u16();
+        let reason = resp
+            .headers()
+            .get("x-sluicegate-reason")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-")
+            .to_owned();
         http_body_util::BodyExt::collect(resp.into_body())
             .await
             .map_err(|e| format!("body: {e}"))?;
-        Ok(status)
+        Ok((status, reason))
     };
     tokio::time::timeout(Duration::from_secs(10), exchange)
         .await
@@ -203,14 +216,15 @@ async fn client(addr: SocketAddr, n: usize, stop: Arc<AtomicBool>) -> Answers {
     let mut answers = Answers::default();
     let mut i = 0;
     while !stop.load(SeqCst) {
-        match send(addr, &format!("c{n}-{i}")).await {
-            Ok(200) => answers.ok += 1,
-            Ok(503) => {
+        match send_why(addr, &format!("c{n}-{i}")).await {
+            Ok((200, _)) => answers.ok += 1,
+            Ok((503, why)) => {
                 answers.refused += 1;
+                *answers.reasons.entry(why).or_default() += 1;
                 // A closed pool answers at once: a pause so that refusals do not spin.
                 tokio::time::sleep(Duration::from_millis(2)).await;
             }
-            Ok(s) => answers.other.push(format!("status {s}")),
+            Ok((s, why)) => answers.other.push(format!("status {s} ({why})")),
             Err(e) => answers.other.push(e),
         }
         i += 1;
@@ -439,6 +453,9 @@ async fn control_calls_under_load_keep_the_limits_and_drain() {
         let a = c.await.expect("a client panicked");
         answers.ok += a.ok;
         answers.refused += a.refused;
+        for (why, n) in a.reasons {
+            *answers.reasons.entry(why).or_default() += n;
+        }
         answers.other.extend(a.other);
     }
     eventually("in_flight and queued back to 0", || async {
@@ -450,7 +467,7 @@ async fn control_calls_under_load_keep_the_limits_and_drain() {
     let peak = counted.peak.load(SeqCst);
     eprintln!(
         "control_races: {} admin calls ({} reloads ok, {} refused as changed while read, \
-         {} PUT answers showing another limit); clients: {} answered 200, {} answered 503; \
+         {} PUT answers showing another limit); clients: {} answered 200, {} answered 503 {:?}; \
          upstream peak {peak_phase_1} in phase 1, {peak} in all; hand-over: {over} arrivals \
          over 2 (highest {highest})",
         admin.calls,
@@ -459,6 +476,7 @@ async fn control_calls_under_load_keep_the_limits_and_drain() {
         admin.put_showed_another_limit,
         answers.ok,
         answers.refused,
+        answers.reasons,
     );
     assert!(
         admin.unexpected.is_empty(),
