@@ -566,6 +566,68 @@ mod tests {
         }
     }
 
+    /// Review 2026-12-04-control-races, case 3 (decided, documented in docs/gate.md): a
+    /// pool closed with `close` stays closed across reloads (and a rename) while the config
+    /// has it. A reload that removes it forgets that it was closed: added back by a later
+    /// reload, it starts open. It did only when the removed pool was idle by then; one
+    /// whose requests still ran was carried on by the new one, closed state and all, so
+    /// whether the pool came back closed hung on the timing of its last request.
+    #[tokio::test(start_paused = true)]
+    async fn a_closed_pool_removed_and_added_back_starts_open() {
+        for running in [false, true] {
+            let dir = std::env::temp_dir().join(format!(
+                "sluicegate-gate-closed-{running}-{}",
+                std::process::id()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("g.toml");
+            let write = |name: &str, port: u16| {
+                let text = format!(
+                    "[[pools]]\nname = \"{name}\"\nupstream = \"http://127.0.0.1:{port}\"\nmax_concurrency = 2\n\n[[routes]]\npool = \"{name}\"\n"
+                );
+                std::fs::write(&path, text).unwrap();
+            };
+            write("api", 9000);
+            let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+                .await
+                .unwrap();
+            let request = running.then(|| {
+                gate.state().pools[0]
+                    .limit
+                    .limiter()
+                    .try_acquire_owned()
+                    .unwrap()
+            });
+            gate.set_open("api", false).unwrap();
+            let closed = |gate: &Gate| {
+                gate.state()
+                    .pool("api")
+                    .unwrap()
+                    .limit
+                    .limiter()
+                    .is_closed()
+            };
+            assert!(closed(&gate));
+            gate.reload().await.unwrap();
+            assert!(closed(&gate), "a reload reopened a closed pool");
+            // Removed (another upstream: no rename), then added back.
+            write("other", 9001);
+            gate.reload().await.unwrap();
+            assert!(gate.state().pool("api").is_none());
+            write("api", 9000);
+            gate.reload().await.unwrap();
+            assert!(
+                !closed(&gate),
+                "added back closed (removed with a request running: {running})"
+            );
+            // Carried on all the same: its limit counts the request still running.
+            let in_flight = gate.state().pool("api").unwrap().counts().in_flight;
+            assert_eq!(in_flight, usize::from(running));
+            drop(request);
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
     /// Pins review 4's finding 3 at the state: after a reload, new connections take the
     /// file's `header_read_timeout`, `max_header_bytes` and `send_timeout`, the next
     /// shutdown its `grace_period`, and admin calls its token (they all kept the values read
