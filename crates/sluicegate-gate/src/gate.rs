@@ -281,6 +281,16 @@ impl Gate {
         // `drained` never sees a pool in neither.
         let mut leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
         let state = State::build(&new, Some(&self.state.load()), &leaving, store)?;
+        // A pool an earlier change removed is gone with its closed state, also when it is
+        // added back while its requests still run (carried on, so that its limit counts
+        // them): it starts open, as it does once they have ended. A rename within this
+        // change (carried on from the state in force) keeps it.
+        for p in &state.pools {
+            if leaving.iter().any(|l| Arc::ptr_eq(&l.stats, &p.stats)) {
+                p.closed_by_admin.store(false, Ordering::Relaxed);
+                p.apply_closed();
+            }
+        }
         let old = self.state.swap(Arc::new(state));
         let now = self.state.load();
         // A removed pool that a new one carries on (`State::build`) is counted and drained
