@@ -71,7 +71,8 @@ fn read_with(
             at: None,
             message: "the file changed while it was read (two reads differ): it may be \
                       half written. Write the new config to a file next to it and rename \
-                      that over it (`mv`, an atomic replace), then reload"
+                      that over it (`mv`, an atomic replace), then reload (a file replaced \
+                      that way just as it was read: reload again)"
                 .into(),
         });
     }
