@@ -305,3 +305,34 @@ async fn overlapping_reloads_apply_the_files_in_the_order_they_were_read() {
         "v1's store is in force, not v2's none"
     );
 }
+
+/// A reload waiting for another (now that reloads run one at a time) is still refused
+/// when the drain starts meanwhile, as is the one it waited for: the drain takes no change.
+#[tokio::test]
+async fn a_reload_that_waits_for_another_is_refused_once_the_drain_starts() {
+    let redis = support::RedisServer::start();
+    let path = support::write_config("overlap-drain", &overlap_text(None, 1));
+    let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+        .await
+        .unwrap();
+    support::rewrite(&path, &overlap_text(Some(&redis.url()), 2));
+    let mut a = Box::pin(gate.reload());
+    assert!(poll_once(&mut a).is_pending());
+    let mut b = Box::pin(gate.reload());
+    assert!(
+        poll_once(&mut b).is_pending(),
+        "reload B ran while reload A was under way"
+    );
+    gate.start_draining();
+    let (a, b) = tokio::join!(a, b);
+    for (name, r) in [("A", a), ("B", b)] {
+        let e = r.expect_err("a reload went through after the drain started");
+        assert!(
+            matches!(e, sluicegate_gate::gate::ChangeError::Draining),
+            "reload {name}: {e}"
+        );
+    }
+    let state = gate.state();
+    assert_eq!(state.pool("api").unwrap().limit.limiter().max(), 1);
+    assert!(state.store.is_none());
+}
