@@ -20,6 +20,11 @@ pub struct Gate {
     /// The config in force, admin changes included. Changes are made under this lock, one
     /// at a time; the proxy never takes it.
     config: Mutex<Config>,
+    /// Held across a whole reload (read, store connection, install): reloads run one at a
+    /// time, in the order they started (tokio's lock is fair), so a reload that read an older
+    /// file never installs it over one that read a newer file. SIGHUP and `POST /reload`
+    /// both reload through [`Gate::reload`].
+    reloads: tokio::sync::Mutex<()>,
     path: Option<PathBuf>,
     /// What the process started with and a reload cannot change.
     bound: Bound,
@@ -145,6 +150,7 @@ impl Gate {
             state: ArcSwap::from_pointee(state),
             bound: Bound::of(&config),
             config: Mutex::new(config),
+            reloads: tokio::sync::Mutex::new(()),
             path,
             draining: AtomicBool::new(false),
             unrouted: Default::default(),
@@ -209,6 +215,10 @@ impl Gate {
     /// second, the reload is refused and the config in force keeps its store. An unchanged
     /// store is kept (up or down).
     ///
+    /// Reloads run one at a time, whole (read, connection, install), in the order they
+    /// started: one that starts while another runs waits for it, then reads the file itself.
+    /// The last reload to start therefore installs the file as it was when it read it.
+    ///
     /// # Errors
     ///
     /// [`ChangeError::Draining`] once the drain has started; else, as
@@ -218,6 +228,7 @@ impl Gate {
     pub async fn reload(&self) -> Result<Vec<&'static str>, ChangeError> {
         // Checked again under the lock, after the store's connection.
         drop(self.change()?);
+        let _one_at_a_time = self.reloads.lock().await;
         let Some(path) = &self.path else {
             return Err(ChangeError::Invalid(
                 "no config file to reload (the gate runs from flags)".into(),
@@ -270,6 +281,16 @@ impl Gate {
         // `drained` never sees a pool in neither.
         let mut leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
         let state = State::build(&new, Some(&self.state.load()), &leaving, store)?;
+        // A pool an earlier change removed is gone with its closed state, also when it is
+        // added back while its requests still run (carried on, so that its limit counts
+        // them): it starts open, as it does once they have ended. A rename within this
+        // change (carried on from the state in force) keeps it.
+        for p in &state.pools {
+            if leaving.iter().any(|l| Arc::ptr_eq(&l.stats, &p.stats)) {
+                p.closed_by_admin.store(false, Ordering::Relaxed);
+                p.apply_closed();
+            }
+        }
         let old = self.state.swap(Arc::new(state));
         let now = self.state.load();
         // A removed pool that a new one carries on (`State::build`) is counted and drained
@@ -551,6 +572,68 @@ mod tests {
             );
             drop(running);
             assert!(drains(&gate).await, "{case}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    /// Review 2026-12-04-control-races, case 3 (decided, documented in docs/gate.md): a
+    /// pool closed with `close` stays closed across reloads (and a rename) while the config
+    /// has it. A reload that removes it forgets that it was closed: added back by a later
+    /// reload, it starts open. It did only when the removed pool was idle by then; one
+    /// whose requests still ran was carried on by the new one, closed state and all, so
+    /// whether the pool came back closed hung on the timing of its last request.
+    #[tokio::test(start_paused = true)]
+    async fn a_closed_pool_removed_and_added_back_starts_open() {
+        for running in [false, true] {
+            let dir = std::env::temp_dir().join(format!(
+                "sluicegate-gate-closed-{running}-{}",
+                std::process::id()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("g.toml");
+            let write = |name: &str, port: u16| {
+                let text = format!(
+                    "[[pools]]\nname = \"{name}\"\nupstream = \"http://127.0.0.1:{port}\"\nmax_concurrency = 2\n\n[[routes]]\npool = \"{name}\"\n"
+                );
+                std::fs::write(&path, text).unwrap();
+            };
+            write("api", 9000);
+            let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+                .await
+                .unwrap();
+            let request = running.then(|| {
+                gate.state().pools[0]
+                    .limit
+                    .limiter()
+                    .try_acquire_owned()
+                    .unwrap()
+            });
+            gate.set_open("api", false).unwrap();
+            let closed = |gate: &Gate| {
+                gate.state()
+                    .pool("api")
+                    .unwrap()
+                    .limit
+                    .limiter()
+                    .is_closed()
+            };
+            assert!(closed(&gate));
+            gate.reload().await.unwrap();
+            assert!(closed(&gate), "a reload reopened a closed pool");
+            // Removed (another upstream: no rename), then added back.
+            write("other", 9001);
+            gate.reload().await.unwrap();
+            assert!(gate.state().pool("api").is_none());
+            write("api", 9000);
+            gate.reload().await.unwrap();
+            assert!(
+                !closed(&gate),
+                "added back closed (removed with a request running: {running})"
+            );
+            // Carried on all the same: its limit counts the request still running.
+            let in_flight = gate.state().pool("api").unwrap().counts().in_flight;
+            assert_eq!(in_flight, usize::from(running));
+            drop(request);
             std::fs::remove_dir_all(&dir).unwrap();
         }
     }

@@ -14,6 +14,12 @@
 //!
 //! The store's Redis need not answer for either (the gate starts on a store that is down),
 //! so these tests need no Redis.
+//!
+//! Reloads that overlap: a reload whose `[store]` changes awaits the new Redis's answer, and
+//! another reload can start meanwhile. That test holds a real `redis-server`, so that the
+//! first reload's connection is pending when the second one runs.
+
+mod support;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -238,4 +244,95 @@ async fn a_refused_build_does_not_say_a_pool_carries_another_on() {
         said.contains("pool `b` carries on pool `a`"),
         "a build that went through does not say so:\n{said}"
     );
+}
+
+/// The config of `overlapping_reloads_apply_the_files_in_the_order_they_were_read`: pool
+/// `api` at `max`, with a `[store]` on `redis` when given.
+fn overlap_text(redis: Option<&str>, max: usize) -> String {
+    let store = redis.map_or(String::new(), |url| {
+        format!("[store]\nredis = \"{url}\"\ninstances = 1\n\n")
+    });
+    format!(
+        "{store}[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n\
+         max_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+    )
+}
+
+/// Defect pinned (review 2026-12-04-control-races, case 1): `Gate::reload` read the file and
+/// awaited a changed `[store]`'s connection before it took the config lock, so a reload B
+/// that started later (the file rewritten meanwhile) could install the newer file first and
+/// reload A then install the older one over it: both answered `reloaded`, and the file the
+/// operator last wrote was not in force.
+///
+/// A reads v1 (a new `[store]`: its connection to a real Redis is pending after one poll),
+/// the file becomes v2 (no store, so B has no `.await` of its own), B is polled, then both
+/// are driven to the end. Whole reloads now run one at a time in the order they started:
+/// B waits for A, and v2 is in force.
+#[tokio::test]
+async fn overlapping_reloads_apply_the_files_in_the_order_they_were_read() {
+    let redis = support::RedisServer::start();
+    let path = support::write_config("overlap", &overlap_text(None, 1));
+    let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+        .await
+        .unwrap();
+
+    support::rewrite(&path, &overlap_text(Some(&redis.url()), 2));
+    let mut a = Box::pin(gate.reload());
+    assert!(
+        poll_once(&mut a).is_pending(),
+        "reload A did not wait for the new store's answer"
+    );
+    support::rewrite(&path, &overlap_text(None, 3));
+    let mut b = Box::pin(gate.reload());
+    let b_first = poll_once(&mut b);
+    let b_was_first = b_first.is_ready();
+    let (a, b) = match b_first {
+        Poll::Ready(b) => (a.await, b),
+        Poll::Pending => tokio::join!(a, b),
+    };
+    assert_eq!(a.expect("reload A (v1) refused"), Vec::<&str>::new());
+    assert_eq!(b.expect("reload B (v2) refused"), Vec::<&str>::new());
+    let state = gate.state();
+    assert_eq!(
+        state.pool("api").unwrap().limit.limiter().max(),
+        3,
+        "the older file (v1, limit 2) is in force over the newer one (v2, limit 3); \
+         B finished on its first poll: {}",
+        b_was_first
+    );
+    assert!(
+        state.store.is_none(),
+        "v1's store is in force, not v2's none"
+    );
+}
+
+/// A reload waiting for another (now that reloads run one at a time) is still refused
+/// when the drain starts meanwhile, as is the one it waited for: the drain takes no change.
+#[tokio::test]
+async fn a_reload_that_waits_for_another_is_refused_once_the_drain_starts() {
+    let redis = support::RedisServer::start();
+    let path = support::write_config("overlap-drain", &overlap_text(None, 1));
+    let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+        .await
+        .unwrap();
+    support::rewrite(&path, &overlap_text(Some(&redis.url()), 2));
+    let mut a = Box::pin(gate.reload());
+    assert!(poll_once(&mut a).is_pending());
+    let mut b = Box::pin(gate.reload());
+    assert!(
+        poll_once(&mut b).is_pending(),
+        "reload B ran while reload A was under way"
+    );
+    gate.start_draining();
+    let (a, b) = tokio::join!(a, b);
+    for (name, r) in [("A", a), ("B", b)] {
+        let e = r.expect_err("a reload went through after the drain started");
+        assert!(
+            matches!(e, sluicegate_gate::gate::ChangeError::Draining),
+            "reload {name}: {e}"
+        );
+    }
+    let state = gate.state();
+    assert_eq!(state.pool("api").unwrap().limit.limiter().max(), 1);
+    assert!(state.store.is_none());
 }

@@ -37,19 +37,45 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Reads and checks the config file at `path`, and that the token and secret files it
-/// names (relative paths taken from the file's directory) can be read.
+/// names (relative paths taken from the file's directory) can be read. The file is read
+/// twice and refused when the two reads differ (a writer part-way through it).
 ///
 /// # Errors
 ///
 /// A [`ConfigError`] when the file cannot be read or the config cannot be used; for a
 /// token or secret file that cannot be read or is empty, located at its setting.
 pub fn read(path: &Path) -> Result<Config, ConfigError> {
+    read_with(path, |p| std::fs::read_to_string(p))
+}
+
+/// [`read`], with the file's text read by `read_text` (a test's seam: a file that changes
+/// between two reads).
+fn read_with(
+    path: &Path,
+    mut read_text: impl FnMut(&Path) -> std::io::Result<String>,
+) -> Result<Config, ConfigError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+    let cannot = |e: std::io::Error| ConfigError {
         file: file.clone(),
         at: None,
         message: format!("cannot read the config: {e}"),
-    })?;
+    };
+    // Read twice: a writer part-way through the file (truncated, then written in parts) can
+    // leave a part that is a config of its own. Two reads that differ catch a writer at
+    // work; one that paused between its writes looks like a finished file, which is why the
+    // message (and docs/gate.md) say to replace the file whole.
+    let text = read_text(path).map_err(cannot)?;
+    if read_text(path).map_err(cannot)? != text {
+        return Err(ConfigError {
+            file,
+            at: None,
+            message: "the file changed while it was read (two reads differ): it may be \
+                      half written. Write the new config to a file next to it and rename \
+                      that over it (`mv`, an atomic replace), then reload (a file replaced \
+                      that way just as it was read: reload again)"
+                .into(),
+        });
+    }
     let mut config = parse(&text, &file)?;
     // A relative path in the file is relative to the file, wherever the gate is started
     // from (a service manager starts it in `/`).
@@ -663,6 +689,30 @@ mod tests {
     use super::*;
 
     const MINIMAL: &str = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n";
+
+    /// Review 2026-12-04-control-races, case 5: a file read while its writer is part-way
+    /// through (truncated, the first part written) can be a valid config of its own, here
+    /// the pools without the route that uses the second one. The text changes between two
+    /// reads: refused, saying to write beside and rename.
+    #[test]
+    fn a_file_that_changes_while_it_is_read_is_refused() {
+        let whole = format!(
+            "{MINIMAL}\n[[pools]]\nname = \"b\"\nupstream = \"http://127.0.0.1:9001\"\n\
+             max_concurrency = 2\n\n[[routes]]\npath_prefix = \"/b/\"\npool = \"b\"\n"
+        );
+        let part = MINIMAL.to_owned();
+        parse(&part, "part.toml").expect("the part is a config of its own");
+        let mut reads = vec![part, whole.clone()].into_iter();
+        let path = Path::new("/nowhere/gate.toml");
+        let refused = read_with(path, |_| Ok(reads.next().unwrap_or_else(|| whole.clone())))
+            .expect_err("a file that changed between two reads was taken");
+        let said = refused.to_string();
+        assert!(said.contains("changed while it was read"), "{said}");
+        assert!(said.contains("rename"), "{said}");
+        // A file that stays the same is read as before.
+        let config = read_with(path, |_| Ok(whole.clone())).unwrap();
+        assert_eq!(config.pools.len(), 2);
+    }
 
     /// A newcomer's trial: `check` said `ok` for a pool whose upstream was the gate itself.
     #[test]
