@@ -112,16 +112,24 @@ impl State {
     ///
     /// [`Prepared::commit`]: crate::pool::Prepared::commit
     ///
+    /// `config` is held to the rules a config file is ([`config::validate`]) before
+    /// anything is built: a file and the quick form were checked when read, but a change
+    /// through the admin API (`PUT /pools/NAME/limits`) comes here without a file, and must
+    /// not make a config a file could not be (a `burst` without a `rate`, a global rate past
+    /// what Redis holds).
+    ///
     /// # Errors
     ///
-    /// A pool that cannot be built or a secret or token file that cannot be read, as text;
-    /// the pools in force are then untouched.
+    /// A config the file check refuses (its message, without a file name), a pool that
+    /// cannot be built or a secret or token file that cannot be read, as text; the pools in
+    /// force are then untouched.
     pub fn build(
         config: &Config,
         old: Option<&State>,
         leaving: &[Arc<Pool>],
         store: Option<&Store>,
     ) -> Result<State, String> {
+        config::validate(config, "").map_err(|e| e.message)?;
         // Secrets first: a failure must leave the live pools untouched.
         let bypass = bypass(&config.bypass)?;
         let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
