@@ -658,6 +658,33 @@ mod tests {
         assert_eq!(h[header::ACCEPT], "*/*");
     }
 
+    /// An absolute-form target's authority is routed on and forwarded as `Host`, so it is
+    /// held to what a `Host` is: `http://a:b/`, `http://[zz]/` and `http://[::1]x/` (which the
+    /// URI parser takes) get `400`, whatever the `Host` says.
+    #[test]
+    fn an_absolute_form_authority_is_held_to_what_a_host_is() {
+        let problem = |target: &str| {
+            host_problem(
+                &http::Request::get(target)
+                    .header("host", "fine.example")
+                    .body(())
+                    .unwrap(),
+            )
+        };
+        for target in ["http://a:b/", "http://[zz]/", "http://[::1]x/"] {
+            assert!(problem(target).is_some(), "{target}");
+        }
+        for target in [
+            "http://a.example:80/",
+            "http://[::1]:8080/x",
+            "http://[v1.x]/",
+            "http://127.0.0.1/",
+            "/origin",
+        ] {
+            assert_eq!(problem(target), None, "{target}");
+        }
+    }
+
     #[test]
     fn absolute_form_becomes_origin_form_and_names_the_host() {
         let up: UpstreamUrl = "http://127.0.0.1:9000".parse().unwrap();
