@@ -346,6 +346,14 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
                 .unwrap_or(Value::Null);
             axum::Json(p).into_response()
         }
+        Err(ChangeError::Invalid(why)) => {
+            // The file check's words (`State::build`), which may name a setting this call
+            // cannot change.
+            let what = format!(
+                "refused limits: {why}\n(`burst`, `scope`, `mode` and the other settings this call does not change are the config file's: change them there and POST /reload)\n"
+            );
+            (StatusCode::BAD_REQUEST, what).into_response()
+        }
         Err(e) => refused(&admin, e),
     }
 }

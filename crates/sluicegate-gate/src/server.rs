@@ -25,6 +25,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use crate::config::Config;
 use crate::gate::Gate;
@@ -452,6 +453,7 @@ async fn accept(
     graceful: Arc<Connections>,
     mut stop: watch::Receiver<bool>,
 ) {
+    let mut failures = AcceptFailures::default();
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
@@ -460,13 +462,11 @@ async fn accept(
         let (stream, peer) = match accepted {
             Ok(x) => x,
             Err(e) => {
-                // Out of file descriptors and the like: back off instead of spinning.
-                let why = crate::open_files::hint(&e);
-                tracing::warn!(error = %e, "accept failed{why}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                back_off(&mut failures, &e, "accept").await;
                 continue;
             }
         };
+        works_again(&mut failures, "accept");
         // An IPv4 client of a dual-stack (`[::]`) listener arrives as `::ffff:a.b.c.d`: seen
         // as the IPv4 address it is, by `trusted_cidrs`, the per-client rates and the
         // `X-Forwarded-For` / `Forwarded` headers alike.
@@ -521,6 +521,7 @@ async fn serve_admin(
     let connections = Connections::default();
     // Connections closed at the cap since the last one taken.
     let mut turned_away: u64 = 0;
+    let mut failures = AcceptFailures::default();
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
@@ -529,12 +530,11 @@ async fn serve_admin(
         let stream = match accepted {
             Ok((stream, _)) => stream,
             Err(e) => {
-                let why = crate::open_files::hint(&e);
-                tracing::warn!(error = %e, "admin accept failed{why}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                back_off(&mut failures, &e, "admin accept").await;
                 continue;
             }
         };
+        works_again(&mut failures, "admin accept");
         let (settings, cap) = gate.with_state(|s| (s.conn, s.admin_max_connections));
         if connections.open() >= cap {
             if turned_away == 0 {
@@ -636,5 +636,189 @@ impl Signals {
         }
         let _ = gate;
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// How long an accept loop waits after a failed accept, so that a listener out of open files
+/// (whose pending connection stays pending) does not spin.
+const BACK_OFF: Duration = Duration::from_millis(50);
+
+/// At most one log line about a listener's failing accepts per this long.
+const TELL_EVERY: Duration = Duration::from_secs(5);
+
+/// Failures of one listener's `accept`, told at a bounded pace: out of open files, every
+/// retry fails ([`BACK_OFF`] apart, twenty a second) for as long as it lasts, and a line
+/// for each drowned the log. The first failure is told at once; those within [`TELL_EVERY`]
+/// of a line are counted, and the next line (a failure, or an accept that works again)
+/// says how many there were.
+#[derive(Debug, Default)]
+struct AcceptFailures {
+    /// When a line was last written.
+    told_at: Option<Instant>,
+    /// Failures since then, not told yet.
+    untold: u64,
+}
+
+impl AcceptFailures {
+    /// One more failure, at `now`: the number to tell of now (this one and those not
+    /// told), or `None` while the last line is recent.
+    fn failed(&mut self, now: Instant) -> Option<u64> {
+        self.untold += 1;
+        self.tell(now)
+    }
+
+    /// An accept that worked, at `now` (read only when failures are left untold): the
+    /// number of failures to tell of, when it is time.
+    fn accepted(&mut self, now: impl FnOnce() -> Instant) -> Option<u64> {
+        if self.untold == 0 {
+            return None;
+        }
+        self.tell(now())
+    }
+
+    fn tell(&mut self, now: Instant) -> Option<u64> {
+        if self
+            .told_at
+            .is_some_and(|t| now.duration_since(t) < TELL_EVERY)
+        {
+            return None;
+        }
+        self.told_at = Some(now);
+        Some(std::mem::take(&mut self.untold))
+    }
+}
+
+/// After a failed accept: tells of it when it is time ([`AcceptFailures`]), then waits
+/// [`BACK_OFF`]. `what` names the listener's accept in the log (`accept`, `admin accept`).
+async fn back_off(failures: &mut AcceptFailures, e: &io::Error, what: &str) {
+    if let Some(n) = failures.failed(Instant::now()) {
+        let why = crate::open_files::hint(e);
+        if n == 1 {
+            tracing::warn!(
+                error = %e,
+                "{what} failed{why}; while it keeps failing, one line every {}s says how often",
+                TELL_EVERY.as_secs()
+            );
+        } else {
+            tracing::warn!(error = %e, "{what} failed {n} times since the last line{why}");
+        }
+    }
+    tokio::time::sleep(BACK_OFF).await;
+}
+
+/// After an accept that worked: tells of the failures not told yet, when it is time.
+fn works_again(failures: &mut AcceptFailures, what: &str) {
+    if let Some(n) = failures.accepted(Instant::now) {
+        tracing::info!("{what} works again: it failed {n} times since the last line");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::sync::Mutex;
+
+    /// The log lines written while `f` runs, on this thread.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Captured {
+        fn lines(&self) -> Vec<String> {
+            String::from_utf8_lossy(&self.0.lock().unwrap())
+                .lines()
+                .map(str::to_owned)
+                .collect()
+        }
+    }
+
+    fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        (captured, tracing::subscriber::set_default(subscriber))
+    }
+
+    /// The gate20 notes: out of open files, an accept loop wrote a warning every 50 ms (each
+    /// retry), 1200 lines a minute for as long as it lasted, drowning the rest of the log.
+    /// Now: the first failure at once, with what to do, then one line every 5 s at most
+    /// saying how many failed meanwhile, and one when accepting works again.
+    #[tokio::test(start_paused = true)]
+    async fn a_minute_out_of_open_files_is_a_dozen_log_lines_not_a_thousand() {
+        let (log, _guard) = capture();
+        let mut failures = AcceptFailures::default();
+        let emfile = io::Error::from_raw_os_error(libc::EMFILE);
+        let start = tokio::time::Instant::now();
+        let mut tries = 0u64;
+        while start.elapsed() < Duration::from_secs(60) {
+            back_off(&mut failures, &emfile, "accept").await;
+            tries += 1;
+        }
+        assert_eq!(tries, 1200);
+        let lines = log.lines();
+        assert!(
+            (12..=13).contains(&lines.len()),
+            "{} lines: {lines:#?}",
+            lines.len()
+        );
+        assert!(lines[0].contains("out of open files"), "{}", lines[0]);
+        // Every failure is in a line: the first alone, then how many since.
+        let counted: u64 = 1 + lines[1..]
+            .iter()
+            .map(|l| {
+                let n = l.split("failed ").nth(1).and_then(|r| r.split(' ').next());
+                n.and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or_else(|| panic!("no count in {l}"))
+            })
+            .sum::<u64>();
+        assert_eq!(counted + failures.untold, tries);
+        // Accepting again tells of the rest once it is time, once.
+        let before = lines.len();
+        tokio::time::advance(TELL_EVERY).await;
+        works_again(&mut failures, "accept");
+        works_again(&mut failures, "accept");
+        let lines = log.lines();
+        assert_eq!(lines.len(), before + 1, "{lines:#?}");
+        let last = lines.last().unwrap();
+        assert!(last.contains("accept works again"), "{last}");
+        assert_eq!(failures.untold, 0);
+    }
+
+    /// A listener that fails and works in turn (out of files, one freed, taken, out again)
+    /// is told of at the same pace, and a failure long after the last line is told at once.
+    #[test]
+    fn failures_between_accepts_are_told_at_the_same_pace() {
+        let t0 = Instant::now();
+        let mut f = AcceptFailures::default();
+        assert_eq!(
+            f.accepted(|| unreachable!("no clock read without failures")),
+            None
+        );
+        assert_eq!(f.failed(t0), Some(1));
+        let mut told = 0;
+        for i in 1..100u32 {
+            let now = t0 + BACK_OFF * i;
+            told += u32::from(f.failed(now).is_some());
+            told += u32::from(f.accepted(|| now).is_some());
+        }
+        // 5 s in all: one more line at most.
+        assert!(told <= 1, "{told}");
+        let later = t0 + Duration::from_secs(3600);
+        let untold = f.untold;
+        assert_eq!(f.failed(later), Some(untold + 1));
+        assert_eq!(f.untold, 0);
     }
 }

@@ -1,7 +1,7 @@
 //! What the proxy reads for every request: the routes, the pools they lead to and the
 //! bypass rules. One immutable value, swapped whole on reload.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -59,7 +59,7 @@ impl ConnSettings {
 
 #[derive(Debug)]
 struct Route {
-    host: Option<String>,
+    host: Option<Host<String>>,
     prefix: String,
     methods: Vec<Method>,
     pool: Arc<Pool>,
@@ -112,16 +112,24 @@ impl State {
     ///
     /// [`Prepared::commit`]: crate::pool::Prepared::commit
     ///
+    /// `config` is held to the rules a config file is ([`config::validate`]) before
+    /// anything is built: a file and the quick form were checked when read, but a change
+    /// through the admin API (`PUT /pools/NAME/limits`) comes here without a file, and must
+    /// not make a config a file could not be (a `burst` without a `rate`, a global rate past
+    /// what Redis holds).
+    ///
     /// # Errors
     ///
-    /// A pool that cannot be built or a secret or token file that cannot be read, as text;
-    /// the pools in force are then untouched.
+    /// A config the file check refuses (its message, without a file name), a pool that
+    /// cannot be built or a secret or token file that cannot be read, as text; the pools in
+    /// force are then untouched.
     pub fn build(
         config: &Config,
         old: Option<&State>,
         leaving: &[Arc<Pool>],
         store: Option<&Store>,
     ) -> Result<State, String> {
+        config::validate(config, "").map_err(|e| e.message)?;
         // Secrets first: a failure must leave the live pools untouched.
         let bypass = bypass(&config.bypass)?;
         let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
@@ -188,15 +196,20 @@ impl State {
     }
 
     /// The pool of the first route that `req`'s host and method and `path` (normal already)
-    /// match.
+    /// match. The host is the target's authority when the target has one (absolute form:
+    /// RFC 9112 §3.2.2 has the recipient ignore `Host` then, and the upstream gets the
+    /// authority as its `Host`), else the `Host` header; an IPv6 literal is compared as an
+    /// address, so that `[0:0::1]` is `[::1]`.
     pub fn route_path<B>(&self, req: &Request<B>, path: &str) -> Option<&Arc<Pool>> {
-        let host = req
-            .headers()
-            .get(http::header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .or_else(|| req.uri().host())
-            .map(host_name)
-            .filter(|h| !h.is_empty());
+        let host = match req.uri().host() {
+            Some(h) => Some(h),
+            None => req
+                .headers()
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok()),
+        }
+        .map(Host::of)
+        .filter(|h| !matches!(h, Host::Name("")));
         let path = match path {
             "*" if req.method() == Method::OPTIONS => "/",
             path => path,
@@ -205,12 +218,57 @@ impl State {
             .iter()
             .find(|r| {
                 r.host
-                    .as_deref()
-                    .is_none_or(|want| host.is_some_and(|h| h.eq_ignore_ascii_case(want)))
+                    .as_ref()
+                    .is_none_or(|want| host.as_ref().is_some_and(|h| want.matches(h)))
                     && path.starts_with(&r.prefix)
                     && (r.methods.is_empty() || r.methods.contains(req.method()))
             })
             .map(|r| &r.pool)
+    }
+}
+
+/// The host a `Host` value (or a route's `host`) names, as routes compare it: a name
+/// ([`host_name`]: no port, no trailing dot; compared ignoring ASCII case), or an IPv6
+/// literal's address, so that every spelling of it (`[::1]`, `[0:0::1]`, `[::0001]`, upper
+/// case hex) is one host. An IPv4 address needs nothing of the kind: the standard library
+/// reads only its dotted-decimal form (not `127.1` or `0177.0.0.1`) and writes it back
+/// the same, so it compares as a name. An `IPvFuture` literal (`[v1.x]`) is a name too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Host<S> {
+    Name(S),
+    Ip(Ipv6Addr),
+}
+
+impl<'a> Host<&'a str> {
+    /// What `host` (`uri-host[:port]`) names. Only a host in brackets is parsed: a name, the
+    /// usual case, costs what it did.
+    fn of(host: &'a str) -> Host<&'a str> {
+        if let Some(literal) = host.strip_prefix('[')
+            && let Some((inner, _)) = literal.split_once(']')
+            && let Ok(ip) = inner.parse()
+        {
+            return Host::Ip(ip);
+        }
+        Host::Name(host_name(host))
+    }
+
+    /// As a route keeps it: a name in lower case.
+    fn to_route(self) -> Host<String> {
+        match self {
+            Host::Name(n) => Host::Name(n.to_ascii_lowercase()),
+            Host::Ip(ip) => Host::Ip(ip),
+        }
+    }
+}
+
+impl Host<String> {
+    /// Whether a request for `host` is for this route's host.
+    fn matches(&self, host: &Host<&str>) -> bool {
+        match (self, host) {
+            (Host::Name(want), Host::Name(h)) => h.eq_ignore_ascii_case(want),
+            (Host::Ip(want), Host::Ip(ip)) => want == ip,
+            _ => false,
+        }
     }
 }
 
@@ -298,10 +356,7 @@ fn route(r: &config::Route, pools: &[Arc<Pool>]) -> Route {
         .cloned()
         .expect("the config check makes sure a route's pool exists");
     Route {
-        host: r
-            .host
-            .as_ref()
-            .map(|h| host_name(h.get_ref()).to_ascii_lowercase()),
+        host: r.host.as_ref().map(|h| Host::of(h.get_ref()).to_route()),
         prefix: r.path_prefix.get_ref().clone(),
         methods: r
             .methods
@@ -448,6 +503,44 @@ pool = "b"
             );
         }
         assert_eq!(route(&s, "GET", "/", Some(".")), None);
+    }
+
+    /// Trial of 4 Dec: `[0:0::1]` missed a route for `[::1]`. An IPv6 literal is its
+    /// address, in the request and in the route; a name never matches an address.
+    #[test]
+    fn an_ipv6_literal_matches_as_an_address_in_any_spelling() {
+        let text = "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:1\"\n\
+                    max_concurrency = 1\n[[routes]]\nhost = \"[0:0::1]\"\npool = \"a\"\n";
+        let s = State::build(&crate::config::parse(text, "t").unwrap(), None, &[], None).unwrap();
+        for host in ["[::1]", "[::0001]:80", "[0:0:0:0:0:0:0:1]", "[::0.0.0.1]"] {
+            assert_eq!(
+                route(&s, "GET", "/", Some(host)).as_deref(),
+                Some("a"),
+                "{host}"
+            );
+        }
+        for host in ["[::2]", "::1", "[::1", "localhost", "[v1.x]"] {
+            assert_eq!(route(&s, "GET", "/", Some(host)), None, "{host}");
+        }
+        assert_eq!(
+            route(&s, "GET", "http://[::1]:9/", Some("other")).as_deref(),
+            Some("a")
+        );
+    }
+
+    /// Trial of 4 Dec: an absolute-form target was routed on `Host`. Its authority wins
+    /// (RFC 9112 §3.2.2), as it is what the upstream gets.
+    #[test]
+    fn an_absolute_form_target_is_routed_on_its_authority_not_on_host() {
+        let s = state();
+        assert_eq!(
+            route(&s, "POST", "http://api.example/pay", Some("other")).as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            route(&s, "POST", "http://other/pay", Some("api.example")),
+            None
+        );
     }
 
     #[test]

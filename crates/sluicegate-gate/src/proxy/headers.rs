@@ -125,14 +125,19 @@ pub(super) fn remove_listed(headers: &mut HeaderMap, listed: &[HeaderValue]) {
 /// without a `Host` its authority would go upstream as one, credentials and all). `None`
 /// when fine.
 pub(super) fn host_problem<B>(req: &http::Request<B>) -> Option<&'static str> {
-    if req
-        .uri()
-        .authority()
-        .is_some_and(|a| a.as_str().contains('@'))
-    {
-        return Some(
-            "the request target names a user (user@host), which HTTP forbids: send the host alone\n",
-        );
+    if let Some(a) = req.uri().authority() {
+        if a.as_str().contains('@') {
+            return Some(
+                "the request target names a user (user@host), which HTTP forbids: send the host alone\n",
+            );
+        }
+        // The route is chosen on it and the upstream gets it as `Host`: held to what a
+        // `Host` is held to.
+        if !valid_host(a.as_str().as_bytes()) {
+            return Some(
+                "the request target's host is not a valid host[:port] (a name, an IPv4 address or an IPv6 address in brackets, then a port of digits)\n",
+            );
+        }
     }
     let mut hosts = req.headers().get_all(header::HOST).iter();
     match (hosts.next(), hosts.next()) {
@@ -217,8 +222,9 @@ fn ip_literal(inner: &[u8]) -> bool {
 }
 
 /// Turns the client's request head into the upstream's: origin-form URI, HTTP/1.1,
-/// hop-by-hop headers gone, and the client's `Host` kept (the one an absolute-form request
-/// named, else the upstream's own). Returns the `X-Forwarded-For` / `Forwarded` headers
+/// hop-by-hop headers gone, and the host the route was chosen on as `Host`: an
+/// absolute-form target's authority, else the client's `Host` as it came, else (HTTP/1.0
+/// without one) the upstream's own. Returns the `X-Forwarded-For` / `Forwarded` headers
 /// naming the client, for the connection to the upstream to add ([`Added`]).
 ///
 /// A handshake for a tunnel ([`asks_for_a_tunnel`]: `Connection: upgrade` and an `Upgrade`
@@ -244,11 +250,13 @@ pub(super) fn to_upstream(
     }
     strip_present(&mut parts.headers, present);
     let mut host = parts.headers.get(header::HOST).cloned();
-    if host.is_none()
-        && let Some(a) = parts.uri.authority()
+    if let Some(a) = parts.uri.authority()
         && let Ok(v) = HeaderValue::from_str(a.as_str())
     {
-        // Absolute-form requests: keep the host the client asked for.
+        // An absolute-form target: its authority is the host (RFC 9112 §3.2.2: `Host` is
+        // ignored then, and a proxy forwarding it replaces `Host` with the authority,
+        // §3.2.3), the one the route was chosen on (`State::route_path`). A URI's
+        // characters are all a header value's, and `host_problem` refused a userinfo.
         parts.headers.insert(header::HOST, v.clone());
         host = Some(v);
     }
@@ -650,6 +658,33 @@ mod tests {
         assert_eq!(h[header::ACCEPT], "*/*");
     }
 
+    /// An absolute-form target's authority is routed on and forwarded as `Host`, so it is
+    /// held to what a `Host` is: `http://a:b/`, `http://[zz]/` and `http://[::1]x/` (which the
+    /// URI parser takes) get `400`, whatever the `Host` says.
+    #[test]
+    fn an_absolute_form_authority_is_held_to_what_a_host_is() {
+        let problem = |target: &str| {
+            host_problem(
+                &http::Request::get(target)
+                    .header("host", "fine.example")
+                    .body(())
+                    .unwrap(),
+            )
+        };
+        for target in ["http://a:b/", "http://[zz]/", "http://[::1]x/"] {
+            assert!(problem(target).is_some(), "{target}");
+        }
+        for target in [
+            "http://a.example:80/",
+            "http://[::1]:8080/x",
+            "http://[v1.x]/",
+            "http://127.0.0.1/",
+            "/origin",
+        ] {
+            assert_eq!(problem(target), None, "{target}");
+        }
+    }
+
     #[test]
     fn absolute_form_becomes_origin_form_and_names_the_host() {
         let up: UpstreamUrl = "http://127.0.0.1:9000".parse().unwrap();
@@ -663,6 +698,22 @@ mod tests {
         to_upstream(&mut p, &up, &peer);
         assert_eq!(p.uri, "/x?y=1");
         assert_eq!(p.headers["host"], "api.example");
+
+        // A `Host` that differs is replaced by the authority (RFC 9112 §3.2.2–3.2.3): the
+        // route was chosen on the authority.
+        let mut p = parts(
+            http::Request::get("http://api.example:8080/x")
+                .header("host", "other")
+                .body(())
+                .unwrap(),
+        );
+        to_upstream(&mut p, &up, &peer);
+        assert_eq!(p.uri, "/x");
+        assert_eq!(p.headers["host"], "api.example:8080");
+        assert_eq!(
+            p.headers["forwarded"],
+            "for=10.0.0.7;host=\"api.example:8080\";proto=http"
+        );
 
         let mut p = parts(http::Request::get("/z").body(()).unwrap());
         p.version = Version::HTTP_10;
