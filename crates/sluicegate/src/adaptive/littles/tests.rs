@@ -1290,3 +1290,26 @@ fn littles_shallow_probe_that_reads_a_new_regime_calls_a_full_depth_one() {
         "probes after the drop at {at} ms: {after:?}"
     );
 }
+
+/// Pins the slow start's climb under a load below capacity (`cache_0.8x`: 20 workers, 0.8×
+/// their capacity, 16 permits out on average). At the starting limit of 20 a quarter of the
+/// requests found every permit taken (the Poisson peaks of the demand reach it), and the slow
+/// start grew on every bucket where a tenth did: 20 → 30 → 45, where a burst queued inside
+/// the resource, contention slowed it, and the limiter turned callers away (0.4–0.8 % of them
+/// over seeds 1–30) until the drain back to 19. When most requests find a permit free, demand
+/// is what binds, not the limit: the slow start grows only when nearly every request (90 %)
+/// found every permit taken, as the steering does.
+#[test]
+fn littles_slow_start_does_not_grow_when_demand_only_touches_the_limit() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let mut limit = l.limit();
+    for idx in 1..=20 {
+        limit = feed_touching(&mut l, idx, 100, 30, 20);
+    }
+    assert_eq!(limit, 20, "a quarter of the requests at the limit");
+    // Demand past the limit: nearly every request finds every permit taken, and it grows.
+    for idx in 21..=22 {
+        feed(&mut l, idx, 100, 20, FULL, Outcome::Success);
+    }
+    assert!(l.limit() > 20, "pinned: {}", l.limit());
+}
