@@ -802,7 +802,11 @@ impl LittlesLaw {
                 // Like after a probe: no early probe until the window is measured anew (it
                 // still holds the overshoot's inflated RTs, which set off a probe at once).
                 self.since_probe = 0;
-                let bdp = self.pass_rate(false) * min_rt.as_secs_f64();
+                // Never below the permits the window's unqueued buckets kept in service: min
+                // RT may be a censored mean (a two-speed service's first answers are its short
+                // ones), and a BDP on it drained 149 permits to 22 in front of 50 workers.
+                let bdp = (self.pass_rate(false) * min_rt.as_secs_f64())
+                    .max(self.served_unqueued(target));
                 (bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET).min(base)
             } else if held {
                 // Right after the drain, the last buckets still show the overshoot's queue,
@@ -961,6 +965,29 @@ impl LittlesLaw {
             self.start_probe(now, short_rt, limit, shallow.is_some());
         }
         self.probe_limit(now).unwrap_or(self.base)
+    }
+
+    /// The permits the window's buckets kept in service on average while nothing waited: the
+    /// RTs summed over the time they span (Little's law: in flight = rate × mean RT) of the
+    /// buckets outside probes whose own low RT reads less than `target` queued. A lower bound
+    /// on the knee that needs no min RT: where min RT is a censored mean (the short requests of
+    /// a two-speed service answer first) the BDP reads a fraction of it.
+    fn served_unqueued(&self, target: f64) -> f64 {
+        let Some(floor) = self.floor() else {
+            return 0.0;
+        };
+        let (rt, span) = self
+            .closed
+            .iter()
+            .filter(|b| !b.probed)
+            .filter(|b| {
+                b.low_rt()
+                    .is_some_and(|low| low.saturating_sub(floor).as_secs_f64() * b.rate() < target)
+            })
+            .fold((0.0, 0.0), |(r, s), b| {
+                (r + b.rt_sum.as_secs_f64(), s + b.span.as_secs_f64())
+            });
+        if span > 0.0 { rt / span } else { 0.0 }
     }
 
     /// A queue at the starting limit, measured from the first requests' low RT rather than

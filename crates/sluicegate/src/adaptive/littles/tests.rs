@@ -1313,3 +1313,50 @@ fn littles_slow_start_does_not_grow_when_demand_only_touches_the_limit() {
     }
     assert!(l.limit() > 20, "pinned: {}", l.limit());
 }
+
+/// Pins the slow start's drain on a censored min RT (`two_speeds_0.8x` seed 41: 90 % of the
+/// requests 10 ms, 10 % 500 ms). The first buckets see the short requests first and their mean
+/// RT stands in for min RT; the drain at the first queue went to that × the pass rate, 22
+/// permits for 50 workers that had served ~35 in flight with nothing waiting, and callers were
+/// turned away for two seconds. The drain now never goes below the permits the window's
+/// unqueued buckets kept in service (their RTs over their span, Little's law).
+#[test]
+fn littles_slow_start_drain_keeps_what_the_unqueued_buckets_served() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    // Bucket `idx`: 180 answers of `short` ms and 20 of 100 ms, each started with `out`
+    // permits out (`None`: every permit of the limit then).
+    let bucket = |l: &mut LittlesLaw, idx: u64, short: u64, out: Option<usize>| {
+        for (n, rt) in [(180, short), (20, 100)] {
+            for i in 0..n {
+                let end = idx * 100 * MS + (i * 100 * MS) / n;
+                let start = Nanos::new(end - rt * MS);
+                let in_flight = out.unwrap_or_else(|| l.limit());
+                l.on_sample(&Sample::success(
+                    start,
+                    Duration::from_millis(rt),
+                    in_flight,
+                ));
+            }
+        }
+    };
+    // Pinned at the starting limit, the short requests answer first: min RT 10 ms.
+    for idx in 1..=5 {
+        let out = l.limit();
+        feed(&mut l, idx, 200, 10, out, Outcome::Success);
+    }
+    // Demand below the limit, the slow requests answering too: 2000 answers a second at a
+    // mean of 19 ms (38 in flight), the low RT at the floor.
+    for idx in 6..=10 {
+        bucket(&mut l, idx, 10, Some(15));
+    }
+    assert_eq!(l.min_rt(), Some(Duration::from_millis(10)));
+    let before = l.limit();
+    // A surge pins the limit and queues inside: the low RT 30 ms over the 10 ms floor.
+    bucket(&mut l, 11, 30, None);
+    bucket(&mut l, 12, 30, None);
+    let after = l.limit();
+    // The BDP on min RT is 2000/s × 10 ms = 20 permits (a drain to 23); the window's
+    // unqueued buckets kept 20–38 in service (29 on average).
+    assert!(l.knee_found, "the first queue ends the slow start");
+    assert!(after >= 30, "{before} -> {after}");
+}
