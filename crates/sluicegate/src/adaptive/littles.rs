@@ -1102,11 +1102,15 @@ impl LittlesLaw {
     }
 
     /// The permits in service by Little's law on the queue (the limit less the queue the low
-    /// RTs read), where the probe's depth comes from them rather than the BDP: a probe has
-    /// measured the floor, the queue holds its set point (at most twice the target: a regime
-    /// that has not moved), the last shallow probe found nothing new, and the window's BDP
-    /// reads under [`CENSORED`] of them — min RT is a censored mean, and `probe_gain` × the BDP
-    /// would probe at half the limit (the clamp) where 15 % under the workers drains them.
+    /// RTs read), where the probe's depth comes from them rather than the BDP: the queue holds
+    /// its set point (at most twice the target: a regime that has not moved), the last shallow
+    /// probe found nothing new, and the window's BDP reads under [`CENSORED`] of them — min RT
+    /// is a censored mean, and `probe_gain` × the BDP would probe at half the limit (the clamp)
+    /// where 15 % under the workers drains them. Before any probe has measured too: min RT is
+    /// then the first buckets' mean RT, censored the same way (their short requests answer
+    /// first), and a first probe at half the limit under a load below capacity stalled behind
+    /// the slow requests of a surge while callers were turned away (`two_speeds_0.8x`,
+    /// twentieth round).
     fn in_service(
         &self,
         queue: Option<f64>,
@@ -1115,7 +1119,7 @@ impl LittlesLaw {
         faster: bool,
     ) -> Option<f64> {
         let q = queue.filter(|&q| q <= 2.0 * target)?;
-        if !self.probed || faster || self.probe_full {
+        if faster || self.probe_full {
             return None;
         }
         let in_service = (self.base as f64 - q).max(0.0);
