@@ -73,10 +73,6 @@ const FULL_PIPE_GROWTH: f64 = 1.25;
 /// the permits.
 const STEADY: f64 = 0.8;
 
-/// Share of a bucket's requests that found every permit taken for the slow start to grow:
-/// fewer, and demand only touched the limit now and then (a load below capacity).
-const STARTUP_PRESSED: f64 = 0.1;
-
 /// A probe's min RT within this factor of the last one's is the same regime; the spaced-out
 /// periodic probes also need the pass rate within it of the one before the last probe.
 const SAME_REGIME: std::ops::RangeInclusive<f64> = 0.8..=1.25;
@@ -162,7 +158,7 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   away leaves the same mean RT, full of the queue the old limit leaves inside). No growth
 ///   until the probe is done.
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
-///   while at least a tenth of the requests found every permit taken;
+///   while nearly every request (90 %) found every permit taken;
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
 ///   the slow start overshot by the buckets it took to see the queue), and is not cut again
 ///   until the queue estimate is taken from requests that started after the drain. Past the
@@ -779,12 +775,16 @@ impl LittlesLaw {
             let steering = q >= clear || self.probe.is_some();
             let next = if steering {
                 base + self.c.queue_gain * (target - q)
-            } else if b.pinned() || (!self.knee_found && b.pressed(STARTUP_PRESSED)) {
+            } else if b.pinned() {
                 (base * step).max(base + 1.0)
             } else {
                 // Some request found every permit taken, but most did not: demand only
                 // touched the limit, which is not what holds the pass rate back. Growing here
-                // lets the next burst of a load below capacity queue inside the resource.
+                // lets the next burst of a load below capacity queue inside the resource. The
+                // slow start too: at 0.8× the capacity of a pool the size of the starting
+                // limit a quarter of the requests find every permit taken, and growing on a
+                // tenth took 20 permits to 45–114 in front of 20 workers, where a burst
+                // queued inside and collapsed the resource (`cache_0.8x`, twentieth round).
                 base
             };
             // The steps are fractions of the limit, but at least a permit: the limit is
@@ -802,7 +802,11 @@ impl LittlesLaw {
                 // Like after a probe: no early probe until the window is measured anew (it
                 // still holds the overshoot's inflated RTs, which set off a probe at once).
                 self.since_probe = 0;
-                let bdp = self.pass_rate(false) * min_rt.as_secs_f64();
+                // Never below the permits the window's unqueued buckets kept in service: min
+                // RT may be a censored mean (a two-speed service's first answers are its short
+                // ones), and a BDP on it drained 149 permits to 22 in front of 50 workers.
+                let bdp = (self.pass_rate(false) * min_rt.as_secs_f64())
+                    .max(self.served_unqueued(target));
                 (bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET).min(base)
             } else if held {
                 // Right after the drain, the last buckets still show the overshoot's queue,
@@ -963,6 +967,29 @@ impl LittlesLaw {
         self.probe_limit(now).unwrap_or(self.base)
     }
 
+    /// The permits the window's buckets kept in service on average while nothing waited: the
+    /// RTs summed over the time they span (Little's law: in flight = rate × mean RT) of the
+    /// buckets outside probes whose own low RT reads less than `target` queued. A lower bound
+    /// on the knee that needs no min RT: where min RT is a censored mean (the short requests of
+    /// a two-speed service answer first) the BDP reads a fraction of it.
+    fn served_unqueued(&self, target: f64) -> f64 {
+        let Some(floor) = self.floor() else {
+            return 0.0;
+        };
+        let (rt, span) = self
+            .closed
+            .iter()
+            .filter(|b| !b.probed)
+            .filter(|b| {
+                b.low_rt()
+                    .is_some_and(|low| low.saturating_sub(floor).as_secs_f64() * b.rate() < target)
+            })
+            .fold((0.0, 0.0), |(r, s), b| {
+                (r + b.rt_sum.as_secs_f64(), s + b.span.as_secs_f64())
+            });
+        if span > 0.0 { rt / span } else { 0.0 }
+    }
+
     /// A queue at the starting limit, measured from the first requests' low RT rather than
     /// the buckets' alone: in front of a resource smaller than the limit every bucket is queued
     /// from the first request, their floor with them, and the estimate reads no queue. The
@@ -1075,11 +1102,15 @@ impl LittlesLaw {
     }
 
     /// The permits in service by Little's law on the queue (the limit less the queue the low
-    /// RTs read), where the probe's depth comes from them rather than the BDP: a probe has
-    /// measured the floor, the queue holds its set point (at most twice the target: a regime
-    /// that has not moved), the last shallow probe found nothing new, and the window's BDP
-    /// reads under [`CENSORED`] of them — min RT is a censored mean, and `probe_gain` × the BDP
-    /// would probe at half the limit (the clamp) where 15 % under the workers drains them.
+    /// RTs read), where the probe's depth comes from them rather than the BDP: the queue holds
+    /// its set point (at most twice the target: a regime that has not moved), the last shallow
+    /// probe found nothing new, and the window's BDP reads under [`CENSORED`] of them — min RT
+    /// is a censored mean, and `probe_gain` × the BDP would probe at half the limit (the clamp)
+    /// where 15 % under the workers drains them. Before any probe has measured too: min RT is
+    /// then the first buckets' mean RT, censored the same way (their short requests answer
+    /// first), and a first probe at half the limit under a load below capacity stalled behind
+    /// the slow requests of a surge while callers were turned away (`two_speeds_0.8x`,
+    /// twentieth round).
     fn in_service(
         &self,
         queue: Option<f64>,
@@ -1088,7 +1119,7 @@ impl LittlesLaw {
         faster: bool,
     ) -> Option<f64> {
         let q = queue.filter(|&q| q <= 2.0 * target)?;
-        if !self.probed || faster || self.probe_full {
+        if faster || self.probe_full {
             return None;
         }
         let in_service = (self.base as f64 - q).max(0.0);
