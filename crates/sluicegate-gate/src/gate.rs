@@ -271,6 +271,13 @@ impl Gate {
         Ok(restart)
     }
 
+    /// Takes the reloads' turn, as a reload under way holds it (one connecting a new store):
+    /// reloads that start meanwhile wait for it to be dropped.
+    #[cfg(test)]
+    pub(crate) async fn hold_reloads(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.reloads.lock().await
+    }
+
     fn install(
         &self,
         current: &mut Config,
