@@ -616,7 +616,8 @@ impl Signals {
     }
 
     /// Waits for the next SIGTERM or SIGINT. A SIGHUP meanwhile reloads `gate`'s config;
-    /// once the gate drains it is logged and ignored (the drain takes no changes).
+    /// once the gate drains it is logged and ignored (the drain takes no changes). A stop
+    /// that comes during a reload returns at once, the reload abandoned ([`until_stop`]).
     pub async fn stop(&mut self, gate: &Gate) {
         #[cfg(unix)]
         if let Some(s) = &mut self.unix {
@@ -655,20 +656,46 @@ impl Hear for UnixSignals {
 }
 
 /// Reloads `gate` on each reload heard, until a stop is heard.
+///
+/// A reload runs beside the signals, not in their place: a stop heard while it runs (it may
+/// wait for reloads that started before it, and a changed store's connection, a second
+/// each) returns at once and drops it. That is safe: a reload installs the new config in
+/// one step, under the config lock, after its last wait, so one dropped before then has
+/// changed nothing. A reload heard while one runs follows it (however many came, one: it
+/// reads the file as it is then).
 async fn until_stop(gate: &Gate, heard: &mut impl Hear) {
+    let mut again = false;
     loop {
-        match heard.next().await {
-            Heard::Stop(name) => {
-                tracing::info!("{name} received");
-                return;
+        if !std::mem::take(&mut again) {
+            match heard.next().await {
+                Heard::Stop(name) => {
+                    tracing::info!("{name} received");
+                    return;
+                }
+                Heard::Reload => {}
             }
-            Heard::Reload if gate.is_draining() => {
-                tracing::warn!(
-                    "SIGHUP ignored: the gate is draining and takes no changes until it exits"
-                );
-            }
-            Heard::Reload => {
-                let _ = crate::reload(gate).await;
+        }
+        if gate.is_draining() {
+            tracing::warn!(
+                "SIGHUP ignored: the gate is draining and takes no changes until it exits"
+            );
+            continue;
+        }
+        let reload = crate::reload(gate);
+        let mut reload = std::pin::pin!(reload);
+        loop {
+            tokio::select! {
+                biased;
+                h = heard.next() => match h {
+                    Heard::Stop(name) => {
+                        tracing::info!(
+                            "{name} received during a reload: the reload is abandoned, the config in force stays"
+                        );
+                        return;
+                    }
+                    Heard::Reload => again = true,
+                },
+                _ = &mut reload => break,
             }
         }
     }
