@@ -336,14 +336,10 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
         )
             .into_response();
     }
-    match admin.gate.set_limits(&name, &change) {
-        Ok(()) => {
+    // The answer is read as the change left the pool, before a later change can land.
+    match admin.gate.set_limits_and(&name, &change, pool_status) {
+        Ok(p) => {
             tracing::info!(pool = %name, ?change, "limits changed through the admin API");
-            let state = admin.gate.state();
-            let p = state
-                .pool(&name)
-                .map(|p| pool_status(p))
-                .unwrap_or(Value::Null);
             axum::Json(p).into_response()
         }
         Err(ChangeError::Invalid(why)) => {

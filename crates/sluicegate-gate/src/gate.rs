@@ -321,6 +321,22 @@ impl Gate {
     /// [`ChangeError::UnknownPool`], [`ChangeError::Invalid`] for a value the limiter
     /// cannot take, [`ChangeError::Draining`] once the drain has started.
     pub fn set_limits(&self, pool: &str, change: &LimitsChange) -> Result<(), ChangeError> {
+        self.set_limits_and(pool, change, |_| ())
+    }
+
+    /// [`set_limits`](Self::set_limits), then `answer` on the pool as the change left it,
+    /// before any later change can land (still under the config lock): what the admin API
+    /// answers is the state this change made. `answer` must not make a change itself.
+    ///
+    /// # Errors
+    ///
+    /// As [`set_limits`](Self::set_limits).
+    pub fn set_limits_and<R>(
+        &self,
+        pool: &str,
+        change: &LimitsChange,
+        answer: impl FnOnce(&Pool) -> R,
+    ) -> Result<R, ChangeError> {
         let mut current = self.change()?;
         let mut new = current.clone();
         let p = new
@@ -354,7 +370,12 @@ impl Gate {
         }
         let store = self.state().store.clone();
         self.install(&mut current, new, store.as_ref())
-            .map_err(ChangeError::Invalid)
+            .map_err(ChangeError::Invalid)?;
+        let now = self.state.load();
+        let p = now
+            .pool(pool)
+            .ok_or_else(|| ChangeError::UnknownPool(pool.to_owned()))?;
+        Ok(answer(p))
     }
 
     /// Closes (`open == false`) or opens a pool: a closed pool answers `503` at once and
