@@ -1392,6 +1392,36 @@ mod tests {
         );
     }
 
+    /// Defect pinned (gate22 item 3): the shadowing warning compared route hosts as
+    /// lower-case text, while routes match an IPv6 literal as an address (host21): a route
+    /// for `[0::1]` after one for `[::1]` is never reached, and was not warned of. Hosts
+    /// are compared as routes compare them, the same function; two addresses stay two hosts.
+    #[test]
+    fn a_route_shadowed_by_another_spelling_of_its_ipv6_host_is_warned_of() {
+        let routes = |first: &str, second: &str| {
+            format!(
+                "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:9001\"\nmax_concurrency = 1\n\
+                 [[pools]]\nname = \"b\"\nupstream = \"http://127.0.0.1:9002\"\nmax_concurrency = 1\n\
+                 [[routes]]\nhost = \"{first}\"\npool = \"a\"\n\
+                 [[routes]]\nhost = \"{second}\"\npool = \"b\"\n"
+            )
+        };
+        let shadowed = "route 2 (pool `b`) is never reached: route 1 (pool `a`) before it takes every request it would match";
+        for (first, second) in [
+            ("[::1]", "[0::1]"),
+            ("[::1]", "[0:0:0:0:0:0:0:1]"),
+            ("[2001:DB8::1]", "[2001:db8:0::0001]"),
+            ("Example.COM.", "example.com"),
+        ] {
+            let w = warnings(&parse(&routes(first, second), "g.toml").unwrap());
+            assert_eq!(w, [shadowed], "{first} then {second}");
+        }
+        for (first, second) in [("[::1]", "[::2]"), ("[::1]", "localhost")] {
+            let w = warnings(&parse(&routes(first, second), "g.toml").unwrap());
+            assert!(w.is_empty(), "{first} then {second}: {w:?}");
+        }
+    }
+
     #[test]
     fn line_col_counts_characters() {
         assert_eq!(line_col("ab\ncé\nx", 6), (2, 3));
