@@ -635,12 +635,11 @@ fn check_host(host: &str) -> Result<(), String> {
 /// Whether every request `later` matches is matched by `earlier` first: any host or the
 /// same, any method or a superset, and a prefix of its prefix.
 fn covers(earlier: &super::model::Route, later: &super::model::Route) -> bool {
-    // `example.com.` is `example.com` (`state::host_name`).
-    let host = |r: &super::model::Route| {
-        r.host.as_ref().map(|h| {
-            let h = h.get_ref();
-            h.strip_suffix('.').unwrap_or(h).to_ascii_lowercase()
-        })
+    // Hosts as routing compares them: `example.com.` is `example.com`, `[0::1]` is `[::1]`.
+    let same_host = match (&earlier.host, &later.host) {
+        (None, _) => true,
+        (Some(e), Some(l)) => crate::state::same_route_host(e.get_ref(), l.get_ref()),
+        (Some(_), None) => false,
     };
     let methods = |r: &super::model::Route| -> Vec<String> {
         r.methods
@@ -649,7 +648,7 @@ fn covers(earlier: &super::model::Route, later: &super::model::Route) -> bool {
             .collect()
     };
     let (em, lm) = (methods(earlier), methods(later));
-    (earlier.host.is_none() || host(earlier) == host(later))
+    same_host
         && (em.is_empty() || (!lm.is_empty() && lm.iter().all(|m| em.contains(m))))
         && later
             .path_prefix
