@@ -721,6 +721,59 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Defect pinned (gate22 item 4): the warning that the pools may hold more open files
+    /// than this process may open was written only at start, so a reload (or a limit
+    /// raised through the admin API) that took the need past the limit said nothing, and
+    /// the first sign was `Too many open files` under load. A change that raises the need
+    /// past the limit now warns the same way; one that does not raise it stays quiet.
+    #[tokio::test]
+    async fn a_change_that_needs_more_open_files_than_the_limit_allows_warns() {
+        let huge = sluicegate::concurrency::ConcurrencyLimiter::MAX_PERMITS;
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-nofile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        let write = |max: usize| {
+            let text = format!(
+                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+            );
+            std::fs::write(&path, text).unwrap();
+        };
+        write(huge);
+        let need = crate::open_files::needed_by(&config::read(&path).unwrap());
+        if crate::open_files::soft_limit().is_none_or(|soft| soft >= need) {
+            eprintln!("skipped: this process may open {need} files or more");
+            std::fs::remove_dir_all(&dir).unwrap();
+            return;
+        }
+        let (log, _guard) = crate::server::tests::capture();
+        let warned = || {
+            log.lines()
+                .iter()
+                .filter(|l| l.contains("open files at once"))
+                .count()
+        };
+        write(4);
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .unwrap();
+        write(huge);
+        gate.reload().await.unwrap();
+        assert_eq!(warned(), 1, "a reload past the limit: {:#?}", log.lines());
+        // The same need again, then a lower one: nothing new to say.
+        gate.reload().await.unwrap();
+        write(4);
+        gate.reload().await.unwrap();
+        assert_eq!(warned(), 1, "{:#?}", log.lines());
+        let raise = LimitsChange {
+            max_concurrency: Some(huge),
+            ..LimitsChange::default()
+        };
+        gate.set_limits("api", &raise).unwrap();
+        assert_eq!(warned(), 2, "a limit raised past it: {:#?}", log.lines());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Defect pinned: a reload compared the new file with the last one loaded, so a file
     /// edited back to the running `listen` was warned about as a change for the next restart.
     #[test]

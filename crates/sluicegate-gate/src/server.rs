@@ -776,14 +776,14 @@ fn works_again(failures: &mut AcceptFailures, what: &str) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     use std::sync::Mutex;
 
-    /// The log lines written while `f` runs, on this thread.
+    /// The log lines written while the guard of [`capture`] lives, on this thread.
     #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Captured(Arc<Mutex<Vec<u8>>>);
 
     impl io::Write for Captured {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -796,7 +796,7 @@ mod tests {
     }
 
     impl Captured {
-        fn lines(&self) -> Vec<String> {
+        pub(crate) fn lines(&self) -> Vec<String> {
             String::from_utf8_lossy(&self.0.lock().unwrap())
                 .lines()
                 .map(str::to_owned)
@@ -804,7 +804,7 @@ mod tests {
         }
     }
 
-    fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
+    pub(crate) fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
         let captured = Captured::default();
         let writer = captured.clone();
         let subscriber = tracing_subscriber::fmt()
