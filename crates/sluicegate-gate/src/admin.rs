@@ -473,6 +473,10 @@ mod tests {
     /// A body that arrives in time, in parts, is read whole: the change is made.
     #[tokio::test(start_paused = true)]
     async fn a_body_in_parts_within_the_timeout_is_read_whole() {
+        // Its change's log line is the one `a_limits_answer_is_the_state_this_change_made`
+        // acts on: written here without a subscriber, it could leave tracing's cached
+        // interest in that call site at "never" while that test sets up its own.
+        let (_log, _guard) = crate::server::tests::capture();
         let text = "header_read_timeout = \"2s\"\n[[pools]]\nname = \"api\"\n\
                     upstream = \"http://127.0.0.1:9\"\nmax_concurrency = 1\n\
                     [[routes]]\npool = \"api\"\n";

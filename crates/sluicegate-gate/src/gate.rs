@@ -310,6 +310,13 @@ impl Gate {
                 .cloned(),
         );
         leaving.retain(|p| !p.idle() && !carried(p));
+        // As at start: said when the change raises what the pools may hold past the
+        // limit (a sum over the pools, and the limit read only then); not again for a
+        // change that leaves it as it was.
+        let need = crate::open_files::needed_by(&new);
+        if need > crate::open_files::needed_by(current) {
+            crate::open_files::warn_if_low(need, "the pools' limits and queues after this change");
+        }
         *current = new;
         Ok(())
     }
