@@ -617,7 +617,8 @@ impl Signals {
 
     /// Waits for the next SIGTERM or SIGINT. A SIGHUP meanwhile reloads `gate`'s config;
     /// once the gate drains it is logged and ignored (the drain takes no changes). A stop
-    /// that comes during a reload returns at once, the reload abandoned ([`until_stop`]).
+    /// that comes during a reload returns at once, the reload abandoned before it installs
+    /// anything (a reload installs in one step, at its end).
     pub async fn stop(&mut self, gate: &Gate) {
         #[cfg(unix)]
         if let Some(s) = &mut self.unix {
