@@ -338,7 +338,7 @@ impl Gate {
     /// # Errors
     ///
     /// As [`set_limits`](Self::set_limits).
-    pub fn set_limits_and<R>(
+    pub(crate) fn set_limits_and<R>(
         &self,
         pool: &str,
         change: &LimitsChange,
