@@ -336,14 +336,10 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
         )
             .into_response();
     }
-    match admin.gate.set_limits(&name, &change) {
-        Ok(()) => {
+    // The answer is read as the change left the pool, before a later change can land.
+    match admin.gate.set_limits_and(&name, &change, pool_status) {
+        Ok(p) => {
             tracing::info!(pool = %name, ?change, "limits changed through the admin API");
-            let state = admin.gate.state();
-            let p = state
-                .pool(&name)
-                .map(|p| pool_status(p))
-                .unwrap_or(Value::Null);
             axum::Json(p).into_response()
         }
         Err(ChangeError::Invalid(why)) => {
@@ -477,6 +473,10 @@ mod tests {
     /// A body that arrives in time, in parts, is read whole: the change is made.
     #[tokio::test(start_paused = true)]
     async fn a_body_in_parts_within_the_timeout_is_read_whole() {
+        // Its change's log line is the one `a_limits_answer_is_the_state_this_change_made`
+        // acts on: written here without a subscriber, it could leave tracing's cached
+        // interest in that call site at "never" while that test sets up its own.
+        let (_log, _guard) = crate::server::tests::capture();
         let text = "header_read_timeout = \"2s\"\n[[pools]]\nname = \"api\"\n\
                     upstream = \"http://127.0.0.1:9\"\nmax_concurrency = 1\n\
                     [[routes]]\npool = \"api\"\n";
@@ -500,5 +500,92 @@ mod tests {
         client.read_to_end(&mut out).await.unwrap();
         let out = String::from_utf8_lossy(&out);
         assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    }
+
+    /// A layer that, at the first log line the admin API writes about a limits change, makes
+    /// another change (`max_concurrency` 7, `max_queue` 16): a change that lands right after
+    /// the call's own.
+    struct ChangeAfter {
+        gate: Arc<Gate>,
+        done: std::sync::atomic::AtomicBool,
+    }
+
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ChangeAfter {
+        fn on_event(
+            &self,
+            event: &tracing::Event<'_>,
+            _: tracing_subscriber::layer::Context<'_, S>,
+        ) {
+            struct Message(String);
+            impl tracing::field::Visit for Message {
+                fn record_debug(
+                    &mut self,
+                    field: &tracing::field::Field,
+                    value: &dyn std::fmt::Debug,
+                ) {
+                    if field.name() == "message" {
+                        self.0 = format!("{value:?}");
+                    }
+                }
+            }
+            let mut message = Message(String::new());
+            event.record(&mut message);
+            if message.0.contains("limits changed through the admin API")
+                && !self.done.swap(true, std::sync::atomic::Ordering::Relaxed)
+            {
+                let later = LimitsChange {
+                    max_concurrency: Some(7),
+                    max_queue: Some(16),
+                    ..LimitsChange::default()
+                };
+                self.gate.set_limits("api", &later).unwrap();
+            }
+        }
+    }
+
+    /// Defect pinned (gate22 item 2): `PUT /pools/NAME/limits` answered the pool's status
+    /// read after the change had released the config lock, so a change that landed in
+    /// between (another admin call, a reload) showed in this call's answer as if this call
+    /// had made it. The answer is now the state this change installed. The later change is
+    /// made at the call's own log line (after its change, before its answer was read).
+    #[tokio::test]
+    async fn a_limits_answer_is_the_state_this_change_made() {
+        use tracing_subscriber::layer::SubscriberExt;
+        let text = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n\
+                    max_concurrency = 1\nmax_queue = 4\n[[routes]]\npool = \"api\"\n";
+        let config = crate::config::parse(text, "t").unwrap();
+        let gate = Arc::new(Gate::new(config, None).await.unwrap());
+        let later = ChangeAfter {
+            gate: gate.clone(),
+            done: Default::default(),
+        };
+        let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(later));
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        let service = hyper_util::service::TowerToHyperService::new(router(gate.clone()));
+        tokio::spawn(
+            hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(server), service),
+        );
+        let body = br#"{"max_concurrency": 3, "max_queue": 8}"#;
+        let head = format!(
+            "PUT /pools/api/limits HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\
+             content-length: {}\r\n\r\n",
+            body.len()
+        );
+        client.write_all(head.as_bytes()).await.unwrap();
+        client.write_all(body).await.unwrap();
+        let mut out = Vec::new();
+        client.read_to_end(&mut out).await.unwrap();
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+        let answer: Value = serde_json::from_str(out.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        // The later change happened, after this one.
+        let now = gate.state();
+        assert_eq!(now.pool("api").unwrap().limit.limiter().max(), 7);
+        assert_eq!(
+            (answer["limit"].as_u64(), answer["max_queue"].as_u64()),
+            (Some(3), Some(8)),
+            "the answer shows a later change: {answer}"
+        );
     }
 }

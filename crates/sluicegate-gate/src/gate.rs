@@ -271,6 +271,13 @@ impl Gate {
         Ok(restart)
     }
 
+    /// Takes the reloads' turn, as a reload under way holds it (one connecting a new store):
+    /// reloads that start meanwhile wait for it to be dropped.
+    #[cfg(test)]
+    pub(crate) async fn hold_reloads(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.reloads.lock().await
+    }
+
     fn install(
         &self,
         current: &mut Config,
@@ -303,6 +310,13 @@ impl Gate {
                 .cloned(),
         );
         leaving.retain(|p| !p.idle() && !carried(p));
+        // As at start: said when the change raises what the pools may hold past the
+        // limit (a sum over the pools, and the limit read only then); not again for a
+        // change that leaves it as it was.
+        let need = crate::open_files::needed_by(&new);
+        if need > crate::open_files::needed_by(current) {
+            crate::open_files::warn_if_low(need, "the pools' limits and queues after this change");
+        }
         *current = new;
         Ok(())
     }
@@ -314,6 +328,22 @@ impl Gate {
     /// [`ChangeError::UnknownPool`], [`ChangeError::Invalid`] for a value the limiter
     /// cannot take, [`ChangeError::Draining`] once the drain has started.
     pub fn set_limits(&self, pool: &str, change: &LimitsChange) -> Result<(), ChangeError> {
+        self.set_limits_and(pool, change, |_| ())
+    }
+
+    /// [`set_limits`](Self::set_limits), then `answer` on the pool as the change left it,
+    /// before any later change can land (still under the config lock): what the admin API
+    /// answers is the state this change made. `answer` must not make a change itself.
+    ///
+    /// # Errors
+    ///
+    /// As [`set_limits`](Self::set_limits).
+    pub(crate) fn set_limits_and<R>(
+        &self,
+        pool: &str,
+        change: &LimitsChange,
+        answer: impl FnOnce(&Pool) -> R,
+    ) -> Result<R, ChangeError> {
         let mut current = self.change()?;
         let mut new = current.clone();
         let p = new
@@ -347,7 +377,12 @@ impl Gate {
         }
         let store = self.state().store.clone();
         self.install(&mut current, new, store.as_ref())
-            .map_err(ChangeError::Invalid)
+            .map_err(ChangeError::Invalid)?;
+        let now = self.state.load();
+        let p = now
+            .pool(pool)
+            .ok_or_else(|| ChangeError::UnknownPool(pool.to_owned()))?;
+        Ok(answer(p))
     }
 
     /// Closes (`open == false`) or opens a pool: a closed pool answers `503` at once and
@@ -690,6 +725,59 @@ mod tests {
         let refused = gate.reload().await.unwrap_err().to_string();
         assert!(refused.contains("keep the token until then"), "{refused}");
         assert_eq!(gate.state().admin_token.as_deref(), Some(&b"two"[..]));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Defect pinned (gate22 item 4): the warning that the pools may hold more open files
+    /// than this process may open was written only at start, so a reload (or a limit
+    /// raised through the admin API) that took the need past the limit said nothing, and
+    /// the first sign was `Too many open files` under load. A change that raises the need
+    /// past the limit now warns the same way; one that does not raise it stays quiet.
+    #[tokio::test]
+    async fn a_change_that_needs_more_open_files_than_the_limit_allows_warns() {
+        let huge = sluicegate::concurrency::ConcurrencyLimiter::MAX_PERMITS;
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-nofile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        let write = |max: usize| {
+            let text = format!(
+                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+            );
+            std::fs::write(&path, text).unwrap();
+        };
+        write(huge);
+        let need = crate::open_files::needed_by(&config::read(&path).unwrap());
+        if crate::open_files::soft_limit().is_none_or(|soft| soft >= need) {
+            eprintln!("skipped: this process may open {need} files or more");
+            std::fs::remove_dir_all(&dir).unwrap();
+            return;
+        }
+        let (log, _guard) = crate::server::tests::capture();
+        let warned = || {
+            log.lines()
+                .iter()
+                .filter(|l| l.contains("open files at once"))
+                .count()
+        };
+        write(4);
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .unwrap();
+        write(huge);
+        gate.reload().await.unwrap();
+        assert_eq!(warned(), 1, "a reload past the limit: {:#?}", log.lines());
+        // The same need again, then a lower one: nothing new to say.
+        gate.reload().await.unwrap();
+        write(4);
+        gate.reload().await.unwrap();
+        assert_eq!(warned(), 1, "{:#?}", log.lines());
+        let raise = LimitsChange {
+            max_concurrency: Some(huge),
+            ..LimitsChange::default()
+        };
+        gate.set_limits("api", &raise).unwrap();
+        assert_eq!(warned(), 2, "a limit raised past it: {:#?}", log.lines());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -616,26 +616,89 @@ impl Signals {
     }
 
     /// Waits for the next SIGTERM or SIGINT. A SIGHUP meanwhile reloads `gate`'s config;
-    /// once the gate drains it is logged and ignored (the drain takes no changes).
+    /// once the gate drains it is logged and ignored (the drain takes no changes). A stop
+    /// that comes during a reload returns at once, the reload abandoned before it installs
+    /// anything (a reload installs in one step, at its end).
     pub async fn stop(&mut self, gate: &Gate) {
         #[cfg(unix)]
         if let Some(s) = &mut self.unix {
-            loop {
-                tokio::select! {
-                    _ = s.hup.recv() => {
-                        if gate.is_draining() {
-                            tracing::warn!("SIGHUP ignored: the gate is draining and takes no changes until it exits");
-                        } else {
-                            let _ = crate::reload(gate).await;
-                        }
-                    }
-                    _ = s.term.recv() => { tracing::info!("SIGTERM received"); return; }
-                    _ = s.int.recv() => { tracing::info!("SIGINT received"); return; }
-                }
-            }
+            return until_stop(gate, s).await;
         }
         let _ = gate;
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// What the signal loop hears: a reload (SIGHUP) or a stop (SIGTERM, SIGINT, named for
+/// the log).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Heard {
+    Reload,
+    Stop(&'static str),
+}
+
+/// Where the signal loop hears from: the process's signals, or a test's script.
+trait Hear {
+    /// The next signal; a stop first when both have come.
+    async fn next(&mut self) -> Heard;
+}
+
+#[cfg(unix)]
+impl Hear for UnixSignals {
+    async fn next(&mut self) -> Heard {
+        tokio::select! {
+            biased;
+            Some(()) = self.term.recv() => Heard::Stop("SIGTERM"),
+            Some(()) = self.int.recv() => Heard::Stop("SIGINT"),
+            Some(()) = self.hup.recv() => Heard::Reload,
+            else => std::future::pending().await,
+        }
+    }
+}
+
+/// Reloads `gate` on each reload heard, until a stop is heard.
+///
+/// A reload runs beside the signals, not in their place: a stop heard while it runs (it may
+/// wait for reloads that started before it, and a changed store's connection, a second
+/// each) returns at once and drops it. That is safe: a reload installs the new config in
+/// one step, under the config lock, after its last wait, so one dropped before then has
+/// changed nothing. A reload heard while one runs follows it (however many came, one: it
+/// reads the file as it is then).
+async fn until_stop(gate: &Gate, heard: &mut impl Hear) {
+    let mut again = false;
+    loop {
+        if !std::mem::take(&mut again) {
+            match heard.next().await {
+                Heard::Stop(name) => {
+                    tracing::info!("{name} received");
+                    return;
+                }
+                Heard::Reload => {}
+            }
+        }
+        if gate.is_draining() {
+            tracing::warn!(
+                "SIGHUP ignored: the gate is draining and takes no changes until it exits"
+            );
+            continue;
+        }
+        let reload = crate::reload(gate);
+        let mut reload = std::pin::pin!(reload);
+        loop {
+            tokio::select! {
+                biased;
+                h = heard.next() => match h {
+                    Heard::Stop(name) => {
+                        tracing::info!(
+                            "{name} received during a reload: the reload is abandoned, the config in force stays"
+                        );
+                        return;
+                    }
+                    Heard::Reload => again = true,
+                },
+                _ = &mut reload => break,
+            }
+        }
     }
 }
 
@@ -714,14 +777,14 @@ fn works_again(failures: &mut AcceptFailures, what: &str) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     use std::sync::Mutex;
 
-    /// The log lines written while `f` runs, on this thread.
+    /// The log lines written while the guard of [`capture`] lives, on this thread.
     #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Captured(Arc<Mutex<Vec<u8>>>);
 
     impl io::Write for Captured {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -734,7 +797,7 @@ mod tests {
     }
 
     impl Captured {
-        fn lines(&self) -> Vec<String> {
+        pub(crate) fn lines(&self) -> Vec<String> {
             String::from_utf8_lossy(&self.0.lock().unwrap())
                 .lines()
                 .map(str::to_owned)
@@ -742,7 +805,7 @@ mod tests {
         }
     }
 
-    fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
+    pub(crate) fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
         let captured = Captured::default();
         let writer = captured.clone();
         let subscriber = tracing_subscriber::fmt()
@@ -750,6 +813,124 @@ mod tests {
             .with_ansi(false)
             .finish();
         (captured, tracing::subscriber::set_default(subscriber))
+    }
+
+    /// A script of signals, for [`until_stop`]: what the test sends, then nothing more.
+    struct Script(tokio::sync::mpsc::UnboundedReceiver<Heard>);
+
+    impl Hear for Script {
+        async fn next(&mut self) -> Heard {
+            match self.0.recv().await {
+                Some(h) => h,
+                None => std::future::pending().await,
+            }
+        }
+    }
+
+    fn script() -> (tokio::sync::mpsc::UnboundedSender<Heard>, Script) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (tx, Script(rx))
+    }
+
+    /// A gate serving a file whose pool `api` has limit `max`, and the file.
+    async fn gate_on_file(name: &str, max: usize) -> (Gate, PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-signals-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        write_limit(&path, max);
+        let config = crate::config::read(&path).unwrap();
+        (Gate::new(config, Some(path.clone())).await.unwrap(), path)
+    }
+
+    fn write_limit(path: &std::path::Path, max: usize) {
+        let text = format!(
+            "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n\
+             max_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+        );
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn limit(gate: &Gate) -> usize {
+        gate.state().pool("api").unwrap().limit.limiter().max()
+    }
+
+    /// Defect pinned (gate22 item 1): a SIGHUP's reload ran inline in the signal loop, so a
+    /// SIGTERM that came during it was heard only once the reload was over — after the
+    /// reloads queued before it (`POST /reload` connecting a new store, a second each) and
+    /// its own store connection. The stop acts at once; the reload it cuts short is
+    /// abandoned before it installs anything, so the config in force stays whole.
+    #[tokio::test(start_paused = true)]
+    async fn a_stop_during_a_reload_acts_at_once_and_the_reload_installs_nothing() {
+        let (gate, path) = gate_on_file("stop", 1).await;
+        // A reload under way (another's turn): the SIGHUP's reload waits behind it.
+        let turn = gate.hold_reloads().await;
+        write_limit(&path, 2);
+        let (tx, mut heard) = script();
+        tx.send(Heard::Reload).unwrap();
+        tx.send(Heard::Stop("SIGTERM")).unwrap();
+        let stopped =
+            tokio::time::timeout(Duration::from_secs(3600), until_stop(&gate, &mut heard)).await;
+        assert!(
+            stopped.is_ok(),
+            "SIGTERM waited (an hour) for the reload under way"
+        );
+        drop(turn);
+        tokio::task::yield_now().await;
+        assert_eq!(limit(&gate), 1, "the abandoned reload installed the file");
+        // What the drain then does: no later change gets in.
+        gate.start_draining();
+        assert!(matches!(
+            gate.reload().await,
+            Err(crate::gate::ChangeError::Draining)
+        ));
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    /// A SIGHUP during a reload is not lost: another reload follows (reading the file as it
+    /// is then), and a stop after it is heard.
+    #[tokio::test(start_paused = true)]
+    async fn a_reload_asked_for_during_a_reload_follows_it() {
+        let (gate, path) = gate_on_file("again", 1).await;
+        let gate = Arc::new(gate);
+        let (log, _guard) = capture();
+        let turn = gate.hold_reloads().await;
+        let (tx, mut heard) = script();
+        tx.send(Heard::Reload).unwrap();
+        let looping = {
+            let gate = gate.clone();
+            tokio::spawn(async move { until_stop(&gate, &mut heard).await })
+        };
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        tx.send(Heard::Reload).unwrap();
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        write_limit(&path, 2);
+        drop(turn);
+        let reloaded = |log: &Captured| {
+            log.lines()
+                .iter()
+                .filter(|l| l.contains("config reloaded"))
+                .count()
+        };
+        tokio::time::timeout(Duration::from_secs(3600), async {
+            while reloaded(&log) < 2 {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .unwrap_or_else(|_| panic!("not two reloads: {:#?}", log.lines()));
+        assert_eq!(limit(&gate), 2);
+        tx.send(Heard::Stop("SIGINT")).unwrap();
+        tokio::time::timeout(Duration::from_secs(3600), looping)
+            .await
+            .expect("SIGINT not heard")
+            .unwrap();
+        assert_eq!(reloaded(&log), 2, "{:#?}", log.lines());
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     }
 
     /// The gate20 notes: out of open files, an accept loop wrote a warning every 50 ms (each

@@ -272,6 +272,13 @@ impl Host<String> {
     }
 }
 
+/// Whether two routes' `host` values name one host, as routes compare hosts ([`Host`]: an
+/// IPv6 literal as its address, a name ignoring case and one trailing dot). The config's
+/// warning of a route an earlier one shadows asks this, so that it sees what routing does.
+pub(crate) fn same_route_host(a: &str, b: &str) -> bool {
+    Host::of(a).to_route() == Host::of(b).to_route()
+}
+
 /// The pools a change removes, and those removed earlier that still ran requests then,
 /// each of which a new pool may carry on.
 ///

@@ -635,12 +635,11 @@ fn check_host(host: &str) -> Result<(), String> {
 /// Whether every request `later` matches is matched by `earlier` first: any host or the
 /// same, any method or a superset, and a prefix of its prefix.
 fn covers(earlier: &super::model::Route, later: &super::model::Route) -> bool {
-    // `example.com.` is `example.com` (`state::host_name`).
-    let host = |r: &super::model::Route| {
-        r.host.as_ref().map(|h| {
-            let h = h.get_ref();
-            h.strip_suffix('.').unwrap_or(h).to_ascii_lowercase()
-        })
+    // Hosts as routing compares them: `example.com.` is `example.com`, `[0::1]` is `[::1]`.
+    let same_host = match (&earlier.host, &later.host) {
+        (None, _) => true,
+        (Some(e), Some(l)) => crate::state::same_route_host(e.get_ref(), l.get_ref()),
+        (Some(_), None) => false,
     };
     let methods = |r: &super::model::Route| -> Vec<String> {
         r.methods
@@ -649,7 +648,7 @@ fn covers(earlier: &super::model::Route, later: &super::model::Route) -> bool {
             .collect()
     };
     let (em, lm) = (methods(earlier), methods(later));
-    (earlier.host.is_none() || host(earlier) == host(later))
+    same_host
         && (em.is_empty() || (!lm.is_empty() && lm.iter().all(|m| em.contains(m))))
         && later
             .path_prefix
@@ -1390,6 +1389,36 @@ mod tests {
                 "route 2 (pool `pay`) is never reached: route 1 (pool `api`) before it takes every request it would match",
             ],
         );
+    }
+
+    /// Defect pinned (gate22 item 3): the shadowing warning compared route hosts as
+    /// lower-case text, while routes match an IPv6 literal as an address (host21): a route
+    /// for `[0::1]` after one for `[::1]` is never reached, and was not warned of. Hosts
+    /// are compared as routes compare them, the same function; two addresses stay two hosts.
+    #[test]
+    fn a_route_shadowed_by_another_spelling_of_its_ipv6_host_is_warned_of() {
+        let routes = |first: &str, second: &str| {
+            format!(
+                "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:9001\"\nmax_concurrency = 1\n\
+                 [[pools]]\nname = \"b\"\nupstream = \"http://127.0.0.1:9002\"\nmax_concurrency = 1\n\
+                 [[routes]]\nhost = \"{first}\"\npool = \"a\"\n\
+                 [[routes]]\nhost = \"{second}\"\npool = \"b\"\n"
+            )
+        };
+        let shadowed = "route 2 (pool `b`) is never reached: route 1 (pool `a`) before it takes every request it would match";
+        for (first, second) in [
+            ("[::1]", "[0::1]"),
+            ("[::1]", "[0:0:0:0:0:0:0:1]"),
+            ("[2001:DB8::1]", "[2001:db8:0::0001]"),
+            ("Example.COM.", "example.com"),
+        ] {
+            let w = warnings(&parse(&routes(first, second), "g.toml").unwrap());
+            assert_eq!(w, [shadowed], "{first} then {second}");
+        }
+        for (first, second) in [("[::1]", "[::2]"), ("[::1]", "localhost")] {
+            let w = warnings(&parse(&routes(first, second), "g.toml").unwrap());
+            assert!(w.is_empty(), "{first} then {second}: {w:?}");
+        }
     }
 
     #[test]

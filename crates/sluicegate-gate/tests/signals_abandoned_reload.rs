@@ -1,0 +1,58 @@
+//! A stop heard during a SIGHUP's reload drops the reload where it waits (the signal loop
+//! no longer awaits it first). Dropped while it waits for its turn is pinned in
+//! `server.rs`'s tests; here it is dropped while it waits for a new `[store]`'s Redis, a
+//! real `redis-server`, so that the connection is pending after one poll. Nothing of the
+//! new file may be in force, and the gate takes the next reload as before.
+
+mod support;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use sluicegate_gate::config;
+use sluicegate_gate::gate::Gate;
+
+fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+    Pin::new(f).poll(&mut Context::from_waker(Waker::noop()))
+}
+
+/// Pool `api` at `max`, with a `[store]` on `redis` when given.
+fn text(redis: Option<&str>, max: usize) -> String {
+    let store = redis.map_or(String::new(), |url| {
+        format!("[store]\nredis = \"{url}\"\ninstances = 1\n\n")
+    });
+    format!(
+        "{store}[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n\
+         max_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+    )
+}
+
+#[tokio::test]
+async fn a_reload_dropped_while_its_store_connects_changes_nothing() {
+    let redis = support::RedisServer::start();
+    let path = support::write_config("abandoned", &text(None, 1));
+    let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+        .await
+        .unwrap();
+    support::rewrite(&path, &text(Some(&redis.url()), 2));
+    let mut reload = Box::pin(gate.reload());
+    assert!(
+        poll_once(&mut reload).is_pending(),
+        "the reload did not wait for the new store's answer"
+    );
+    // What the signal loop does when SIGTERM comes now.
+    drop(reload);
+    let state = gate.state();
+    assert_eq!(state.pool("api").unwrap().limit.limiter().max(), 1);
+    assert!(
+        state.store.is_none(),
+        "the abandoned reload's store is in force"
+    );
+    // Its turn is given back: the next reload runs, whole.
+    support::rewrite(&path, &text(Some(&redis.url()), 3));
+    gate.reload().await.expect("the next reload");
+    let state = gate.state();
+    assert_eq!(state.pool("api").unwrap().limit.limiter().max(), 3);
+    assert!(state.store.is_some());
+}
