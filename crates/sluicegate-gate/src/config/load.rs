@@ -37,21 +37,25 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Reads and checks the config file at `path`, and that the token and secret files it
-/// names (relative paths taken from the file's directory) can be read. The file is read
-/// twice and refused when the two reads differ (a writer part-way through it).
+/// names (relative paths taken from the file's directory) can be read. A regular file is
+/// read twice and refused when the two reads differ (a writer part-way through it); a pipe
+/// or device (`--config /dev/stdin`, `--config <(…)`) reads once, so it is read once.
 ///
 /// # Errors
 ///
 /// A [`ConfigError`] when the file cannot be read or the config cannot be used; for a
 /// token or secret file that cannot be read or is empty, located at its setting.
 pub fn read(path: &Path) -> Result<Config, ConfigError> {
-    read_with(path, |p| std::fs::read_to_string(p))
+    // A path that cannot be looked at fails its read below, with the read's error.
+    let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
+    read_with(path, regular, |p| std::fs::read_to_string(p))
 }
 
 /// [`read`], with the file's text read by `read_text` (a test's seam: a file that changes
-/// between two reads).
+/// between two reads). `twice`: read it a second time to compare (a regular file).
 fn read_with(
     path: &Path,
+    twice: bool,
     mut read_text: impl FnMut(&Path) -> std::io::Result<String>,
 ) -> Result<Config, ConfigError> {
     let file = path.display().to_string();
@@ -65,7 +69,7 @@ fn read_with(
     // work; one that paused between its writes looks like a finished file, which is why the
     // message (and docs/gate.md) say to replace the file whole.
     let text = read_text(path).map_err(cannot)?;
-    if read_text(path).map_err(cannot)? != text {
+    if twice && read_text(path).map_err(cannot)? != text {
         return Err(ConfigError {
             file,
             at: None,
@@ -73,6 +77,18 @@ fn read_with(
                       half written. Write the new config to a file next to it and rename \
                       that over it (`mv`, an atomic replace), then reload (a file replaced \
                       that way just as it was read: reload again)"
+                .into(),
+        });
+    }
+    // An empty file is what a reader most often catches of a file rewritten in place
+    // (truncated, not yet written): said as that, not as a config without pools.
+    if text.trim().is_empty() {
+        return Err(ConfigError {
+            file,
+            at: None,
+            message: "the config is empty: if it is being written, write the new config to \
+                      a file next to it and rename that over it (`mv`, an atomic replace), \
+                      then reload"
                 .into(),
         });
     }
@@ -703,13 +719,15 @@ mod tests {
         parse(&part, "part.toml").expect("the part is a config of its own");
         let mut reads = vec![part, whole.clone()].into_iter();
         let path = Path::new("/nowhere/gate.toml");
-        let refused = read_with(path, |_| Ok(reads.next().unwrap_or_else(|| whole.clone())))
-            .expect_err("a file that changed between two reads was taken");
+        let refused = read_with(path, true, |_| {
+            Ok(reads.next().unwrap_or_else(|| whole.clone()))
+        })
+        .expect_err("a file that changed between two reads was taken");
         let said = refused.to_string();
         assert!(said.contains("changed while it was read"), "{said}");
         assert!(said.contains("rename"), "{said}");
         // A file that stays the same is read as before.
-        let config = read_with(path, |_| Ok(whole.clone())).unwrap();
+        let config = read_with(path, true, |_| Ok(whole.clone())).unwrap();
         assert_eq!(config.pools.len(), 2);
     }
 
