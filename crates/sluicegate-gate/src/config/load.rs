@@ -1188,6 +1188,35 @@ mod tests {
         }
     }
 
+    /// Review 22, finding 8: a route `host` that the request `Host` check refuses (a zone,
+    /// not an address in brackets, text after the bracket, a space) was taken, and every
+    /// request naming it got `400`: a dead route nobody was told of. And a port, which
+    /// routing ignores (the route took every port), is refused saying so.
+    #[test]
+    fn a_route_host_no_request_can_name_is_refused() {
+        for (host, says) in [
+            ("[fe80::1%eth0]", "no request can name"),
+            ("[fe80::1%25eth0]", "no request can name"),
+            ("[zz]", "no request can name"),
+            ("[::1]x", "no request can name"),
+            ("a b", "no request can name"),
+            ("a/b", "no request can name"),
+            ("api.example:8080", "any port"),
+            ("[::1]:8080", "any port"),
+        ] {
+            let text = format!("{MINIMAL}host = \"{host}\"\n");
+            let refused = parse(&text, "g.toml").expect_err(host);
+            assert_eq!(refused.at, Some((8, 8)), "{host}: {refused}");
+            assert!(refused.message.contains(says), "{host}: {refused}");
+        }
+        // What requests name still works: names, IPv4, IPv6 and IPvFuture literals,
+        // sub-delims, a trailing dot.
+        for host in ["api.example", "API.example.", "127.0.0.1", "[::1]", "[v1.x]", "a-b_c~d"] {
+            parse(&format!("{MINIMAL}host = \"{host}\"\n"), "g.toml")
+                .unwrap_or_else(|e| panic!("{host}: {e}"));
+        }
+    }
+
     /// Pins review 4's finding 9: mistakes `check` passed (a `burst` with no `rate`, an
     /// adaptive `initial` above `max`, `host = "::1"` that `strip_port` turned into `:`, a
     /// non-ASCII host, absurd sizes and durations), and errors located at the wrong place
