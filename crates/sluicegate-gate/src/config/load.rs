@@ -645,6 +645,29 @@ fn check_host(host: &str) -> Result<(), String> {
             "route `host = \"{host}\"`: clients send a name in ASCII, its punycode form (`xn--…`): write that form"
         ));
     }
+    // Held to the request `Host` check: a host it refuses (`400`) is a route no request
+    // reaches.
+    if !crate::proxy::valid_host(host.as_bytes()) {
+        return Err(format!(
+            "route `host = \"{host}\"` is a host no request can name (a `Host` naming it is refused `400`): write a name (`api.example.com`), an IPv4 address or an IPv6 address in brackets (`[::1]`), without a zone"
+        ));
+    }
+    // Routing compares the host without its port, so a port would match any port.
+    let port = match host.strip_prefix('[') {
+        Some(literal) => literal
+            .split_once(']')
+            .is_some_and(|(_, rest)| !rest.is_empty()),
+        None => host.contains(':'),
+    };
+    if port {
+        let name = match host.strip_prefix('[') {
+            Some(literal) => format!("[{}]", literal.split_once(']').map_or("", |(a, _)| a)),
+            None => host.split(':').next().unwrap_or("").to_owned(),
+        };
+        return Err(format!(
+            "route `host = \"{host}\"` has a port: routes match a host on any port (the gate routes on the name, not the port), write `\"{name}\"`"
+        ));
+    }
     Ok(())
 }
 
@@ -1211,7 +1234,14 @@ mod tests {
         }
         // What requests name still works: names, IPv4, IPv6 and IPvFuture literals,
         // sub-delims, a trailing dot.
-        for host in ["api.example", "API.example.", "127.0.0.1", "[::1]", "[v1.x]", "a-b_c~d"] {
+        for host in [
+            "api.example",
+            "API.example.",
+            "127.0.0.1",
+            "[::1]",
+            "[v1.x]",
+            "a-b_c~d",
+        ] {
             parse(&format!("{MINIMAL}host = \"{host}\"\n"), "g.toml")
                 .unwrap_or_else(|e| panic!("{host}: {e}"));
         }
