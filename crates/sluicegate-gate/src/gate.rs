@@ -266,8 +266,10 @@ impl Gate {
         warn_of(&new);
         let mut current = self.change()?;
         let restart = self.bound.changed_by(&new);
+        let changed = what_changed(&current, &new);
         self.install(&mut current, new, store.as_ref())
             .map_err(invalid)?;
+        tracing::info!("{changed}");
         Ok(restart)
     }
 
@@ -482,6 +484,32 @@ fn warn_of(config: &Config) {
     for w in config::warnings(config) {
         tracing::warn!("{w}");
     }
+}
+
+/// What a reload changes, in one line: pools added, removed and changed (by name), and the
+/// routes before and after — so that a reload of a file caught part-written, which drops
+/// most routes, shows in the log.
+fn what_changed(old: &Config, new: &Config) -> String {
+    fn by_name(c: &Config) -> std::collections::HashMap<&str, &config::Pool> {
+        c.pools
+            .iter()
+            .map(|p| (p.name.get_ref().as_str(), p))
+            .collect()
+    }
+    let (was, is) = (by_name(old), by_name(new));
+    let added = is.keys().filter(|n| !was.contains_key(*n)).count();
+    let removed = was.keys().filter(|n| !is.contains_key(*n)).count();
+    let changed = is
+        .iter()
+        .filter(|(n, p)| was.get(*n).is_some_and(|o| o != *p))
+        .count();
+    format!(
+        "reload: pools {} → {}: {added} added, {removed} removed, {changed} changed; routes {} → {}",
+        old.pools.len(),
+        new.pools.len(),
+        old.routes.len(),
+        new.routes.len()
+    )
 }
 
 #[cfg(test)]
