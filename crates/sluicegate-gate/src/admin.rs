@@ -444,6 +444,39 @@ mod tests {
         assert_eq!(started.elapsed(), Duration::from_secs(2));
     }
 
+    /// Review 22, finding 12: a refused `PUT` added "(`burst`, `scope`, `mode` and the other
+    /// settings this call does not change are the config file's …)" also when the value
+    /// refused was the call's own (`queue_timeout: "0s"`). Only when the reason names a
+    /// setting the call does not change.
+    #[tokio::test]
+    async fn a_refused_limits_change_points_at_the_file_only_for_its_settings() {
+        let text = "[[pools]]\nname = \"burst\"\nupstream = \"http://127.0.0.1:9\"\n\
+                    max_concurrency = 1\nrate = \"5/s\"\nburst = 3\n\
+                    [[routes]]\npool = \"burst\"\n";
+        for (body, file_hint) in [
+            (r#"{"queue_timeout":"0s"}"#, false),
+            (r#"{"rate":null}"#, true),
+        ] {
+            let mut client = connected(text).await;
+            let call = format!(
+                "PUT /pools/burst/limits HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\
+                 content-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            client.write_all(call.as_bytes()).await.unwrap();
+            let mut out = Vec::new();
+            client.read_to_end(&mut out).await.unwrap();
+            let out = String::from_utf8_lossy(&out);
+            assert!(out.starts_with("HTTP/1.1 400"), "{body}: {out}");
+            assert!(out.contains("refused limits: "), "{body}: {out}");
+            assert_eq!(
+                out.contains("are the config file's"),
+                file_hint,
+                "{body}: {out}"
+            );
+        }
+    }
+
     /// A body over the limit is refused as axum's `Bytes` refused it: `413`.
     #[tokio::test(start_paused = true)]
     async fn a_body_over_the_limit_is_refused_413() {
