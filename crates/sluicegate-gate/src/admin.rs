@@ -344,14 +344,46 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
         }
         Err(ChangeError::Invalid(why)) => {
             // The file check's words (`State::build`), which may name a setting this call
-            // cannot change.
-            let what = format!(
-                "refused limits: {why}\n(`burst`, `scope`, `mode` and the other settings this call does not change are the config file's: change them there and POST /reload)\n"
-            );
+            // cannot change: then say where that one is changed.
+            let what = if names_a_file_setting(&why, &name) {
+                format!(
+                    "refused limits: {why}\n(`burst`, `scope`, `mode` and the other settings this call does not change are the config file's: change them there and POST /reload)\n"
+                )
+            } else {
+                format!("refused limits: {why}\n")
+            };
             (StatusCode::BAD_REQUEST, what).into_response()
         }
         Err(e) => refused(&admin, e),
     }
+}
+
+/// Whether the file check's refusal `why` of a change to pool `pool` names (in backticks,
+/// as the check writes settings) a pool setting a `PUT` of limits does not change.
+fn names_a_file_setting(why: &str, pool: &str) -> bool {
+    const FILE_ONLY: [&str; 16] = [
+        "burst",
+        "scope",
+        "mode",
+        "per_key_rate",
+        "key",
+        "max_keys",
+        "adaptive",
+        "initial",
+        "min",
+        "max",
+        "algorithm",
+        "queue_order",
+        "predictive",
+        "upstream",
+        "upstream_timeout",
+        "on_redis_failure",
+    ];
+    // The pool's own name (`pool \`NAME\``), which may be any of them.
+    let why = why.replace(&format!("pool `{pool}`"), "pool");
+    FILE_ONLY
+        .iter()
+        .any(|setting| why.contains(&format!("`{setting}`")))
 }
 
 async fn close(State(admin): State<Admin>, Path(name): Path<String>) -> Response {
