@@ -182,9 +182,14 @@ pub fn validate(config: &Config, file: &str) -> Result<(), ConfigError> {
 /// would then take the whole limit while Redis is down).
 pub fn warnings(config: &Config) -> Vec<String> {
     let mut out = Vec::new();
+    let named: std::collections::HashSet<&str> = config
+        .routes
+        .iter()
+        .map(|r| r.pool.get_ref().as_str())
+        .collect();
     for p in &config.pools {
         let name = p.name.get_ref();
-        if !config.routes.iter().any(|r| r.pool.get_ref() == name) {
+        if !named.contains(name.as_str()) {
             out.push(format!(
                 "pool `{name}` is named by no route: no request reaches it"
             ));
@@ -395,7 +400,9 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
                 .into(),
         ));
     }
-    for (i, pool) in config.pools.iter().enumerate() {
+    // Names seen so far: a set, not a scan of the earlier pools (thousands of pools).
+    let mut seen = std::collections::HashSet::new();
+    for pool in &config.pools {
         let name = pool.name.get_ref();
         let at = Some(pool.name.span());
         if name.is_empty()
@@ -408,7 +415,7 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
                 format!("pool name `{name}`: use letters, digits, `_` and `-` only"),
             ));
         }
-        if config.pools[..i].iter().any(|p| p.name.get_ref() == name) {
+        if !seen.insert(name.as_str()) {
             return Err((
                 at,
                 format!("a second pool named `{name}`: pool names must differ"),
@@ -551,9 +558,14 @@ fn check_routes(config: &Config) -> Result<(), Broken> {
             ),
         ));
     }
+    let pools: std::collections::HashSet<&str> = config
+        .pools
+        .iter()
+        .map(|p| p.name.get_ref().as_str())
+        .collect();
     for route in &config.routes {
         let pool = route.pool.get_ref();
-        if !config.pools.iter().any(|p| p.name.get_ref() == pool) {
+        if !pools.contains(pool.as_str()) {
             let names: Vec<_> = config
                 .pools
                 .iter()
