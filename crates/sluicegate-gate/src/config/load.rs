@@ -1294,6 +1294,7 @@ mod tests {
             ("a/b", "no request can name"),
             ("api.example:8080", "any port"),
             ("[::1]:8080", "any port"),
+            ("%61pi.example", "percent-encoded"),
         ] {
             let text = format!("{MINIMAL}host = \"{host}\"\n");
             let refused = parse(&text, "g.toml").expect_err(host);
