@@ -650,6 +650,13 @@ fn check_host(host: &str) -> Result<(), String> {
             "route `host = \"{host}\"` is a host no request can name (a `Host` naming it is refused `400`): write a name (`api.example.com`), an IPv4 address or an IPv6 address in brackets (`[::1]`), without a zone"
         ));
     }
+    // A request's `Host` is routed decoded (`%61pi.example` is `api.example`, RFC 3986
+    // §6.2.2.2), so a route written encoded would compare as another name.
+    if host.contains('%') {
+        return Err(format!(
+            "route `host = \"{host}\"` is percent-encoded: requests' hosts are decoded before they are routed, write the name decoded (a name beyond ASCII in its punycode form, `xn--…`)"
+        ));
+    }
     // Routing compares the host without its port, so a port would match any port.
     let port = match host.strip_prefix('[') {
         Some(literal) => literal
