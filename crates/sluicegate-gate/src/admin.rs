@@ -344,14 +344,46 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
         }
         Err(ChangeError::Invalid(why)) => {
             // The file check's words (`State::build`), which may name a setting this call
-            // cannot change.
-            let what = format!(
-                "refused limits: {why}\n(`burst`, `scope`, `mode` and the other settings this call does not change are the config file's: change them there and POST /reload)\n"
-            );
+            // cannot change: then say where that one is changed.
+            let what = if names_a_file_setting(&why, &name) {
+                format!(
+                    "refused limits: {why}\n(`burst`, `scope`, `mode` and the other settings this call does not change are the config file's: change them there and POST /reload)\n"
+                )
+            } else {
+                format!("refused limits: {why}\n")
+            };
             (StatusCode::BAD_REQUEST, what).into_response()
         }
         Err(e) => refused(&admin, e),
     }
+}
+
+/// Whether the file check's refusal `why` of a change to pool `pool` names (in backticks,
+/// as the check writes settings) a pool setting a `PUT` of limits does not change.
+fn names_a_file_setting(why: &str, pool: &str) -> bool {
+    const FILE_ONLY: [&str; 16] = [
+        "burst",
+        "scope",
+        "mode",
+        "per_key_rate",
+        "key",
+        "max_keys",
+        "adaptive",
+        "initial",
+        "min",
+        "max",
+        "algorithm",
+        "queue_order",
+        "predictive",
+        "upstream",
+        "upstream_timeout",
+        "on_redis_failure",
+    ];
+    // The pool's own name (`pool \`NAME\``), which may be any of them.
+    let why = why.replace(&format!("pool `{pool}`"), "pool");
+    FILE_ONLY
+        .iter()
+        .any(|setting| why.contains(&format!("`{setting}`")))
 }
 
 async fn close(State(admin): State<Admin>, Path(name): Path<String>) -> Response {
@@ -442,6 +474,39 @@ mod tests {
         assert!(out.starts_with("HTTP/1.1 408"), "{out}");
         assert!(out.contains("header_read_timeout"), "{out}");
         assert_eq!(started.elapsed(), Duration::from_secs(2));
+    }
+
+    /// Review 22, finding 12: a refused `PUT` added "(`burst`, `scope`, `mode` and the other
+    /// settings this call does not change are the config file's …)" also when the value
+    /// refused was the call's own (`queue_timeout: "0s"`). Only when the reason names a
+    /// setting the call does not change.
+    #[tokio::test]
+    async fn a_refused_limits_change_points_at_the_file_only_for_its_settings() {
+        let text = "[[pools]]\nname = \"burst\"\nupstream = \"http://127.0.0.1:9\"\n\
+                    max_concurrency = 1\nrate = \"5/s\"\nburst = 3\n\
+                    [[routes]]\npool = \"burst\"\n";
+        for (body, file_hint) in [
+            (r#"{"queue_timeout":"0s"}"#, false),
+            (r#"{"rate":null}"#, true),
+        ] {
+            let mut client = connected(text).await;
+            let call = format!(
+                "PUT /pools/burst/limits HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\
+                 content-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            client.write_all(call.as_bytes()).await.unwrap();
+            let mut out = Vec::new();
+            client.read_to_end(&mut out).await.unwrap();
+            let out = String::from_utf8_lossy(&out);
+            assert!(out.starts_with("HTTP/1.1 400"), "{body}: {out}");
+            assert!(out.contains("refused limits: "), "{body}: {out}");
+            assert_eq!(
+                out.contains("are the config file's"),
+                file_hint,
+                "{body}: {out}"
+            );
+        }
     }
 
     /// A body over the limit is refused as axum's `Bytes` refused it: `413`.

@@ -37,21 +37,25 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Reads and checks the config file at `path`, and that the token and secret files it
-/// names (relative paths taken from the file's directory) can be read. The file is read
-/// twice and refused when the two reads differ (a writer part-way through it).
+/// names (relative paths taken from the file's directory) can be read. A regular file is
+/// read twice and refused when the two reads differ (a writer part-way through it); a pipe
+/// or device (`--config /dev/stdin`, `--config <(…)`) reads once, so it is read once.
 ///
 /// # Errors
 ///
 /// A [`ConfigError`] when the file cannot be read or the config cannot be used; for a
 /// token or secret file that cannot be read or is empty, located at its setting.
 pub fn read(path: &Path) -> Result<Config, ConfigError> {
-    read_with(path, |p| std::fs::read_to_string(p))
+    // A path that cannot be looked at fails its read below, with the read's error.
+    let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
+    read_with(path, regular, |p| std::fs::read_to_string(p))
 }
 
 /// [`read`], with the file's text read by `read_text` (a test's seam: a file that changes
-/// between two reads).
+/// between two reads). `twice`: read it a second time to compare (a regular file).
 fn read_with(
     path: &Path,
+    twice: bool,
     mut read_text: impl FnMut(&Path) -> std::io::Result<String>,
 ) -> Result<Config, ConfigError> {
     let file = path.display().to_string();
@@ -65,7 +69,7 @@ fn read_with(
     // work; one that paused between its writes looks like a finished file, which is why the
     // message (and docs/gate.md) say to replace the file whole.
     let text = read_text(path).map_err(cannot)?;
-    if read_text(path).map_err(cannot)? != text {
+    if twice && read_text(path).map_err(cannot)? != text {
         return Err(ConfigError {
             file,
             at: None,
@@ -73,6 +77,18 @@ fn read_with(
                       half written. Write the new config to a file next to it and rename \
                       that over it (`mv`, an atomic replace), then reload (a file replaced \
                       that way just as it was read: reload again)"
+                .into(),
+        });
+    }
+    // An empty file is what a reader most often catches of a file rewritten in place
+    // (truncated, not yet written): said as that, not as a config without pools.
+    if text.trim().is_empty() {
+        return Err(ConfigError {
+            file,
+            at: None,
+            message: "the config is empty: if it is being written, write the new config to \
+                      a file next to it and rename that over it (`mv`, an atomic replace), \
+                      then reload"
                 .into(),
         });
     }
@@ -166,29 +182,20 @@ pub fn validate(config: &Config, file: &str) -> Result<(), ConfigError> {
 /// would then take the whole limit while Redis is down).
 pub fn warnings(config: &Config) -> Vec<String> {
     let mut out = Vec::new();
+    let named: std::collections::HashSet<&str> = config
+        .routes
+        .iter()
+        .map(|r| r.pool.get_ref().as_str())
+        .collect();
     for p in &config.pools {
         let name = p.name.get_ref();
-        if !config.routes.iter().any(|r| r.pool.get_ref() == name) {
+        if !named.contains(name.as_str()) {
             out.push(format!(
                 "pool `{name}` is named by no route: no request reaches it"
             ));
         }
     }
-    for (i, later) in config.routes.iter().enumerate() {
-        if let Some((j, earlier)) = config.routes[..i]
-            .iter()
-            .enumerate()
-            .find(|(_, e)| covers(e, later))
-        {
-            out.push(format!(
-                "route {} (pool `{}`) is never reached: route {} (pool `{}`) before it takes every request it would match",
-                i + 1,
-                later.pool.get_ref(),
-                j + 1,
-                earlier.pool.get_ref()
-            ));
-        }
-    }
+    out.extend(shadowed(&config.routes));
     for m in config.routes.iter().flat_map(|r| &r.methods) {
         let upper = m.get_ref().to_ascii_uppercase();
         if !STANDARD_METHODS.contains(&upper.as_str()) {
@@ -393,7 +400,9 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
                 .into(),
         ));
     }
-    for (i, pool) in config.pools.iter().enumerate() {
+    // Names seen so far: a set, not a scan of the earlier pools (thousands of pools).
+    let mut seen = std::collections::HashSet::new();
+    for pool in &config.pools {
         let name = pool.name.get_ref();
         let at = Some(pool.name.span());
         if name.is_empty()
@@ -406,7 +415,7 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
                 format!("pool name `{name}`: use letters, digits, `_` and `-` only"),
             ));
         }
-        if config.pools[..i].iter().any(|p| p.name.get_ref() == name) {
+        if !seen.insert(name.as_str()) {
             return Err((
                 at,
                 format!("a second pool named `{name}`: pool names must differ"),
@@ -549,9 +558,14 @@ fn check_routes(config: &Config) -> Result<(), Broken> {
             ),
         ));
     }
+    let pools: std::collections::HashSet<&str> = config
+        .pools
+        .iter()
+        .map(|p| p.name.get_ref().as_str())
+        .collect();
     for route in &config.routes {
         let pool = route.pool.get_ref();
-        if !config.pools.iter().any(|p| p.name.get_ref() == pool) {
+        if !pools.contains(pool.as_str()) {
             let names: Vec<_> = config
                 .pools
                 .iter()
@@ -629,31 +643,131 @@ fn check_host(host: &str) -> Result<(), String> {
             "route `host = \"{host}\"`: clients send a name in ASCII, its punycode form (`xn--…`): write that form"
         ));
     }
+    // Held to the request `Host` check: a host it refuses (`400`) is a route no request
+    // reaches.
+    if !crate::proxy::valid_host(host.as_bytes()) {
+        return Err(format!(
+            "route `host = \"{host}\"` is a host no request can name (a `Host` naming it is refused `400`): write a name (`api.example.com`), an IPv4 address or an IPv6 address in brackets (`[::1]`), without a zone"
+        ));
+    }
+    // A request's `Host` is routed decoded (`%61pi.example` is `api.example`, RFC 3986
+    // §6.2.2.2), so a route written encoded would compare as another name.
+    if host.contains('%') {
+        return Err(format!(
+            "route `host = \"{host}\"` is percent-encoded: requests' hosts are decoded before they are routed, write the name decoded (a name beyond ASCII in its punycode form, `xn--…`)"
+        ));
+    }
+    // Routing compares the host without its port, so a port would match any port.
+    let port = match host.strip_prefix('[') {
+        Some(literal) => literal
+            .split_once(']')
+            .is_some_and(|(_, rest)| !rest.is_empty()),
+        None => host.contains(':'),
+    };
+    if port {
+        let name = match host.strip_prefix('[') {
+            Some(literal) => format!("[{}]", literal.split_once(']').map_or("", |(a, _)| a)),
+            None => host.split(':').next().unwrap_or("").to_owned(),
+        };
+        return Err(format!(
+            "route `host = \"{host}\"` has a port: routes match a host on any port (the gate routes on the name, not the port), write `\"{name}\"`"
+        ));
+    }
     Ok(())
+}
+
+/// A warning for each route an earlier one shadows.
+///
+/// With thousands of routes the pairs are millions (review 22, finding 3: 961 ms of a
+/// 2000-route reload), so each route's methods are upper-cased once, and a route is
+/// compared only with the earlier routes without a `host` and those in its host's bucket
+/// ([`host_bucket`]), where [`covers`] decides.
+fn shadowed(routes: &[super::model::Route]) -> Vec<String> {
+    let seen: Vec<Seen<'_>> = routes.iter().map(Seen::of).collect();
+    let mut hostless: Vec<usize> = Vec::new();
+    let mut by_host: std::collections::HashMap<String, Vec<usize>> =
+        std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for (i, later) in seen.iter().enumerate() {
+        let bucket = later.route.host.as_ref().map(|h| host_bucket(h.get_ref()));
+        // The earliest route that covers it: of those without a host, and of its bucket.
+        let first = |earlier: &[usize]| earlier.iter().copied().find(|&j| covers(&seen[j], later));
+        let shadow = match bucket.as_ref().and_then(|b| by_host.get(b)) {
+            Some(same) => match (first(&hostless), first(same)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            None => first(&hostless),
+        };
+        if let Some(j) = shadow {
+            out.push(format!(
+                "route {} (pool `{}`) is never reached: route {} (pool `{}`) before it takes every request it would match",
+                i + 1,
+                later.route.pool.get_ref(),
+                j + 1,
+                routes[j].pool.get_ref()
+            ));
+        }
+        match bucket {
+            Some(b) => by_host.entry(b).or_default().push(i),
+            None => hostless.push(i),
+        }
+    }
+    out
+}
+
+/// A route as the shadow check compares it: its methods upper-cased once.
+struct Seen<'a> {
+    route: &'a super::model::Route,
+    methods: Vec<String>,
+}
+
+impl<'a> Seen<'a> {
+    fn of(route: &'a super::model::Route) -> Seen<'a> {
+        let methods = route
+            .methods
+            .iter()
+            .map(|m| m.get_ref().to_ascii_uppercase())
+            .collect();
+        Seen { route, methods }
+    }
+}
+
+/// A coarse key of a route's `host` that two hosts routing takes as one always share (the
+/// name in lower case without its port and one trailing dot; every IPv6 literal one key,
+/// spellings of an address differ): only a filter before [`covers`], which compares hosts as
+/// routing does (`state::same_route_host`).
+fn host_bucket(host: &str) -> String {
+    let name = match host.strip_prefix('[') {
+        Some(literal) => {
+            let inner = literal.split(']').next().unwrap_or(literal);
+            if inner.parse::<std::net::Ipv6Addr>().is_ok() {
+                return "[".into();
+            }
+            inner
+        }
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase()
 }
 
 /// Whether every request `later` matches is matched by `earlier` first: any host or the
 /// same, any method or a superset, and a prefix of its prefix.
-fn covers(earlier: &super::model::Route, later: &super::model::Route) -> bool {
-    // Hosts as routing compares them: `example.com.` is `example.com`, `[0::1]` is `[::1]`.
-    let same_host = match (&earlier.host, &later.host) {
-        (None, _) => true,
-        (Some(e), Some(l)) => crate::state::same_route_host(e.get_ref(), l.get_ref()),
-        (Some(_), None) => false,
-    };
-    let methods = |r: &super::model::Route| -> Vec<String> {
-        r.methods
-            .iter()
-            .map(|m| m.get_ref().to_ascii_uppercase())
-            .collect()
-    };
-    let (em, lm) = (methods(earlier), methods(later));
-    same_host
-        && (em.is_empty() || (!lm.is_empty() && lm.iter().all(|m| em.contains(m))))
+fn covers(earlier: &Seen<'_>, later: &Seen<'_>) -> bool {
+    let (em, lm) = (&earlier.methods, &later.methods);
+    (em.is_empty() || (!lm.is_empty() && lm.iter().all(|m| em.contains(m))))
         && later
+            .route
             .path_prefix
             .get_ref()
-            .starts_with(earlier.path_prefix.get_ref().as_str())
+            .starts_with(earlier.route.path_prefix.get_ref().as_str())
+        // Hosts as routing compares them: `example.com.` is `example.com`, `[0::1]` is
+        // `[::1]`. Last: it allocates.
+        && match (&earlier.route.host, &later.route.host) {
+            (None, _) => true,
+            (Some(e), Some(l)) => crate::state::same_route_host(e.get_ref(), l.get_ref()),
+            (Some(_), None) => false,
+        }
 }
 
 /// The methods of RFC 9110 §9 and PATCH (RFC 5789).
@@ -703,13 +817,15 @@ mod tests {
         parse(&part, "part.toml").expect("the part is a config of its own");
         let mut reads = vec![part, whole.clone()].into_iter();
         let path = Path::new("/nowhere/gate.toml");
-        let refused = read_with(path, |_| Ok(reads.next().unwrap_or_else(|| whole.clone())))
-            .expect_err("a file that changed between two reads was taken");
+        let refused = read_with(path, true, |_| {
+            Ok(reads.next().unwrap_or_else(|| whole.clone()))
+        })
+        .expect_err("a file that changed between two reads was taken");
         let said = refused.to_string();
         assert!(said.contains("changed while it was read"), "{said}");
         assert!(said.contains("rename"), "{said}");
         // A file that stays the same is read as before.
-        let config = read_with(path, |_| Ok(whole.clone())).unwrap();
+        let config = read_with(path, true, |_| Ok(whole.clone())).unwrap();
         assert_eq!(config.pools.len(), 2);
     }
 
@@ -1170,6 +1286,43 @@ mod tests {
         }
     }
 
+    /// Review 22, finding 8: a route `host` that the request `Host` check refuses (a zone,
+    /// not an address in brackets, text after the bracket, a space) was taken, and every
+    /// request naming it got `400`: a dead route nobody was told of. And a port, which
+    /// routing ignores (the route took every port), is refused saying so.
+    #[test]
+    fn a_route_host_no_request_can_name_is_refused() {
+        for (host, says) in [
+            ("[fe80::1%eth0]", "no request can name"),
+            ("[fe80::1%25eth0]", "no request can name"),
+            ("[zz]", "no request can name"),
+            ("[::1]x", "no request can name"),
+            ("a b", "no request can name"),
+            ("a/b", "no request can name"),
+            ("api.example:8080", "any port"),
+            ("[::1]:8080", "any port"),
+            ("%61pi.example", "percent-encoded"),
+        ] {
+            let text = format!("{MINIMAL}host = \"{host}\"\n");
+            let refused = parse(&text, "g.toml").expect_err(host);
+            assert_eq!(refused.at, Some((8, 8)), "{host}: {refused}");
+            assert!(refused.message.contains(says), "{host}: {refused}");
+        }
+        // What requests name still works: names, IPv4, IPv6 and IPvFuture literals,
+        // sub-delims, a trailing dot.
+        for host in [
+            "api.example",
+            "API.example.",
+            "127.0.0.1",
+            "[::1]",
+            "[v1.x]",
+            "a-b_c~d",
+        ] {
+            parse(&format!("{MINIMAL}host = \"{host}\"\n"), "g.toml")
+                .unwrap_or_else(|e| panic!("{host}: {e}"));
+        }
+    }
+
     /// Pins review 4's finding 9: mistakes `check` passed (a `burst` with no `rate`, an
     /// adaptive `initial` above `max`, `host = "::1"` that `strip_port` turned into `:`, a
     /// non-ASCII host, absurd sizes and durations), and errors located at the wrong place
@@ -1419,6 +1572,40 @@ mod tests {
             let w = warnings(&parse(&routes(first, second), "g.toml").unwrap());
             assert!(w.is_empty(), "{first} then {second}: {w:?}");
         }
+    }
+
+    /// Review 22, finding 3: the shadow check compares a route only with earlier routes
+    /// without a host and those of its host's bucket. Each shadowed route still names the
+    /// earliest route that covers it, whether that one has a host or not.
+    #[test]
+    fn the_shadow_check_names_the_earliest_route_with_or_without_a_host() {
+        let mut text = String::from(
+            "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:9001\"\nmax_concurrency = 1\n",
+        );
+        for (host, prefix) in [
+            (Some("a.example"), "/x"),    // 1
+            (None, "/x"),                 // 2: covers every host's /x…
+            (Some("A.example."), "/x/y"), // 3: route 1 first
+            (Some("b.example"), "/x/z"),  // 4: route 2
+            (Some("[::1]"), "/"),         // 5
+            (Some("[0::1]"), "/x"),       // 6: route 2 first, then 5
+            (Some("[::2]"), "/q"),        // 7: nothing
+        ] {
+            text.push_str("[[routes]]\npool = \"a\"\n");
+            if let Some(h) = host {
+                text.push_str(&format!("host = \"{h}\"\n"));
+            }
+            text.push_str(&format!("path_prefix = \"{prefix}\"\n"));
+        }
+        let said: Vec<(usize, usize)> = warnings(&parse(&text, "g.toml").unwrap())
+            .iter()
+            .filter_map(|w| {
+                let n = |s: &str| s.split(' ').nth(1).and_then(|n| n.parse().ok());
+                let (later, earlier) = w.split_once(" is never reached: ")?;
+                Some((n(later)?, n(earlier)?))
+            })
+            .collect();
+        assert_eq!(said, [(3, 1), (4, 2), (6, 2)]);
     }
 
     #[test]

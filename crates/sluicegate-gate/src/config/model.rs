@@ -188,7 +188,7 @@ pub enum OnFailure {
 }
 
 /// `[[pools]]`: one limited resource, an upstream with its limits.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Pool {
     /// The pool's name, used by routes, the admin API and metrics.
@@ -244,7 +244,7 @@ pub struct Pool {
 }
 
 /// `[pools.adaptive]`: an adaptive concurrency limit.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Adaptive {
     /// `littles` (default), `gradient2`, `vegas` or `aimd`.
@@ -288,7 +288,7 @@ pub enum QueueOrder {
 }
 
 /// `[pools.per_key_rate]`: a rate per client.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PerKeyRate {
     /// The rate each key gets, such as `10/s`.

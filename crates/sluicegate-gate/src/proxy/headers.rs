@@ -156,7 +156,7 @@ pub(super) fn host_problem<B>(req: &http::Request<B>) -> Option<&'static str> {
 /// `reg-name` (which an IPv4 address also is) or an IP literal in brackets (an IPv6 address
 /// or an `IPvFuture`), then a port of digits, which may be empty. An empty `Host` is valid
 /// (a target with an empty authority).
-fn valid_host(host: &[u8]) -> bool {
+pub(crate) fn valid_host(host: &[u8]) -> bool {
     let (name_ok, rest) = if let Some(literal) = host.strip_prefix(b"[") {
         let Some(end) = literal.iter().position(|&b| b == b']') else {
             return false;

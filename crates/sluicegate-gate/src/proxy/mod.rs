@@ -24,6 +24,8 @@ pub use body::PermitBody;
 pub use conn::Conn;
 pub use handle::handle;
 pub use headers::strip_hop_by_hop;
+// The config holds a route's `host` to what a request's `Host` may be.
+pub(crate) use headers::valid_host;
 pub use send_timeout::SendTimeout;
 pub use turn_writes::TurnWrites;
 pub use unrouted::{Unrouted, UnroutedCounts};
