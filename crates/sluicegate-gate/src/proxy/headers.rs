@@ -152,6 +152,19 @@ pub(super) fn host_problem<B>(req: &http::Request<B>) -> Option<&'static str> {
     }
 }
 
+/// Makes an absolute-form target's authority the request's `Host` (RFC 9112 §3.2.2–3.2.3:
+/// the recipient ignores `Host` then, and a proxy replaces it with the authority), as soon
+/// as [`host_problem`] passed it: the route is chosen on the authority and the upstream gets
+/// it, so whatever else reads `Host` (a per-client rate keyed on `header:host`) must read it
+/// too, not a `Host` the client may vary at will.
+pub(super) fn host_from_target<B>(req: &mut http::Request<B>) {
+    if let Some(a) = req.uri().authority()
+        && let Ok(v) = HeaderValue::from_str(a.as_str())
+    {
+        req.headers_mut().insert(header::HOST, v);
+    }
+}
+
 /// Whether `host` is `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2–3.2.3): a
 /// `reg-name` (which an IPv4 address also is) or an IP literal in brackets (an IPv6 address
 /// or an `IPvFuture`), then a port of digits, which may be empty. An empty `Host` is valid
