@@ -698,6 +698,29 @@ mod tests {
         }
     }
 
+    /// review22: `GET http://api.example?x=1` (an absolute-form target with a query and no
+    /// path) was routed on the path `/` but went upstream as `GET ?x=1`, no request target
+    /// at all (RFC 9112 §3.2.1: an origin-form target starts with `/`).
+    #[test]
+    fn an_absolute_form_target_without_a_path_goes_upstream_with_the_path_slash() {
+        let up: UpstreamUrl = "http://127.0.0.1:9000".parse().unwrap();
+        let peer = Forwarding::new("10.0.0.7:5555".parse().unwrap());
+        for (target, origin) in [
+            ("http://api.example?x=1", "/?x=1"),
+            ("http://api.example", "/"),
+            ("http://api.example/?x=1", "/?x=1"),
+        ] {
+            let mut p = parts(http::Request::get(target).body(()).unwrap());
+            to_upstream(&mut p, &up, &peer);
+            // As the head goes out (`Uri`'s own `==` takes an empty path for `/`).
+            assert_eq!(
+                p.uri.path_and_query().map(PathAndQuery::as_str),
+                Some(origin),
+                "{target}"
+            );
+        }
+    }
+
     #[test]
     fn absolute_form_becomes_origin_form_and_names_the_host() {
         let up: UpstreamUrl = "http://127.0.0.1:9000".parse().unwrap();
