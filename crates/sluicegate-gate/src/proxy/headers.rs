@@ -293,11 +293,16 @@ pub(super) fn to_upstream(
         }
     };
     if parts.uri.scheme().is_some() || parts.uri.authority().is_some() {
-        let path = parts
-            .uri
-            .path_and_query()
-            .cloned()
-            .unwrap_or_else(|| PathAndQuery::from_static("/"));
+        // `http://h?q` has the path `/` (RFC 9112 §3.2.1, as it was routed: `Uri::path`),
+        // which its `PathAndQuery` (`?q`) leaves out.
+        let path = match parts.uri.path_and_query() {
+            Some(pq) if pq.as_str().starts_with('?') => {
+                PathAndQuery::try_from(format!("/{}", pq.as_str()))
+                    .expect("a query after `/` is a path and query")
+            }
+            Some(pq) => pq.clone(),
+            None => PathAndQuery::from_static("/"),
+        };
         parts.uri = Uri::from(path);
     }
     parts.version = Version::HTTP_11;
