@@ -528,6 +528,30 @@ pool = "b"
         );
     }
 
+    /// review22: an `IPvFuture` literal lost its brackets (`strip_port`), so a route for
+    /// `[v1.x]` took `Host: v1.x` (a name) and a route for the name `v1.x` took
+    /// `Host: [v1.x]` (a literal): a name and an address literal are two hosts.
+    #[test]
+    fn an_ipvfuture_literal_is_not_the_name_inside_its_brackets() {
+        let routes = |host: &str| {
+            let text = format!(
+                "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:1\"\n\
+                 max_concurrency = 1\n[[routes]]\nhost = \"{host}\"\npool = \"a\"\n"
+            );
+            State::build(&crate::config::parse(&text, "t").unwrap(), None, &[], None).unwrap()
+        };
+        let literal = routes("[v1.x]");
+        for host in ["[v1.x]", "[V1.X]:80"] {
+            assert_eq!(
+                route(&literal, "GET", "/", Some(host)).as_deref(),
+                Some("a"),
+                "{host}"
+            );
+        }
+        assert_eq!(route(&literal, "GET", "/", Some("v1.x")), None);
+        assert_eq!(route(&routes("v1.x"), "GET", "/", Some("[v1.x]")), None);
+    }
+
     /// Trial of 4 Dec: an absolute-form target was routed on `Host`. Its authority wins
     /// (RFC 9112 §3.2.2), as it is what the upstream gets.
     #[test]
