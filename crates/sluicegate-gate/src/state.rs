@@ -232,7 +232,8 @@ impl State {
 /// literal's address, so that every spelling of it (`[::1]`, `[0:0::1]`, `[::0001]`, upper
 /// case hex) is one host. An IPv4 address needs nothing of the kind: the standard library
 /// reads only its dotted-decimal form (not `127.1` or `0177.0.0.1`) and writes it back
-/// the same, so it compares as a name. An `IPvFuture` literal (`[v1.x]`) is a name too.
+/// the same, so it compares as a name. An `IPvFuture` literal (`[v1.x]`) is a name too, its
+/// brackets kept: it is not the name `v1.x`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Host<S> {
     Name(S),
@@ -245,9 +246,13 @@ impl<'a> Host<&'a str> {
     fn of(host: &'a str) -> Host<&'a str> {
         if let Some(literal) = host.strip_prefix('[')
             && let Some((inner, _)) = literal.split_once(']')
-            && let Ok(ip) = inner.parse()
         {
-            return Host::Ip(ip);
+            return match inner.parse() {
+                Ok(ip) => Host::Ip(ip),
+                // An `IPvFuture` (`[v1.x]`): the literal, brackets and all, never the name
+                // inside them.
+                Err(_) => Host::Name(&host[..inner.len() + 2]),
+            };
         }
         Host::Name(host_name(host))
     }
