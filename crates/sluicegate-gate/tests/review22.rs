@@ -65,3 +65,48 @@ async fn a_per_key_rate_on_host_counts_the_host_the_upstream_gets() {
         );
     }
 }
+
+/// Finding 5: a host name with a percent-encoding (`%61pi.example`, which RFC 3986 §6.2.2.2
+/// makes `api.example`) passed the `Host` check, missed the route for `api.example` and
+/// went to the catch-all pool, its upstream getting it as it came: an upstream that decodes
+/// it serves `api.example` under another pool's limits. No client sends a name so (browsers
+/// send punycode); the gate refuses it, as it refuses the `%25` of an IPv6 zone.
+#[tokio::test]
+async fn a_percent_encoded_host_is_refused_not_routed_past_its_route() {
+    let (routed, rest) = (Upstream::start().await, Upstream::start().await);
+    let path = write_config(
+        "pct-host.toml",
+        &format!(
+            "listen = \"127.0.0.1:0\"\n\n\
+             [[pools]]\nname = \"routed\"\nupstream = \"{}\"\nmax_concurrency = 10\n\n\
+             [[pools]]\nname = \"rest\"\nupstream = \"{}\"\nmax_concurrency = 10\n\n\
+             [[routes]]\nhost = \"api.example\"\npool = \"routed\"\n\n\
+             [[routes]]\npool = \"rest\"\n",
+            routed.url(),
+            rest.url()
+        ),
+    );
+    let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    for head in [
+        "GET /fast HTTP/1.1\r\nHost: %61pi.example\r\nConnection: close\r\n\r\n",
+        "GET /fast HTTP/1.1\r\nHost: api%2Eexample:80\r\nConnection: close\r\n\r\n",
+        "GET http://%61pi.example/fast HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    ] {
+        let (status, body) = send(&gate, head).await;
+        assert!(status.contains(" 400 "), "{head:?}: {status} {body}");
+        assert!(body.contains("percent-encoded"), "{head:?}: {body}");
+    }
+    assert_eq!(
+        rest.ids().len(),
+        0,
+        "the catch-all pool's upstream got them"
+    );
+    // The name itself is routed as before.
+    let (status, body) = send(
+        &gate,
+        "GET /fast HTTP/1.1\r\nHost: API.example\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(status.contains(" 200 "), "{status} {body}");
+    assert_eq!(routed.ids().len(), 1);
+}
