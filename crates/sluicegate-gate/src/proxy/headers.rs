@@ -157,12 +157,48 @@ pub(super) fn host_problem<B>(req: &http::Request<B>) -> Option<&'static str> {
 /// as [`host_problem`] passed it: the route is chosen on the authority and the upstream gets
 /// it, so whatever else reads `Host` (a per-client rate keyed on `header:host`) must read it
 /// too, not a `Host` the client may vary at will.
+///
+/// A `Host` with percent-encoded unreserved characters (`%61pi.example`) is put in normal
+/// form (RFC 3986 §6.2.2.2: `api.example`), as a path is (`path.rs`): the route for the name
+/// takes it and its upstream gets the name, where it went past that route as another name
+/// and an upstream that decodes it served the name under another pool's limits. (In a
+/// target, hyper refuses a `%` in the authority before this.)
 pub(super) fn host_from_target<B>(req: &mut http::Request<B>) {
     if let Some(a) = req.uri().authority()
         && let Ok(v) = HeaderValue::from_str(a.as_str())
     {
         req.headers_mut().insert(header::HOST, v);
     }
+    if let Some(h) = req.headers().get(header::HOST)
+        && h.as_bytes().contains(&b'%')
+        && let Some(normal) = decode_unreserved(h.as_bytes())
+        && let Ok(v) = HeaderValue::from_bytes(&normal)
+    {
+        req.headers_mut().insert(header::HOST, v);
+    }
+}
+
+/// `host` with its percent-encoded unreserved characters decoded (other encodings kept as
+/// they are), or `None` when it has none.
+fn decode_unreserved(host: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(host.len());
+    let mut changed = false;
+    let mut i = 0;
+    while let Some(&b) = host.get(i) {
+        if b == b'%'
+            && let (Some(&h), Some(&l)) = (host.get(i + 1), host.get(i + 2))
+            && let Some(c) = crate::path::hex_pair(h, l)
+            && crate::path::is_unreserved(c)
+        {
+            out.push(c);
+            changed = true;
+            i += 3;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    changed.then_some(out)
 }
 
 /// Whether `host` is `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2–3.2.3): a
