@@ -119,3 +119,95 @@ async fn a_percent_encoded_host_is_routed_and_forwarded_as_the_name_it_encodes()
     assert!(status.contains(" 200 "), "{status} {body}");
     assert!(body.contains(" host=a%2Fb "), "{body}");
 }
+
+/// `sluicegate check --config` on `text`: its exit code and what it printed.
+fn check(name: &str, text: &str) -> (Option<i32>, String) {
+    let path = write_config(name, text);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sluicegate"))
+        .args(["check", "--config", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), said)
+}
+
+/// Finding 6: a route's `host` is checked only for brackets around a bare IPv6 address,
+/// emptiness and ASCII. `host = "[fe80::1%eth0]"` (a zone), `"[zz]"`, `"[::1]x"`, `"a b"`
+/// are taken (`check` says `ok`), and no request can ever match them: the `Host` check
+/// (`proxy/headers.rs`, `valid_host`) answers `400` to every request that names such a
+/// host. The route is dead and nothing says so. They should be refused at the value, as the
+/// `Host` check would refuse them (a zone: "no zone in a Host; write the address").
+#[test]
+#[ignore = "review22: route hosts no Host can match are accepted, fix in config/load.rs (check_host: hold the route's host to what valid_host holds a Host to)"]
+fn a_route_host_no_request_can_name_is_refused() {
+    for host in [
+        "[fe80::1%eth0]",
+        "[fe80::1%25eth0]",
+        "[zz]",
+        "[::1]x",
+        "a b",
+    ] {
+        let (code, said) = check(
+            "dead-route-host.toml",
+            &format!(
+                "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:1\"\nmax_concurrency = 1\n\n\
+                 [[routes]]\nhost = \"{host}\"\npool = \"a\"\n\n[[routes]]\npool = \"a\"\n"
+            ),
+        );
+        assert_eq!(code, Some(64), "{host}: {said}");
+        assert!(
+            said.contains(":6:8:"),
+            "{host}: not located at the value: {said}"
+        );
+    }
+}
+
+/// Finding 7: routes compare IPv6 literals as addresses now (`[0::1]` is `[::1]`), but the
+/// check for a route an earlier one shadows (`covers`) still compares the text: a route for
+/// `[0::1]` after one for `[::1]` is never reached, and `check` says nothing.
+#[test]
+#[ignore = "review22: shadowed-route warning misses other spellings of an IPv6 route host, fix in config/load.rs (covers: compare hosts as state::Host does)"]
+fn a_route_shadowed_by_another_spelling_of_its_ipv6_host_is_warned_of() {
+    let (code, said) = check(
+        "ipv6-shadow.toml",
+        "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:1\"\nmax_concurrency = 1\n\n\
+         [[pools]]\nname = \"b\"\nupstream = \"http://127.0.0.1:2\"\nmax_concurrency = 1\n\n\
+         [[routes]]\nhost = \"[::1]\"\npool = \"a\"\n\n\
+         [[routes]]\nhost = \"[0:0::1]\"\npool = \"b\"\n",
+    );
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("never reached"), "{said}");
+}
+
+/// Finding 8: the likeliest torn read of a config is an empty file (an editor or `cp` that
+/// truncates, then writes). A reload that reads it is refused — good — with "no pools: add a
+/// `[[pools]]` table", which sends the operator looking for a mistake in a file that has
+/// every pool. It should say the file is empty (perhaps being written: reload when done).
+#[tokio::test]
+#[ignore = "review22: an empty config file is refused on reload as `no pools`, fix in config/load.rs (read_with: say the file is empty, it may be being written)"]
+async fn a_reload_of_an_empty_file_says_it_is_empty() {
+    let upstream = Upstream::start().await;
+    let text = format!(
+        "listen = \"127.0.0.1:0\"\n[admin]\nlisten = \"127.0.0.1:0\"\n\n\
+         [[pools]]\nname = \"a\"\nupstream = \"{}\"\nmax_concurrency = 10\n\n\
+         [[routes]]\npool = \"a\"\n",
+        upstream.url()
+    );
+    let path = write_config("torn-reload.toml", &text);
+    let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    support::rewrite(&path, "");
+    let said = gate.admin_call("POST", "/reload", None, "").await;
+    assert!(!said.status.is_success(), "{}", said.body);
+    assert!(said.body.contains("is empty"), "{}", said.body);
+    // The config in force stays.
+    let (status, body) = send(
+        &gate,
+        "GET /fast HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(status.contains(" 200 "), "{status} {body}");
+}
