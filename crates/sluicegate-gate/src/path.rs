@@ -203,13 +203,13 @@ fn decode(p: &[u8], decode_slashes: bool) -> Vec<u8> {
     out
 }
 
-fn hex_pair(h: u8, l: u8) -> Option<u8> {
+pub(crate) fn hex_pair(h: u8, l: u8) -> Option<u8> {
     let v = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
     Some(v(h)? << 4 | v(l)?)
 }
 
 /// RFC 3986 §2.3: `ALPHA / DIGIT / "-" / "." / "_" / "~"`.
-fn is_unreserved(b: u8) -> bool {
+pub(crate) fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 

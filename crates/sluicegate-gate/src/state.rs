@@ -232,7 +232,8 @@ impl State {
 /// literal's address, so that every spelling of it (`[::1]`, `[0:0::1]`, `[::0001]`, upper
 /// case hex) is one host. An IPv4 address needs nothing of the kind: the standard library
 /// reads only its dotted-decimal form (not `127.1` or `0177.0.0.1`) and writes it back
-/// the same, so it compares as a name. An `IPvFuture` literal (`[v1.x]`) is a name too.
+/// the same, so it compares as a name. An `IPvFuture` literal (`[v1.x]`) is a name too, its
+/// brackets kept: it is not the name `v1.x`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Host<S> {
     Name(S),
@@ -245,9 +246,13 @@ impl<'a> Host<&'a str> {
     fn of(host: &'a str) -> Host<&'a str> {
         if let Some(literal) = host.strip_prefix('[')
             && let Some((inner, _)) = literal.split_once(']')
-            && let Ok(ip) = inner.parse()
         {
-            return Host::Ip(ip);
+            return match inner.parse() {
+                Ok(ip) => Host::Ip(ip),
+                // An `IPvFuture` (`[v1.x]`): the literal, brackets and all, never the name
+                // inside them.
+                Err(_) => Host::Name(&host[..inner.len() + 2]),
+            };
         }
         Host::Name(host_name(host))
     }
@@ -533,6 +538,30 @@ pool = "b"
             route(&s, "GET", "http://[::1]:9/", Some("other")).as_deref(),
             Some("a")
         );
+    }
+
+    /// review22: an `IPvFuture` literal lost its brackets (`strip_port`), so a route for
+    /// `[v1.x]` took `Host: v1.x` (a name) and a route for the name `v1.x` took
+    /// `Host: [v1.x]` (a literal): a name and an address literal are two hosts.
+    #[test]
+    fn an_ipvfuture_literal_is_not_the_name_inside_its_brackets() {
+        let routes = |host: &str| {
+            let text = format!(
+                "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:1\"\n\
+                 max_concurrency = 1\n[[routes]]\nhost = \"{host}\"\npool = \"a\"\n"
+            );
+            State::build(&crate::config::parse(&text, "t").unwrap(), None, &[], None).unwrap()
+        };
+        let literal = routes("[v1.x]");
+        for host in ["[v1.x]", "[V1.X]:80"] {
+            assert_eq!(
+                route(&literal, "GET", "/", Some(host)).as_deref(),
+                Some("a"),
+                "{host}"
+            );
+        }
+        assert_eq!(route(&literal, "GET", "/", Some("v1.x")), None);
+        assert_eq!(route(&routes("v1.x"), "GET", "/", Some("[v1.x]")), None);
     }
 
     /// Trial of 4 Dec: an absolute-form target was routed on `Host`. Its authority wins

@@ -53,6 +53,7 @@ pub fn handle(
             );
             return Ok(answer);
         }
+        headers::host_from_target(&mut req);
         if headers::foreign_transfer_coding(&req) {
             gate.unrouted.count(Unrouted::TransferCodingNotSupported);
             let mut answer = answer::plain(

@@ -152,6 +152,55 @@ pub(super) fn host_problem<B>(req: &http::Request<B>) -> Option<&'static str> {
     }
 }
 
+/// Makes an absolute-form target's authority the request's `Host` (RFC 9112 §3.2.2–3.2.3:
+/// the recipient ignores `Host` then, and a proxy replaces it with the authority), as soon
+/// as [`host_problem`] passed it: the route is chosen on the authority and the upstream gets
+/// it, so whatever else reads `Host` (a per-client rate keyed on `header:host`) must read it
+/// too, not a `Host` the client may vary at will.
+///
+/// A `Host` with percent-encoded unreserved characters (`%61pi.example`) is put in normal
+/// form (RFC 3986 §6.2.2.2: `api.example`), as a path is (`path.rs`): the route for the name
+/// takes it and its upstream gets the name, where it went past that route as another name
+/// and an upstream that decodes it served the name under another pool's limits. (In a
+/// target, hyper refuses a `%` in the authority before this.)
+pub(super) fn host_from_target<B>(req: &mut http::Request<B>) {
+    if let Some(a) = req.uri().authority()
+        && let Ok(v) = HeaderValue::from_str(a.as_str())
+    {
+        req.headers_mut().insert(header::HOST, v);
+    }
+    if let Some(h) = req.headers().get(header::HOST)
+        && h.as_bytes().contains(&b'%')
+        && let Some(normal) = decode_unreserved(h.as_bytes())
+        && let Ok(v) = HeaderValue::from_bytes(&normal)
+    {
+        req.headers_mut().insert(header::HOST, v);
+    }
+}
+
+/// `host` with its percent-encoded unreserved characters decoded (other encodings kept as
+/// they are), or `None` when it has none.
+fn decode_unreserved(host: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(host.len());
+    let mut changed = false;
+    let mut i = 0;
+    while let Some(&b) = host.get(i) {
+        if b == b'%'
+            && let (Some(&h), Some(&l)) = (host.get(i + 1), host.get(i + 2))
+            && let Some(c) = crate::path::hex_pair(h, l)
+            && crate::path::is_unreserved(c)
+        {
+            out.push(c);
+            changed = true;
+            i += 3;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    changed.then_some(out)
+}
+
 /// Whether `host` is `uri-host [ ":" port ]` (RFC 9110 §7.2, RFC 3986 §3.2.2–3.2.3): a
 /// `reg-name` (which an IPv4 address also is) or an IP literal in brackets (an IPv6 address
 /// or an `IPvFuture`), then a port of digits, which may be empty. An empty `Host` is valid
@@ -280,11 +329,16 @@ pub(super) fn to_upstream(
         }
     };
     if parts.uri.scheme().is_some() || parts.uri.authority().is_some() {
-        let path = parts
-            .uri
-            .path_and_query()
-            .cloned()
-            .unwrap_or_else(|| PathAndQuery::from_static("/"));
+        // `http://h?q` has the path `/` (RFC 9112 §3.2.1, as it was routed: `Uri::path`),
+        // which its `PathAndQuery` (`?q`) leaves out.
+        let path = match parts.uri.path_and_query() {
+            Some(pq) if pq.as_str().starts_with('?') => {
+                PathAndQuery::try_from(format!("/{}", pq.as_str()))
+                    .expect("a query after `/` is a path and query")
+            }
+            Some(pq) => pq.clone(),
+            None => PathAndQuery::from_static("/"),
+        };
         parts.uri = Uri::from(path);
     }
     parts.version = Version::HTTP_11;
@@ -682,6 +736,29 @@ mod tests {
             "/origin",
         ] {
             assert_eq!(problem(target), None, "{target}");
+        }
+    }
+
+    /// review22: `GET http://api.example?x=1` (an absolute-form target with a query and no
+    /// path) was routed on the path `/` but went upstream as `GET ?x=1`, no request target
+    /// at all (RFC 9112 §3.2.1: an origin-form target starts with `/`).
+    #[test]
+    fn an_absolute_form_target_without_a_path_goes_upstream_with_the_path_slash() {
+        let up: UpstreamUrl = "http://127.0.0.1:9000".parse().unwrap();
+        let peer = Forwarding::new("10.0.0.7:5555".parse().unwrap());
+        for (target, origin) in [
+            ("http://api.example?x=1", "/?x=1"),
+            ("http://api.example", "/"),
+            ("http://api.example/?x=1", "/?x=1"),
+        ] {
+            let mut p = parts(http::Request::get(target).body(()).unwrap());
+            to_upstream(&mut p, &up, &peer);
+            // As the head goes out (`Uri`'s own `==` takes an empty path for `/`).
+            assert_eq!(
+                p.uri.path_and_query().map(PathAndQuery::as_str),
+                Some(origin),
+                "{target}"
+            );
         }
     }
 
