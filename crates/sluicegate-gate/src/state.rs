@@ -234,8 +234,8 @@ impl State {
 /// reads only its dotted-decimal form (not `127.1` or `0177.0.0.1`) and writes it back
 /// the same, so it compares as a name. An `IPvFuture` literal (`[v1.x]`) is a name too, its
 /// brackets kept: it is not the name `v1.x`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Host<S> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Host<S> {
     Name(S),
     Ip(Ipv6Addr),
 }
@@ -277,11 +277,12 @@ impl Host<String> {
     }
 }
 
-/// Whether two routes' `host` values name one host, as routes compare hosts ([`Host`]: an
-/// IPv6 literal as its address, a name ignoring case and one trailing dot). The config's
-/// warning of a route an earlier one shadows asks this, so that it sees what routing does.
-pub(crate) fn same_route_host(a: &str, b: &str) -> bool {
-    Host::of(a).to_route() == Host::of(b).to_route()
+/// A route's `host` value as routes compare hosts ([`Host`]: an IPv6 literal as its
+/// address, a name in lower case without its port and one trailing dot): two routes' hosts
+/// name one host when these are equal. The config's warning of a route an earlier one
+/// shadows keys its routes by it, so that it sees what routing does.
+pub(crate) fn route_host(host: &str) -> Host<String> {
+    Host::of(host).to_route()
 }
 
 /// The pools a change removes, and those removed earlier that still ran requests then,

@@ -1,5 +1,6 @@
 //! Reading a config: TOML syntax and types first, then the rules that tie fields together.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
@@ -13,6 +14,7 @@ use sluicegate_redis::GlobalGcra;
 use super::model::{Config, QueueOrder, Scope};
 use super::values::Rate;
 use super::wire::UpstreamUrl;
+use crate::state::Host;
 
 /// A config that cannot be used, with where and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -679,20 +681,18 @@ fn check_host(host: &str) -> Result<(), String> {
 /// A warning for each route an earlier one shadows.
 ///
 /// With thousands of routes the pairs are millions (review 22, finding 3: 961 ms of a
-/// 2000-route reload), so each route's methods are upper-cased once, and a route is
-/// compared only with the earlier routes without a `host` and those in its host's bucket
-/// ([`host_bucket`]), where [`covers`] decides.
+/// 2000-route reload), so each route's host and methods are read once ([`Seen`]), and a
+/// route is compared only with the earlier routes without a `host` and those with its host,
+/// where [`covers`] decides.
 fn shadowed(routes: &[super::model::Route]) -> Vec<String> {
     let seen: Vec<Seen<'_>> = routes.iter().map(Seen::of).collect();
     let mut hostless: Vec<usize> = Vec::new();
-    let mut by_host: std::collections::HashMap<String, Vec<usize>> =
-        std::collections::HashMap::new();
+    let mut by_host: HashMap<&Host<String>, Vec<usize>> = HashMap::new();
     let mut out = Vec::new();
     for (i, later) in seen.iter().enumerate() {
-        let bucket = later.route.host.as_ref().map(|h| host_bucket(h.get_ref()));
-        // The earliest route that covers it: of those without a host, and of its bucket.
+        // The earliest route that covers it: of those without a host, and of its host's.
         let first = |earlier: &[usize]| earlier.iter().copied().find(|&j| covers(&seen[j], later));
-        let shadow = match bucket.as_ref().and_then(|b| by_host.get(b)) {
+        let shadow = match later.host.as_ref().and_then(|h| by_host.get(h)) {
             Some(same) => match (first(&hostless), first(same)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -708,17 +708,20 @@ fn shadowed(routes: &[super::model::Route]) -> Vec<String> {
                 routes[j].pool.get_ref()
             ));
         }
-        match bucket {
-            Some(b) => by_host.entry(b).or_default().push(i),
+        match &later.host {
+            Some(h) => by_host.entry(h).or_default().push(i),
             None => hostless.push(i),
         }
     }
     out
 }
 
-/// A route as the shadow check compares it: its methods upper-cased once.
+/// A route as the shadow check compares it: its host as routing compares hosts
+/// ([`state::route_host`](crate::state::route_host): `example.com.` is `example.com`,
+/// `[0::1]` is `[::1]`) and its methods upper-cased, each read once.
 struct Seen<'a> {
     route: &'a super::model::Route,
+    host: Option<Host<String>>,
     methods: Vec<String>,
 }
 
@@ -729,45 +732,31 @@ impl<'a> Seen<'a> {
             .iter()
             .map(|m| m.get_ref().to_ascii_uppercase())
             .collect();
-        Seen { route, methods }
-    }
-}
-
-/// A coarse key of a route's `host` that two hosts routing takes as one always share (the
-/// name in lower case without its port and one trailing dot; every IPv6 literal one key,
-/// spellings of an address differ): only a filter before [`covers`], which compares hosts as
-/// routing does (`state::same_route_host`).
-fn host_bucket(host: &str) -> String {
-    let name = match host.strip_prefix('[') {
-        Some(literal) => {
-            let inner = literal.split(']').next().unwrap_or(literal);
-            if inner.parse::<std::net::Ipv6Addr>().is_ok() {
-                return "[".into();
-            }
-            inner
+        Seen {
+            route,
+            host: route
+                .host
+                .as_ref()
+                .map(|h| crate::state::route_host(h.get_ref())),
+            methods,
         }
-        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
-    };
-    name.strip_suffix('.').unwrap_or(name).to_ascii_lowercase()
+    }
 }
 
 /// Whether every request `later` matches is matched by `earlier` first: any host or the
 /// same, any method or a superset, and a prefix of its prefix.
 fn covers(earlier: &Seen<'_>, later: &Seen<'_>) -> bool {
     let (em, lm) = (&earlier.methods, &later.methods);
-    (em.is_empty() || (!lm.is_empty() && lm.iter().all(|m| em.contains(m))))
+    earlier
+        .host
+        .as_ref()
+        .is_none_or(|h| later.host.as_ref() == Some(h))
+        && (em.is_empty() || (!lm.is_empty() && lm.iter().all(|m| em.contains(m))))
         && later
             .route
             .path_prefix
             .get_ref()
             .starts_with(earlier.route.path_prefix.get_ref().as_str())
-        // Hosts as routing compares them: `example.com.` is `example.com`, `[0::1]` is
-        // `[::1]`. Last: it allocates.
-        && match (&earlier.route.host, &later.route.host) {
-            (None, _) => true,
-            (Some(e), Some(l)) => crate::state::same_route_host(e.get_ref(), l.get_ref()),
-            (Some(_), None) => false,
-        }
 }
 
 /// The methods of RFC 9110 §9 and PATCH (RFC 5789).
