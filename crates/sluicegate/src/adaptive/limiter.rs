@@ -6,7 +6,7 @@ use crate::concurrency::{ConcurrencyLimiter, OwnedPermit, Rejected};
 use crate::sync::{Arc, Mutex, lock};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -41,15 +41,22 @@ pub struct AdaptiveLimiter {
 }
 
 struct Shared {
-    algorithm: Mutex<Box<dyn LimitAlgorithm>>,
+    steering: Mutex<Steering>,
     /// The wrapped limiter's clock: one time source for the queue and the samples.
     clock: std::sync::Arc<dyn Clock>,
     in_flight: AtomicUsize,
-    /// Set by [`AdaptiveLimiter::detach`]: the algorithm no longer sets the limit.
-    detached: AtomicBool,
     /// Callers of [`AdaptiveLimiter::acquire`] that found every permit taken: the demand the
     /// limit held back, for [`LimitAlgorithm::on_demand`].
     blocked: AtomicU64,
+}
+
+/// The algorithm, and whether it still sets the limit: one lock over both, so that a sample
+/// that reads "attached" sets the limit before [`AdaptiveLimiter::detach`] returns, never
+/// after the caller's own `set_max`.
+struct Steering {
+    algorithm: Box<dyn LimitAlgorithm>,
+    /// Set by [`AdaptiveLimiter::detach`]: the algorithm no longer sets the limit.
+    detached: bool,
 }
 
 impl std::fmt::Debug for Shared {
@@ -84,10 +91,12 @@ impl AdaptiveLimiter {
         AdaptiveLimiter {
             limiter,
             shared: Arc::new(Shared {
-                algorithm: Mutex::new(Box::new(algorithm)),
+                steering: Mutex::new(Steering {
+                    algorithm: Box::new(algorithm),
+                    detached: false,
+                }),
                 clock,
                 in_flight: AtomicUsize::new(0),
-                detached: AtomicBool::new(false),
                 blocked: AtomicU64::new(0),
             }),
         }
@@ -107,14 +116,16 @@ impl AdaptiveLimiter {
     /// Takes the limit away from the algorithm for good: from now on only
     /// [`set_max`](ConcurrencyLimiter::set_max) moves the wrapped limiter's limit. Permits
     /// still out finish as before (they release, and their samples still reach the
-    /// algorithm), but no sample sets the limit any more.
+    /// algorithm), but no sample sets the limit any more: a sample being taken when this is
+    /// called sets its limit before `detach` returns, never after (the loom model
+    /// `loom_adaptive.rs`), so a `set_max` made after it stands.
     ///
     /// For a limiter being retired while its requests finish (a pool moving to another
     /// limiter holds it at the slots it may fill), or held at a kill switch of
     /// `set_max(0)` while what runs ends; otherwise the next finished request would set the
     /// algorithm's limit again and start waiters beyond what the caller allowed.
     pub fn detach(&self) {
-        self.shared.detached.store(true, Ordering::Release);
+        lock(&self.shared.steering).detached = true;
     }
 
     /// Counts one caller that found every permit taken (it waits in the queue or is turned
@@ -136,7 +147,7 @@ impl AdaptiveLimiter {
 
     /// The algorithm's name.
     pub fn algorithm_name(&self) -> &'static str {
-        lock(&self.shared.algorithm).name()
+        lock(&self.shared.steering).algorithm.name()
     }
 
     /// Waits for a permit as [`ConcurrencyLimiter::acquire`] does.
@@ -204,12 +215,13 @@ impl AdaptiveLimiter {
             in_flight,
             outcome,
         };
-        let limit = {
-            let mut algorithm = lock(&self.shared.algorithm);
-            algorithm.on_demand(self.shared.blocked.load(Ordering::Relaxed));
-            algorithm.on_sample(&sample)
-        };
-        if limit != self.limiter.max() && !self.shared.detached.load(Ordering::Acquire) {
+        let mut steering = lock(&self.shared.steering);
+        steering
+            .algorithm
+            .on_demand(self.shared.blocked.load(Ordering::Relaxed));
+        let limit = steering.algorithm.on_sample(&sample);
+        // Under the lock: `detach` waits for this, so no limit is set after it returns.
+        if !steering.detached && limit != self.limiter.max() {
             apply(&self.limiter, limit);
         }
     }
