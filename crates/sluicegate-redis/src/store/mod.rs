@@ -3,9 +3,11 @@
 mod health;
 mod keys;
 mod probe;
+mod pubsub;
 
 pub use health::HealthSnapshot;
 pub(crate) use keys::key;
+pub(crate) use pubsub::Subscription;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -59,6 +61,8 @@ struct Inner {
     health: Health,
     budget: Duration,
     prefix: String,
+    /// The channels of this store's concurrency limits, on one pub/sub connection.
+    pubsub: Arc<pubsub::Hub>,
 }
 
 /// Settings for a [`RedisStore`].
@@ -117,7 +121,7 @@ impl RedisStore {
         self.inner.conn.clone()
     }
 
-    /// A new dedicated connection (for pub/sub), outside the shared one.
+    /// For new dedicated connections (the pub/sub one), outside the shared one.
     pub(crate) fn client(&self) -> &redis::Client {
         &self.inner.client
     }
@@ -269,6 +273,7 @@ impl StoreBuilder {
                 health: Health::new(self.min_backoff, self.max_backoff),
                 budget: self.budget,
                 prefix: self.prefix,
+                pubsub: Arc::default(),
             }),
         };
         // Connect now (longer than a decision's budget) so that the first decisions do not

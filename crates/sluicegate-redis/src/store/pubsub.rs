@@ -1,0 +1,274 @@
+//! One pub/sub connection per store, shared by every global concurrency limit built on it.
+//!
+//! A limit registers its release channel ([`RedisStore::subscribe`]) and holds the
+//! [`Subscription`] for as long as it lives. The first registration starts one listener task
+//! (on the runtime the limit is built on); the task opens a pub/sub connection, subscribes
+//! every registered channel, and from then on reads messages while it follows the
+//! registrations: a channel registered later is subscribed, a channel whose last limit is
+//! dropped is unsubscribed, and when no channel is left the task ends and its connection is
+//! closed (the next limit starts a new one). A message on a channel wakes every waiter of the
+//! limits on it (`notify_waiters`).
+//!
+//! Every subscription, first or after a reconnect, wakes the waiters of the channels it
+//! covers: releases may have been published while nobody listened. A subscription that ends
+//! (Redis closed the connection: it died or restarted) marks the store down, so that waiters
+//! get the failure policy's answer at once even when this instance makes no call that could
+//! fail; the task then connects again with backoff (50 ms, doubling up to 2 s) and subscribes
+//! every channel again.
+//!
+//! It used to be one connection per limit: the gate builds a limit per pool with a global
+//! concurrency limit, so 2000 such pools opened 2000 connections per gate process, and a few
+//! gates reached Redis's `maxclients` (10000 by default).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use redis::aio::PubSubSink;
+use tokio::runtime::Handle;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::RedisStore;
+
+const MIN_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// The channels a store's limits listen on, and its listener task (if one runs).
+#[derive(Debug, Default)]
+pub(super) struct Hub {
+    state: Mutex<State>,
+    /// Told (a permit is kept for the task) when a channel is added or removed.
+    changed: Notify,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    channels: HashMap<String, Channel>,
+    /// The number of the listener task that runs, if one does.
+    running: Option<u64>,
+    /// Listener tasks started so far.
+    started: u64,
+}
+
+#[derive(Debug)]
+struct Channel {
+    wake: Arc<Notify>,
+    /// The limits that hold a [`Subscription`] to it.
+    limits: usize,
+}
+
+/// A limit's registration on its channel: messages on the channel wake
+/// [`wake`](Self::wake)'s waiters while it lives. Dropped, it leaves the channel (the last one
+/// out unsubscribes it).
+#[derive(Debug)]
+pub(crate) struct Subscription {
+    hub: Arc<Hub>,
+    channel: String,
+    wake: Arc<Notify>,
+}
+
+impl Subscription {
+    /// Woken (`notify_waiters`) by every message on the channel and every (re)subscription
+    /// of it.
+    pub(crate) fn wake(&self) -> &Notify {
+        &self.wake
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let mut state = self.hub.lock();
+        let Some(channel) = state.channels.get_mut(&self.channel) else {
+            return;
+        };
+        channel.limits -= 1;
+        if channel.limits == 0 {
+            state.channels.remove(&self.channel);
+            drop(state);
+            self.hub.changed.notify_one();
+        }
+    }
+}
+
+impl Hub {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the task `id` has nothing left to listen to; if so, it is no longer counted
+    /// as running (the next registration starts a new one).
+    fn done(&self, id: u64) -> bool {
+        let mut state = self.lock();
+        if !state.channels.is_empty() {
+            return false;
+        }
+        if state.running == Some(id) {
+            state.running = None;
+        }
+        true
+    }
+
+    /// Wakes the waiters of `channel`'s limits.
+    fn wake(&self, channel: &str) {
+        let wake = self.lock().channels.get(channel).map(|c| c.wake.clone());
+        if let Some(wake) = wake {
+            wake.notify_waiters();
+        }
+    }
+
+    /// Brings the connection's subscriptions (`subscribed`) to the registered channels, and
+    /// wakes the waiters of every channel it subscribes.
+    async fn sync(
+        &self,
+        sink: &mut PubSubSink,
+        subscribed: &mut HashSet<String>,
+    ) -> redis::RedisResult<()> {
+        let (add, remove): (Vec<String>, Vec<String>) = {
+            let state = self.lock();
+            (
+                state
+                    .channels
+                    .keys()
+                    .filter(|c| !subscribed.contains(*c))
+                    .cloned()
+                    .collect(),
+                subscribed
+                    .iter()
+                    .filter(|c| !state.channels.contains_key(*c))
+                    .cloned()
+                    .collect(),
+            )
+        };
+        if !remove.is_empty() {
+            sink.unsubscribe(&remove).await?;
+            for channel in &remove {
+                subscribed.remove(channel);
+            }
+        }
+        if !add.is_empty() {
+            sink.subscribe(&add).await?;
+            for channel in add {
+                self.wake(&channel);
+                subscribed.insert(channel);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Clears the hub's running task when the task ends however it ends (its runtime shut down
+/// too), unless a later task runs already.
+struct Running {
+    hub: Arc<Hub>,
+    id: u64,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut state = self.hub.lock();
+        if state.running == Some(self.id) {
+            state.running = None;
+        }
+    }
+}
+
+impl RedisStore {
+    /// Registers a limit on `channel`, starting the store's listener task on `runtime` when
+    /// none runs.
+    pub(crate) fn subscribe(&self, channel: &str, runtime: &Handle) -> Subscription {
+        let hub = &self.inner.pubsub;
+        let mut state = hub.lock();
+        let (wake, new) = match state.channels.get_mut(channel) {
+            Some(c) => {
+                c.limits += 1;
+                (c.wake.clone(), false)
+            }
+            None => {
+                let wake = Arc::new(Notify::new());
+                let c = Channel {
+                    wake: wake.clone(),
+                    limits: 1,
+                };
+                state.channels.insert(channel.to_owned(), c);
+                (wake, true)
+            }
+        };
+        let start = state.running.is_none().then(|| {
+            state.started += 1;
+            state.running = Some(state.started);
+            state.started
+        });
+        drop(state);
+        if new {
+            hub.changed.notify_one();
+        }
+        if let Some(id) = start {
+            runtime.spawn(listen(self.clone(), id));
+        }
+        Subscription {
+            hub: hub.clone(),
+            channel: channel.to_owned(),
+            wake,
+        }
+    }
+}
+
+/// The listener task `id`: one pub/sub connection at a time, following the registrations,
+/// until none is left.
+async fn listen(store: RedisStore, id: u64) {
+    let hub = store.inner.pubsub.clone();
+    let _running = Running {
+        hub: hub.clone(),
+        id,
+    };
+    let mut backoff = MIN_BACKOFF;
+    loop {
+        if hub.done(id) {
+            return;
+        }
+        match store.client().get_async_pubsub().await {
+            Ok(pubsub) => {
+                let (mut sink, mut messages) = pubsub.split();
+                let mut subscribed = HashSet::new();
+                match hub.sync(&mut sink, &mut subscribed).await {
+                    Ok(()) => {
+                        backoff = MIN_BACKOFF;
+                        loop {
+                            tokio::select! {
+                                message = messages.next() => match message {
+                                    Some(message) => hub.wake(message.get_channel_name()),
+                                    None => break,
+                                },
+                                () = hub.changed.notified() => {
+                                    if hub.done(id) {
+                                        return;
+                                    }
+                                    if let Err(e) = hub.sync(&mut sink, &mut subscribed).await {
+                                        tracing::debug!(error = %e, "pub/sub: subscribing failed");
+                                        break;
+                                    }
+                                }
+                            }
+                        }
+                        store.connection_lost("the pub/sub connection was closed");
+                    }
+                    Err(e) => tracing::debug!(error = %e, "pub/sub: subscribing failed"),
+                }
+            }
+            Err(e) => tracing::debug!(error = %e, "pub/sub: no connection"),
+        }
+        // Wait out the backoff, or end sooner when the last limit is dropped meanwhile.
+        let until = Instant::now() + backoff;
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(until) => break,
+                () = hub.changed.notified() => if hub.done(id) {
+                    return;
+                },
+            }
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
