@@ -24,7 +24,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// One instance's connection to Redis, shared by all its global limits (cheap to clone).
 ///
 /// It is a redis-rs [`ConnectionManager`]: one multiplexed connection that pipelines the
-/// calls of every task and reconnects by itself. On top of it the store keeps a health
+/// calls of every task and reconnects by itself. While a
+/// [`GlobalConcurrency`](crate::GlobalConcurrency) built on the store lives, the store holds
+/// one more connection, for pub/sub: every concurrency limit's release channel is subscribed
+/// on it, and it is closed when the last of them is dropped. So a store opens at most two
+/// connections, however many limits are built on it. On top of it the store keeps a health
 /// state: a call that fails (no connection, the connection closed, an error reply) marks
 /// Redis down at once; a call that takes longer than the [budget](StoreBuilder::budget)
 /// falls back for its own decision, and marks Redis down only when a call sent after it is

@@ -272,3 +272,128 @@ async fn listen(store: RedisStore, id: u64) {
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::server::RedisServer;
+    use super::*;
+
+    const PATIENCE: Duration = Duration::from_secs(30);
+
+    fn admin(redis: &RedisServer) -> redis::Connection {
+        redis::Client::open(redis.url())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    }
+
+    fn subscribers(redis: &RedisServer, channel: &str) -> u64 {
+        let (_, n): (String, u64) = redis::cmd("PUBSUB")
+            .arg("NUMSUB")
+            .arg(channel)
+            .query(&mut admin(redis))
+            .unwrap();
+        n
+    }
+
+    /// The channels Redis has subscribers on.
+    fn channels(redis: &RedisServer) -> HashSet<String> {
+        redis::cmd("PUBSUB")
+            .arg("CHANNELS")
+            .query(&mut admin(redis))
+            .unwrap()
+    }
+
+    async fn until(why: &str, mut what: impl FnMut() -> bool) {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while !what() {
+            assert!(std::time::Instant::now() < deadline, "{why}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    async fn store(redis: &RedisServer) -> RedisStore {
+        RedisStore::builder(&redis.url())
+            .budget(Duration::from_secs(5))
+            .connect()
+            .await
+            .unwrap()
+    }
+
+    /// The pub/sub connection killed while Redis stays up: the store is marked down (its
+    /// subscription ended), and the new subscription wakes the waiters of every channel,
+    /// though no message came (a release may have been published while nobody listened).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_resubscription_wakes_the_waiters_of_every_channel() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let runtime = Handle::current();
+        let (a, b) = (
+            store.subscribe("a", &runtime),
+            store.subscribe("b", &runtime),
+        );
+        until("not subscribed", || {
+            subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
+        })
+        .await;
+        let (woken_a, woken_b) = (a.wake().notified(), b.wake().notified());
+        tokio::pin!(woken_a, woken_b);
+        woken_a.as_mut().enable();
+        woken_b.as_mut().enable();
+
+        let killed: u64 = redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("TYPE")
+            .arg("pubsub")
+            .query(&mut admin(&redis))
+            .unwrap();
+        assert_eq!(killed, 1, "one pub/sub connection");
+        tokio::time::timeout(PATIENCE, async {
+            woken_a.await;
+            woken_b.await;
+        })
+        .await
+        .expect("the resubscription woke both channels' waiters");
+        assert_eq!(subscribers(&redis, "a"), 1);
+        assert_eq!(subscribers(&redis, "b"), 1);
+        let health = store.health();
+        assert_eq!(health.outages, 1, "{health:?}");
+    }
+
+    /// Limits come and go on 20 channels faster than the subscriptions follow: Redis ends up
+    /// subscribed to exactly the channels some limit still holds, and to none once all are
+    /// dropped (the connection closes).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_subscriptions_follow_limits_that_come_and_go() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let runtime = Handle::current();
+        let mut held: Vec<Subscription> = Vec::new();
+        for i in 0..400_usize {
+            held.push(store.subscribe(&format!("c{}", i % 20), &runtime));
+            // Drop some, from anywhere in the list.
+            if i % 3 == 0 {
+                held.swap_remove((i * 7) % held.len());
+            }
+            if i % 50 == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+        held.retain(|s| s.channel != "c3" && s.channel != "c4");
+        let wanted: HashSet<String> = held.iter().map(|s| s.channel.clone()).collect();
+        assert!(wanted.len() > 10, "{wanted:?}");
+        until("Redis's channels are not the held ones", || {
+            channels(&redis) == wanted
+        })
+        .await;
+        // Each channel once, on one connection.
+        for channel in &wanted {
+            assert_eq!(subscribers(&redis, channel), 1, "{channel}");
+        }
+        drop(held);
+        until("the connection was not closed", || {
+            channels(&redis).is_empty() && store.inner.pubsub.lock().running.is_none()
+        })
+        .await;
+    }
+}
