@@ -84,16 +84,23 @@ async fn global_permit(limit: &GlobalConcurrency) -> GlobalPermit {
     }
 }
 
-/// 50 limits on one store: Redis sees one pub/sub connection subscribed to 50 channels (it
-/// saw 50 connections), and a second store adds one more.
+/// 2000 limits on one store (the gate's 2000 pools with a global concurrency limit): Redis
+/// sees one pub/sub connection subscribed to 2000 channels (it saw one connection per limit:
+/// 50 for 50 before this version), and a second store adds one more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fifty_limits_on_one_store_share_one_pubsub_connection() {
+async fn two_thousand_limits_on_one_store_share_one_pubsub_connection() {
     let redis = RedisServer::start();
     let store = support::store(&redis).await;
-    let names: Vec<String> = (0..50).map(|i| format!("l{i}")).collect();
+    let names: Vec<String> = (0..2000).map(|i| format!("l{i}")).collect();
     let limits: Vec<_> = names.iter().map(|n| limit(&store, n)).collect();
     until("not every channel was subscribed", || {
-        names.iter().all(|n| subscribers(&redis, n) == 1)
+        let mut numsub = redis::cmd("PUBSUB");
+        numsub.arg("NUMSUB");
+        for n in &names {
+            numsub.arg(channel(n));
+        }
+        let counts: Vec<(String, u64)> = numsub.query(&mut redis.connection()).unwrap();
+        counts.iter().all(|(_, n)| *n == 1)
     })
     .await;
     assert_eq!(pubsub_clients(&redis), 1, "one connection for the store");
