@@ -396,4 +396,54 @@ mod tests {
         })
         .await;
     }
+
+    /// The listener runs on the runtime of the limit that started it. When that runtime
+    /// shuts down (its task dropped with it) while the store lives on, the next limit starts
+    /// a new listener, which subscribes every channel still registered.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_limit_after_the_listeners_runtime_ended_starts_a_new_listener() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let elsewhere = store.clone();
+        let url = redis.url();
+        let a = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            let a = runtime.block_on(async {
+                let a = elsewhere.subscribe("a", &Handle::current());
+                let mut admin = redis::Client::open(url).unwrap().get_connection().unwrap();
+                let deadline = std::time::Instant::now() + PATIENCE;
+                loop {
+                    let (_, n): (String, u64) = redis::cmd("PUBSUB")
+                        .arg("NUMSUB")
+                        .arg("a")
+                        .query(&mut admin)
+                        .unwrap();
+                    if n == 1 {
+                        break a;
+                    }
+                    assert!(std::time::Instant::now() < deadline, "not subscribed");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            });
+            drop(runtime);
+            a
+        })
+        .join()
+        .unwrap();
+        until("the listener did not end with its runtime", || {
+            subscribers(&redis, "a") == 0
+        })
+        .await;
+
+        let b = store.subscribe("b", &Handle::current());
+        until("no new listener subscribed both channels", || {
+            subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
+        })
+        .await;
+        drop((a, b));
+        until("the connection was not closed", || {
+            channels(&redis).is_empty()
+        })
+        .await;
+    }
 }
