@@ -381,10 +381,11 @@ async fn a_hybrid_lease_whose_check_was_dropped_lands_in_the_stock() {
         .lease(Duration::from_secs(60))
         .build_hybrid()
         .unwrap();
-    // Redis holds every command for 300 ms: the lease call is sent, not answered.
+    // Redis holds every command for a second (long past the 50 ms the check is given, on a
+    // loaded machine too): the lease call is sent, not answered.
     let () = redis::cmd("CLIENT")
         .arg("PAUSE")
-        .arg(300)
+        .arg(1000)
         .arg("ALL")
         .query(&mut redis.connection())
         .unwrap();
