@@ -28,7 +28,6 @@ use futures_util::StreamExt;
 use redis::aio::PubSubSink;
 use tokio::runtime::Handle;
 use tokio::sync::Notify;
-use tokio::time::Instant;
 
 use super::RedisStore;
 
@@ -118,14 +117,53 @@ impl Hub {
         }
     }
 
+    /// Completes when the task `id` has nothing left to listen to (see [`done`](Self::done)).
+    ///
+    /// It takes the task's notices of changes: run it only beside a [`sync`](Self::sync),
+    /// which reads the registrations again until they stay put, or where the next step
+    /// reads them all anyway.
+    async fn emptied(&self, id: u64) {
+        loop {
+            let changed = self.changed.notified();
+            if self.done(id) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
     /// Brings the connection's subscriptions (`subscribed`) to the registered channels, and
-    /// wakes the waiters of every channel it subscribes.
+    /// wakes the waiters of every channel it subscribes; again until nothing is left to do
+    /// (channels may come and go while Redis answers).
     async fn sync(
         &self,
         sink: &mut PubSubSink,
         subscribed: &mut HashSet<String>,
     ) -> redis::RedisResult<()> {
-        let (add, remove): (Vec<String>, Vec<String>) = {
+        loop {
+            let (add, remove) = self.diff(subscribed);
+            if add.is_empty() && remove.is_empty() {
+                return Ok(());
+            }
+            if !remove.is_empty() {
+                sink.unsubscribe(&remove).await?;
+                for channel in &remove {
+                    subscribed.remove(channel);
+                }
+            }
+            if !add.is_empty() {
+                sink.subscribe(&add).await?;
+                for channel in add {
+                    self.wake(&channel);
+                    subscribed.insert(channel);
+                }
+            }
+        }
+    }
+
+    /// The registered channels not in `subscribed`, and those in it no longer registered.
+    fn diff(&self, subscribed: &HashSet<String>) -> (Vec<String>, Vec<String>) {
+        {
             let state = self.lock();
             (
                 state
@@ -140,21 +178,7 @@ impl Hub {
                     .cloned()
                     .collect(),
             )
-        };
-        if !remove.is_empty() {
-            sink.unsubscribe(&remove).await?;
-            for channel in &remove {
-                subscribed.remove(channel);
-            }
         }
-        if !add.is_empty() {
-            sink.subscribe(&add).await?;
-            for channel in add {
-                self.wake(&channel);
-                subscribed.insert(channel);
-            }
-        }
-        Ok(())
     }
 }
 
@@ -216,7 +240,8 @@ impl RedisStore {
 }
 
 /// The listener task `id`: one pub/sub connection at a time, following the registrations,
-/// until none is left.
+/// until none is left. Wherever it waits on Redis (connecting, a subscription in flight, a
+/// backoff) it ends as soon as the last limit is dropped, not when Redis answers.
 async fn listen(store: RedisStore, id: u64) {
     let hub = store.inner.pubsub.clone();
     let _running = Running {
@@ -225,14 +250,19 @@ async fn listen(store: RedisStore, id: u64) {
     };
     let mut backoff = MIN_BACKOFF;
     loop {
-        if hub.done(id) {
-            return;
-        }
-        match store.client().get_async_pubsub().await {
+        let connected = tokio::select! {
+            connected = store.client().get_async_pubsub() => connected,
+            () = hub.emptied(id) => return,
+        };
+        match connected {
             Ok(pubsub) => {
                 let (mut sink, mut messages) = pubsub.split();
                 let mut subscribed = HashSet::new();
-                match hub.sync(&mut sink, &mut subscribed).await {
+                let first = tokio::select! {
+                    synced = hub.sync(&mut sink, &mut subscribed) => synced,
+                    () = hub.emptied(id) => return,
+                };
+                match first {
                     Ok(()) => {
                         backoff = MIN_BACKOFF;
                         loop {
@@ -242,10 +272,11 @@ async fn listen(store: RedisStore, id: u64) {
                                     None => break,
                                 },
                                 () = hub.changed.notified() => {
-                                    if hub.done(id) {
-                                        return;
-                                    }
-                                    if let Err(e) = hub.sync(&mut sink, &mut subscribed).await {
+                                    let synced = tokio::select! {
+                                        synced = hub.sync(&mut sink, &mut subscribed) => synced,
+                                        () = hub.emptied(id) => return,
+                                    };
+                                    if let Err(e) = synced {
                                         tracing::debug!(error = %e, "pub/sub: subscribing failed");
                                         break;
                                     }
@@ -259,15 +290,9 @@ async fn listen(store: RedisStore, id: u64) {
             }
             Err(e) => tracing::debug!(error = %e, "pub/sub: no connection"),
         }
-        // Wait out the backoff, or end sooner when the last limit is dropped meanwhile.
-        let until = Instant::now() + backoff;
-        loop {
-            tokio::select! {
-                () = tokio::time::sleep_until(until) => break,
-                () = hub.changed.notified() => if hub.done(id) {
-                    return;
-                },
-            }
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = hub.emptied(id) => return,
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }
@@ -441,6 +466,35 @@ mod tests {
         })
         .await;
         drop((a, b));
+        until("the connection was not closed", || {
+            channels(&redis).is_empty()
+        })
+        .await;
+    }
+
+    /// The last limit dropped while the listener waits on a stopped Redis (SIGSTOP: it
+    /// answers nothing, a subscription is in flight): the listener ends at once instead of
+    /// holding the store and its connection until Redis answers again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_listener_ends_with_its_last_limit_while_redis_is_stopped() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let runtime = Handle::current();
+        let a = store.subscribe("a", &runtime);
+        until("not subscribed", || subscribers(&redis, "a") == 1).await;
+        redis.pause();
+        let b = store.subscribe("b", &runtime); // SUBSCRIBE b: sent, not answered
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop((a, b));
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while store.inner.pubsub.lock().running.is_some() {
+            if std::time::Instant::now() >= deadline {
+                redis.resume();
+                panic!("the listener waited for the stopped Redis");
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        redis.resume();
         until("the connection was not closed", || {
             channels(&redis).is_empty()
         })
