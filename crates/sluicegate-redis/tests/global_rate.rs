@@ -364,3 +364,55 @@ async fn a_lease_too_long_for_the_clock_is_refused_and_the_longest_allowed_one_s
         );
     }
 }
+
+/// Cancel safety of a hybrid check: its future dropped while its own lease call is in flight
+/// (a caller's timeout, a client gone) dropped the reply, and the batch Redis had counted for
+/// this instance was never spent (up to `burst / 2` tokens, for up to a lease time). The call
+/// now runs on by itself and its batch lands in the instance's stock, the dropped caller's
+/// token included: the next checks spend it without asking Redis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hybrid_lease_whose_check_was_dropped_lands_in_the_stock() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    // 10 tokens, none back while the test runs (one per 100 s); a batch is at most 5 and
+    // lives a minute.
+    let q = Quota::per_hour(36).with_burst(NonZeroU32::new(10).unwrap());
+    let hybrid = GlobalGcra::builder(&store, "dropped", q)
+        .lease(Duration::from_secs(60))
+        .build_hybrid()
+        .unwrap();
+    // Redis holds every command for a second (long past the 50 ms the check is given, on a
+    // loaded machine too): the lease call is sent, not answered.
+    let () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(1000)
+        .arg("ALL")
+        .query(&mut redis.connection())
+        .unwrap();
+    let dropped = tokio::time::timeout(Duration::from_millis(50), hybrid.decide(1)).await;
+    assert!(
+        dropped.is_err(),
+        "the lease call was answered during the pause"
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while hybrid.stats().redis_calls < 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the lease of the dropped check never landed"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Its batch of 5 is in the stock, the dropped caller's token with it.
+    for i in 0..5 {
+        let v = hybrid.decide(1).await.unwrap();
+        assert_eq!(v.source, Source::Lease, "check {i}: {v:?}");
+        assert!(v.decision.is_allowed(), "check {i}: {v:?}");
+    }
+    assert_eq!(hybrid.stats().redis_calls, 1, "no second lease");
+    // The next check leases the other 5 of the burst: nothing was lost.
+    let v = hybrid.decide(1).await.unwrap();
+    assert_eq!(v.source, Source::Redis);
+    assert!(v.decision.is_allowed());
+    assert_eq!(v.decision.remaining(), 4, "{v:?}");
+}

@@ -5,14 +5,12 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use sluicegate::concurrency::ConcurrencyLimiter;
-use tokio::sync::Notify;
-use tokio::task::JoinHandle;
 
+use super::AcquireError;
 use super::permit::{GlobalPermit, Held, release};
 use super::scripts::ACQUIRE;
 use super::share::Share;
-use super::{AcquireError, subscriber};
-use crate::store::{Missed, key};
+use crate::store::{Missed, Subscription, key};
 use crate::{Error, FailurePolicy, RedisStore};
 
 /// At most `max` permits at once across every instance that uses the same store and name.
@@ -60,16 +58,10 @@ pub(super) struct Inner {
     pub(super) share: Share,
     turnstile: tokio::sync::Mutex<()>,
     queued: AtomicUsize,
-    wake: Arc<Notify>,
-    subscriber: JoinHandle<()>,
+    /// Woken by a message on `channel` (on the store's one pub/sub connection).
+    subscription: Subscription,
     instance: u64,
     next_id: AtomicU64,
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        self.subscriber.abort();
-    }
 }
 
 /// Settings for a [`GlobalConcurrency`].
@@ -177,7 +169,7 @@ impl GlobalConcurrency {
         loop {
             // Listen before asking, so that a release, or Redis marked down (by any call of
             // this store), between the answer and the wait is not lost.
-            let released = inner.wake.notified();
+            let released = inner.subscription.wake().notified();
             let down = inner.store.went_down();
             tokio::pin!(released, down);
             released.as_mut().enable();
@@ -322,7 +314,10 @@ impl ConcurrencyBuilder<'_> {
 
     crate::policy::failure_settings!();
 
-    /// Builds the limit and starts its pub/sub listener on the current tokio runtime.
+    /// Builds the limit and subscribes its release channel on the store's one pub/sub
+    /// connection; the first limit of a store starts that connection's listener task on the
+    /// current tokio runtime (it ends, and the connection closes, when the store's last
+    /// concurrency limit is dropped).
     ///
     /// # Errors
     ///
@@ -339,12 +334,6 @@ impl ConcurrencyBuilder<'_> {
         let leases = key(self.store.prefix(), &self.name, "leases")?;
         let channel = key(self.store.prefix(), &self.name, "released")?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::Runtime)?;
-        let wake = Arc::new(Notify::new());
-        let subscriber = runtime.spawn(subscriber::listen(
-            self.store.clone(),
-            channel.clone(),
-            Arc::downgrade(&wake),
-        ));
         let share = crate::rate::share(self.max, self.instances) as usize;
         let local = ConcurrencyLimiter::builder(share)
             .max_queue(self.max_queue)
@@ -354,6 +343,7 @@ impl ConcurrencyBuilder<'_> {
             inner: Arc::new(Inner {
                 store: self.store.clone(),
                 leases,
+                subscription: self.store.subscribe(&channel, &runtime),
                 channel,
                 max: self.max,
                 ttl: self.ttl,
@@ -363,8 +353,6 @@ impl ConcurrencyBuilder<'_> {
                 share: Share::new(local),
                 turnstile: tokio::sync::Mutex::new(()),
                 queued: AtomicUsize::new(0),
-                wake,
-                subscriber,
                 instance: instance_id(),
                 next_id: AtomicU64::new(0),
             }),

@@ -5,7 +5,6 @@ mod limiter;
 mod permit;
 mod scripts;
 mod share;
-mod subscriber;
 
 pub use error::AcquireError;
 pub use limiter::{ConcurrencyBuilder, GlobalConcurrency};

@@ -1,7 +1,7 @@
 //! Hybrid GCRA: tokens leased from Redis in batches, spent locally until the lease runs out.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use redis::Script;
@@ -48,13 +48,21 @@ static SCRIPT: LazyLock<Script> = LazyLock::new(|| {
 /// ```
 #[derive(Debug)]
 pub struct HybridGcra {
-    spec: Spec,
-    lease: Duration,
-    stock: Mutex<Stock>,
-    // One lease call at a time per instance; the others wait for its tokens.
-    refill: tokio::sync::Mutex<()>,
+    leaser: Leaser,
+    // One lease call at a time per instance; the others wait for its tokens. Held by the
+    // lease call itself (a task of its own), not by the caller that sent it.
+    refill: Arc<tokio::sync::Mutex<()>>,
     decisions: AtomicU64,
-    calls: AtomicU64,
+}
+
+/// What a lease call needs, shared with the task it runs in: the call outlives the caller
+/// whose future is dropped meanwhile, and its batch still lands in the stock.
+#[derive(Clone, Debug)]
+struct Leaser {
+    spec: Arc<Spec>,
+    lease: Duration,
+    stock: Arc<Mutex<Stock>>,
+    calls: Arc<AtomicU64>,
 }
 
 /// What a [`HybridGcra`] has done so far.
@@ -123,21 +131,23 @@ impl HybridGcra {
     pub(super) fn new(spec: Spec, lease: Duration) -> Self {
         let now = Instant::now();
         HybridGcra {
-            spec,
-            lease,
-            stock: Mutex::new(Stock {
-                tokens: 0,
-                expires: now,
-                global_room: 0,
-                reset: Duration::ZERO,
-                server: Duration::ZERO,
-                received: now,
-                denied_until: None,
-                demand: Demand::new(now),
-            }),
-            refill: tokio::sync::Mutex::new(()),
+            leaser: Leaser {
+                spec: Arc::new(spec),
+                lease,
+                stock: Arc::new(Mutex::new(Stock {
+                    tokens: 0,
+                    expires: now,
+                    global_room: 0,
+                    reset: Duration::ZERO,
+                    server: Duration::ZERO,
+                    received: now,
+                    denied_until: None,
+                    demand: Demand::new(now),
+                })),
+                calls: Arc::new(AtomicU64::new(0)),
+            },
+            refill: Arc::new(tokio::sync::Mutex::new(())),
             decisions: AtomicU64::new(0),
-            calls: AtomicU64::new(0),
         }
     }
 
@@ -145,13 +155,13 @@ impl HybridGcra {
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future while it waits for another caller's lease loses nothing: that
-    /// lease goes to the instance's stock for the next caller. Dropping it while its own
-    /// lease call is in flight drops the reply: tokens Redis counted for it are never spent
-    /// (at most one batch, `burst / 2`; fewer admitted, never more).
+    /// Dropping the future loses no token: a lease call in flight runs on in a task of its
+    /// own (on the current tokio runtime), and its batch lands in the instance's stock for
+    /// the next callers, the dropped caller's tokens included (while the batch's lease time
+    /// lasts). Whoever waited for that call, waits for it still.
     pub async fn check(&self) -> Decision {
         let verdict = self.decide(1).await;
-        verdict.map_or_else(|_| self.spec.fresh(0), |v| v.decision)
+        verdict.map_or_else(|_| self.leaser.spec.fresh(0), |v| v.decision)
     }
 
     /// Checks `n` requests at once: all are allowed or none.
@@ -167,18 +177,18 @@ impl HybridGcra {
     pub fn stats(&self) -> HybridStats {
         HybridStats {
             decisions: self.decisions.load(Ordering::Relaxed),
-            redis_calls: self.calls.load(Ordering::Relaxed),
+            redis_calls: self.leaser.calls.load(Ordering::Relaxed),
         }
     }
 
     /// The quota, shared by every instance.
     pub fn quota(&self) -> sluicegate::rate::Quota {
-        self.spec.quota
+        self.leaser.spec.quota
     }
 
     /// The lease time `L`.
     pub fn lease_time(&self) -> Duration {
-        self.lease
+        self.leaser.lease
     }
 
     /// Like [`check_n`](Self::check_n), saying who decided. For a decision from a lease,
@@ -188,23 +198,69 @@ impl HybridGcra {
     ///
     /// As [`check_n`](Self::check_n).
     pub async fn decide(&self, n: u32) -> Result<Verdict, CheckError> {
-        let (fresh, _) = step(self.spec.params, 0, 0, n)?;
+        let leaser = &self.leaser;
+        let (fresh, _) = step(leaser.spec.params, 0, 0, n)?;
         self.decisions.fetch_add(1, Ordering::Relaxed);
-        self.lock().demand.add(n);
-        if self.spec.params.denies_all() {
+        leaser.lock().demand.add(n);
+        if leaser.spec.params.denies_all() {
             return Ok(Verdict::new(fresh, Source::Redis));
         }
-        if let Some(v) = self.spend(n) {
+        if let Some(v) = leaser.spend(n) {
             return Ok(v);
         }
-        let _one_lease_at_a_time = self.refill.lock().await;
-        if let Some(v) = self.spend(n) {
+        let one_lease_at_a_time = self.refill.clone().lock_owned().await;
+        if let Some(v) = leaser.spend(n) {
             return Ok(v);
         }
-        self.lease(n).await
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return leaser.lease(n).await.map(Granted::claim);
+        };
+        let call = leaser.clone();
+        let lease = runtime.spawn(async move {
+            let _one_lease_at_a_time = one_lease_at_a_time;
+            // Not taken by the caller (its future was dropped): `Granted` puts its tokens
+            // back in the stock when this result is dropped.
+            call.lease(n).await
+        });
+        match lease.await {
+            Ok(granted) => granted.map(Granted::claim),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Cancelled: the runtime is shutting down.
+            Err(_) => leaser.spec.fall_back(n),
+        }
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Stock> {
+/// The verdict of a lease call for the caller that sent it, holding the tokens it took for
+/// that caller from the batch just leased: put back in the stock when dropped unclaimed (the
+/// caller's future was dropped while the call was in flight).
+struct Granted {
+    verdict: Verdict,
+    /// The stock, the tokens taken and the expiry of the batch they came from.
+    taken: Option<(Arc<Mutex<Stock>>, u32, Instant)>,
+}
+
+impl Granted {
+    fn claim(mut self) -> Verdict {
+        self.taken = None;
+        self.verdict
+    }
+}
+
+impl Drop for Granted {
+    fn drop(&mut self) {
+        if let Some((stock, n, expires)) = self.taken.take() {
+            let mut s = stock.lock().unwrap_or_else(PoisonError::into_inner);
+            // Only into the batch they came from: a later one expires later.
+            if s.expires == expires {
+                s.tokens = s.tokens.saturating_add(n);
+            }
+        }
+    }
+}
+
+impl Leaser {
+    fn lock(&self) -> MutexGuard<'_, Stock> {
         self.stock.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -243,7 +299,7 @@ impl HybridGcra {
     }
 
     /// One lease call: a batch sized to recent traffic; what is left of the last one expires.
-    async fn lease(&self, n: u32) -> Result<Verdict, CheckError> {
+    async fn lease(&self, n: u32) -> Result<Granted, CheckError> {
         let spec = &self.spec;
         let sent = Instant::now();
         let want = {
@@ -259,7 +315,10 @@ impl HybridGcra {
         call.arg(spec.t_ns).arg(spec.horizon_ns).arg(want).arg(n);
         let reply: Option<Vec<i64>> = spec.store.call(call.invoke_async(&mut conn)).await;
         let Some(&[got, tat, sec, usec]) = reply.as_deref() else {
-            return spec.fall_back(n);
+            return spec.fall_back(n).map(|verdict| Granted {
+                verdict,
+                taken: None,
+            });
         };
         self.calls.fetch_add(1, Ordering::Relaxed);
         let received = Instant::now();
@@ -290,9 +349,12 @@ impl HybridGcra {
                 after.remaining().saturating_add(s.tokens),
                 after.reset_after(),
             );
-            return Ok(Verdict {
-                decision,
-                ..verdict
+            return Ok(Granted {
+                verdict: Verdict {
+                    decision,
+                    ..verdict
+                },
+                taken: Some((self.stock.clone(), n, s.expires)),
             });
         }
         // Empty: deny locally until `n` fits and a batch has refilled, at most one lease
@@ -304,9 +366,12 @@ impl HybridGcra {
         s.denied_until = Some((received + hold, decision));
         s.expires = received;
         s.demand.answered(sent);
-        Ok(Verdict {
-            decision,
-            ..verdict
+        Ok(Granted {
+            verdict: Verdict {
+                decision,
+                ..verdict
+            },
+            taken: None,
         })
     }
 }

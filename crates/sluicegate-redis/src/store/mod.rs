@@ -3,9 +3,11 @@
 mod health;
 mod keys;
 mod probe;
+mod pubsub;
 
 pub use health::HealthSnapshot;
 pub(crate) use keys::key;
+pub(crate) use pubsub::Subscription;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -22,7 +24,11 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// One instance's connection to Redis, shared by all its global limits (cheap to clone).
 ///
 /// It is a redis-rs [`ConnectionManager`]: one multiplexed connection that pipelines the
-/// calls of every task and reconnects by itself. On top of it the store keeps a health
+/// calls of every task and reconnects by itself. While a
+/// [`GlobalConcurrency`](crate::GlobalConcurrency) built on the store lives, the store holds
+/// one more connection, for pub/sub: every concurrency limit's release channel is subscribed
+/// on it, and it is closed when the last of them is dropped. So a store opens at most two
+/// connections, however many limits are built on it. On top of it the store keeps a health
 /// state: a call that fails (no connection, the connection closed, an error reply) marks
 /// Redis down at once; a call that takes longer than the [budget](StoreBuilder::budget)
 /// falls back for its own decision, and marks Redis down only when a call sent after it is
@@ -59,6 +65,8 @@ struct Inner {
     health: Health,
     budget: Duration,
     prefix: String,
+    /// The channels of this store's concurrency limits, on one pub/sub connection.
+    pubsub: Arc<pubsub::Hub>,
 }
 
 /// Settings for a [`RedisStore`].
@@ -117,7 +125,7 @@ impl RedisStore {
         self.inner.conn.clone()
     }
 
-    /// A new dedicated connection (for pub/sub), outside the shared one.
+    /// For new dedicated connections (the pub/sub one), outside the shared one.
     pub(crate) fn client(&self) -> &redis::Client {
         &self.inner.client
     }
@@ -269,6 +277,7 @@ impl StoreBuilder {
                 health: Health::new(self.min_backoff, self.max_backoff),
                 budget: self.budget,
                 prefix: self.prefix,
+                pubsub: Arc::default(),
             }),
         };
         // Connect now (longer than a decision's budget) so that the first decisions do not

@@ -1,0 +1,503 @@
+//! One pub/sub connection per store, shared by every global concurrency limit built on it.
+//!
+//! A limit registers its release channel ([`RedisStore::subscribe`]) and holds the
+//! [`Subscription`] for as long as it lives. The first registration starts one listener task
+//! (on the runtime the limit is built on); the task opens a pub/sub connection, subscribes
+//! every registered channel, and from then on reads messages while it follows the
+//! registrations: a channel registered later is subscribed, a channel whose last limit is
+//! dropped is unsubscribed, and when no channel is left the task ends and its connection is
+//! closed (the next limit starts a new one). A message on a channel wakes every waiter of the
+//! limits on it (`notify_waiters`).
+//!
+//! Every subscription, first or after a reconnect, wakes the waiters of the channels it
+//! covers: releases may have been published while nobody listened. A subscription that ends
+//! (Redis closed the connection: it died or restarted) marks the store down, so that waiters
+//! get the failure policy's answer at once even when this instance makes no call that could
+//! fail; the task then connects again with backoff (50 ms, doubling up to 2 s) and subscribes
+//! every channel again.
+//!
+//! It used to be one connection per limit: the gate builds a limit per pool with a global
+//! concurrency limit, so 2000 such pools opened 2000 connections per gate process, and a few
+//! gates reached Redis's `maxclients` (10000 by default).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use redis::aio::PubSubSink;
+use tokio::runtime::Handle;
+use tokio::sync::Notify;
+
+use super::RedisStore;
+
+const MIN_BACKOFF: Duration = Duration::from_millis(50);
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+/// The channels a store's limits listen on, and its listener task (if one runs).
+#[derive(Debug, Default)]
+pub(super) struct Hub {
+    state: Mutex<State>,
+    /// Told (a permit is kept for the task) when a channel is added or removed.
+    changed: Notify,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    channels: HashMap<String, Channel>,
+    /// The number of the listener task that runs, if one does.
+    running: Option<u64>,
+    /// Listener tasks started so far.
+    started: u64,
+}
+
+#[derive(Debug)]
+struct Channel {
+    wake: Arc<Notify>,
+    /// The limits that hold a [`Subscription`] to it.
+    limits: usize,
+}
+
+/// A limit's registration on its channel: messages on the channel wake
+/// [`wake`](Self::wake)'s waiters while it lives. Dropped, it leaves the channel (the last one
+/// out unsubscribes it).
+#[derive(Debug)]
+pub(crate) struct Subscription {
+    hub: Arc<Hub>,
+    channel: String,
+    wake: Arc<Notify>,
+}
+
+impl Subscription {
+    /// Woken (`notify_waiters`) by every message on the channel and every (re)subscription
+    /// of it.
+    pub(crate) fn wake(&self) -> &Notify {
+        &self.wake
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        let mut state = self.hub.lock();
+        let Some(channel) = state.channels.get_mut(&self.channel) else {
+            return;
+        };
+        channel.limits -= 1;
+        if channel.limits == 0 {
+            state.channels.remove(&self.channel);
+            drop(state);
+            self.hub.changed.notify_one();
+        }
+    }
+}
+
+impl Hub {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the task `id` has nothing left to listen to; if so, it is no longer counted
+    /// as running (the next registration starts a new one).
+    fn done(&self, id: u64) -> bool {
+        let mut state = self.lock();
+        if !state.channels.is_empty() {
+            return false;
+        }
+        if state.running == Some(id) {
+            state.running = None;
+        }
+        true
+    }
+
+    /// Wakes the waiters of `channel`'s limits.
+    fn wake(&self, channel: &str) {
+        let wake = self.lock().channels.get(channel).map(|c| c.wake.clone());
+        if let Some(wake) = wake {
+            wake.notify_waiters();
+        }
+    }
+
+    /// Completes when the task `id` has nothing left to listen to (see [`done`](Self::done)).
+    ///
+    /// It takes the task's notices of changes: run it only beside a [`sync`](Self::sync),
+    /// which reads the registrations again until they stay put, or where the next step
+    /// reads them all anyway.
+    async fn emptied(&self, id: u64) {
+        loop {
+            let changed = self.changed.notified();
+            if self.done(id) {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// Brings the connection's subscriptions (`subscribed`) to the registered channels, and
+    /// wakes the waiters of every channel it subscribes; again until nothing is left to do
+    /// (channels may come and go while Redis answers).
+    async fn sync(
+        &self,
+        sink: &mut PubSubSink,
+        subscribed: &mut HashSet<String>,
+    ) -> redis::RedisResult<()> {
+        loop {
+            let (add, remove) = self.diff(subscribed);
+            if add.is_empty() && remove.is_empty() {
+                return Ok(());
+            }
+            if !remove.is_empty() {
+                sink.unsubscribe(&remove).await?;
+                for channel in &remove {
+                    subscribed.remove(channel);
+                }
+            }
+            if !add.is_empty() {
+                sink.subscribe(&add).await?;
+                for channel in add {
+                    self.wake(&channel);
+                    subscribed.insert(channel);
+                }
+            }
+        }
+    }
+
+    /// The registered channels not in `subscribed`, and those in it no longer registered.
+    fn diff(&self, subscribed: &HashSet<String>) -> (Vec<String>, Vec<String>) {
+        {
+            let state = self.lock();
+            (
+                state
+                    .channels
+                    .keys()
+                    .filter(|c| !subscribed.contains(*c))
+                    .cloned()
+                    .collect(),
+                subscribed
+                    .iter()
+                    .filter(|c| !state.channels.contains_key(*c))
+                    .cloned()
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// Clears the hub's running task when the task ends however it ends (its runtime shut down
+/// too), unless a later task runs already.
+struct Running {
+    hub: Arc<Hub>,
+    id: u64,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut state = self.hub.lock();
+        if state.running == Some(self.id) {
+            state.running = None;
+        }
+    }
+}
+
+impl RedisStore {
+    /// Registers a limit on `channel`, starting the store's listener task on `runtime` when
+    /// none runs.
+    pub(crate) fn subscribe(&self, channel: &str, runtime: &Handle) -> Subscription {
+        let hub = &self.inner.pubsub;
+        let mut state = hub.lock();
+        let (wake, new) = match state.channels.get_mut(channel) {
+            Some(c) => {
+                c.limits += 1;
+                (c.wake.clone(), false)
+            }
+            None => {
+                let wake = Arc::new(Notify::new());
+                let c = Channel {
+                    wake: wake.clone(),
+                    limits: 1,
+                };
+                state.channels.insert(channel.to_owned(), c);
+                (wake, true)
+            }
+        };
+        let start = state.running.is_none().then(|| {
+            state.started += 1;
+            state.running = Some(state.started);
+            state.started
+        });
+        drop(state);
+        if new {
+            hub.changed.notify_one();
+        }
+        if let Some(id) = start {
+            runtime.spawn(listen(self.clone(), id));
+        }
+        Subscription {
+            hub: hub.clone(),
+            channel: channel.to_owned(),
+            wake,
+        }
+    }
+}
+
+/// The listener task `id`: one pub/sub connection at a time, following the registrations,
+/// until none is left. Wherever it waits on Redis (connecting, a subscription in flight, a
+/// backoff) it ends as soon as the last limit is dropped, not when Redis answers.
+async fn listen(store: RedisStore, id: u64) {
+    let hub = store.inner.pubsub.clone();
+    let _running = Running {
+        hub: hub.clone(),
+        id,
+    };
+    let mut backoff = MIN_BACKOFF;
+    loop {
+        let connected = tokio::select! {
+            connected = store.client().get_async_pubsub() => connected,
+            () = hub.emptied(id) => return,
+        };
+        match connected {
+            Ok(pubsub) => {
+                let (mut sink, mut messages) = pubsub.split();
+                let mut subscribed = HashSet::new();
+                let first = tokio::select! {
+                    synced = hub.sync(&mut sink, &mut subscribed) => synced,
+                    () = hub.emptied(id) => return,
+                };
+                match first {
+                    Ok(()) => {
+                        backoff = MIN_BACKOFF;
+                        loop {
+                            tokio::select! {
+                                message = messages.next() => match message {
+                                    Some(message) => hub.wake(message.get_channel_name()),
+                                    None => break,
+                                },
+                                () = hub.changed.notified() => {
+                                    let synced = tokio::select! {
+                                        synced = hub.sync(&mut sink, &mut subscribed) => synced,
+                                        () = hub.emptied(id) => return,
+                                    };
+                                    if let Err(e) = synced {
+                                        tracing::debug!(error = %e, "pub/sub: subscribing failed");
+                                        break;
+                                    }
+                                }
+                            }
+                        }
+                        store.connection_lost("the pub/sub connection was closed");
+                    }
+                    Err(e) => tracing::debug!(error = %e, "pub/sub: subscribing failed"),
+                }
+            }
+            Err(e) => tracing::debug!(error = %e, "pub/sub: no connection"),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = hub.emptied(id) => return,
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::server::RedisServer;
+    use super::*;
+
+    const PATIENCE: Duration = Duration::from_secs(30);
+
+    fn admin(redis: &RedisServer) -> redis::Connection {
+        redis::Client::open(redis.url())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    }
+
+    fn subscribers(redis: &RedisServer, channel: &str) -> u64 {
+        let (_, n): (String, u64) = redis::cmd("PUBSUB")
+            .arg("NUMSUB")
+            .arg(channel)
+            .query(&mut admin(redis))
+            .unwrap();
+        n
+    }
+
+    /// The channels Redis has subscribers on.
+    fn channels(redis: &RedisServer) -> HashSet<String> {
+        redis::cmd("PUBSUB")
+            .arg("CHANNELS")
+            .query(&mut admin(redis))
+            .unwrap()
+    }
+
+    async fn until(why: &str, mut what: impl FnMut() -> bool) {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while !what() {
+            assert!(std::time::Instant::now() < deadline, "{why}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    async fn store(redis: &RedisServer) -> RedisStore {
+        RedisStore::builder(&redis.url())
+            .budget(Duration::from_secs(5))
+            .connect()
+            .await
+            .unwrap()
+    }
+
+    /// The pub/sub connection killed while Redis stays up: the store is marked down (its
+    /// subscription ended), and the new subscription wakes the waiters of every channel,
+    /// though no message came (a release may have been published while nobody listened).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_resubscription_wakes_the_waiters_of_every_channel() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let runtime = Handle::current();
+        let (a, b) = (
+            store.subscribe("a", &runtime),
+            store.subscribe("b", &runtime),
+        );
+        until("not subscribed", || {
+            subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
+        })
+        .await;
+        let (woken_a, woken_b) = (a.wake().notified(), b.wake().notified());
+        tokio::pin!(woken_a, woken_b);
+        woken_a.as_mut().enable();
+        woken_b.as_mut().enable();
+
+        let killed: u64 = redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("TYPE")
+            .arg("pubsub")
+            .query(&mut admin(&redis))
+            .unwrap();
+        assert_eq!(killed, 1, "one pub/sub connection");
+        tokio::time::timeout(PATIENCE, async {
+            woken_a.await;
+            woken_b.await;
+        })
+        .await
+        .expect("the resubscription woke both channels' waiters");
+        assert_eq!(subscribers(&redis, "a"), 1);
+        assert_eq!(subscribers(&redis, "b"), 1);
+        let health = store.health();
+        assert_eq!(health.outages, 1, "{health:?}");
+    }
+
+    /// Limits come and go on 20 channels faster than the subscriptions follow: Redis ends up
+    /// subscribed to exactly the channels some limit still holds, and to none once all are
+    /// dropped (the connection closes).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_subscriptions_follow_limits_that_come_and_go() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let runtime = Handle::current();
+        let mut held: Vec<Subscription> = Vec::new();
+        for i in 0..400_usize {
+            held.push(store.subscribe(&format!("c{}", i % 20), &runtime));
+            // Drop some, from anywhere in the list.
+            if i % 3 == 0 {
+                held.swap_remove((i * 7) % held.len());
+            }
+            if i % 50 == 0 {
+                tokio::task::yield_now().await;
+            }
+        }
+        held.retain(|s| s.channel != "c3" && s.channel != "c4");
+        let wanted: HashSet<String> = held.iter().map(|s| s.channel.clone()).collect();
+        assert!(wanted.len() > 10, "{wanted:?}");
+        until("Redis's channels are not the held ones", || {
+            channels(&redis) == wanted
+        })
+        .await;
+        // Each channel once, on one connection.
+        for channel in &wanted {
+            assert_eq!(subscribers(&redis, channel), 1, "{channel}");
+        }
+        drop(held);
+        until("the connection was not closed", || {
+            channels(&redis).is_empty() && store.inner.pubsub.lock().running.is_none()
+        })
+        .await;
+    }
+
+    /// The listener runs on the runtime of the limit that started it. When that runtime
+    /// shuts down (its task dropped with it) while the store lives on, the next limit starts
+    /// a new listener, which subscribes every channel still registered.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_limit_after_the_listeners_runtime_ended_starts_a_new_listener() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let elsewhere = store.clone();
+        let url = redis.url();
+        let a = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            let a = runtime.block_on(async {
+                let a = elsewhere.subscribe("a", &Handle::current());
+                let mut admin = redis::Client::open(url).unwrap().get_connection().unwrap();
+                let deadline = std::time::Instant::now() + PATIENCE;
+                loop {
+                    let (_, n): (String, u64) = redis::cmd("PUBSUB")
+                        .arg("NUMSUB")
+                        .arg("a")
+                        .query(&mut admin)
+                        .unwrap();
+                    if n == 1 {
+                        break a;
+                    }
+                    assert!(std::time::Instant::now() < deadline, "not subscribed");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            });
+            drop(runtime);
+            a
+        })
+        .join()
+        .unwrap();
+        until("the listener did not end with its runtime", || {
+            subscribers(&redis, "a") == 0
+        })
+        .await;
+
+        let b = store.subscribe("b", &Handle::current());
+        until("no new listener subscribed both channels", || {
+            subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
+        })
+        .await;
+        drop((a, b));
+        until("the connection was not closed", || {
+            channels(&redis).is_empty()
+        })
+        .await;
+    }
+
+    /// The last limit dropped while the listener waits on a stopped Redis (SIGSTOP: it
+    /// answers nothing, a subscription is in flight): the listener ends at once instead of
+    /// holding the store and its connection until Redis answers again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_listener_ends_with_its_last_limit_while_redis_is_stopped() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let runtime = Handle::current();
+        let a = store.subscribe("a", &runtime);
+        until("not subscribed", || subscribers(&redis, "a") == 1).await;
+        redis.pause();
+        let b = store.subscribe("b", &runtime); // SUBSCRIBE b: sent, not answered
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop((a, b));
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while store.inner.pubsub.lock().running.is_some() {
+            if std::time::Instant::now() >= deadline {
+                redis.resume();
+                panic!("the listener waited for the stopped Redis");
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        redis.resume();
+        until("the connection was not closed", || {
+            channels(&redis).is_empty()
+        })
+        .await;
+    }
+}

@@ -1,0 +1,255 @@
+//! The pub/sub connection of a store, seen from Redis: one per `RedisStore`, however many
+//! global concurrency limits are built on it, subscribed to each limit's channel while a limit
+//! on it lives, closed when none is left, and subscribed again after Redis restarts.
+//!
+//! (It was one connection per limit: the gate builds one limit per pool with a global
+//! concurrency limit, so 2000 such pools opened 2000 connections per gate process, and a few
+//! gates reached Redis's `maxclients`.)
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use sluicegate_redis::{FailurePolicy, GlobalConcurrency, GlobalPermit, RedisStore};
+use support::RedisServer;
+
+/// Long enough for a loaded 2-core machine; a wait that ends early costs nothing.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// How many pub/sub connections Redis has (clients in subscriber mode).
+fn pubsub_clients(redis: &RedisServer) -> usize {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("TYPE")
+        .arg("pubsub")
+        .query(&mut redis.connection())
+        .unwrap();
+    list.lines().filter(|l| !l.trim().is_empty()).count()
+}
+
+/// The channel of the limit `name`, as the limits name it.
+fn channel(name: &str) -> String {
+    format!("{{sluicegate:{name}}}:released")
+}
+
+/// How many subscribers the limit `name`'s channel has.
+fn subscribers(redis: &RedisServer, name: &str) -> u64 {
+    let (_, n): (String, u64) = redis::cmd("PUBSUB")
+        .arg("NUMSUB")
+        .arg(channel(name))
+        .query(&mut redis.connection())
+        .unwrap();
+    n
+}
+
+/// Polls `what` until it holds, failing with `why` after [`PATIENCE`].
+async fn until(why: &str, mut what: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !what() {
+        assert!(Instant::now() < deadline, "{why}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn limit(store: &RedisStore, name: &str) -> GlobalConcurrency {
+    GlobalConcurrency::builder(store, name, 1)
+        // Only a release message (or a resubscription) wakes a waiter, never an expiry.
+        .ttl(Duration::from_secs(60))
+        .queue_timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+/// A waiter on `limit` that has asked Redis, was told all permits are out, and sleeps.
+async fn waiting(limit: &GlobalConcurrency) -> tokio::task::JoinHandle<GlobalPermit> {
+    let mine = limit.clone();
+    let waiter = tokio::spawn(async move { mine.acquire().await.unwrap() });
+    until("the waiter did not queue", || limit.queued() == 1).await;
+    tokio::time::sleep(Duration::from_millis(100)).await; // it asked and sleeps
+    waiter
+}
+
+/// A permit of `limit` that is a lease in Redis (after an outage the store may still be
+/// down for a probe's backoff: those permits come from the failure policy).
+async fn global_permit(limit: &GlobalConcurrency) -> GlobalPermit {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Ok(p) = limit.acquire().await
+            && p.is_global()
+        {
+            return p;
+        }
+        assert!(Instant::now() < deadline, "Redis never decided again");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// 2000 limits on one store (the gate's 2000 pools with a global concurrency limit): Redis
+/// sees one pub/sub connection subscribed to 2000 channels (it saw one connection per limit:
+/// 50 for 50 before this version), and a second store adds one more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_thousand_limits_on_one_store_share_one_pubsub_connection() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let names: Vec<String> = (0..2000).map(|i| format!("l{i}")).collect();
+    let limits: Vec<_> = names.iter().map(|n| limit(&store, n)).collect();
+    until("not every channel was subscribed", || {
+        let mut numsub = redis::cmd("PUBSUB");
+        numsub.arg("NUMSUB");
+        for n in &names {
+            numsub.arg(channel(n));
+        }
+        let counts: Vec<(String, u64)> = numsub.query(&mut redis.connection()).unwrap();
+        counts.iter().all(|(_, n)| *n == 1)
+    })
+    .await;
+    assert_eq!(pubsub_clients(&redis), 1, "one connection for the store");
+
+    let other = support::store(&redis).await;
+    let more = limit(&other, "l0");
+    until("the second store did not subscribe", || {
+        subscribers(&redis, "l0") == 2
+    })
+    .await;
+    assert_eq!(pubsub_clients(&redis), 2, "one connection per store");
+    drop((limits, more));
+}
+
+/// Two limits on one connection: a release on each wakes its own waiter, and the other
+/// waiter sleeps on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_wakes_the_waiter_of_its_own_limit() {
+    let redis = RedisServer::start();
+    let (a, b) = (support::store(&redis).await, support::store(&redis).await);
+    let (x, y) = (limit(&a, "x"), limit(&a, "y"));
+    let (held_x, held_y) = {
+        let (x, y) = (limit(&b, "x"), limit(&b, "y"));
+        (x.acquire().await.unwrap(), y.acquire().await.unwrap())
+    };
+    // Both stores listen: `b`'s permits keep its limits.
+    until("not subscribed", || {
+        subscribers(&redis, "x") == 2 && subscribers(&redis, "y") == 2
+    })
+    .await;
+    assert_eq!(pubsub_clients(&redis), 2);
+    let (wait_x, wait_y) = (waiting(&x).await, waiting(&y).await);
+
+    drop(held_x);
+    let got = tokio::time::timeout(PATIENCE, wait_x)
+        .await
+        .expect("x's release woke x's waiter")
+        .unwrap();
+    assert!(got.is_global());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!wait_y.is_finished(), "y's permit is still held");
+    assert_eq!(y.queued(), 1);
+
+    drop(held_y);
+    let got = tokio::time::timeout(PATIENCE, wait_y)
+        .await
+        .expect("y's release woke y's waiter")
+        .unwrap();
+    assert!(got.is_global());
+}
+
+/// A channel is unsubscribed when the last limit on it is dropped, the connection closed
+/// when the store's last limit is, and opened again by the next limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_every_limit_closes_the_connection_and_a_new_limit_opens_it() {
+    let redis = RedisServer::start();
+    let (store, other) = (support::store(&redis).await, support::store(&redis).await);
+    let (a1, a2, b) = (limit(&store, "a"), limit(&store, "a"), limit(&store, "b"));
+    until("not subscribed", || {
+        subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
+    })
+    .await;
+    assert_eq!(pubsub_clients(&redis), 1);
+
+    drop(a1);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(subscribers(&redis, "a"), 1, "a2 still listens on `a`");
+    drop(a2);
+    until("`a` was not unsubscribed", || subscribers(&redis, "a") == 0).await;
+    assert_eq!(subscribers(&redis, "b"), 1);
+    assert_eq!(pubsub_clients(&redis), 1);
+
+    drop(b);
+    until("the connection was not closed", || {
+        pubsub_clients(&redis) == 0
+    })
+    .await;
+
+    // The next limit opens it again, and its waiter is woken by a release.
+    let again = limit(&store, "a");
+    let held = limit(&other, "a").acquire().await.unwrap();
+    // `other`'s permit keeps its limit, and its subscription.
+    until("not subscribed again", || subscribers(&redis, "a") == 2).await;
+    let waiter = waiting(&again).await;
+    drop(held);
+    let got = tokio::time::timeout(PATIENCE, waiter)
+        .await
+        .expect("the release woke the waiter")
+        .unwrap();
+    assert!(got.is_global());
+    // `other`'s last limit went with its permit: its connection closes, `store`'s stays.
+    until("`other`'s connection was not closed", || {
+        pubsub_clients(&redis) == 1
+    })
+    .await;
+    assert_eq!(subscribers(&redis, "a"), 1);
+}
+
+/// Redis restarted: the store is marked down by its subscription alone (no call of its
+/// own), subscribes every channel again on one connection, is marked up by the next
+/// decision, and a release wakes a waiter again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_restart_every_channel_is_subscribed_again_on_one_connection() {
+    let mut redis = RedisServer::start();
+    let store = RedisStore::builder(&redis.url())
+        .budget(Duration::from_secs(5))
+        .backoff(Duration::from_millis(20), Duration::from_millis(200))
+        .connect()
+        .await
+        .unwrap();
+    let build = |name| {
+        GlobalConcurrency::builder(&store, name, 1)
+            .ttl(Duration::from_secs(60))
+            .queue_timeout(Duration::from_secs(30))
+            .on_failure(FailurePolicy::Deny)
+            .build()
+            .unwrap()
+    };
+    let (x, y) = (build("x"), build("y"));
+    until("not subscribed", || {
+        subscribers(&redis, "x") == 1 && subscribers(&redis, "y") == 1
+    })
+    .await;
+
+    redis.kill();
+    until("the subscription's end did not mark the store down", || {
+        !store.health().up
+    })
+    .await;
+    redis.restart();
+    until("not subscribed again", || {
+        subscribers(&redis, "x") == 1 && subscribers(&redis, "y") == 1
+    })
+    .await;
+    assert_eq!(pubsub_clients(&redis), 1);
+
+    // The next decisions probe Redis and find it up.
+    drop(global_permit(&y).await);
+    let health = store.health();
+    assert!(health.up);
+    assert!(health.recoveries >= 1, "{health:?}");
+
+    let other = support::store(&redis).await;
+    let held = limit(&other, "x").acquire().await.unwrap();
+    let waiter = waiting(&x).await;
+    drop(held);
+    let got = tokio::time::timeout(PATIENCE, waiter)
+        .await
+        .expect("the release woke the waiter")
+        .unwrap();
+    assert!(got.is_global());
+}
