@@ -881,6 +881,56 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A reload's install runs off the loop, in a blocking task that dropping the reload
+    /// does not stop. One dropped (a stop signal) after it handed its install over, while
+    /// that waited for the config lock, must not install afterwards: the task looks, under
+    /// the lock, whether its reload is still wanted. It holds the reloads' turn until then.
+    #[tokio::test]
+    async fn a_reload_dropped_while_its_install_waits_installs_nothing() {
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-dropped-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        let write = |max: usize| {
+            let text = format!(
+                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+            );
+            std::fs::write(&path, text).unwrap();
+        };
+        write(1);
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .map(Arc::new)
+            .unwrap();
+        write(2);
+        let mut reload = Box::pin(gate.reload());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(reload.as_mut().poll(&mut cx).is_pending());
+        {
+            // A change in progress: the install waits for it.
+            let _change = gate.config();
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while gate.files_read() == 0 {
+                assert!(reload.as_mut().poll(&mut cx).is_pending());
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the file was not read"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // Past its read, its install handed over: dropped now.
+            drop(reload);
+        }
+        // The reloads' turn comes back once the install task is done.
+        drop(gate.hold_reloads().await);
+        let limit = gate.state().pool("api").unwrap().limit.limiter().max();
+        assert_eq!(limit, 1, "the dropped reload installed its file");
+        // The next reload runs, whole.
+        gate.reload().await.unwrap();
+        assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Review 22, finding 4: a reload of a file caught part-written can install a config
     /// missing most routes, and the log said only "config reloaded". One line says what a
     /// reload changed: pools added, removed and changed, and the routes before and after.
