@@ -529,7 +529,9 @@ pub fn check_pools(config: &Config) -> Result<Vec<String>, String> {
 /// while it computes). Its log lines go where the caller's go. A panic in `work` is this
 /// future's panic; a runtime shutting down (the task cancelled before it ran) leaves it
 /// pending, as the runtime stops anyway.
-async fn off_the_loop<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+pub(crate) async fn off_the_loop<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
     let log = tracing::dispatcher::get_default(Clone::clone);
     match tokio::task::spawn_blocking(move || tracing::dispatcher::with_default(&log, work)).await {
         Ok(t) => t,
