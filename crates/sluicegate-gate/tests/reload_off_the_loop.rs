@@ -113,6 +113,11 @@ async fn the_gate_answers_while_a_reload_reads_and_builds() {
     let mut read = Writer::start(&token);
     gate.signal("HUP");
     read.opened("as the file was read").await;
+    // What the wait below looks at (and a sign this is the gate's own process).
+    assert!(
+        has_open(gate.pid(), &token),
+        "the reading gate has no fd on the pipe"
+    );
     answers(&gate, "while a reload read its file").await;
     read.release();
 
