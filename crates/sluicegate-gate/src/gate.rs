@@ -23,7 +23,8 @@ pub struct Gate {
     /// Held across a whole reload (read, store connection, install): reloads run one at a
     /// time, in the order they started (tokio's lock is fair), so a reload that read an older
     /// file never installs it over one that read a newer file. SIGHUP and `POST /reload`
-    /// both reload through [`Gate::reload`].
+    /// both reload through [`Gate::reload`]. Owned (`lock_owned`): a reload's install, off
+    /// the loop, holds the turn to its end, also when the reload is dropped meanwhile.
     reloads: Arc<tokio::sync::Mutex<()>>,
     /// Reloads past their read ([`Gate::files_read`]).
     files_read: std::sync::atomic::AtomicU64,
@@ -221,6 +222,13 @@ impl Gate {
     /// Reloads run one at a time, whole (read, connection, install), in the order they
     /// started: one that starts while another runs waits for it, then reads the file itself.
     /// The last reload to start therefore installs the file as it was when it read it.
+    ///
+    /// The work (reading and checking the file, building and installing the new state) runs
+    /// on the runtime's blocking threads ([`tokio::task::spawn_blocking`]), not on the task's
+    /// own: the runtime that accepts connections and answers the admin API goes on doing so
+    /// meanwhile. Dropped (a stop signal), the reload installs nothing: its install task,
+    /// which runs on, looks under the config lock whether it is still wanted, and holds the
+    /// reloads' turn until it is done, so the next reload never overtakes it.
     ///
     /// # Errors
     ///

@@ -661,8 +661,9 @@ impl Hear for UnixSignals {
 /// A reload runs beside the signals, not in their place: a stop heard while it runs (it may
 /// wait for reloads that started before it, and a changed store's connection, a second
 /// each) returns at once and drops it. That is safe: a reload installs the new config in
-/// one step, under the config lock, after its last wait, so one dropped before then has
-/// changed nothing. A reload heard while one runs follows it (however many came, one: it
+/// one step, under the config lock, after its last wait, and its install (a blocking task,
+/// which dropping does not stop) looks under that lock whether the reload was dropped: one
+/// dropped before then changes nothing. A reload heard while one runs follows it (however many came, one: it
 /// reads the file as it is then).
 async fn until_stop(gate: &Arc<Gate>, heard: &mut impl Hear) {
     let mut again = false;
