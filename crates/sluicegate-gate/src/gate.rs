@@ -300,6 +300,8 @@ impl Gate {
         let gate = self.clone();
         let installed = off_the_loop(move || {
             let _turn = turn;
+            // Before the config lock: a slow file does not hold the changes that wait for it.
+            let secrets = crate::state::Secrets::read(&new).map_err(invalid)?;
             let mut current = gate.change()?;
             if abandoned.load(Ordering::Relaxed) {
                 return Err(ChangeError::Invalid("abandoned".into()));
@@ -307,7 +309,7 @@ impl Gate {
             let restart = gate.bound.changed_by(&new);
             let changed = what_changed(&current, &new);
             let started = std::time::Instant::now();
-            gate.install(&mut current, new, store.as_ref())
+            gate.install(&mut current, new, store.as_ref(), Some(secrets))
                 .map_err(invalid)?;
             Ok((restart, changed, started.elapsed()))
         });
@@ -336,12 +338,13 @@ impl Gate {
         current: &mut Config,
         new: Config,
         store: Option<&Store>,
+        secrets: Option<crate::state::Secrets>,
     ) -> Result<(), String> {
         // The build, the swap and the removed pools' move to `leaving` under one lock, so
         // `drained` never sees a pool in neither.
         let mut leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
         let started = std::time::Instant::now();
-        let state = State::build(&new, Some(&self.state.load()), &leaving, store)?;
+        let state = State::build_with(&new, secrets, Some(&self.state.load()), &leaving, store)?;
         tracing::debug!(built = ?started.elapsed(), "State::build");
         // A pool an earlier change removed is gone with its closed state, also when it is
         // added back while its requests still run (carried on, so that its limit counts
@@ -431,7 +434,7 @@ impl Gate {
             p.rate = r;
         }
         let store = self.state().store.clone();
-        self.install(&mut current, new, store.as_ref())
+        self.install(&mut current, new, store.as_ref(), None)
             .map_err(ChangeError::Invalid)?;
         let now = self.state.load();
         let p = now

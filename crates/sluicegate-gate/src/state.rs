@@ -133,10 +133,32 @@ impl State {
         leaving: &[Arc<Pool>],
         store: Option<&Store>,
     ) -> Result<State, String> {
+        State::build_with(config, None, old, leaving, store)
+    }
+
+    /// [`build`](Self::build), with the secret and token files read already when `secrets`
+    /// is given (`config`'s, by [`Secrets::read`]): a reload reads them before it takes the
+    /// config lock, so that a slow file does not hold the changes that wait for that lock.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build).
+    pub fn build_with(
+        config: &Config,
+        secrets: Option<Secrets>,
+        old: Option<&State>,
+        leaving: &[Arc<Pool>],
+        store: Option<&Store>,
+    ) -> Result<State, String> {
         config::validate(config, "").map_err(|e| e.message)?;
         // Secrets first: a failure must leave the live pools untouched.
-        let bypass = bypass(&config.bypass)?;
-        let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
+        let Secrets {
+            bypass,
+            admin_token,
+        } = match secrets {
+            Some(s) => s,
+            None => Secrets::read(config)?,
+        };
         let carried = Renamed::of(config, old, leaving).assign(config, old);
         // Said once the change has gone through: a refused one carries nothing on.
         let carry_ons: Vec<String> = config
@@ -238,6 +260,27 @@ impl State {
                     && (r.methods.is_empty() || r.methods.contains(req.method()))
             })
             .map(|r| &r.pool)
+    }
+}
+
+/// What a state takes from the files a config names: the bypass secret and the admin token.
+#[derive(Debug)]
+pub struct Secrets {
+    bypass: Bypass,
+    admin_token: Option<Arc<[u8]>>,
+}
+
+impl Secrets {
+    /// Reads the files `config` names.
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be read or is empty, or a bypass header name that is not one.
+    pub fn read(config: &Config) -> Result<Secrets, String> {
+        Ok(Secrets {
+            bypass: bypass(&config.bypass)?,
+            admin_token: crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes())),
+        })
     }
 }
 

@@ -101,6 +101,25 @@ async fn answers(gate: &Gate, during: &str) {
     assert_eq!(status.status, 200, "{during}: {}", status.body);
 }
 
+/// Releases `read` (the gate's first read of the token pipe, with the file) and holds the
+/// second (as the new state is built).
+async fn to_the_second_read(gate: &Gate, token: &Path, read: Writer) -> Writer {
+    read.release();
+    // The first read is over (the gate closed the pipe) before the second writer opens it:
+    // else that writer would feed the first read.
+    support::eventually(
+        "the gate closes the token file after its first read",
+        || {
+            let open = has_open(gate.pid(), token);
+            async move { !open }
+        },
+    )
+    .await;
+    let mut build = Writer::start(token);
+    build.opened("as the state was built").await;
+    build
+}
+
 #[tokio::test]
 async fn the_gate_answers_while_a_reload_reads_and_builds() {
     let upstream = Upstream::start().await;
@@ -119,20 +138,7 @@ async fn the_gate_answers_while_a_reload_reads_and_builds() {
         "the reading gate has no fd on the pipe"
     );
     answers(&gate, "while a reload read its file").await;
-    read.release();
-
-    // The first read is over (the gate closed the pipe) before the second writer opens it:
-    // else that writer would feed the first read.
-    support::eventually(
-        "the gate closes the token file after its first read",
-        || {
-            let open = has_open(gate.pid(), &token);
-            async move { !open }
-        },
-    )
-    .await;
-    let mut build = Writer::start(&token);
-    build.opened("as the state was built").await;
+    let build = to_the_second_read(&gate, &token, read).await;
     answers(&gate, "while a reload built the new state").await;
     build.release();
 
@@ -147,9 +153,17 @@ async fn the_gate_answers_while_a_reload_reads_and_builds() {
 }
 
 /// A stop during a reload stops the gate at once, even while the reload's read is stuck
-/// (a pipe no one writes): the runtime's shutdown does not wait for it.
+/// (a pipe no one writes), with the file or as it builds the new state (the token is read
+/// again then, before the config lock, which the drain takes): the runtime's shutdown does
+/// not wait for it.
 #[tokio::test]
-async fn a_stop_while_a_reload_is_stuck_in_its_read_stops_the_gate() {
+async fn a_stop_while_a_reload_is_stuck_in_a_read_stops_the_gate() {
+    for second in [false, true] {
+        stop_while_stuck(second).await;
+    }
+}
+
+async fn stop_while_stuck(second: bool) {
     let upstream = Upstream::start().await;
     let path = write_config("off-loop-stop", &text(&upstream.url(), 5, None));
     let token = fifo(&path);
@@ -158,11 +172,16 @@ async fn a_stop_while_a_reload_is_stuck_in_its_read_stops_the_gate() {
     let mut read = Writer::start(&token);
     gate.signal("HUP");
     read.opened("as the file was read").await;
+    if second {
+        read = to_the_second_read(&gate, &token, read).await;
+    }
     gate.signal("TERM");
     gate.log_line("SIGTERM received during a reload").await;
     let exit = tokio::time::timeout(PATIENCE, gate.child.wait())
         .await
-        .expect("the gate did not stop while a reload's read was stuck")
+        .unwrap_or_else(|_| {
+            panic!("the gate did not stop while a reload's read was stuck (second read: {second})")
+        })
         .unwrap();
     assert!(exit.success(), "{exit}");
     drop(read);
