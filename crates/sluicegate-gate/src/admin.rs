@@ -336,8 +336,13 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
         )
             .into_response();
     }
-    // The answer is read as the change left the pool, before a later change can land.
-    match admin.gate.set_limits_and(&name, &change, pool_status) {
+    // The answer is read as the change left the pool, before a later change can land. The
+    // change builds the pools and routes anew (milliseconds with thousands): off the loop.
+    let changed = {
+        let (gate, name, change) = (admin.gate.clone(), name.clone(), change.clone());
+        crate::gate::off_the_loop(move || gate.set_limits_and(&name, &change, pool_status))
+    };
+    match changed.await {
         Ok(p) => {
             tracing::info!(pool = %name, ?change, "limits changed through the admin API");
             axum::Json(p).into_response()

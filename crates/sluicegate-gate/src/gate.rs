@@ -23,8 +23,11 @@ pub struct Gate {
     /// Held across a whole reload (read, store connection, install): reloads run one at a
     /// time, in the order they started (tokio's lock is fair), so a reload that read an older
     /// file never installs it over one that read a newer file. SIGHUP and `POST /reload`
-    /// both reload through [`Gate::reload`].
-    reloads: tokio::sync::Mutex<()>,
+    /// both reload through [`Gate::reload`]. Owned (`lock_owned`): a reload's install, off
+    /// the loop, holds the turn to its end, also when the reload is dropped meanwhile.
+    reloads: Arc<tokio::sync::Mutex<()>>,
+    /// Reloads past their read ([`Gate::files_read`]).
+    files_read: std::sync::atomic::AtomicU64,
     path: Option<PathBuf>,
     /// What the process started with and a reload cannot change.
     bound: Bound,
@@ -150,7 +153,8 @@ impl Gate {
             state: ArcSwap::from_pointee(state),
             bound: Bound::of(&config),
             config: Mutex::new(config),
-            reloads: tokio::sync::Mutex::new(()),
+            reloads: Arc::new(tokio::sync::Mutex::new(())),
+            files_read: std::sync::atomic::AtomicU64::new(0),
             path,
             draining: AtomicBool::new(false),
             unrouted: Default::default(),
@@ -219,23 +223,44 @@ impl Gate {
     /// started: one that starts while another runs waits for it, then reads the file itself.
     /// The last reload to start therefore installs the file as it was when it read it.
     ///
+    /// The work (reading and checking the file, building and installing the new state) runs
+    /// on the runtime's blocking threads ([`tokio::task::spawn_blocking`]), not on the task's
+    /// own: the runtime that accepts connections and answers the admin API goes on doing so
+    /// meanwhile. Dropped (a stop signal), the reload installs nothing: its install task,
+    /// which runs on, looks under the config lock whether it is still wanted, and holds the
+    /// reloads' turn until it is done, so the next reload never overtakes it.
+    ///
     /// # Errors
     ///
     /// [`ChangeError::Draining`] once the drain has started; else, as
     /// [`ChangeError::Invalid`], the file's [`ConfigError`](config::ConfigError), a new
     /// store that does not answer, or a pool that cannot be built. The config in force
     /// stays.
-    pub async fn reload(&self) -> Result<Vec<&'static str>, ChangeError> {
+    pub async fn reload(self: &Arc<Self>) -> Result<Vec<&'static str>, ChangeError> {
         // Checked again under the lock, after the store's connection.
         drop(self.change()?);
-        let _one_at_a_time = self.reloads.lock().await;
-        let Some(path) = &self.path else {
+        // Owned: the install, off the loop, holds the turn until it is done, also when this
+        // future is dropped meanwhile (a stop signal), so the next reload never overtakes it.
+        let turn = self.reloads.clone().lock_owned().await;
+        let Some(path) = self.path.clone() else {
             return Err(ChangeError::Invalid(
                 "no config file to reload (the gate runs from flags)".into(),
             ));
         };
         let invalid = ChangeError::Invalid;
-        let new = config::read(path).map_err(|e| invalid(e.to_string()))?;
+        // Read, checked and looked over off the loop: thousands of pools and routes take
+        // milliseconds, and a file that blocks (a pipe) would stop the loop for good.
+        let read = {
+            let path = path.clone();
+            off_the_loop(move || {
+                let started = std::time::Instant::now();
+                let new = config::read(&path).map_err(|e| e.to_string())?;
+                let warnings = config::warnings(&new);
+                Ok::<_, String>((new, warnings, started.elapsed()))
+            })
+        };
+        let (new, warnings, read) = read.await.map_err(invalid)?;
+        self.files_read.fetch_add(1, Ordering::Relaxed);
         if let Some(admin) = self.bound.admin.filter(|a| !a.ip().is_loopback())
             && new.admin.token_file.is_none()
         {
@@ -263,14 +288,42 @@ impl Gate {
                 Some(store)
             }
         };
-        warn_of(&new);
-        let mut current = self.change()?;
-        let restart = self.bound.changed_by(&new);
-        let changed = what_changed(&current, &new);
-        self.install(&mut current, new, store.as_ref())
-            .map_err(invalid)?;
+        for w in warnings {
+            tracing::warn!("{w}");
+        }
+        // Built and installed off the loop too. A blocking task runs to its end even when
+        // this future is dropped (a stop signal): `abandoned` tells it not to install, and
+        // it looks under the config lock, so that it either installed before the drain took
+        // that lock or installs nothing.
+        let abandoned = Arc::new(AtomicBool::new(false));
+        let _tell = SetOnDrop(abandoned.clone());
+        let gate = self.clone();
+        let installed = off_the_loop(move || {
+            let _turn = turn;
+            // Before the config lock: a slow file does not hold the changes that wait for it.
+            let secrets = crate::state::Secrets::read(&new).map_err(invalid)?;
+            let mut current = gate.change()?;
+            if abandoned.load(Ordering::Relaxed) {
+                return Err(ChangeError::Invalid("abandoned".into()));
+            }
+            let restart = gate.bound.changed_by(&new);
+            let changed = what_changed(&current, &new);
+            let started = std::time::Instant::now();
+            gate.install(&mut current, new, store.as_ref(), Some(secrets))
+                .map_err(invalid)?;
+            Ok((restart, changed, started.elapsed()))
+        });
+        let (restart, changed, installed) = installed.await?;
         tracing::info!("{changed}");
+        tracing::debug!(?read, ?installed, "reload timings (off the loop)");
         Ok(restart)
+    }
+
+    /// How many reloads have read (and checked) their file so far, refused ones included:
+    /// what a test waits for to know that a reload is past its read.
+    #[doc(hidden)]
+    pub fn files_read(&self) -> u64 {
+        self.files_read.load(Ordering::Relaxed)
     }
 
     /// Takes the reloads' turn, as a reload under way holds it (one connecting a new store):
@@ -285,11 +338,14 @@ impl Gate {
         current: &mut Config,
         new: Config,
         store: Option<&Store>,
+        secrets: Option<crate::state::Secrets>,
     ) -> Result<(), String> {
         // The build, the swap and the removed pools' move to `leaving` under one lock, so
         // `drained` never sees a pool in neither.
         let mut leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
-        let state = State::build(&new, Some(&self.state.load()), &leaving, store)?;
+        let started = std::time::Instant::now();
+        let state = State::build_with(&new, secrets, Some(&self.state.load()), &leaving, store)?;
+        tracing::debug!(built = ?started.elapsed(), "State::build");
         // A pool an earlier change removed is gone with its closed state, also when it is
         // added back while its requests still run (carried on, so that its limit counts
         // them): it starts open, as it does once they have ended. A rename within this
@@ -378,7 +434,7 @@ impl Gate {
             p.rate = r;
         }
         let store = self.state().store.clone();
-        self.install(&mut current, new, store.as_ref())
+        self.install(&mut current, new, store.as_ref(), None)
             .map_err(ChangeError::Invalid)?;
         let now = self.state.load();
         let p = now
@@ -477,6 +533,31 @@ pub fn check_pools(config: &Config) -> Result<Vec<String>, String> {
         }
         State::build(config, None, &[], Some(&store)).map(|_| warnings)
     })
+}
+
+/// Runs `work` on the runtime's blocking threads, off the loop that accepts connections and
+/// answers the admin API (see `server.rs`: with one runtime thread, everything else waits
+/// while it computes). Its log lines go where the caller's go. A panic in `work` is this
+/// future's panic; a runtime shutting down (the task cancelled before it ran) leaves it
+/// pending, as the runtime stops anyway.
+pub(crate) async fn off_the_loop<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let log = tracing::dispatcher::get_default(Clone::clone);
+    match tokio::task::spawn_blocking(move || tracing::dispatcher::with_default(&log, work)).await {
+        Ok(t) => t,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => std::future::pending().await,
+    }
+}
+
+/// Sets its flag when dropped: tells work off the loop that its caller is gone.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Logs what [`config::warnings`] finds in `config`.
@@ -616,6 +697,7 @@ mod tests {
             write("api", 9000);
             let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
                 .await
+                .map(Arc::new)
                 .unwrap();
             let running = gate.state().pools[0]
                 .limit
@@ -663,6 +745,7 @@ mod tests {
             write("api", 9000);
             let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
                 .await
+                .map(Arc::new)
                 .unwrap();
             let request = running.then(|| {
                 gate.state().pools[0]
@@ -725,6 +808,7 @@ mod tests {
         write("", &with_token);
         let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
             .await
+            .map(Arc::new)
             .unwrap();
         assert_eq!(gate.state().admin_token.as_deref(), Some(&b"one"[..]));
 
@@ -791,6 +875,7 @@ mod tests {
         write(4);
         let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
             .await
+            .map(Arc::new)
             .unwrap();
         write(huge);
         gate.reload().await.unwrap();
@@ -806,6 +891,56 @@ mod tests {
         };
         gate.set_limits("api", &raise).unwrap();
         assert_eq!(warned(), 2, "a limit raised past it: {:#?}", log.lines());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A reload's install runs off the loop, in a blocking task that dropping the reload
+    /// does not stop. One dropped (a stop signal) after it handed its install over, while
+    /// that waited for the config lock, must not install afterwards: the task looks, under
+    /// the lock, whether its reload is still wanted. It holds the reloads' turn until then.
+    #[tokio::test]
+    async fn a_reload_dropped_while_its_install_waits_installs_nothing() {
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-dropped-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        let write = |max: usize| {
+            let text = format!(
+                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+            );
+            std::fs::write(&path, text).unwrap();
+        };
+        write(1);
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .map(Arc::new)
+            .unwrap();
+        write(2);
+        let mut reload = Box::pin(gate.reload());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(reload.as_mut().poll(&mut cx).is_pending());
+        {
+            // A change in progress: the install waits for it.
+            let _change = gate.config();
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while gate.files_read() == 0 {
+                assert!(reload.as_mut().poll(&mut cx).is_pending());
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the file was not read"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // Past its read, its install handed over: dropped now.
+            drop(reload);
+        }
+        // The reloads' turn comes back once the install task is done.
+        drop(gate.hold_reloads().await);
+        let limit = gate.state().pool("api").unwrap().limit.limiter().max();
+        assert_eq!(limit, 1, "the dropped reload installed its file");
+        // The next reload runs, whole.
+        gate.reload().await.unwrap();
+        assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -836,6 +971,7 @@ mod tests {
         write(&[("a", 1), ("b", 1), ("c", 1)], 3);
         let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
             .await
+            .map(Arc::new)
             .unwrap();
         // `a` kept as it was, `b` changed, `c` removed, `d` added; 3 routes down to 1.
         write(&[("a", 1), ("b", 2), ("d", 1)], 1);

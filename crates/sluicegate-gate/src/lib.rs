@@ -40,7 +40,9 @@ pub mod state;
 /// # Errors
 ///
 /// Why the new config was refused ([`gate::ChangeError`]: the file's error, or the drain).
-pub async fn reload(gate: &gate::Gate) -> Result<Vec<&'static str>, gate::ChangeError> {
+pub async fn reload(
+    gate: &std::sync::Arc<gate::Gate>,
+) -> Result<Vec<&'static str>, gate::ChangeError> {
     match gate.reload().await {
         Ok(restart) if restart.is_empty() => {
             tracing::info!("config reloaded");

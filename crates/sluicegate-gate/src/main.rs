@@ -79,7 +79,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let started = match Started::bind(config, path).await {
             Ok(s) => s,
             Err(e @ StartError::Config(_)) => {
@@ -105,5 +105,10 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-    })
+    });
+    // Without waiting for the blocking threads: a reload abandoned by the stop may still
+    // read or build off the loop (a config on a pipe no one writes blocks for good), and it
+    // installs nothing now that the drain has begun.
+    runtime.shutdown_background();
+    code
 }

@@ -619,7 +619,7 @@ impl Signals {
     /// once the gate drains it is logged and ignored (the drain takes no changes). A stop
     /// that comes during a reload returns at once, the reload abandoned before it installs
     /// anything (a reload installs in one step, at its end).
-    pub async fn stop(&mut self, gate: &Gate) {
+    pub async fn stop(&mut self, gate: &Arc<Gate>) {
         #[cfg(unix)]
         if let Some(s) = &mut self.unix {
             return until_stop(gate, s).await;
@@ -661,10 +661,11 @@ impl Hear for UnixSignals {
 /// A reload runs beside the signals, not in their place: a stop heard while it runs (it may
 /// wait for reloads that started before it, and a changed store's connection, a second
 /// each) returns at once and drops it. That is safe: a reload installs the new config in
-/// one step, under the config lock, after its last wait, so one dropped before then has
-/// changed nothing. A reload heard while one runs follows it (however many came, one: it
+/// one step, under the config lock, after its last wait, and its install (a blocking task,
+/// which dropping does not stop) looks under that lock whether the reload was dropped: one
+/// dropped before then changes nothing. A reload heard while one runs follows it (however many came, one: it
 /// reads the file as it is then).
-async fn until_stop(gate: &Gate, heard: &mut impl Hear) {
+async fn until_stop(gate: &Arc<Gate>, heard: &mut impl Hear) {
     let mut again = false;
     loop {
         if !std::mem::take(&mut again) {
@@ -833,14 +834,15 @@ pub(crate) mod tests {
     }
 
     /// A gate serving a file whose pool `api` has limit `max`, and the file.
-    async fn gate_on_file(name: &str, max: usize) -> (Gate, PathBuf) {
+    async fn gate_on_file(name: &str, max: usize) -> (Arc<Gate>, PathBuf) {
         let dir =
             std::env::temp_dir().join(format!("sluicegate-signals-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("g.toml");
         write_limit(&path, max);
         let config = crate::config::read(&path).unwrap();
-        (Gate::new(config, Some(path.clone())).await.unwrap(), path)
+        let gate = Gate::new(config, Some(path.clone())).await.unwrap();
+        (Arc::new(gate), path)
     }
 
     fn write_limit(path: &std::path::Path, max: usize) {
@@ -892,7 +894,6 @@ pub(crate) mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_reload_asked_for_during_a_reload_follows_it() {
         let (gate, path) = gate_on_file("again", 1).await;
-        let gate = Arc::new(gate);
         let (log, _guard) = capture();
         let turn = gate.hold_reloads().await;
         let (tx, mut heard) = script();

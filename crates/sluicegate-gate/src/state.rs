@@ -1,6 +1,7 @@
 //! What the proxy reads for every request: the routes, the pools they lead to and the
 //! bypass rules. One immutable value, swapped whole on reload.
 
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +16,9 @@ use crate::pool::{Pool, Store};
 pub struct State {
     /// Pools by config order.
     pub pools: Vec<Arc<Pool>>,
+    /// Where each pool is in `pools`, by name: a reload looks up every pool of the new
+    /// config in the old state, and each route's pool (thousands of each, in a big config).
+    by_name: HashMap<String, usize>,
     routes: Vec<Route>,
     /// Who skips the limits.
     pub bypass: Bypass,
@@ -129,10 +133,32 @@ impl State {
         leaving: &[Arc<Pool>],
         store: Option<&Store>,
     ) -> Result<State, String> {
+        State::build_with(config, None, old, leaving, store)
+    }
+
+    /// [`build`](Self::build), with the secret and token files read already when `secrets`
+    /// is given (`config`'s, by [`Secrets::read`]): a reload reads them before it takes the
+    /// config lock, so that a slow file does not hold the changes that wait for that lock.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build).
+    pub fn build_with(
+        config: &Config,
+        secrets: Option<Secrets>,
+        old: Option<&State>,
+        leaving: &[Arc<Pool>],
+        store: Option<&Store>,
+    ) -> Result<State, String> {
         config::validate(config, "").map_err(|e| e.message)?;
         // Secrets first: a failure must leave the live pools untouched.
-        let bypass = bypass(&config.bypass)?;
-        let admin_token = crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes()));
+        let Secrets {
+            bypass,
+            admin_token,
+        } = match secrets {
+            Some(s) => s,
+            None => Secrets::read(config)?,
+        };
         let carried = Renamed::of(config, old, leaving).assign(config, old);
         // Said once the change has gone through: a refused one carries nothing on.
         let carry_ons: Vec<String> = config
@@ -166,9 +192,19 @@ impl State {
         for line in carry_ons {
             tracing::info!("{line}");
         }
-        let routes = config.routes.iter().map(|r| route(r, &pools)).collect();
+        let by_name: HashMap<String, usize> = pools
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.name.clone(), i))
+            .collect();
+        let routes = config
+            .routes
+            .iter()
+            .map(|r| route(r, &pools, &by_name))
+            .collect();
         Ok(State {
             pools,
+            by_name,
             routes,
             bypass,
             store: store.cloned(),
@@ -182,7 +218,7 @@ impl State {
 
     /// The pool named `name`.
     pub fn pool(&self, name: &str) -> Option<&Arc<Pool>> {
-        self.pools.iter().find(|p| p.name == name)
+        self.by_name.get(name).map(|&i| &self.pools[i])
     }
 
     /// The pool of the first route `req` matches, on its path in normal form
@@ -224,6 +260,27 @@ impl State {
                     && (r.methods.is_empty() || r.methods.contains(req.method()))
             })
             .map(|r| &r.pool)
+    }
+}
+
+/// What a state takes from the files a config names: the bypass secret and the admin token.
+#[derive(Debug)]
+pub struct Secrets {
+    bypass: Bypass,
+    admin_token: Option<Arc<[u8]>>,
+}
+
+impl Secrets {
+    /// Reads the files `config` names.
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be read or is empty, or a bypass header name that is not one.
+    pub fn read(config: &Config) -> Result<Secrets, String> {
+        Ok(Secrets {
+            bypass: bypass(&config.bypass)?,
+            admin_token: crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes())),
+        })
     }
 }
 
@@ -304,7 +361,12 @@ struct Renamed<'a> {
 
 impl<'a> Renamed<'a> {
     fn of(config: &Config, old: Option<&'a State>, leaving: &'a [Arc<Pool>]) -> Renamed<'a> {
-        let gone = |p: &Pool| !config.pools.iter().any(|c| *c.name.get_ref() == p.name);
+        let names: std::collections::HashSet<&str> = config
+            .pools
+            .iter()
+            .map(|c| c.name.get_ref().as_str())
+            .collect();
+        let gone = |p: &Pool| !names.contains(p.name.as_str());
         let removed = old
             .map_or(&[][..], |s| &s.pools[..])
             .iter()
@@ -361,10 +423,10 @@ fn strip_port(host: &str) -> &str {
     host.rsplit_once(':').map_or(host, |(h, _)| h)
 }
 
-fn route(r: &config::Route, pools: &[Arc<Pool>]) -> Route {
-    let pool = pools
-        .iter()
-        .find(|p| p.name == *r.pool.get_ref())
+fn route(r: &config::Route, pools: &[Arc<Pool>], by_name: &HashMap<String, usize>) -> Route {
+    let pool = by_name
+        .get(r.pool.get_ref().as_str())
+        .map(|&i| &pools[i])
         .or(pools.first())
         .cloned()
         .expect("the config check makes sure a route's pool exists");

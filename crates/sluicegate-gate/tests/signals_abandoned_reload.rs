@@ -6,16 +6,8 @@
 
 mod support;
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
-
 use sluicegate_gate::config;
 use sluicegate_gate::gate::Gate;
-
-fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
-    Pin::new(f).poll(&mut Context::from_waker(Waker::noop()))
-}
 
 /// Pool `api` at `max`, with a `[store]` on `redis` when given.
 fn text(redis: Option<&str>, max: usize) -> String {
@@ -34,13 +26,11 @@ async fn a_reload_dropped_while_its_store_connects_changes_nothing() {
     let path = support::write_config("abandoned", &text(None, 1));
     let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
         .await
+        .map(std::sync::Arc::new)
         .unwrap();
     support::rewrite(&path, &text(Some(&redis.url()), 2));
     let mut reload = Box::pin(gate.reload());
-    assert!(
-        poll_once(&mut reload).is_pending(),
-        "the reload did not wait for the new store's answer"
-    );
+    support::past_its_read(&gate, &mut reload, 0).await;
     // What the signal loop does when SIGTERM comes now.
     drop(reload);
     let state = gate.state();

@@ -42,3 +42,30 @@ where
     }
     panic!("timed out waiting for: {what}");
 }
+
+/// Polls `reload` (a [`Gate::reload`](sluicegate_gate::gate::Gate::reload) future, with a
+/// waker that does nothing) until the gate has read its file, `read_before` being
+/// [`files_read`](sluicegate_gate::gate::Gate::files_read) before it started: the read runs
+/// off the loop, so one poll only starts it. The poll that sees the read goes on to what
+/// follows it (a new `[store]`'s connection), where the reload must still be pending.
+pub async fn past_its_read<F>(gate: &sluicegate_gate::gate::Gate, reload: &mut F, read_before: u64)
+where
+    F: std::future::Future + Unpin,
+{
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(
+            std::pin::Pin::new(&mut *reload).poll(&mut cx).is_pending(),
+            "the reload did not wait for the new store's answer"
+        );
+        if gate.files_read() > read_before {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reload did not read its file"
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
