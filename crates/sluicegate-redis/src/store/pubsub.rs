@@ -472,6 +472,69 @@ mod tests {
         .await;
     }
 
+    /// A limit built on a runtime that shuts down before the listener task it started was
+    /// ever polled (a current-thread runtime whose `block_on` returned at once, then
+    /// dropped): the unpolled task is dropped with it, and the store must not go on believing
+    /// a listener runs, or no limit of the store would ever be subscribed again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_listener_dropped_before_it_ran_does_not_keep_the_next_from_starting() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let elsewhere = store.clone();
+        let a = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let a = runtime.block_on(async { elsewhere.subscribe("a", &Handle::current()) });
+            drop(runtime);
+            a
+        })
+        .join()
+        .unwrap();
+        let b = store.subscribe("b", &Handle::current());
+        until("no listener subscribed the channels", || {
+            subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
+        })
+        .await;
+        drop((a, b));
+        until("the connection was not closed", || {
+            channels(&redis).is_empty()
+        })
+        .await;
+    }
+
+    /// A channel name with odd bytes (spaces, CR LF, glob characters, NUL, non-ASCII):
+    /// subscribed as given, not as a pattern, and a message on it wakes its waiters only.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_channel_with_odd_bytes_is_woken_by_its_own_messages() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let runtime = Handle::current();
+        let odd = "{sg:a b\r\n*?[x]\0é}:released";
+        let (a, b) = (
+            store.subscribe(odd, &runtime),
+            store.subscribe("{sg:a}:released", &runtime),
+        );
+        until("not subscribed", || subscribers(&redis, odd) == 1).await;
+        let (woken_a, woken_b) = (a.wake().notified(), b.wake().notified());
+        tokio::pin!(woken_a, woken_b);
+        woken_a.as_mut().enable();
+        woken_b.as_mut().enable();
+        let _: u64 = redis::cmd("PUBLISH")
+            .arg(odd)
+            .arg("x")
+            .query(&mut admin(&redis))
+            .unwrap();
+        tokio::time::timeout(PATIENCE, woken_a)
+            .await
+            .expect("the message woke the odd channel's waiter");
+        assert!(
+            futures_util::FutureExt::now_or_never(woken_b).is_none(),
+            "another channel's waiter was woken"
+        );
+    }
+
     /// The last limit dropped while the listener waits on a stopped Redis (SIGSTOP: it
     /// answers nothing, a subscription is in flight): the listener ends at once instead of
     /// holding the store and its connection until Redis answers again.
