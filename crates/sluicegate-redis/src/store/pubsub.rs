@@ -192,8 +192,17 @@ struct Running {
 impl Drop for Running {
     fn drop(&mut self) {
         let mut state = self.hub.lock();
-        if state.running == Some(self.id) {
-            state.running = None;
+        if state.running != Some(self.id) {
+            return;
+        }
+        state.running = None;
+        // Its runtime shut down with channels left: wake their waiters, whose next wait
+        // starts a listener on their own runtime ([`RedisStore::keep_listening`]) and is
+        // woken again once it has subscribed.
+        let wakes: Vec<Arc<Notify>> = state.channels.values().map(|c| c.wake.clone()).collect();
+        drop(state);
+        for wake in wakes {
+            wake.notify_waiters();
         }
     }
 }
@@ -219,17 +228,13 @@ impl RedisStore {
                 (wake, true)
             }
         };
-        let start = state.running.is_none().then(|| {
-            state.started += 1;
-            state.running = Some(state.started);
-            state.started
-        });
+        let start = Self::starting(hub, &mut state);
         drop(state);
         if new {
             hub.changed.notify_one();
         }
-        if let Some(id) = start {
-            runtime.spawn(listen(self.clone(), id));
+        if let Some(running) = start {
+            runtime.spawn(listen(self.clone(), running));
         }
         Subscription {
             hub: hub.clone(),
@@ -237,17 +242,43 @@ impl RedisStore {
             wake,
         }
     }
+
+    /// Starts a listener task on `runtime` when channels are registered and none runs (the
+    /// one that ran was dropped with its runtime): called by a waiter before it waits.
+    pub(crate) fn keep_listening(&self, runtime: &Handle) {
+        let hub = &self.inner.pubsub;
+        let mut state = hub.lock();
+        if state.channels.is_empty() {
+            return;
+        }
+        let start = Self::starting(hub, &mut state);
+        drop(state);
+        if let Some(running) = start {
+            runtime.spawn(listen(self.clone(), running));
+        }
+    }
+
+    /// Counts a new listener task as running when none does: its [`Running`] guard, to be
+    /// moved into the task so that it clears the count however the task ends, dropped
+    /// unpolled included (its runtime shut down before it ran).
+    fn starting(hub: &Arc<Hub>, state: &mut State) -> Option<Running> {
+        state.running.is_none().then(|| {
+            state.started += 1;
+            state.running = Some(state.started);
+            Running {
+                hub: hub.clone(),
+                id: state.started,
+            }
+        })
+    }
 }
 
-/// The listener task `id`: one pub/sub connection at a time, following the registrations,
-/// until none is left. Wherever it waits on Redis (connecting, a subscription in flight, a
-/// backoff) it ends as soon as the last limit is dropped, not when Redis answers.
-async fn listen(store: RedisStore, id: u64) {
+/// The listener task of `running`: one pub/sub connection at a time, following the
+/// registrations, until none is left. Wherever it waits on Redis (connecting, a subscription
+/// in flight, a backoff) it ends as soon as the last limit is dropped, not when Redis answers.
+async fn listen(store: RedisStore, running: Running) {
     let hub = store.inner.pubsub.clone();
-    let _running = Running {
-        hub: hub.clone(),
-        id,
-    };
+    let id = running.id;
     let mut backoff = MIN_BACKOFF;
     loop {
         let connected = tokio::select! {
