@@ -566,6 +566,93 @@ mod tests {
         );
     }
 
+    /// Limits registered and dropped at once from four threads, each on a runtime of its own
+    /// (the listener starts, ends and starts again on whichever runtime registers when none
+    /// runs): once they settle, Redis is subscribed to exactly the channels still held, once
+    /// each, on one connection, and a message on each wakes its waiters.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn registrations_from_many_runtimes_racing_the_listeners_end_settle() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let held_here = store.subscribe("kept", &Handle::current());
+        let (done, all_done) = std::sync::mpsc::channel();
+        let mut stops = Vec::new();
+        let mut threads = Vec::new();
+        for t in 0..4_usize {
+            let store = store.clone();
+            let done = done.clone();
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            stops.push(stop);
+            threads.push(std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                runtime.block_on(async move {
+                    let mut held = Vec::new();
+                    for i in 0..300_usize {
+                        let channel = format!("c{}", (i * 7 + t) % 12);
+                        held.push(store.subscribe(&channel, &Handle::current()));
+                        if i % 2 == 0 {
+                            held.swap_remove((i * 5 + t) % held.len());
+                        }
+                        // All dropped now and then: the listener may end, and start again.
+                        if i % 40 == 39 {
+                            held.clear();
+                        }
+                        tokio::task::yield_now().await;
+                    }
+                    held.retain(|s| s.channel.ends_with(&t.to_string()));
+                    let names: Vec<String> = held.iter().map(|s| s.channel.clone()).collect();
+                    done.send(names).unwrap();
+                    let _ = stopped.await;
+                    drop(held);
+                });
+            }));
+        }
+        drop(done);
+        let mut wanted: HashSet<String> = all_done.iter().take(4).flatten().collect();
+        wanted.insert("kept".to_owned());
+        // The runtimes still run: a listener on any of them is alive.
+        until("Redis's channels are not the held ones", || {
+            channels(&redis) == wanted
+        })
+        .await;
+        for channel in &wanted {
+            assert_eq!(subscribers(&redis, channel), 1, "{channel}");
+        }
+        {
+            let woken = held_here.wake().notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let _: u64 = redis::cmd("PUBLISH")
+                .arg("kept")
+                .arg("x")
+                .query(&mut admin(&redis))
+                .unwrap();
+            tokio::time::timeout(PATIENCE, woken)
+                .await
+                .expect("the message woke the waiter");
+        }
+        for stop in stops {
+            let _ = stop.send(());
+        }
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        // Whichever runtime the listener ran on is gone: a waiter starts one here.
+        store.keep_listening(&Handle::current());
+        until("only `kept` is left", || {
+            channels(&redis) == HashSet::from(["kept".to_owned()])
+        })
+        .await;
+        drop(held_here);
+        until("the connection was not closed", || {
+            channels(&redis).is_empty() && store.inner.pubsub.lock().running.is_none()
+        })
+        .await;
+    }
+
     /// The last limit dropped while the listener waits on a stopped Redis (SIGSTOP: it
     /// answers nothing, a subscription is in flight): the listener ends at once instead of
     /// holding the store and its connection until Redis answers again.
