@@ -253,3 +253,45 @@ async fn after_a_restart_every_channel_is_subscribed_again_on_one_connection() {
         .unwrap();
     assert!(got.is_global());
 }
+
+/// The listener runs on the runtime of the store's first limit. When that runtime shuts down
+/// while a limit built on another, live runtime has a waiter, the waiter must still be woken
+/// by a release (its limit's own listener lived on its own runtime before one connection was
+/// shared; here nothing woke it before its permit's holder expired, a TTL later).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_is_woken_after_the_listeners_runtime_shut_down() {
+    let redis = RedisServer::start();
+    let (store, other) = (support::store(&redis).await, support::store(&redis).await);
+    let (built, first) = std::sync::mpsc::channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let elsewhere = store.clone();
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            built.send(limit(&elsewhere, "first")).unwrap();
+            let _ = stopped.await;
+        });
+        // The runtime, and the listener task on it, are dropped here.
+    });
+    let first = first.recv().unwrap();
+    let x = limit(&store, "x");
+    until("not subscribed", || {
+        subscribers(&redis, "first") == 1 && subscribers(&redis, "x") == 1
+    })
+    .await;
+    let held = limit(&other, "x").acquire().await.unwrap();
+    let waiter = waiting(&x).await;
+
+    stop.send(()).unwrap();
+    thread.join().unwrap();
+    drop(held);
+    let got = tokio::time::timeout(PATIENCE, waiter)
+        .await
+        .expect("the release woke the waiter")
+        .unwrap();
+    assert!(got.is_global());
+    drop(first);
+}

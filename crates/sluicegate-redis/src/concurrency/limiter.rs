@@ -177,6 +177,11 @@ impl GlobalConcurrency {
             match self.try_once().await {
                 Try::Taken(id) => return Some(id),
                 Try::Full { next_expiry } => {
+                    // The store's listener ran on a runtime that has shut down: start one on
+                    // this one (it wakes this wait once it has subscribed).
+                    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                        inner.store.keep_listening(&runtime);
+                    }
                     // Down: the next try falls back at once (no call while Redis is down),
                     // and each waiter behind gets the policy's answer in turn.
                     tokio::select! {

@@ -192,8 +192,17 @@ struct Running {
 impl Drop for Running {
     fn drop(&mut self) {
         let mut state = self.hub.lock();
-        if state.running == Some(self.id) {
-            state.running = None;
+        if state.running != Some(self.id) {
+            return;
+        }
+        state.running = None;
+        // Its runtime shut down with channels left: wake their waiters, whose next wait
+        // starts a listener on their own runtime ([`RedisStore::keep_listening`]) and is
+        // woken again once it has subscribed.
+        let wakes: Vec<Arc<Notify>> = state.channels.values().map(|c| c.wake.clone()).collect();
+        drop(state);
+        for wake in wakes {
+            wake.notify_waiters();
         }
     }
 }
@@ -219,17 +228,13 @@ impl RedisStore {
                 (wake, true)
             }
         };
-        let start = state.running.is_none().then(|| {
-            state.started += 1;
-            state.running = Some(state.started);
-            state.started
-        });
+        let start = Self::starting(hub, &mut state);
         drop(state);
         if new {
             hub.changed.notify_one();
         }
-        if let Some(id) = start {
-            runtime.spawn(listen(self.clone(), id));
+        if let Some(running) = start {
+            runtime.spawn(listen(self.clone(), running));
         }
         Subscription {
             hub: hub.clone(),
@@ -237,17 +242,43 @@ impl RedisStore {
             wake,
         }
     }
+
+    /// Starts a listener task on `runtime` when channels are registered and none runs (the
+    /// one that ran was dropped with its runtime): called by a waiter before it waits.
+    pub(crate) fn keep_listening(&self, runtime: &Handle) {
+        let hub = &self.inner.pubsub;
+        let mut state = hub.lock();
+        if state.channels.is_empty() {
+            return;
+        }
+        let start = Self::starting(hub, &mut state);
+        drop(state);
+        if let Some(running) = start {
+            runtime.spawn(listen(self.clone(), running));
+        }
+    }
+
+    /// Counts a new listener task as running when none does: its [`Running`] guard, to be
+    /// moved into the task so that it clears the count however the task ends, dropped
+    /// unpolled included (its runtime shut down before it ran).
+    fn starting(hub: &Arc<Hub>, state: &mut State) -> Option<Running> {
+        state.running.is_none().then(|| {
+            state.started += 1;
+            state.running = Some(state.started);
+            Running {
+                hub: hub.clone(),
+                id: state.started,
+            }
+        })
+    }
 }
 
-/// The listener task `id`: one pub/sub connection at a time, following the registrations,
-/// until none is left. Wherever it waits on Redis (connecting, a subscription in flight, a
-/// backoff) it ends as soon as the last limit is dropped, not when Redis answers.
-async fn listen(store: RedisStore, id: u64) {
+/// The listener task of `running`: one pub/sub connection at a time, following the
+/// registrations, until none is left. Wherever it waits on Redis (connecting, a subscription
+/// in flight, a backoff) it ends as soon as the last limit is dropped, not when Redis answers.
+async fn listen(store: RedisStore, running: Running) {
     let hub = store.inner.pubsub.clone();
-    let _running = Running {
-        hub: hub.clone(),
-        id,
-    };
+    let id = running.id;
     let mut backoff = MIN_BACKOFF;
     loop {
         let connected = tokio::select! {
@@ -468,6 +499,156 @@ mod tests {
         drop((a, b));
         until("the connection was not closed", || {
             channels(&redis).is_empty()
+        })
+        .await;
+    }
+
+    /// A limit built on a runtime that shuts down before the listener task it started was
+    /// ever polled (a current-thread runtime whose `block_on` returned at once, then
+    /// dropped): the unpolled task is dropped with it, and the store must not go on believing
+    /// a listener runs, or no limit of the store would ever be subscribed again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_listener_dropped_before_it_ran_does_not_keep_the_next_from_starting() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let elsewhere = store.clone();
+        let a = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let a = runtime.block_on(async { elsewhere.subscribe("a", &Handle::current()) });
+            drop(runtime);
+            a
+        })
+        .join()
+        .unwrap();
+        let b = store.subscribe("b", &Handle::current());
+        until("no listener subscribed the channels", || {
+            subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
+        })
+        .await;
+        drop((a, b));
+        until("the connection was not closed", || {
+            channels(&redis).is_empty()
+        })
+        .await;
+    }
+
+    /// A channel name with odd bytes (spaces, CR LF, glob characters, NUL, non-ASCII):
+    /// subscribed as given, not as a pattern, and a message on it wakes its waiters only.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_channel_with_odd_bytes_is_woken_by_its_own_messages() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let runtime = Handle::current();
+        let odd = "{sg:a b\r\n*?[x]\0é}:released";
+        let (a, b) = (
+            store.subscribe(odd, &runtime),
+            store.subscribe("{sg:a}:released", &runtime),
+        );
+        until("not subscribed", || subscribers(&redis, odd) == 1).await;
+        let (woken_a, woken_b) = (a.wake().notified(), b.wake().notified());
+        tokio::pin!(woken_a, woken_b);
+        woken_a.as_mut().enable();
+        woken_b.as_mut().enable();
+        let _: u64 = redis::cmd("PUBLISH")
+            .arg(odd)
+            .arg("x")
+            .query(&mut admin(&redis))
+            .unwrap();
+        tokio::time::timeout(PATIENCE, woken_a)
+            .await
+            .expect("the message woke the odd channel's waiter");
+        assert!(
+            futures_util::FutureExt::now_or_never(woken_b).is_none(),
+            "another channel's waiter was woken"
+        );
+    }
+
+    /// Limits registered and dropped at once from four threads, each on a runtime of its own
+    /// (the listener starts, ends and starts again on whichever runtime registers when none
+    /// runs): once they settle, Redis is subscribed to exactly the channels still held, once
+    /// each, on one connection, and a message on each wakes its waiters.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn registrations_from_many_runtimes_racing_the_listeners_end_settle() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let held_here = store.subscribe("kept", &Handle::current());
+        let (done, all_done) = std::sync::mpsc::channel();
+        let mut stops = Vec::new();
+        let mut threads = Vec::new();
+        for t in 0..4_usize {
+            let store = store.clone();
+            let done = done.clone();
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            stops.push(stop);
+            threads.push(std::thread::spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                runtime.block_on(async move {
+                    let mut held = Vec::new();
+                    for i in 0..300_usize {
+                        let channel = format!("c{}", (i * 7 + t) % 12);
+                        held.push(store.subscribe(&channel, &Handle::current()));
+                        if i % 2 == 0 {
+                            held.swap_remove((i * 5 + t) % held.len());
+                        }
+                        // All dropped now and then: the listener may end, and start again.
+                        if i % 40 == 39 {
+                            held.clear();
+                        }
+                        tokio::task::yield_now().await;
+                    }
+                    held.retain(|s| s.channel.ends_with(&t.to_string()));
+                    let names: Vec<String> = held.iter().map(|s| s.channel.clone()).collect();
+                    done.send(names).unwrap();
+                    let _ = stopped.await;
+                    drop(held);
+                });
+            }));
+        }
+        drop(done);
+        let mut wanted: HashSet<String> = all_done.iter().take(4).flatten().collect();
+        wanted.insert("kept".to_owned());
+        // The runtimes still run: a listener on any of them is alive.
+        until("Redis's channels are not the held ones", || {
+            channels(&redis) == wanted
+        })
+        .await;
+        for channel in &wanted {
+            assert_eq!(subscribers(&redis, channel), 1, "{channel}");
+        }
+        {
+            let woken = held_here.wake().notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let _: u64 = redis::cmd("PUBLISH")
+                .arg("kept")
+                .arg("x")
+                .query(&mut admin(&redis))
+                .unwrap();
+            tokio::time::timeout(PATIENCE, woken)
+                .await
+                .expect("the message woke the waiter");
+        }
+        for stop in stops {
+            let _ = stop.send(());
+        }
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        // Whichever runtime the listener ran on is gone: a waiter starts one here.
+        store.keep_listening(&Handle::current());
+        until("only `kept` is left", || {
+            channels(&redis) == HashSet::from(["kept".to_owned()])
+        })
+        .await;
+        drop(held_here);
+        until("the connection was not closed", || {
+            channels(&redis).is_empty() && store.inner.pubsub.lock().running.is_none()
         })
         .await;
     }
