@@ -311,10 +311,11 @@ impl Gate {
             let started = std::time::Instant::now();
             gate.install(&mut current, new, store.as_ref(), Some(secrets))
                 .map_err(invalid)?;
-            Ok((restart, changed, started.elapsed()))
+            // Said here, with the install: this task runs on when the reload is dropped.
+            tracing::info!("{changed}");
+            Ok((restart, started.elapsed()))
         });
-        let (restart, changed, installed) = installed.await?;
-        tracing::info!("{changed}");
+        let (restart, installed) = installed.await?;
         tracing::debug!(?read, ?installed, "reload timings (off the loop)");
         Ok(restart)
     }
@@ -941,6 +942,59 @@ mod tests {
         // The next reload runs, whole.
         gate.reload().await.unwrap();
         assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Review 25: a reload dropped (a stop signal, a `POST /reload` whose client gave up)
+    /// after its install task looked whether it was still wanted installs its file, as it
+    /// should, but the line that says what a reload changed (review 22, finding 4) was
+    /// written by the reload future after the install's end: the new config was in force
+    /// with no line in the log. It is written with the install now.
+    #[tokio::test]
+    async fn a_reload_dropped_once_its_install_is_under_way_still_logs_what_changed() {
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-logged-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        let write = |max: usize| {
+            let text = format!(
+                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+            );
+            std::fs::write(&path, text).unwrap();
+        };
+        write(1);
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .map(Arc::new)
+            .unwrap();
+        let (log, _guard) = crate::server::tests::capture();
+        write(2);
+        let mut reload = Box::pin(gate.reload());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        {
+            // The install takes `leaving` after the config lock and its look at `abandoned`:
+            // held here, the install waits past that look, holding the config lock.
+            let _leaving = gate.leaving.lock().unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while gate.files_read() == 0 || gate.config.try_lock().is_ok() {
+                assert!(reload.as_mut().poll(&mut cx).is_pending());
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the install did not take the config lock"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            drop(reload);
+        }
+        drop(gate.hold_reloads().await);
+        assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 2);
+        assert!(
+            log.lines()
+                .iter()
+                .any(|l| l.contains("reload: pools 1 → 1")),
+            "a reload installed with no line in the log: {:#?}",
+            log.lines()
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
