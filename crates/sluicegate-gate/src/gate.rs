@@ -259,8 +259,10 @@ impl Gate {
                 Ok::<_, String>((new, warnings, started.elapsed()))
             })
         };
-        let (new, warnings, read) = read.await.map_err(invalid)?;
+        let read = read.await;
+        // Counted also when the file is refused: what a test waits for is the read's end.
         self.files_read.fetch_add(1, Ordering::Relaxed);
+        let (new, warnings, read) = read.map_err(invalid)?;
         if let Some(admin) = self.bound.admin.filter(|a| !a.ip().is_loopback())
             && new.admin.token_file.is_none()
         {
@@ -994,6 +996,34 @@ mod tests {
                 .any(|l| l.contains("reload: pools 1 → 1")),
             "a reload installed with no line in the log: {:#?}",
             log.lines()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Review 25: [`Gate::files_read`] says it counts refused reloads too, but one whose
+    /// file did not parse returned before it was counted: a test waiting for the read's end
+    /// (`support::past_its_read`) waited for ever on a broken file.
+    #[tokio::test]
+    async fn a_reload_of_a_broken_file_counts_as_read() {
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-broken-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        std::fs::write(
+            &path,
+            "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 1\n\n[[routes]]\npool = \"api\"\n",
+        )
+        .unwrap();
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .map(Arc::new)
+            .unwrap();
+        std::fs::write(&path, "[[pools]\n").unwrap();
+        assert!(gate.reload().await.is_err());
+        assert_eq!(
+            gate.files_read(),
+            1,
+            "a refused file was not counted as read"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
