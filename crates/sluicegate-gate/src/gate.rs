@@ -228,7 +228,9 @@ impl Gate {
     /// own: the runtime that accepts connections and answers the admin API goes on doing so
     /// meanwhile. Dropped (a stop signal), the reload installs nothing: its install task,
     /// which runs on, looks under the config lock whether it is still wanted, and holds the
-    /// reloads' turn until it is done, so the next reload never overtakes it.
+    /// reloads' turn until it is done, so the next reload never overtakes it. One that
+    /// installs logs it from that task ("reload: pools …", "config reloaded"), so that a
+    /// reload dropped once past that look, which installs, is in the log too.
     ///
     /// # Errors
     ///
@@ -315,6 +317,14 @@ impl Gate {
                 .map_err(invalid)?;
             // Said here, with the install: this task runs on when the reload is dropped.
             tracing::info!("{changed}");
+            if restart.is_empty() {
+                tracing::info!("config reloaded");
+            } else {
+                tracing::warn!(
+                    waiting_for_restart = ?restart,
+                    "config reloaded, except for settings that keep their running values until the next restart"
+                );
+            }
             Ok((restart, started.elapsed()))
         });
         let (restart, installed) = installed.await?;
@@ -995,6 +1005,13 @@ mod tests {
                 .iter()
                 .any(|l| l.contains("reload: pools 1 → 1")),
             "a reload installed with no line in the log: {:#?}",
+            log.lines()
+        );
+        // And the outcome's own line, which said so before only when the reload's future
+        // saw its end.
+        assert!(
+            log.lines().iter().any(|l| l.contains("config reloaded")),
+            "a reload installed and no \"config reloaded\": {:#?}",
             log.lines()
         );
         std::fs::remove_dir_all(&dir).unwrap();
