@@ -340,13 +340,18 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
     // change builds the pools and routes anew (milliseconds with thousands): off the loop.
     let changed = {
         let (gate, name, change) = (admin.gate.clone(), name.clone(), change.clone());
-        crate::gate::off_the_loop(move || gate.set_limits_and(&name, &change, pool_status))
+        // Logged with the change, off the loop: the task runs on when the call is dropped
+        // (its client gone), and the change it makes must still be in the log.
+        crate::gate::off_the_loop(move || {
+            let changed = gate.set_limits_and(&name, &change, pool_status);
+            if changed.is_ok() {
+                tracing::info!(pool = %name, ?change, "limits changed through the admin API");
+            }
+            changed
+        })
     };
     match changed.await {
-        Ok(p) => {
-            tracing::info!(pool = %name, ?change, "limits changed through the admin API");
-            axum::Json(p).into_response()
-        }
+        Ok(p) => axum::Json(p).into_response(),
         Err(ChangeError::Invalid(why)) => {
             // The file check's words (`State::build`), which may name a setting this call
             // cannot change: then say where that one is changed.
@@ -511,6 +516,54 @@ mod tests {
                 file_hint,
                 "{body}: {out}"
             );
+        }
+    }
+
+    /// Review 25: `PUT /pools/NAME/limits` builds off the loop, in a blocking task that runs
+    /// on when the call is dropped (its client gone, the admin server stopping). The change
+    /// is then made, and must be logged: the line "limits changed through the admin API"
+    /// was written after the await, in the handler, so a dropped call changed a pool's
+    /// limits with no line in the log.
+    #[tokio::test]
+    async fn a_limits_change_whose_call_is_dropped_is_still_logged() {
+        use hyper::service::Service as _;
+        let text = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n\
+                    max_concurrency = 1\n[[routes]]\npool = \"api\"\n";
+        let config = crate::config::parse(text, "t").unwrap();
+        let gate = Arc::new(Gate::new(config, None).await.unwrap());
+        let (log, _guard) = crate::server::tests::capture();
+        let service = hyper_util::service::TowerToHyperService::new(router(gate.clone()));
+        let call = axum::http::Request::put("/pools/api/limits")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(r#"{"max_concurrency":2}"#))
+            .unwrap();
+        let mut answer = Box::pin(service.call(call));
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        // Polled until it waits for its build off the loop, then dropped.
+        assert!(answer.as_mut().poll(&mut cx).is_pending());
+        drop(answer);
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while gate.state().pool("api").unwrap().limit.limiter().max() != 2 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the change was not made"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // The log line comes with the change, not after it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !log
+            .lines()
+            .iter()
+            .any(|l| l.contains("limits changed through the admin API"))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "a limits change made with no line in the log: {:?}",
+                log.lines()
+            );
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 

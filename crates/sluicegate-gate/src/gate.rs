@@ -228,7 +228,9 @@ impl Gate {
     /// own: the runtime that accepts connections and answers the admin API goes on doing so
     /// meanwhile. Dropped (a stop signal), the reload installs nothing: its install task,
     /// which runs on, looks under the config lock whether it is still wanted, and holds the
-    /// reloads' turn until it is done, so the next reload never overtakes it.
+    /// reloads' turn until it is done, so the next reload never overtakes it. One that
+    /// installs logs it from that task ("reload: pools …", "config reloaded"), so that a
+    /// reload dropped once past that look, which installs, is in the log too.
     ///
     /// # Errors
     ///
@@ -259,8 +261,10 @@ impl Gate {
                 Ok::<_, String>((new, warnings, started.elapsed()))
             })
         };
-        let (new, warnings, read) = read.await.map_err(invalid)?;
+        let read = read.await;
+        // Counted also when the file is refused: what a test waits for is the read's end.
         self.files_read.fetch_add(1, Ordering::Relaxed);
+        let (new, warnings, read) = read.map_err(invalid)?;
         if let Some(admin) = self.bound.admin.filter(|a| !a.ip().is_loopback())
             && new.admin.token_file.is_none()
         {
@@ -311,10 +315,19 @@ impl Gate {
             let started = std::time::Instant::now();
             gate.install(&mut current, new, store.as_ref(), Some(secrets))
                 .map_err(invalid)?;
-            Ok((restart, changed, started.elapsed()))
+            // Said here, with the install: this task runs on when the reload is dropped.
+            tracing::info!("{changed}");
+            if restart.is_empty() {
+                tracing::info!("config reloaded");
+            } else {
+                tracing::warn!(
+                    waiting_for_restart = ?restart,
+                    "config reloaded, except for settings that keep their running values until the next restart"
+                );
+            }
+            Ok((restart, started.elapsed()))
         });
-        let (restart, changed, installed) = installed.await?;
-        tracing::info!("{changed}");
+        let (restart, installed) = installed.await?;
         tracing::debug!(?read, ?installed, "reload timings (off the loop)");
         Ok(restart)
     }
@@ -941,6 +954,94 @@ mod tests {
         // The next reload runs, whole.
         gate.reload().await.unwrap();
         assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Review 25: a reload dropped (a stop signal, a `POST /reload` whose client gave up)
+    /// after its install task looked whether it was still wanted installs its file, as it
+    /// should, but the line that says what a reload changed (review 22, finding 4) was
+    /// written by the reload future after the install's end: the new config was in force
+    /// with no line in the log. It is written with the install now.
+    #[tokio::test]
+    async fn a_reload_dropped_once_its_install_is_under_way_still_logs_what_changed() {
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-logged-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        let write = |max: usize| {
+            let text = format!(
+                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+            );
+            std::fs::write(&path, text).unwrap();
+        };
+        write(1);
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .map(Arc::new)
+            .unwrap();
+        let (log, _guard) = crate::server::tests::capture();
+        write(2);
+        let mut reload = Box::pin(gate.reload());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        {
+            // The install takes `leaving` after the config lock and its look at `abandoned`:
+            // held here, the install waits past that look, holding the config lock.
+            let _leaving = gate.leaving.lock().unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while gate.files_read() == 0 || gate.config.try_lock().is_ok() {
+                assert!(reload.as_mut().poll(&mut cx).is_pending());
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the install did not take the config lock"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            drop(reload);
+        }
+        drop(gate.hold_reloads().await);
+        assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 2);
+        assert!(
+            log.lines()
+                .iter()
+                .any(|l| l.contains("reload: pools 1 → 1")),
+            "a reload installed with no line in the log: {:#?}",
+            log.lines()
+        );
+        // And the outcome's own line, which said so before only when the reload's future
+        // saw its end.
+        assert!(
+            log.lines().iter().any(|l| l.contains("config reloaded")),
+            "a reload installed and no \"config reloaded\": {:#?}",
+            log.lines()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Review 25: [`Gate::files_read`] says it counts refused reloads too, but one whose
+    /// file did not parse returned before it was counted: a test waiting for the read's end
+    /// (`support::past_its_read`) waited for ever on a broken file.
+    #[tokio::test]
+    async fn a_reload_of_a_broken_file_counts_as_read() {
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-broken-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        std::fs::write(
+            &path,
+            "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 1\n\n[[routes]]\npool = \"api\"\n",
+        )
+        .unwrap();
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .map(Arc::new)
+            .unwrap();
+        std::fs::write(&path, "[[pools]\n").unwrap();
+        assert!(gate.reload().await.is_err());
+        assert_eq!(
+            gate.files_read(),
+            1,
+            "a refused file was not counted as read"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

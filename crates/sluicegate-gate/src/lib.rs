@@ -43,18 +43,10 @@ pub mod state;
 pub async fn reload(
     gate: &std::sync::Arc<gate::Gate>,
 ) -> Result<Vec<&'static str>, gate::ChangeError> {
+    // A reload that installs logs so itself, with its install (which runs on when the reload
+    // is dropped: a stop signal, a `POST /reload` whose client left): see `Gate::reload`.
     match gate.reload().await {
-        Ok(restart) if restart.is_empty() => {
-            tracing::info!("config reloaded");
-            Ok(restart)
-        }
-        Ok(restart) => {
-            tracing::warn!(
-                waiting_for_restart = ?restart,
-                "config reloaded, except for settings that keep their running values until the next restart"
-            );
-            Ok(restart)
-        }
+        Ok(restart) => Ok(restart),
         Err(e) => {
             tracing::error!("reload refused, the config in force stays: {e}");
             Err(e)
