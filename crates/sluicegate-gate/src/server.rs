@@ -807,6 +807,14 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn capture() -> (Captured, tracing::subscriber::DefaultGuard) {
+        // tracing-core, with a single live dispatcher, takes it for the global one: a log
+        // line's first use anywhere then asks only the default of the thread it runs on
+        // (`has_just_one` in tracing-core's callsite.rs). Another test's thread with no
+        // subscriber met a line first and cached "never" for it, and this capture lost it
+        // (a reload's lines, written on a blocking thread, in 1 of 10 runs beside another
+        // reload test). A second dispatcher kept alive makes it ask every live one.
+        static SECOND: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
+        SECOND.get_or_init(|| tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()));
         let captured = Captured::default();
         let writer = captured.clone();
         let subscriber = tracing_subscriber::fmt()
