@@ -241,8 +241,10 @@ impl Gate {
     pub async fn reload(self: &Arc<Self>) -> Result<Vec<&'static str>, ChangeError> {
         // Checked again under the lock, after the store's connection.
         drop(self.change()?);
-        // Owned: the install, off the loop, holds the turn until it is done, also when this
-        // future is dropped meanwhile (a stop signal), so the next reload never overtakes it.
+        // Owned: the read and then the install, off the loop, hold the turn until they are
+        // done, also when this future is dropped meanwhile (a stop signal, a client that gave
+        // up), so the next reload never overtakes it, and a read stuck on a pipe nobody
+        // writes keeps one blocking thread, not one per reload tried after it.
         let turn = self.reloads.clone().lock_owned().await;
         let Some(path) = self.path.clone() else {
             return Err(ChangeError::Invalid(
@@ -256,12 +258,15 @@ impl Gate {
             let path = path.clone();
             off_the_loop(move || {
                 let started = std::time::Instant::now();
-                let new = config::read(&path).map_err(|e| e.to_string())?;
-                let warnings = config::warnings(&new);
-                Ok::<_, String>((new, warnings, started.elapsed()))
+                let read = config::read(&path).map_err(|e| e.to_string()).map(|new| {
+                    let warnings = config::warnings(&new);
+                    (new, warnings, started.elapsed())
+                });
+                // Handed back with the result, or dropped with it when nobody waits for it.
+                (turn, read)
             })
         };
-        let read = read.await;
+        let (turn, read) = read.await;
         // Counted also when the file is refused: what a test waits for is the read's end.
         self.files_read.fetch_add(1, Ordering::Relaxed);
         let (new, warnings, read) = read.map_err(invalid)?;
@@ -954,6 +959,63 @@ mod tests {
         // The next reload runs, whole.
         gate.reload().await.unwrap();
         assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Review 25: a reload dropped while its read is stuck (the config on a pipe nobody
+    /// writes) gave the reloads' turn back while the read went on, so each reload tried
+    /// after it started another read and stuck another blocking thread (tokio's pool is
+    /// 512, shared with the upstreams' name lookups). The read holds the turn now: the next
+    /// reload waits for it and no second read starts.
+    #[tokio::test]
+    async fn a_reload_dropped_while_its_read_is_stuck_keeps_the_turn_until_the_read_ends() {
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-stuck-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        let text = |max: usize| {
+            format!(
+                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+            )
+        };
+        std::fs::write(&path, text(1)).unwrap();
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .map(Arc::new)
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo failed");
+
+        // Its first poll takes the turn and starts the read, which waits for a writer.
+        let mut reload = Box::pin(gate.reload());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(reload.as_mut().poll(&mut cx).is_pending());
+        drop(reload);
+        let kept = gate.reloads.try_lock().is_err();
+
+        // The read ends (a writer at last; also before a failure, or the test's runtime
+        // would wait for the stuck read for good): the turn comes back, nothing installed.
+        let writer = {
+            let (path, text) = (path.clone(), text(2));
+            std::thread::spawn(move || std::fs::write(path, text).unwrap())
+        };
+        drop(gate.hold_reloads().await);
+        writer.join().unwrap();
+        assert!(
+            kept,
+            "the dropped reload's stuck read gave the turn back: the next reload reads again"
+        );
+        assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 1);
+
+        // The next reload runs, whole.
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, text(3)).unwrap();
+        gate.reload().await.unwrap();
+        assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 3);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
