@@ -623,6 +623,28 @@ mod tests {
         config::parse(&text, "g.toml").unwrap()
     }
 
+    /// A config file's text: one pool `api` with a limit of `max`, and a route to it.
+    fn one_pool(max: usize) -> String {
+        format!(
+            "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+        )
+    }
+
+    /// A fresh directory `sluicegate-gate-TAG-PID` under the temp dir, its config path
+    /// `g.toml` holding [`one_pool`]`(max)`, and a gate started from that file.
+    async fn gate_on_file(tag: &str, max: usize) -> (PathBuf, PathBuf, Arc<Gate>) {
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("g.toml");
+        std::fs::write(&path, one_pool(max)).unwrap();
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .map(Arc::new)
+            .unwrap();
+        (dir, path, gate)
+    }
+
     fn gate_config() -> Config {
         let text = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 1\nmax_queue = 10\n\n[[routes]]\npool = \"api\"\n";
         config::parse(text, "g.toml").unwrap()
@@ -870,12 +892,7 @@ mod tests {
             std::env::temp_dir().join(format!("sluicegate-gate-nofile-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("g.toml");
-        let write = |max: usize| {
-            let text = format!(
-                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
-            );
-            std::fs::write(&path, text).unwrap();
-        };
+        let write = |max: usize| std::fs::write(&path, one_pool(max)).unwrap();
         write(huge);
         let need = crate::open_files::needed_by(&config::read(&path).unwrap());
         if crate::open_files::soft_limit().is_none_or(|soft| soft >= need) {
@@ -918,21 +935,8 @@ mod tests {
     /// the lock, whether its reload is still wanted. It holds the reloads' turn until then.
     #[tokio::test]
     async fn a_reload_dropped_while_its_install_waits_installs_nothing() {
-        let dir =
-            std::env::temp_dir().join(format!("sluicegate-gate-dropped-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("g.toml");
-        let write = |max: usize| {
-            let text = format!(
-                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
-            );
-            std::fs::write(&path, text).unwrap();
-        };
-        write(1);
-        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
-            .await
-            .map(Arc::new)
-            .unwrap();
+        let (dir, path, gate) = gate_on_file("dropped", 1).await;
+        let write = |max: usize| std::fs::write(&path, one_pool(max)).unwrap();
         write(2);
         let mut reload = Box::pin(gate.reload());
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
@@ -969,20 +973,7 @@ mod tests {
     /// reload waits for it and no second read starts.
     #[tokio::test]
     async fn a_reload_dropped_while_its_read_is_stuck_keeps_the_turn_until_the_read_ends() {
-        let dir =
-            std::env::temp_dir().join(format!("sluicegate-gate-stuck-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("g.toml");
-        let text = |max: usize| {
-            format!(
-                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
-            )
-        };
-        std::fs::write(&path, text(1)).unwrap();
-        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
-            .await
-            .map(Arc::new)
-            .unwrap();
+        let (dir, path, gate) = gate_on_file("stuck", 1).await;
         std::fs::remove_file(&path).unwrap();
         let made = std::process::Command::new("mkfifo")
             .arg(&path)
@@ -1000,7 +991,7 @@ mod tests {
         // The read ends (a writer at last; also before a failure, or the test's runtime
         // would wait for the stuck read for good): the turn comes back, nothing installed.
         let writer = {
-            let (path, text) = (path.clone(), text(2));
+            let (path, text) = (path.clone(), one_pool(2));
             std::thread::spawn(move || std::fs::write(path, text).unwrap())
         };
         drop(gate.hold_reloads().await);
@@ -1013,7 +1004,7 @@ mod tests {
 
         // The next reload runs, whole.
         std::fs::remove_file(&path).unwrap();
-        std::fs::write(&path, text(3)).unwrap();
+        std::fs::write(&path, one_pool(3)).unwrap();
         gate.reload().await.unwrap();
         assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 3);
         std::fs::remove_dir_all(&dir).unwrap();
@@ -1026,21 +1017,8 @@ mod tests {
     /// with no line in the log. It is written with the install now.
     #[tokio::test]
     async fn a_reload_dropped_once_its_install_is_under_way_still_logs_what_changed() {
-        let dir =
-            std::env::temp_dir().join(format!("sluicegate-gate-logged-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("g.toml");
-        let write = |max: usize| {
-            let text = format!(
-                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
-            );
-            std::fs::write(&path, text).unwrap();
-        };
-        write(1);
-        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
-            .await
-            .map(Arc::new)
-            .unwrap();
+        let (dir, path, gate) = gate_on_file("logged", 1).await;
+        let write = |max: usize| std::fs::write(&path, one_pool(max)).unwrap();
         let (log, _guard) = crate::server::tests::capture();
         write(2);
         let mut reload = Box::pin(gate.reload());
@@ -1084,19 +1062,7 @@ mod tests {
     /// (`support::past_its_read`) waited for ever on a broken file.
     #[tokio::test]
     async fn a_reload_of_a_broken_file_counts_as_read() {
-        let dir =
-            std::env::temp_dir().join(format!("sluicegate-gate-broken-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("g.toml");
-        std::fs::write(
-            &path,
-            "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 1\n\n[[routes]]\npool = \"api\"\n",
-        )
-        .unwrap();
-        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
-            .await
-            .map(Arc::new)
-            .unwrap();
+        let (dir, path, gate) = gate_on_file("broken", 1).await;
         std::fs::write(&path, "[[pools]\n").unwrap();
         assert!(gate.reload().await.is_err());
         assert_eq!(
