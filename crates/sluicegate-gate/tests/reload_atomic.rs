@@ -248,18 +248,6 @@ async fn a_refused_build_does_not_say_a_pool_carries_another_on() {
     );
 }
 
-/// The config of `overlapping_reloads_apply_the_files_in_the_order_they_were_read`: pool
-/// `api` at `max`, with a `[store]` on `redis` when given.
-fn overlap_text(redis: Option<&str>, max: usize) -> String {
-    let store = redis.map_or(String::new(), |url| {
-        format!("[store]\nredis = \"{url}\"\ninstances = 1\n\n")
-    });
-    format!(
-        "{store}[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n\
-         max_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
-    )
-}
-
 /// Defect pinned (review 2026-12-04-control-races, case 1): `Gate::reload` read the file and
 /// awaited a changed `[store]`'s connection before it took the config lock, so a reload B
 /// that started later (the file rewritten meanwhile) could install the newer file first and
@@ -273,17 +261,14 @@ fn overlap_text(redis: Option<&str>, max: usize) -> String {
 #[tokio::test]
 async fn overlapping_reloads_apply_the_files_in_the_order_they_were_read() {
     let redis = support::RedisServer::start();
-    let path = support::write_config("overlap", &overlap_text(None, 1));
-    let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
-        .await
-        .map(std::sync::Arc::new)
-        .unwrap();
+    let path = support::write_config("overlap", &support::api_pool(None, 1));
+    let gate = support::gate_from_file(&path).await;
 
-    support::rewrite(&path, &overlap_text(Some(&redis.url()), 2));
+    support::rewrite(&path, &support::api_pool(Some(&redis.url()), 2));
     let mut a = Box::pin(gate.reload());
     // A has read v1 (off the loop) and waits for the new store's answer.
     support::past_its_read(&gate, &mut a, 0).await;
-    support::rewrite(&path, &overlap_text(None, 3));
+    support::rewrite(&path, &support::api_pool(None, 3));
     let mut b = Box::pin(gate.reload());
     let b_first = poll_once(&mut b);
     let b_was_first = b_first.is_ready();
@@ -312,12 +297,9 @@ async fn overlapping_reloads_apply_the_files_in_the_order_they_were_read() {
 #[tokio::test]
 async fn a_reload_that_waits_for_another_is_refused_once_the_drain_starts() {
     let redis = support::RedisServer::start();
-    let path = support::write_config("overlap-drain", &overlap_text(None, 1));
-    let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
-        .await
-        .map(std::sync::Arc::new)
-        .unwrap();
-    support::rewrite(&path, &overlap_text(Some(&redis.url()), 2));
+    let path = support::write_config("overlap-drain", &support::api_pool(None, 1));
+    let gate = support::gate_from_file(&path).await;
+    support::rewrite(&path, &support::api_pool(Some(&redis.url()), 2));
     let mut a = Box::pin(gate.reload());
     support::past_its_read(&gate, &mut a, 0).await;
     let mut b = Box::pin(gate.reload());

@@ -6,29 +6,12 @@
 
 mod support;
 
-use sluicegate_gate::config;
-use sluicegate_gate::gate::Gate;
-
-/// Pool `api` at `max`, with a `[store]` on `redis` when given.
-fn text(redis: Option<&str>, max: usize) -> String {
-    let store = redis.map_or(String::new(), |url| {
-        format!("[store]\nredis = \"{url}\"\ninstances = 1\n\n")
-    });
-    format!(
-        "{store}[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n\
-         max_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
-    )
-}
-
 #[tokio::test]
 async fn a_reload_dropped_while_its_store_connects_changes_nothing() {
     let redis = support::RedisServer::start();
-    let path = support::write_config("abandoned", &text(None, 1));
-    let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
-        .await
-        .map(std::sync::Arc::new)
-        .unwrap();
-    support::rewrite(&path, &text(Some(&redis.url()), 2));
+    let path = support::write_config("abandoned", &support::api_pool(None, 1));
+    let gate = support::gate_from_file(&path).await;
+    support::rewrite(&path, &support::api_pool(Some(&redis.url()), 2));
     let mut reload = Box::pin(gate.reload());
     support::past_its_read(&gate, &mut reload, 0).await;
     // What the signal loop does when SIGTERM comes now.
@@ -40,7 +23,7 @@ async fn a_reload_dropped_while_its_store_connects_changes_nothing() {
         "the abandoned reload's store is in force"
     );
     // Its turn is given back: the next reload runs, whole.
-    support::rewrite(&path, &text(Some(&redis.url()), 3));
+    support::rewrite(&path, &support::api_pool(Some(&redis.url()), 3));
     gate.reload().await.expect("the next reload");
     let state = gate.state();
     assert_eq!(state.pool("api").unwrap().limit.limiter().max(), 3);

@@ -43,6 +43,28 @@ where
     panic!("timed out waiting for: {what}");
 }
 
+/// A config file's text: pool `api` at `max` (its upstream a closed port), routed to, with a
+/// `[store]` on `redis` when given (a new store's connection: a reload's `.await`).
+pub fn api_pool(redis: Option<&str>, max: usize) -> String {
+    let store = redis.map_or(String::new(), |url| {
+        format!("[store]\nredis = \"{url}\"\ninstances = 1\n\n")
+    });
+    format!(
+        "{store}[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n\
+         max_concurrency = {max}\n\n[[routes]]\npool = \"api\"\n"
+    )
+}
+
+/// A gate of the library, in this process, started from the config file at `path` (which
+/// its reloads read again).
+pub async fn gate_from_file(path: &std::path::Path) -> std::sync::Arc<sluicegate_gate::gate::Gate> {
+    let config = sluicegate_gate::config::read(path).unwrap();
+    sluicegate_gate::gate::Gate::new(config, Some(path.to_owned()))
+        .await
+        .map(std::sync::Arc::new)
+        .unwrap()
+}
+
 /// Polls `reload` (a [`Gate::reload`](sluicegate_gate::gate::Gate::reload) future, with a
 /// waker that does nothing) until the gate has read its file, `read_before` being
 /// [`files_read`](sluicegate_gate::gate::Gate::files_read) before it started: the read runs
