@@ -140,7 +140,7 @@ async fn a_release_wakes_the_waiter_of_its_own_limit() {
         .expect("x's release woke x's waiter")
         .unwrap();
     assert!(got.is_global());
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // No pause needed: y's waiter cannot end while y's only permit is held, woken or not.
     assert!(!wait_y.is_finished(), "y's permit is still held");
     assert_eq!(y.queued(), 1);
 
@@ -166,8 +166,14 @@ async fn dropping_every_limit_closes_the_connection_and_a_new_limit_opens_it() {
     assert_eq!(pubsub_clients(&redis), 1);
 
     drop(a1);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A barrier rather than a pause: the listener brings its subscriptions to the
+    // registrations in one pass, so once `c` (registered after the drop) is subscribed, an
+    // unsubscription of `a` for a1's drop would have been made too.
+    let c = limit(&store, "c");
+    until("`c` not subscribed", || subscribers(&redis, "c") == 1).await;
     assert_eq!(subscribers(&redis, "a"), 1, "a2 still listens on `a`");
+    drop(c);
+    until("`c` was not unsubscribed", || subscribers(&redis, "c") == 0).await;
     drop(a2);
     until("`a` was not unsubscribed", || subscribers(&redis, "a") == 0).await;
     assert_eq!(subscribers(&redis, "b"), 1);
