@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 
 use support::{Gate, write_config};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 /// An upstream that answers each request (after reading its `Content-Length` body) with
 /// `name`, a newline and the head it received, then closes.
@@ -72,21 +72,7 @@ async fn gate(host: &str) -> Gate {
 /// Sends `head` (and `body`) on a fresh connection and reads the answer to its end: its
 /// status line and body.
 async fn send(gate: &Gate, head: &str, body: &str) -> (String, String) {
-    let mut s = TcpStream::connect(gate.proxy).await.unwrap();
-    s.write_all(format!("{head}{body}").as_bytes())
-        .await
-        .unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(support::PATIENCE, s.read_to_end(&mut answer))
-        .await
-        .expect("no answer")
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer).into_owned();
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    (
-        head.lines().next().unwrap_or_default().to_owned(),
-        body.to_owned(),
-    )
+    support::status_and_body(gate.proxy, format!("{head}{body}").as_bytes()).await
 }
 
 /// The pool a request went to and the `Host` lines its upstream got, for a request without

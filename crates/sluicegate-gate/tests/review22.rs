@@ -4,25 +4,11 @@
 mod support;
 
 use support::{Gate, Upstream, write_config};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// Sends `head` on a fresh connection (it should say `Connection: close`) and reads the
 /// answer to its end: its status line and body.
 async fn send(gate: &Gate, head: &str) -> (String, String) {
-    let mut s = TcpStream::connect(gate.proxy).await.unwrap();
-    s.write_all(head.as_bytes()).await.unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(support::PATIENCE, s.read_to_end(&mut answer))
-        .await
-        .expect("no answer")
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer).into_owned();
-    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-    (
-        head.lines().next().unwrap_or_default().to_owned(),
-        body.to_owned(),
-    )
+    support::status_and_body(gate.proxy, head.as_bytes()).await
 }
 
 /// Finding 1: a per-client rate keyed on `Host` (`key = "header:host"`, a rate per tenant

@@ -64,3 +64,21 @@ pub async fn raw(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
     s.write_all(bytes).await.unwrap();
     s
 }
+
+/// Sends `bytes` on a fresh connection (a request that says `Connection: close`) and reads
+/// the answer to its end: its status line and its body.
+pub async fn status_and_body(addr: SocketAddr, bytes: &[u8]) -> (String, String) {
+    use tokio::io::AsyncReadExt;
+    let mut s = raw(addr, bytes).await;
+    let mut answer = Vec::new();
+    tokio::time::timeout(super::PATIENCE, s.read_to_end(&mut answer))
+        .await
+        .expect("no answer")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    (
+        head.lines().next().unwrap_or_default().to_owned(),
+        body.to_owned(),
+    )
+}

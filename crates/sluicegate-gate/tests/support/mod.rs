@@ -10,7 +10,7 @@ mod raw_upstream;
 mod redis;
 mod upstream;
 
-pub use client::{Reply, get, raw, request};
+pub use client::{Reply, get, raw, request, status_and_body};
 pub use gate::{Gate, rewrite, write_config};
 pub use raw_upstream::{RawUpstream, Script};
 pub use redis::{
