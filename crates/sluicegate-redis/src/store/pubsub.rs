@@ -143,11 +143,13 @@ impl Hub {
 
     /// Brings the connection's subscriptions (`subscribed`) to the registered channels, and
     /// wakes the waiters of every channel it subscribes; again until nothing is left to do
-    /// (channels may come and go while Redis answers).
+    /// (channels may come and go while Redis answers). A channel Redis refuses (`NOPERM`:
+    /// the store's user lacks the channel in its ACL) is left out of this connection with a
+    /// warning; its waiters fall back to lease expiries and queue timeouts.
     async fn sync(
         &self,
         sink: &mut PubSubSink,
-        subscribed: &mut HashSet<String>,
+        subscribed: &mut Subscribed,
     ) -> redis::RedisResult<()> {
         loop {
             let (add, remove) = self.diff(subscribed);
@@ -157,38 +159,82 @@ impl Hub {
             if !remove.is_empty() {
                 sink.unsubscribe(&remove).await?;
                 for channel in &remove {
-                    subscribed.remove(channel);
+                    subscribed.on.remove(channel);
                 }
             }
-            if !add.is_empty() {
-                sink.subscribe(&add).await?;
-                for channel in add {
-                    self.wake(&channel);
-                    subscribed.insert(channel);
-                }
+            if add.is_empty() {
+                continue;
             }
+            let batch = match sink.subscribe(&add).await {
+                Err(e) if refused(&e) => None,
+                answer => Some(answer?),
+            };
+            let mut refusals = Vec::new();
+            for channel in add {
+                // Redis refuses the whole batch for one channel: ask for each alone.
+                if batch.is_none() {
+                    match sink.subscribe(&channel).await {
+                        Err(e) if refused(&e) => {
+                            refusals.push((channel, e));
+                            continue;
+                        }
+                        answer => answer?,
+                    }
+                }
+                self.wake(&channel);
+                subscribed.on.insert(channel);
+            }
+            if let Some((first, e)) = refusals.first() {
+                tracing::warn!(
+                    error = %e,
+                    "redis refused to subscribe to {} release channel(s), like `{first}`: waiters of \
+                     those global concurrency limits are not woken by releases, only by lease \
+                     expiries and their queue timeout; grant the store's redis user the \
+                     channels (e.g. `ACL SETUSER <user> &{}*`)",
+                    refusals.len(),
+                    first.split_once(':').map_or(first.as_str(), |(tag, _)| tag),
+                );
+            }
+            subscribed
+                .refused
+                .extend(refusals.into_iter().map(|(c, _)| c));
         }
     }
 
-    /// The registered channels not in `subscribed`, and those in it no longer registered.
-    fn diff(&self, subscribed: &HashSet<String>) -> (Vec<String>, Vec<String>) {
-        {
-            let state = self.lock();
-            (
-                state
-                    .channels
-                    .keys()
-                    .filter(|c| !subscribed.contains(*c))
-                    .cloned()
-                    .collect(),
-                subscribed
-                    .iter()
-                    .filter(|c| !state.channels.contains_key(*c))
-                    .cloned()
-                    .collect(),
-            )
-        }
+    /// The registered channels neither subscribed nor refused on this connection, and the
+    /// subscribed ones no longer registered (refused ones no longer registered are forgotten).
+    fn diff(&self, subscribed: &mut Subscribed) -> (Vec<String>, Vec<String>) {
+        let state = self.lock();
+        subscribed
+            .refused
+            .retain(|c| state.channels.contains_key(c));
+        (
+            state
+                .channels
+                .keys()
+                .filter(|c| !subscribed.on.contains(*c) && !subscribed.refused.contains(*c))
+                .cloned()
+                .collect(),
+            subscribed
+                .on
+                .iter()
+                .filter(|c| !state.channels.contains_key(*c))
+                .cloned()
+                .collect(),
+        )
     }
+}
+
+/// What one pub/sub connection is subscribed to, and the channels Redis refused it.
+#[derive(Default)]
+struct Subscribed {
+    on: HashSet<String>,
+    refused: HashSet<String>,
+}
+
+/// Whether Redis refused a subscription for want of permission (an ACL).
+fn refused(e: &redis::RedisError) -> bool {
+    e.code() == Some("NOPERM")
 }
 
 /// Clears the hub's running task when the task ends however it ends (its runtime shut down
@@ -328,7 +374,7 @@ async fn connection(store: &RedisStore, hub: &Hub, id: u64, backoff: &mut Durati
         Err(_) => return Ended::NotMade(format!("no connection within {ANSWER:?}")),
     };
     let (mut sink, mut messages) = pubsub.split();
-    let mut subscribed = HashSet::new();
+    let mut subscribed = Subscribed::default();
     // `emptied` only beside a `sync`, which reads the registrations again (it takes the
     // notices of changes the message loop waits for).
     let first = tokio::select! {
@@ -725,6 +771,62 @@ mod tests {
             channels(&redis).is_empty()
         })
         .await;
+    }
+
+    /// The store's Redis user may not subscribe to one limit's channel (an ACL without that
+    /// channel pattern; Redis 7 gives new users no channels at all). Before, the whole batch's
+    /// SUBSCRIBE was refused, so no channel was subscribed, and the listener reconnected
+    /// every 2 s for good, logging at debug only. Now the refused channel is left out (its
+    /// waiters fall back to lease expiries and queue timeouts, with a warning that says what
+    /// to grant), the others are subscribed, and Redis is not taken for down.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_channel_the_acl_refuses_leaves_the_others_subscribed() {
+        let redis = RedisServer::start();
+        let _: () = redis::cmd("ACL")
+            .arg("SETUSER")
+            .arg("limited")
+            .arg("on")
+            .arg(">pw")
+            .arg("~*")
+            .arg("+@all")
+            .arg("resetchannels")
+            .arg("&a")
+            .arg("&c")
+            .query(&mut admin(&redis))
+            .unwrap();
+        let url = redis.url().replace("redis://", "redis://limited:pw@");
+        let store = RedisStore::builder(&url)
+            .budget(Duration::from_secs(5))
+            .connect()
+            .await
+            .unwrap();
+        let runtime = Handle::current();
+        let (a, _b) = (
+            store.subscribe("a", &runtime),
+            store.subscribe("b", &runtime),
+        );
+        until("`a` not subscribed beside the refused `b`", || {
+            subscribers(&redis, "a") == 1
+        })
+        .await;
+        // A channel registered later is subscribed on the same connection.
+        let _c = store.subscribe("c", &runtime);
+        until("`c` not subscribed", || subscribers(&redis, "c") == 1).await;
+        assert_eq!(subscribers(&redis, "b"), 0);
+        let woken = a.wake().notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let _: u64 = redis::cmd("PUBLISH")
+            .arg("a")
+            .arg("1")
+            .query(&mut admin(&redis))
+            .unwrap();
+        tokio::time::timeout(PATIENCE, woken)
+            .await
+            .expect("a release on `a` woke its waiters");
+        let health = store.health();
+        assert!(health.up, "{health:?}");
+        assert_eq!(health.outages, 0, "{health:?}");
     }
 
     /// A TCP relay to `to` whose connections can be frozen: a frozen one reads on and
