@@ -451,8 +451,11 @@ impl Gate {
         if let Some(r) = change.rate {
             p.rate = r;
         }
-        let store = self.state().store.clone();
-        self.install(&mut current, new, store.as_ref(), None)
+        let state = self.state();
+        // The token and secret in force: a limits change reads no file (one on a pipe or a
+        // hung mount would hold the config lock, and every change behind it).
+        let secrets = crate::state::Secrets::in_force(&state);
+        self.install(&mut current, new, state.store.as_ref(), Some(secrets))
             .map_err(ChangeError::Invalid)?;
         let now = self.state.load();
         let p = now
@@ -1007,6 +1010,59 @@ mod tests {
         std::fs::write(&path, one_pool(3)).unwrap();
         gate.reload().await.unwrap();
         assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 3);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A `PUT` of limits read the token and secret files again, under the config lock: with
+    /// the token file on a pipe nobody writes (or a hung mount), the `PUT` hung and held the
+    /// lock, so every later change (reload, `PUT`, open or close) hung behind it. A limits
+    /// change keeps the token and secret in force and reads no file.
+    #[tokio::test]
+    async fn a_put_of_limits_reads_no_file() {
+        let dir = std::env::temp_dir().join(format!("sluicegate-gate-put-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (path, token) = (dir.join("g.toml"), dir.join("token"));
+        std::fs::write(&token, "one\n").unwrap();
+        let text = format!(
+            "[admin]\nlisten = \"127.0.0.1:19998\"\ntoken_file = \"{}\"\n{}",
+            token.display(),
+            one_pool(1)
+        );
+        std::fs::write(&path, text).unwrap();
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .map(Arc::new)
+            .unwrap();
+        std::fs::remove_file(&token).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&token)
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo failed");
+
+        let (done, finished) = std::sync::mpsc::channel();
+        let putter = {
+            let gate = gate.clone();
+            std::thread::spawn(move || {
+                let change = LimitsChange {
+                    max_concurrency: Some(2),
+                    ..LimitsChange::default()
+                };
+                done.send(gate.set_limits("api", &change)).unwrap();
+            })
+        };
+        let answered = finished.recv_timeout(Duration::from_secs(30));
+        // Unstick a read that hangs, so that the test ends either way.
+        if answered.is_err() {
+            std::fs::write(&token, "one\n").unwrap();
+        }
+        putter.join().unwrap();
+        assert!(
+            matches!(answered, Ok(Ok(()))),
+            "the PUT hung on the token file: {answered:?}"
+        );
+        assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 2);
+        assert_eq!(gate.state().admin_token.as_deref(), Some(&b"one"[..]));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

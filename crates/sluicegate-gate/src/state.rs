@@ -70,7 +70,7 @@ struct Route {
 }
 
 /// The bypass rules: trusted networks and a secret header.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Bypass {
     cidrs: Vec<ipnet::IpNet>,
     /// The secret header, removed before forwarding.
@@ -281,6 +281,15 @@ impl Secrets {
             bypass: bypass(&config.bypass)?,
             admin_token: crate::server::admin_token(config)?.map(|t| Arc::from(t.into_bytes())),
         })
+    }
+
+    /// The secret and token in force in `state`: what a change that reads no file (a `PUT`
+    /// of limits) builds with.
+    pub fn in_force(state: &State) -> Secrets {
+        Secrets {
+            bypass: state.bypass.clone(),
+            admin_token: state.admin_token.clone(),
+        }
     }
 }
 
