@@ -234,11 +234,22 @@ impl Gate {
     ///
     /// # Errors
     ///
-    /// [`ChangeError::Draining`] once the drain has started; else, as
+    /// [`ChangeError::Draining`] once the drain has started (also for a reload that had
+    /// started before and met a broken file or store); else, as
     /// [`ChangeError::Invalid`], the file's [`ConfigError`](config::ConfigError), a new
     /// store that does not answer, or a pool that cannot be built. The config in force
     /// stays.
     pub async fn reload(self: &Arc<Self>) -> Result<Vec<&'static str>, ChangeError> {
+        match self.reload_whole().await {
+            // The drain refuses a reload whatever it met: say that, not what its file or
+            // store had wrong (a token file removed during the drain, say).
+            Err(ChangeError::Invalid(_)) if self.is_draining() => Err(ChangeError::Draining),
+            done => done,
+        }
+    }
+
+    /// [`reload`](Self::reload), but for the drain's answer.
+    async fn reload_whole(self: &Arc<Self>) -> Result<Vec<&'static str>, ChangeError> {
         // Checked again under the lock, after the store's connection.
         drop(self.change()?);
         // Owned: the read and then the install, off the loop, hold the turn until they are
@@ -1010,6 +1021,40 @@ mod tests {
         std::fs::write(&path, one_pool(3)).unwrap();
         gate.reload().await.unwrap();
         assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 3);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A reload that waited for its turn while the drain started was told `Invalid` (its
+    /// token file could not be read) rather than `Draining` when the token file was gone:
+    /// the install read the files before it looked at the drain. The drain is looked at
+    /// first.
+    #[tokio::test]
+    async fn a_reload_that_meets_the_drain_is_told_so_whatever_its_files() {
+        let dir =
+            std::env::temp_dir().join(format!("sluicegate-gate-drain-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (path, token) = (dir.join("g.toml"), dir.join("token"));
+        std::fs::write(&token, "one\n").unwrap();
+        let text = format!(
+            "[admin]\nlisten = \"127.0.0.1:19997\"\ntoken_file = \"{}\"\n{}",
+            token.display(),
+            one_pool(1)
+        );
+        std::fs::write(&path, text).unwrap();
+        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
+            .await
+            .map(Arc::new)
+            .unwrap();
+        let turn = gate.hold_reloads().await;
+        // Its first poll looks at the drain (not yet) and waits for the turn.
+        let mut reload = Box::pin(gate.reload());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(reload.as_mut().poll(&mut cx).is_pending());
+        gate.start_draining();
+        std::fs::remove_file(&token).unwrap();
+        drop(turn);
+        let told = reload.await.unwrap_err();
+        assert!(matches!(told, ChangeError::Draining), "{told}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
