@@ -26,6 +26,11 @@ pub struct Gate {
     /// both reload through [`Gate::reload`]. Owned (`lock_owned`): a reload's install, off
     /// the loop, holds the turn to its end, also when the reload is dropped meanwhile.
     reloads: Arc<tokio::sync::Mutex<()>>,
+    /// Held by a reload's read of its files (config, token, bypass secret) until that read
+    /// ends, also when the reload gave up on it ([`READ_DEADLINE`]) or was dropped: a read
+    /// stuck on a pipe or a hung mount keeps one blocking thread, and the reloads after it
+    /// wait for it (up to their own deadline) instead of starting another.
+    reader: Arc<tokio::sync::Mutex<()>>,
     /// Reloads past their read ([`Gate::files_read`]).
     files_read: std::sync::atomic::AtomicU64,
     path: Option<PathBuf>,
@@ -154,6 +159,7 @@ impl Gate {
             bound: Bound::of(&config),
             config: Mutex::new(config),
             reloads: Arc::new(tokio::sync::Mutex::new(())),
+            reader: Arc::new(tokio::sync::Mutex::new(())),
             files_read: std::sync::atomic::AtomicU64::new(0),
             path,
             draining: AtomicBool::new(false),
@@ -252,10 +258,9 @@ impl Gate {
     async fn reload_whole(self: &Arc<Self>) -> Result<Vec<&'static str>, ChangeError> {
         // Checked again under the lock, after the store's connection.
         drop(self.change()?);
-        // Owned: the read and then the install, off the loop, hold the turn until they are
-        // done, also when this future is dropped meanwhile (a stop signal, a client that gave
-        // up), so the next reload never overtakes it, and a read stuck on a pipe nobody
-        // writes keeps one blocking thread, not one per reload tried after it.
+        // Owned: the install, off the loop, holds the turn until it is done, also when this
+        // future is dropped meanwhile (a stop signal, a client that gave up), so the next
+        // reload never overtakes it.
         let turn = self.reloads.clone().lock_owned().await;
         let Some(path) = self.path.clone() else {
             return Err(ChangeError::Invalid(
@@ -263,24 +268,46 @@ impl Gate {
             ));
         };
         let invalid = ChangeError::Invalid;
+        let stuck = |what: &str| {
+            invalid(format!(
+                "{}: {what} for over {} s: is it, or the token or secret file it names, a pipe nobody writes or on a mount that hangs? Nothing changed; reload again once it reads",
+                path.display(),
+                READ_DEADLINE.as_secs()
+            ))
+        };
+        // Waits for an earlier reload's read that is still going (its reload gave up on it
+        // or was dropped), never starting a second.
+        let Ok(reader) =
+            tokio::time::timeout(READ_DEADLINE, self.reader.clone().lock_owned()).await
+        else {
+            self.files_read.fetch_add(1, Ordering::Relaxed);
+            return Err(stuck("an earlier reload has been reading it"));
+        };
         // Read, checked and looked over off the loop: thousands of pools and routes take
-        // milliseconds, and a file that blocks (a pipe) would stop the loop for good.
+        // milliseconds, and a file that blocks (a pipe) would stop the loop. The token and
+        // secret files too, before the config lock: a slow one holds no change that waits
+        // for that lock.
         let read = {
             let path = path.clone();
             off_the_loop(move || {
+                let _reader = reader;
                 let started = std::time::Instant::now();
-                let read = config::read(&path).map_err(|e| e.to_string()).map(|new| {
-                    let warnings = config::warnings(&new);
-                    (new, warnings, started.elapsed())
-                });
-                // Handed back with the result, or dropped with it when nobody waits for it.
-                (turn, read)
+                config::read(&path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|new| {
+                        let secrets = crate::state::Secrets::read(&new)?;
+                        let warnings = config::warnings(&new);
+                        Ok((new, secrets, warnings, started.elapsed()))
+                    })
             })
         };
-        let (turn, read) = read.await;
+        let read = tokio::time::timeout(READ_DEADLINE, read).await;
         // Counted also when the file is refused: what a test waits for is the read's end.
         self.files_read.fetch_add(1, Ordering::Relaxed);
-        let (new, warnings, read) = read.map_err(invalid)?;
+        let Ok(read) = read else {
+            return Err(stuck("reading it has taken"));
+        };
+        let (new, secrets, warnings, read) = read.map_err(invalid)?;
         if let Some(admin) = self.bound.admin.filter(|a| !a.ip().is_loopback())
             && new.admin.token_file.is_none()
         {
@@ -320,8 +347,6 @@ impl Gate {
         let gate = self.clone();
         let installed = off_the_loop(move || {
             let _turn = turn;
-            // Before the config lock: a slow file does not hold the changes that wait for it.
-            let secrets = crate::state::Secrets::read(&new).map_err(invalid)?;
             let mut current = gate.change()?;
             if abandoned.load(Ordering::Relaxed) {
                 return Err(ChangeError::Invalid("abandoned".into()));
@@ -566,6 +591,13 @@ pub fn check_pools(config: &Config) -> Result<Vec<String>, String> {
         State::build(config, None, &[], Some(&store)).map(|_| warnings)
     })
 }
+
+/// The longest a reload waits for its files (the config, and the token and bypass secret
+/// files it names) to be read, and for an earlier reload's read still going: local files
+/// take milliseconds, a network mount's hiccup seconds; a pipe nobody writes or a mount
+/// that hangs never ends, and the reload is refused instead of waiting for good (the read
+/// itself cannot be stopped: it keeps one blocking thread until it ends).
+const READ_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Runs `work` on the runtime's blocking threads, off the loop that accepts connections and
 /// answers the admin API (see `server.rs`: with one runtime thread, everything else waits
@@ -980,134 +1012,108 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Review 25: a reload dropped while its read is stuck (the config on a pipe nobody
-    /// writes) gave the reloads' turn back while the read went on, so each reload tried
-    /// after it started another read and stuck another blocking thread (tokio's pool is
-    /// 512, shared with the upstreams' name lookups). The read holds the turn now: the next
-    /// reload waits for it and no second read starts.
-    #[tokio::test]
-    async fn a_reload_dropped_while_its_read_is_stuck_keeps_the_turn_until_the_read_ends() {
-        let (dir, path, gate) = gate_on_file("stuck", 1).await;
-        std::fs::remove_file(&path).unwrap();
+    /// The config file replaced by a pipe nobody writes (so too a hung mount).
+    fn stuck_file(path: &std::path::Path) {
+        std::fs::remove_file(path).unwrap();
         let made = std::process::Command::new("mkfifo")
-            .arg(&path)
+            .arg(path)
             .status()
             .unwrap();
         assert!(made.success(), "mkfifo failed");
+    }
 
-        // Its first poll takes the turn and starts the read, which waits for a writer.
+    /// Review 25: a reload dropped while its read is stuck (the config on a pipe nobody
+    /// writes) gave the reloads' turn back while the read went on, so each reload tried
+    /// after it stuck another blocking thread. The read holds the reader (not the turn)
+    /// until it ends: the next reload waits for that read instead of starting its own.
+    #[tokio::test]
+    async fn a_reload_dropped_while_its_read_is_stuck_keeps_the_reader_until_the_read_ends() {
+        let (dir, path, gate) = gate_on_file("stuck", 1).await;
+        stuck_file(&path);
+
+        // Its first poll takes the turn and the reader and starts the read, which waits for
+        // a writer.
         let mut reload = Box::pin(gate.reload());
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         assert!(reload.as_mut().poll(&mut cx).is_pending());
         drop(reload);
-        let kept = gate.reloads.try_lock().is_err();
-
+        let (turn_free, reader_kept) = (
+            gate.reloads.try_lock().is_ok(),
+            gate.reader.try_lock().is_err(),
+        );
+        // The next reload waits for the stuck read: reads nothing itself until it ends.
+        let next = tokio::spawn({
+            let gate = gate.clone();
+            async move { gate.reload().await }
+        });
         // The read ends (a writer at last; also before a failure, or the test's runtime
-        // would wait for the stuck read for good): the turn comes back, nothing installed.
+        // would wait for the stuck read for good).
         let writer = {
             let (path, text) = (path.clone(), one_pool(2));
             std::thread::spawn(move || std::fs::write(path, text).unwrap())
         };
-        drop(gate.hold_reloads().await);
         writer.join().unwrap();
-        assert!(
-            kept,
-            "the dropped reload's stuck read gave the turn back: the next reload reads again"
-        );
-        assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 1);
-
-        // The next reload runs, whole.
+        // The pipe goes: the next reload, once the stuck read ended, reads the file anew.
         std::fs::remove_file(&path).unwrap();
         std::fs::write(&path, one_pool(3)).unwrap();
-        gate.reload().await.unwrap();
+        assert!(turn_free, "the dropped reload kept the turn");
+        assert!(
+            reader_kept,
+            "the dropped reload's stuck read gave the reader back: the next reload reads again"
+        );
+        next.await.unwrap().unwrap();
         assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 3);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// A reload that waited for its turn while the drain started was told `Invalid` (its
-    /// token file could not be read) rather than `Draining` when the token file was gone:
-    /// the install read the files before it looked at the drain. The drain is looked at
-    /// first.
-    #[tokio::test]
-    async fn a_reload_that_meets_the_drain_is_told_so_whatever_its_files() {
-        let dir =
-            std::env::temp_dir().join(format!("sluicegate-gate-drain-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (path, token) = (dir.join("g.toml"), dir.join("token"));
-        std::fs::write(&token, "one\n").unwrap();
-        let text = format!(
-            "[admin]\nlisten = \"127.0.0.1:19997\"\ntoken_file = \"{}\"\n{}",
-            token.display(),
-            one_pool(1)
-        );
-        std::fs::write(&path, text).unwrap();
-        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
-            .await
-            .map(Arc::new)
-            .unwrap();
-        let turn = gate.hold_reloads().await;
-        // Its first poll looks at the drain (not yet) and waits for the turn.
-        let mut reload = Box::pin(gate.reload());
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        assert!(reload.as_mut().poll(&mut cx).is_pending());
-        gate.start_draining();
-        std::fs::remove_file(&token).unwrap();
-        drop(turn);
-        let told = reload.await.unwrap_err();
-        assert!(matches!(told, ChangeError::Draining), "{told}");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    /// A `PUT` of limits read the token and secret files again, under the config lock: with
-    /// the token file on a pipe nobody writes (or a hung mount), the `PUT` hung and held the
-    /// lock, so every later change (reload, `PUT`, open or close) hung behind it. A limits
-    /// change keeps the token and secret in force and reads no file.
-    #[tokio::test]
-    async fn a_put_of_limits_reads_no_file() {
-        let dir = std::env::temp_dir().join(format!("sluicegate-gate-put-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (path, token) = (dir.join("g.toml"), dir.join("token"));
-        std::fs::write(&token, "one\n").unwrap();
-        let text = format!(
-            "[admin]\nlisten = \"127.0.0.1:19998\"\ntoken_file = \"{}\"\n{}",
-            token.display(),
-            one_pool(1)
-        );
-        std::fs::write(&path, text).unwrap();
-        let gate = Gate::new(config::read(&path).unwrap(), Some(path.clone()))
-            .await
-            .map(Arc::new)
-            .unwrap();
-        std::fs::remove_file(&token).unwrap();
-        let made = std::process::Command::new("mkfifo")
-            .arg(&token)
-            .status()
-            .unwrap();
-        assert!(made.success(), "mkfifo failed");
-
-        let (done, finished) = std::sync::mpsc::channel();
-        let putter = {
-            let gate = gate.clone();
-            std::thread::spawn(move || {
-                let change = LimitsChange {
-                    max_concurrency: Some(2),
-                    ..LimitsChange::default()
-                };
-                done.send(gate.set_limits("api", &change)).unwrap();
-            })
-        };
-        let answered = finished.recv_timeout(Duration::from_secs(30));
-        // Unstick a read that hangs, so that the test ends either way.
-        if answered.is_err() {
-            std::fs::write(&token, "one\n").unwrap();
+    /// A read stuck for good (the config on a pipe nobody writes) held the reloads' turn for
+    /// good: every later reload, SIGHUP or `POST /reload`, waited for ever, with no word.
+    /// Now a reload whose read takes longer than [`READ_DEADLINE`] is refused, saying what to
+    /// look at; the next one waits for that read (no second stuck thread) and is refused
+    /// too; once the read ends, reloads work again. Paused time: a blocking task keeps the
+    /// clock from running ahead by itself, so the test moves it.
+    #[tokio::test(start_paused = true)]
+    async fn a_read_stuck_for_good_is_refused_and_the_reloads_after_it_are_answered() {
+        let (dir, path, gate) = gate_on_file("stuck-for-good", 1).await;
+        stuck_file(&path);
+        async fn answered(gate: &Arc<Gate>) -> Result<Vec<&'static str>, ChangeError> {
+            let reload = tokio::spawn({
+                let gate = gate.clone();
+                async move { gate.reload().await }
+            });
+            for _ in 0..60 {
+                if reload.is_finished() {
+                    break;
+                }
+                tokio::time::advance(Duration::from_secs(1)).await;
+                tokio::task::yield_now().await;
+            }
+            assert!(reload.is_finished(), "no answer after 60 s");
+            reload.await.unwrap()
         }
-        putter.join().unwrap();
+        let first = answered(&gate).await.unwrap_err().to_string();
         assert!(
-            matches!(answered, Ok(Ok(()))),
-            "the PUT hung on the token file: {answered:?}"
+            first.contains("reading it has taken for over 10 s") && first.contains("a pipe"),
+            "{first}"
         );
-        assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 2);
-        assert_eq!(gate.state().admin_token.as_deref(), Some(&b"one"[..]));
+        let second = answered(&gate).await.unwrap_err().to_string();
+        assert!(
+            second.contains("an earlier reload has been reading it"),
+            "{second}"
+        );
+        assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 1);
+
+        // A writer at last: the stuck read ends, and the next reload reads the file anew.
+        let writer = {
+            let (path, text) = (path.clone(), one_pool(2));
+            std::thread::spawn(move || std::fs::write(path, text).unwrap())
+        };
+        writer.join().unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::fs::write(&path, one_pool(3)).unwrap();
+        // Not `answered`: the clock must not be moved past a read that takes real time.
+        gate.reload().await.unwrap();
+        assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 3);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
