@@ -235,7 +235,7 @@ impl Gate {
     /// meanwhile. Dropped (a stop signal), the reload installs nothing: its install task,
     /// which runs on, looks under the config lock whether it is still wanted, and holds the
     /// reloads' turn until it is done, so the next reload never overtakes it. One that
-    /// installs logs it from that task ("reload: pools …", "config reloaded"), so that a
+    /// installs logs it from that task ("config reloaded: pools …"), so that a
     /// reload dropped once past that look, which installs, is in the log too.
     ///
     /// # Errors
@@ -357,13 +357,13 @@ impl Gate {
             gate.install(&mut current, new, store.as_ref(), Some(secrets))
                 .map_err(invalid)?;
             // Said here, with the install: this task runs on when the reload is dropped.
-            tracing::info!("{changed}");
+            // One line: in force, and what changed.
             if restart.is_empty() {
-                tracing::info!("config reloaded");
+                tracing::info!("config reloaded: {changed}");
             } else {
                 tracing::warn!(
                     waiting_for_restart = ?restart,
-                    "config reloaded, except for settings that keep their running values until the next restart"
+                    "config reloaded: {changed}; except for settings that keep their running values until the next restart"
                 );
             }
             Ok((restart, started.elapsed()))
@@ -649,7 +649,7 @@ fn what_changed(old: &Config, new: &Config) -> String {
         .filter(|(n, p)| was.get(*n).is_some_and(|o| o != *p))
         .count();
     format!(
-        "reload: pools {} → {}: {added} added, {removed} removed, {changed} changed; routes {} → {}",
+        "pools {} → {}: {added} added, {removed} removed, {changed} changed; routes {} → {}",
         old.pools.len(),
         new.pools.len(),
         old.routes.len(),
@@ -1150,7 +1150,7 @@ mod tests {
         assert!(
             log.lines()
                 .iter()
-                .any(|l| l.contains("reload: pools 1 → 1")),
+                .any(|l| l.contains("config reloaded: pools 1 → 1")),
             "a reload installed with no line in the log: {:#?}",
             log.lines()
         );
@@ -1212,14 +1212,18 @@ mod tests {
         // `a` kept as it was, `b` changed, `c` removed, `d` added; 3 routes down to 1.
         write(&[("a", 1), ("b", 2), ("d", 1)], 1);
         gate.reload().await.unwrap();
+        // One line says that the config is in force and what changed (it took two, the
+        // second a bare "config reloaded").
         let said: Vec<String> = log
             .lines()
             .into_iter()
-            .filter(|l| l.contains("routes 3 → 1"))
+            .filter(|l| l.contains("reload"))
             .collect();
         assert_eq!(said.len(), 1, "{:#?}", log.lines());
         assert!(
-            said[0].contains("pools 3 → 3: 1 added, 1 removed, 1 changed"),
+            said[0].contains(
+                "config reloaded: pools 3 → 3: 1 added, 1 removed, 1 changed; routes 3 → 1"
+            ),
             "{said:?}"
         );
         // Nothing changed: said as that.
@@ -1230,6 +1234,25 @@ mod tests {
                 .any(|l| l.contains("pools 3 → 3: 0 added, 0 removed, 0 changed; routes 1 → 1")),
             "{:#?}",
             log.lines()
+        );
+        // One that waits for a restart in part: the same line, a warning naming what waits.
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("workers = 2\n{text}")).unwrap();
+        let before = log.lines().len();
+        gate.reload().await.unwrap();
+        let said: Vec<String> = log.lines()[before..]
+            .iter()
+            .filter(|l| l.contains("reload"))
+            .cloned()
+            .collect();
+        assert_eq!(said.len(), 1, "{said:#?}");
+        assert!(
+            said[0].contains("WARN")
+                && said[0].contains(
+                    "config reloaded: pools 3 → 3: 0 added, 0 removed, 0 changed; routes 1 → 1"
+                )
+                && said[0].contains("workers"),
+            "{said:?}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
