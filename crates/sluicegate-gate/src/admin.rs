@@ -369,9 +369,11 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
 }
 
 /// Whether the file check's refusal `why` of a change to pool `pool` names (in backticks,
-/// as the check writes settings) a pool setting a `PUT` of limits does not change.
+/// as the check writes settings) a pool setting a `PUT` of limits does not change. The list
+/// is held to the config's pool settings by a test
+/// (`every_pool_setting_is_one_a_put_changes_or_the_files`).
 fn names_a_file_setting(why: &str, pool: &str) -> bool {
-    const FILE_ONLY: [&str; 16] = [
+    const FILE_ONLY: &[&str] = &[
         "burst",
         "scope",
         "mode",
@@ -387,6 +389,7 @@ fn names_a_file_setting(why: &str, pool: &str) -> bool {
         "predictive",
         "upstream",
         "upstream_timeout",
+        "tunnel_idle_timeout",
         "on_redis_failure",
     ];
     // The pool's own name (`pool \`NAME\``), which may be any of them.
@@ -442,6 +445,45 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     use super::*;
+
+    /// Every pool setting the config file takes is either one a `PUT` of limits changes or
+    /// one [`names_a_file_setting`] knows as the file's: a setting added to the pools without
+    /// a word here made the refusal skip its reminder (`tunnel_idle_timeout` was missed so).
+    /// The settings are the ones serde lists for an unknown field, so none can be left out.
+    #[test]
+    fn every_pool_setting_is_one_a_put_changes_or_the_files() {
+        let settings_of = |table: &str| -> Vec<String> {
+            let text = format!(
+                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n{table}zzz = 1\n\n[[routes]]\npool = \"api\"\n"
+            );
+            let e = crate::config::parse(&text, "g.toml").unwrap_err().message;
+            let (_, listed) = e
+                .split_once("expected one of")
+                .unwrap_or_else(|| panic!("no list of settings in {e:?}"));
+            listed
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut settings = settings_of("");
+        settings.extend(settings_of("[pools.adaptive]\n"));
+        settings.extend(settings_of(
+            "[pools.per_key_rate]\nrate = \"1/s\"\nkey = \"client_ip\"\n",
+        ));
+        assert!(settings.len() > 20, "{settings:?}");
+        let changed_by_put = ["max_concurrency", "max_queue", "queue_timeout", "rate"];
+        for setting in settings {
+            if setting == "name" || changed_by_put.contains(&setting.as_str()) {
+                continue;
+            }
+            assert!(
+                names_a_file_setting(&format!("`{setting}` is wrong"), "api"),
+                "pool setting `{setting}` is neither changed by a PUT of limits nor named as the file's"
+            );
+        }
+    }
 
     /// The admin API served on one end of an in-memory connection, as `serve_admin` serves
     /// it (hyper's HTTP/1); the other end, for the test to write and read.
