@@ -341,13 +341,14 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
     let changed = {
         let (gate, name, change) = (admin.gate.clone(), name.clone(), change.clone());
         // Logged with the change, off the loop: the task runs on when the call is dropped
-        // (its client gone), and the change it makes must still be in the log.
+        // (its client gone), and the change it makes must still be in the log. Under the
+        // config lock, as the change is made: two changes at once are logged in the order
+        // they were made.
         crate::gate::off_the_loop(move || {
-            let changed = gate.set_limits_and(&name, &change, pool_status);
-            if changed.is_ok() {
+            gate.set_limits_and(&name, &change, |p| {
                 tracing::info!(pool = %name, ?change, "limits changed through the admin API");
-            }
-            changed
+                pool_status(p)
+            })
         })
     };
     match changed.await {
@@ -667,12 +668,14 @@ mod tests {
         assert!(out.starts_with("HTTP/1.1 200"), "{out}");
     }
 
-    /// A layer that, at the first log line the admin API writes about a limits change, makes
-    /// another change (`max_concurrency` 7, `max_queue` 16): a change that lands right after
-    /// the call's own.
+    /// A layer that, at the first log line the admin API writes about a limits change, starts
+    /// another change (`max_concurrency` 7, `max_queue` 16) on a thread of its own (`later`):
+    /// a change that lands as soon as the call's own lets it. (The line is written under the
+    /// config lock, so the change cannot be made from the hook itself.)
     struct ChangeAfter {
         gate: Arc<Gate>,
         done: std::sync::atomic::AtomicBool,
+        later: Arc<std::sync::Mutex<Option<std::thread::JoinHandle<()>>>>,
     }
 
     impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ChangeAfter {
@@ -703,7 +706,12 @@ mod tests {
                     max_queue: Some(16),
                     ..LimitsChange::default()
                 };
-                self.gate.set_limits("api", &later).unwrap();
+                let (gate, runtime) = (self.gate.clone(), tokio::runtime::Handle::current());
+                let thread = std::thread::spawn(move || {
+                    let _in = runtime.enter();
+                    gate.set_limits("api", &later).unwrap();
+                });
+                *self.later.lock().unwrap() = Some(thread);
             }
         }
     }
@@ -720,9 +728,11 @@ mod tests {
                     max_concurrency = 1\nmax_queue = 4\n[[routes]]\npool = \"api\"\n";
         let config = crate::config::parse(text, "t").unwrap();
         let gate = Arc::new(Gate::new(config, None).await.unwrap());
+        let thread = Arc::new(std::sync::Mutex::new(None));
         let later = ChangeAfter {
             gate: gate.clone(),
             done: Default::default(),
+            later: thread.clone(),
         };
         let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(later));
         let (mut client, server) = tokio::io::duplex(1 << 16);
@@ -744,6 +754,12 @@ mod tests {
         let out = String::from_utf8_lossy(&out);
         assert!(out.starts_with("HTTP/1.1 200"), "{out}");
         let answer: Value = serde_json::from_str(out.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        let thread = thread
+            .lock()
+            .unwrap()
+            .take()
+            .expect("no later change started");
+        thread.join().unwrap();
         // The later change happened, after this one.
         let now = gate.state();
         assert_eq!(now.pool("api").unwrap().limit.limiter().max(), 7);
