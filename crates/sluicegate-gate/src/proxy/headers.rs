@@ -164,9 +164,7 @@ pub(super) fn host_problem<B>(req: &http::Request<B>) -> Option<&'static str> {
 /// and an upstream that decodes it served the name under another pool's limits. (In a
 /// target, hyper refuses a `%` in the authority before this.)
 pub(super) fn host_from_target<B>(req: &mut http::Request<B>) {
-    if let Some(a) = req.uri().authority()
-        && let Ok(v) = HeaderValue::from_str(a.as_str())
-    {
+    if let Some(v) = authority_as_host(req.uri()) {
         req.headers_mut().insert(header::HOST, v);
     }
     if let Some(h) = req.headers().get(header::HOST)
@@ -176,6 +174,15 @@ pub(super) fn host_from_target<B>(req: &mut http::Request<B>) {
     {
         req.headers_mut().insert(header::HOST, v);
     }
+}
+
+/// An absolute-form target's authority as the `Host` it stands for (RFC 9112 §3.2.2: `Host`
+/// is ignored then, and a proxy forwarding the request replaces `Host` with the authority,
+/// §3.2.3). A URI's characters are all a header value's, and [`host_problem`] refused a
+/// userinfo.
+fn authority_as_host(uri: &http::Uri) -> Option<HeaderValue> {
+    uri.authority()
+        .and_then(|a| HeaderValue::from_str(a.as_str()).ok())
 }
 
 /// `host` with its percent-encoded unreserved characters decoded (other encodings kept as
@@ -299,13 +306,10 @@ pub(super) fn to_upstream(
     }
     strip_present(&mut parts.headers, present);
     let mut host = parts.headers.get(header::HOST).cloned();
-    if let Some(a) = parts.uri.authority()
-        && let Ok(v) = HeaderValue::from_str(a.as_str())
-    {
-        // An absolute-form target: its authority is the host (RFC 9112 §3.2.2: `Host` is
-        // ignored then, and a proxy forwarding it replaces `Host` with the authority,
-        // §3.2.3), the one the route was chosen on (`State::route_path`). A URI's
-        // characters are all a header value's, and `host_problem` refused a userinfo.
+    if let Some(v) = authority_as_host(&parts.uri) {
+        // An absolute-form target: its authority is the host, the one the route was chosen
+        // on (`State::route_path`; `host_from_target` put it in `Host` already when the
+        // request came in).
         parts.headers.insert(header::HOST, v.clone());
         host = Some(v);
     }
