@@ -15,12 +15,6 @@ pub enum Error {
     /// A limit name that cannot be part of a hash-tagged key.
     #[error("limit name {0:?} must be non-empty and contain no '{{' or '}}'")]
     Name(String),
-    /// A key prefix with a `:` (the prefix ends at a key's first `:`, so prefix `a:b` with
-    /// limit `c` would share a key with prefix `a` and limit `b:c`) or a brace.
-    #[error(
-        "key prefix {0:?} must contain no ':', '{{' or '}}' (write it like `myapp` or `myapp_limits`; the limit names may hold ':')"
-    )]
-    Prefix(String),
     /// The quota or window itself is invalid.
     #[error("bad quota: {0}")]
     Quota(#[from] QuotaError),

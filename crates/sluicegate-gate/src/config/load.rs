@@ -346,13 +346,10 @@ fn check_store(config: &Config) -> Result<(), Broken> {
             .map_err(|m| (Some(n.span()), m))?;
     }
     let prefix = store.prefix.get_ref();
-    // No `:` in it: a key is `{prefix:name}:kind`, and pool names may hold `:`.
-    if prefix.is_empty() || prefix.contains([':', '{', '}']) {
+    if prefix.is_empty() || prefix.contains(['{', '}']) {
         return Err((
             Some(store.prefix.span()),
-            format!(
-                "`prefix = \"{prefix}\"`: write a non-empty prefix without `:`, `{{` or `}}`, like `myapp_limits` (pool names may hold `:`; a `:` in the prefix would let two prefix and pool pairs share a key)"
-            ),
+            format!("`prefix = \"{prefix}\"`: write a non-empty prefix without `{{` or `}}`"),
         ));
     }
     Ok(())
@@ -1184,18 +1181,6 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("local"), "{e}");
-    }
-
-    /// A prefix with a `:` made keys ambiguous: prefix `a` with pool `b:c` and prefix `a:b`
-    /// with pool `c` both counted under `{a:b:c}`.
-    #[test]
-    fn a_store_prefix_with_a_colon_is_refused_where_it_is_written() {
-        let with_prefix =
-            |p: &str| format!("[store]\nredis = \"redis://x\"\nprefix = \"{p}\"\n{MINIMAL}");
-        let e = parse(&with_prefix("a:b"), "g.toml").unwrap_err();
-        assert_eq!(e.at, Some((3, 10)), "{e}");
-        assert!(e.message.contains("without `:`"), "{e}");
-        parse(&with_prefix("a_b"), "g.toml").unwrap();
     }
 
     /// Review 3, lesser note: `instances` defaulting to 1 with the `local` policy let every

@@ -233,9 +233,7 @@ impl StoreBuilder {
         self
     }
 
-    /// The prefix of every key the limits write (default `sluicegate`); no `:` or brace in it
-    /// ([`connect`](Self::connect) refuses one), so that no two prefix and name pairs share a
-    /// key.
+    /// The prefix of every key the limits write (default `sluicegate`).
     pub fn prefix(mut self, prefix: &str) -> Self {
         self.prefix = prefix.to_owned();
         self
@@ -254,10 +252,12 @@ impl StoreBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::Connection`] when the URL is malformed; [`Error::Prefix`] when the prefix
-    /// holds a `:` (keys would be ambiguous) or a brace (it would break their hash tags).
+    /// [`Error::Connection`] when the URL is malformed; [`Error::Name`] when the prefix holds
+    /// a brace (it would break the keys' hash tags).
     pub async fn connect(self) -> Result<RedisStore, Error> {
-        keys::check_prefix(&self.prefix)?;
+        if self.prefix.contains(['{', '}']) {
+            return Err(Error::Name(self.prefix));
+        }
         let client = redis::Client::open(self.url.as_str())?;
         // The manager's own reconnect loop stays short: the store's probes (with their
         // backoff) decide when to try again, so a dead Redis costs no decision any waiting.

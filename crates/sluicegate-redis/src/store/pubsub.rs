@@ -11,8 +11,7 @@
 //!
 //! Every subscription, first or after a reconnect, wakes the waiters of the channels it
 //! covers: releases may have been published while nobody listened. A subscription that ends
-//! (Redis closed the connection: it died or restarted; or the connection went silent, and
-//! a PING after 5 s of silence found no answer within 3 s) marks the store down, so that waiters
+//! (Redis closed the connection: it died or restarted) marks the store down, so that waiters
 //! get the failure policy's answer at once even when this instance makes no call that could
 //! fail; the task then connects again with backoff (50 ms, doubling up to 2 s) and subscribes
 //! every channel again.
@@ -22,7 +21,6 @@
 //! gates reached Redis's `maxclients` (10000 by default).
 
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -35,13 +33,6 @@ use super::RedisStore;
 
 const MIN_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
-/// A pub/sub connection that carries nothing for this long is asked PING: one that went
-/// silent without closing (a partition, a NAT that forgot it, a host replaced behind the
-/// address) would otherwise never deliver a release again, and nothing else would tell.
-const QUIET: Duration = Duration::from_secs(5);
-/// The longest the pub/sub connection may take to connect or to answer a subscription or a
-/// PING before it is taken for dead.
-const ANSWER: Duration = Duration::from_secs(3);
 
 /// The channels a store's limits listen on, and its listener task (if one runs).
 #[derive(Debug, Default)]
@@ -143,13 +134,11 @@ impl Hub {
 
     /// Brings the connection's subscriptions (`subscribed`) to the registered channels, and
     /// wakes the waiters of every channel it subscribes; again until nothing is left to do
-    /// (channels may come and go while Redis answers). A channel Redis refuses (`NOPERM`:
-    /// the store's user lacks the channel in its ACL) is left out of this connection with a
-    /// warning; its waiters fall back to lease expiries and queue timeouts.
+    /// (channels may come and go while Redis answers).
     async fn sync(
         &self,
         sink: &mut PubSubSink,
-        subscribed: &mut Subscribed,
+        subscribed: &mut HashSet<String>,
     ) -> redis::RedisResult<()> {
         loop {
             let (add, remove) = self.diff(subscribed);
@@ -159,82 +148,38 @@ impl Hub {
             if !remove.is_empty() {
                 sink.unsubscribe(&remove).await?;
                 for channel in &remove {
-                    subscribed.on.remove(channel);
+                    subscribed.remove(channel);
                 }
             }
-            if add.is_empty() {
-                continue;
-            }
-            let batch = match sink.subscribe(&add).await {
-                Err(e) if refused(&e) => None,
-                answer => Some(answer?),
-            };
-            let mut refusals = Vec::new();
-            for channel in add {
-                // Redis refuses the whole batch for one channel: ask for each alone.
-                if batch.is_none() {
-                    match sink.subscribe(&channel).await {
-                        Err(e) if refused(&e) => {
-                            refusals.push((channel, e));
-                            continue;
-                        }
-                        answer => answer?,
-                    }
+            if !add.is_empty() {
+                sink.subscribe(&add).await?;
+                for channel in add {
+                    self.wake(&channel);
+                    subscribed.insert(channel);
                 }
-                self.wake(&channel);
-                subscribed.on.insert(channel);
             }
-            if let Some((first, e)) = refusals.first() {
-                tracing::warn!(
-                    error = %e,
-                    "redis refused to subscribe to {} release channel(s), like `{first}`: waiters of \
-                     those global concurrency limits are not woken by releases, only by lease \
-                     expiries and their queue timeout; grant the store's redis user the \
-                     channels (e.g. `ACL SETUSER <user> &{}*`)",
-                    refusals.len(),
-                    first.split_once(':').map_or(first.as_str(), |(tag, _)| tag),
-                );
-            }
-            subscribed
-                .refused
-                .extend(refusals.into_iter().map(|(c, _)| c));
         }
     }
 
-    /// The registered channels neither subscribed nor refused on this connection, and the
-    /// subscribed ones no longer registered (refused ones no longer registered are forgotten).
-    fn diff(&self, subscribed: &mut Subscribed) -> (Vec<String>, Vec<String>) {
-        let state = self.lock();
-        subscribed
-            .refused
-            .retain(|c| state.channels.contains_key(c));
-        (
-            state
-                .channels
-                .keys()
-                .filter(|c| !subscribed.on.contains(*c) && !subscribed.refused.contains(*c))
-                .cloned()
-                .collect(),
-            subscribed
-                .on
-                .iter()
-                .filter(|c| !state.channels.contains_key(*c))
-                .cloned()
-                .collect(),
-        )
+    /// The registered channels not in `subscribed`, and those in it no longer registered.
+    fn diff(&self, subscribed: &HashSet<String>) -> (Vec<String>, Vec<String>) {
+        {
+            let state = self.lock();
+            (
+                state
+                    .channels
+                    .keys()
+                    .filter(|c| !subscribed.contains(*c))
+                    .cloned()
+                    .collect(),
+                subscribed
+                    .iter()
+                    .filter(|c| !state.channels.contains_key(*c))
+                    .cloned()
+                    .collect(),
+            )
+        }
     }
-}
-
-/// What one pub/sub connection is subscribed to, and the channels Redis refused it.
-#[derive(Default)]
-struct Subscribed {
-    on: HashSet<String>,
-    refused: HashSet<String>,
-}
-
-/// Whether Redis refused a subscription for want of permission (an ACL).
-fn refused(e: &redis::RedisError) -> bool {
-    e.code() == Some("NOPERM")
 }
 
 /// Clears the hub's running task when the task ends however it ends (its runtime shut down
@@ -330,93 +275,57 @@ impl RedisStore {
 
 /// The listener task of `running`: one pub/sub connection at a time, following the
 /// registrations, until none is left. Wherever it waits on Redis (connecting, a subscription
-/// in flight, a PING, a backoff) it ends as soon as the last limit is dropped, not when Redis
-/// answers.
+/// in flight, a backoff) it ends as soon as the last limit is dropped, not when Redis answers.
 async fn listen(store: RedisStore, running: Running) {
     let hub = store.inner.pubsub.clone();
+    let id = running.id;
     let mut backoff = MIN_BACKOFF;
     loop {
-        match connection(&store, &hub, running.id, &mut backoff).await {
-            Ended::Emptied => return,
-            Ended::Lost(why) => store.connection_lost(&why),
-            Ended::NotMade(why) => tracing::debug!("pub/sub: {why}"),
+        let connected = tokio::select! {
+            connected = store.client().get_async_pubsub() => connected,
+            () = hub.emptied(id) => return,
+        };
+        match connected {
+            Ok(pubsub) => {
+                let (mut sink, mut messages) = pubsub.split();
+                let mut subscribed = HashSet::new();
+                let first = tokio::select! {
+                    synced = hub.sync(&mut sink, &mut subscribed) => synced,
+                    () = hub.emptied(id) => return,
+                };
+                match first {
+                    Ok(()) => {
+                        backoff = MIN_BACKOFF;
+                        loop {
+                            tokio::select! {
+                                message = messages.next() => match message {
+                                    Some(message) => hub.wake(message.get_channel_name()),
+                                    None => break,
+                                },
+                                () = hub.changed.notified() => {
+                                    let synced = tokio::select! {
+                                        synced = hub.sync(&mut sink, &mut subscribed) => synced,
+                                        () = hub.emptied(id) => return,
+                                    };
+                                    if let Err(e) = synced {
+                                        tracing::debug!(error = %e, "pub/sub: subscribing failed");
+                                        break;
+                                    }
+                                }
+                            }
+                        }
+                        store.connection_lost("the pub/sub connection was closed");
+                    }
+                    Err(e) => tracing::debug!(error = %e, "pub/sub: subscribing failed"),
+                }
+            }
+            Err(e) => tracing::debug!(error = %e, "pub/sub: no connection"),
         }
         tokio::select! {
             () = tokio::time::sleep(backoff) => {}
-            () = hub.emptied(running.id) => return,
+            () = hub.emptied(id) => return,
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
-    }
-}
-
-/// How one pub/sub connection ended.
-enum Ended {
-    /// Never subscribed: not connected, or its first subscription failed.
-    NotMade(String),
-    /// Subscribed, then closed or found dead.
-    Lost(String),
-    /// No channel is left: the task `id` ends.
-    Emptied,
-}
-
-/// One pub/sub connection: connects, subscribes every registered channel (then resets
-/// `backoff`), and follows the registrations and reads messages until the connection ends.
-/// A connection that carries nothing for [`QUIET`] is asked PING; no answer within [`ANSWER`]
-/// (as for the connect and each subscription) ends it, as a close would.
-async fn connection(store: &RedisStore, hub: &Hub, id: u64, backoff: &mut Duration) -> Ended {
-    let connected = tokio::select! {
-        connected = tokio::time::timeout(ANSWER, store.client().get_async_pubsub()) => connected,
-        () = hub.emptied(id) => return Ended::Emptied,
-    };
-    let pubsub = match connected {
-        Ok(Ok(pubsub)) => pubsub,
-        Ok(Err(e)) => return Ended::NotMade(format!("no connection: {e}")),
-        Err(_) => return Ended::NotMade(format!("no connection within {ANSWER:?}")),
-    };
-    let (mut sink, mut messages) = pubsub.split();
-    let mut subscribed = Subscribed::default();
-    // `emptied` only beside a `sync`, which reads the registrations again (it takes the
-    // notices of changes the message loop waits for).
-    let first = tokio::select! {
-        synced = answered(hub.sync(&mut sink, &mut subscribed)) => synced,
-        () = hub.emptied(id) => return Ended::Emptied,
-    };
-    if let Err(why) = first {
-        return Ended::NotMade(format!("subscribing failed: {why}"));
-    }
-    *backoff = MIN_BACKOFF;
-    loop {
-        tokio::select! {
-            message = tokio::time::timeout(QUIET, messages.next()) => match message {
-                Ok(Some(message)) => hub.wake(message.get_channel_name()),
-                Ok(None) => return Ended::Lost("the pub/sub connection was closed".into()),
-                Err(_) => {
-                    if let Err(why) = answered(sink.ping::<redis::Value>()).await {
-                        return Ended::Lost(format!(
-                            "the pub/sub connection was silent for {QUIET:?} and its PING failed: {why}"
-                        ));
-                    }
-                }
-            },
-            () = hub.changed.notified() => {
-                let synced = tokio::select! {
-                    synced = answered(hub.sync(&mut sink, &mut subscribed)) => synced,
-                    () = hub.emptied(id) => return Ended::Emptied,
-                };
-                if let Err(why) = synced {
-                    return Ended::Lost(format!("subscribing failed: {why}"));
-                }
-            }
-        }
-    }
-}
-
-/// A call on the pub/sub connection, given up after [`ANSWER`].
-async fn answered<T>(call: impl Future<Output = redis::RedisResult<T>>) -> Result<T, String> {
-    match tokio::time::timeout(ANSWER, call).await {
-        Ok(Ok(answer)) => Ok(answer),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!("no answer within {ANSWER:?}")),
     }
 }
 
@@ -771,165 +680,5 @@ mod tests {
             channels(&redis).is_empty()
         })
         .await;
-    }
-
-    /// The store's Redis user may not subscribe to one limit's channel (an ACL without that
-    /// channel pattern; Redis 7 gives new users no channels at all). Before, the whole batch's
-    /// SUBSCRIBE was refused, so no channel was subscribed, and the listener reconnected
-    /// every 2 s for good, logging at debug only. Now the refused channel is left out (its
-    /// waiters fall back to lease expiries and queue timeouts, with a warning that says what
-    /// to grant), the others are subscribed, and Redis is not taken for down.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_channel_the_acl_refuses_leaves_the_others_subscribed() {
-        let redis = RedisServer::start();
-        let _: () = redis::cmd("ACL")
-            .arg("SETUSER")
-            .arg("limited")
-            .arg("on")
-            .arg(">pw")
-            .arg("~*")
-            .arg("+@all")
-            .arg("resetchannels")
-            .arg("&a")
-            .arg("&c")
-            .query(&mut admin(&redis))
-            .unwrap();
-        let url = redis.url().replace("redis://", "redis://limited:pw@");
-        let store = RedisStore::builder(&url)
-            .budget(Duration::from_secs(5))
-            .connect()
-            .await
-            .unwrap();
-        let runtime = Handle::current();
-        let (a, _b) = (
-            store.subscribe("a", &runtime),
-            store.subscribe("b", &runtime),
-        );
-        until("`a` not subscribed beside the refused `b`", || {
-            subscribers(&redis, "a") == 1
-        })
-        .await;
-        // A channel registered later is subscribed on the same connection.
-        let _c = store.subscribe("c", &runtime);
-        until("`c` not subscribed", || subscribers(&redis, "c") == 1).await;
-        assert_eq!(subscribers(&redis, "b"), 0);
-        let woken = a.wake().notified();
-        tokio::pin!(woken);
-        woken.as_mut().enable();
-        let _: u64 = redis::cmd("PUBLISH")
-            .arg("a")
-            .arg("1")
-            .query(&mut admin(&redis))
-            .unwrap();
-        tokio::time::timeout(PATIENCE, woken)
-            .await
-            .expect("a release on `a` woke its waiters");
-        let health = store.health();
-        assert!(health.up, "{health:?}");
-        assert_eq!(health.outages, 0, "{health:?}");
-    }
-
-    /// A TCP relay to `to` whose connections can be frozen: a frozen one reads on and
-    /// forwards nothing, and stays open (a partition, a NAT that dropped its mapping, a host
-    /// replaced behind the address: nothing tells the client). Connections made after a
-    /// freeze relay as usual.
-    struct Relay {
-        url: String,
-        frozen: Arc<Mutex<Vec<Arc<std::sync::atomic::AtomicBool>>>>,
-    }
-
-    impl Relay {
-        async fn start(to: &str) -> Relay {
-            use std::sync::atomic::{AtomicBool, Ordering};
-            use tokio::io::{AsyncReadExt, AsyncWriteExt};
-            let to = to
-                .trim_start_matches("redis://")
-                .trim_end_matches('/')
-                .to_owned();
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let url = format!("redis://{}", listener.local_addr().unwrap());
-            let frozen: Arc<Mutex<Vec<Arc<AtomicBool>>>> = Arc::default();
-            let all = frozen.clone();
-            tokio::spawn(async move {
-                loop {
-                    let (client, _) = listener.accept().await.unwrap();
-                    let server = tokio::net::TcpStream::connect(&to).await.unwrap();
-                    let flag = Arc::new(AtomicBool::new(false));
-                    all.lock().unwrap().push(flag.clone());
-                    let (cr, cw) = client.into_split();
-                    let (sr, sw) = server.into_split();
-                    for (mut from, mut into, flag) in [
-                        (
-                            Box::new(cr) as Box<dyn tokio::io::AsyncRead + Send + Unpin>,
-                            Box::new(sw) as Box<dyn tokio::io::AsyncWrite + Send + Unpin>,
-                            flag.clone(),
-                        ),
-                        (Box::new(sr), Box::new(cw), flag),
-                    ] {
-                        tokio::spawn(async move {
-                            let mut buf = vec![0; 16 * 1024];
-                            loop {
-                                let n = match from.read(&mut buf).await {
-                                    Ok(0) | Err(_) => return,
-                                    Ok(n) => n,
-                                };
-                                if flag.load(Ordering::Acquire) {
-                                    continue;
-                                }
-                                if into.write_all(&buf[..n]).await.is_err() {
-                                    return;
-                                }
-                            }
-                        });
-                    }
-                }
-            });
-            Relay { url, frozen }
-        }
-
-        /// Freezes every connection made so far.
-        fn freeze(&self) {
-            for flag in self.frozen.lock().unwrap().iter() {
-                flag.store(true, std::sync::atomic::Ordering::Release);
-            }
-        }
-    }
-
-    /// The pub/sub connection goes silent without closing (frozen at a relay) while Redis
-    /// itself stays up. Before, the listener waited on it for good: releases published
-    /// after that never woke a waiter, and every concurrency limit of the store waited for
-    /// lease expiries or queue timeouts. Now a silent connection is asked PING, and one that
-    /// does not answer is dropped for a new one, whose subscription wakes the waiters.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_pubsub_connection_that_goes_silent_is_replaced() {
-        let redis = RedisServer::start();
-        let relay = Relay::start(&redis.url()).await;
-        let store = RedisStore::builder(&relay.url)
-            .budget(Duration::from_secs(5))
-            .connect()
-            .await
-            .unwrap();
-        let a = store.subscribe("a", &Handle::current());
-        until("not subscribed", || subscribers(&redis, "a") == 1).await;
-        relay.freeze();
-        let woken = a.wake().notified();
-        tokio::pin!(woken);
-        woken.as_mut().enable();
-        tokio::time::timeout(PATIENCE, woken)
-            .await
-            .expect("a new subscription woke the waiters");
-        // The new connection delivers (its subscription was in place when it woke them).
-        let mut admin = admin(&redis);
-        let woken = a.wake().notified();
-        tokio::pin!(woken);
-        woken.as_mut().enable();
-        let _: u64 = redis::cmd("PUBLISH")
-            .arg("a")
-            .arg("1")
-            .query(&mut admin)
-            .unwrap();
-        tokio::time::timeout(PATIENCE, woken)
-            .await
-            .expect("a message on the new connection woke the waiters");
     }
 }
