@@ -583,9 +583,13 @@ mod tests {
             .unwrap();
         let mut answer = Box::pin(service.call(call));
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        // Polled until it waits for its build off the loop, then dropped.
+        // Polled until it waits for its build off the loop, then dropped. A change in
+        // progress meanwhile, so that the build cannot end before the call is dropped (a
+        // busy machine, between the blocking task's start and its first poll).
+        let change = gate.hold_changes();
         assert!(answer.as_mut().poll(&mut cx).is_pending());
         drop(answer);
+        drop(change);
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         while gate.state().pool("api").unwrap().limit.limiter().max() != 2 {
             assert!(

@@ -380,6 +380,12 @@ impl Gate {
         self.files_read.load(Ordering::Relaxed)
     }
 
+    /// Takes the config lock, as a change under way holds it: changes wait for it.
+    #[cfg(test)]
+    pub(crate) fn hold_changes(&self) -> MutexGuard<'_, Config> {
+        self.config()
+    }
+
     /// Takes the reloads' turn, as a reload under way holds it (one connecting a new store):
     /// reloads that start meanwhile wait for it to be dropped.
     #[cfg(test)]
@@ -984,12 +990,17 @@ mod tests {
         let (dir, path, gate) = gate_on_file("dropped", 1).await;
         let write = |max: usize| std::fs::write(&path, one_pool(max)).unwrap();
         write(2);
+        // Its first poll looks at the drain and then waits for the turn, held here until a
+        // change is in progress: else its read and install could end before the test holds
+        // that change (a busy machine, between a blocking task's start and its first poll).
+        let turn = gate.hold_reloads().await;
         let mut reload = Box::pin(gate.reload());
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         assert!(reload.as_mut().poll(&mut cx).is_pending());
         {
             // A change in progress: the install waits for it.
             let _change = gate.config();
+            drop(turn);
             let deadline = std::time::Instant::now() + Duration::from_secs(60);
             while gate.files_read() == 0 {
                 assert!(reload.as_mut().poll(&mut cx).is_pending());
