@@ -233,7 +233,9 @@ impl StoreBuilder {
         self
     }
 
-    /// The prefix of every key the limits write (default `sluicegate`).
+    /// The prefix of every key the limits write (default `sluicegate`). A `:` or `%` in it
+    /// is escaped in the keys (`%3A`, `%25`), so that no prefix and name make the key of
+    /// another prefix and name (docs/global-limits.md, "Keys").
     pub fn prefix(mut self, prefix: &str) -> Self {
         self.prefix = prefix.to_owned();
         self
