@@ -197,6 +197,11 @@ impl RedisStore {
         self.inner.health.failed(UNREACHABLE, &why);
     }
 
+    /// Marks Redis up without a call: it answered on a connection of its own (pub/sub).
+    pub(crate) fn connection_found(&self) {
+        self.inner.health.succeeded();
+    }
+
     /// Counts a decision made by a failure policy.
     pub(crate) fn fell_back(&self) {
         self.inner.health.fell_back();

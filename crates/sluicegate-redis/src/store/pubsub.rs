@@ -14,7 +14,8 @@
 //! (Redis closed the connection: it died or restarted) marks the store down, so that waiters
 //! get the failure policy's answer at once even when this instance makes no call that could
 //! fail; the task then connects again with backoff (50 ms, doubling up to 2 s) and subscribes
-//! every channel again.
+//! every channel again. A subscription Redis answers marks the store up again (it used to
+//! stay reported down until another call succeeded).
 //!
 //! It used to be one connection per limit: the gate builds a limit per pool with a global
 //! concurrency limit, so 2000 such pools opened 2000 connections per gate process, and a few
@@ -137,6 +138,7 @@ impl Hub {
     /// (channels may come and go while Redis answers).
     async fn sync(
         &self,
+        store: &RedisStore,
         sink: &mut PubSubSink,
         subscribed: &mut HashSet<String>,
     ) -> redis::RedisResult<()> {
@@ -153,6 +155,9 @@ impl Hub {
             }
             if !add.is_empty() {
                 sink.subscribe(&add).await?;
+                // Redis answered: up again after a lost connection, before the waiters woken
+                // here ask it again.
+                store.connection_found();
                 for channel in add {
                     self.wake(&channel);
                     subscribed.insert(channel);
@@ -290,7 +295,7 @@ async fn listen(store: RedisStore, running: Running) {
                 let (mut sink, mut messages) = pubsub.split();
                 let mut subscribed = HashSet::new();
                 let first = tokio::select! {
-                    synced = hub.sync(&mut sink, &mut subscribed) => synced,
+                    synced = hub.sync(&store, &mut sink, &mut subscribed) => synced,
                     () = hub.emptied(id) => return,
                 };
                 match first {
@@ -304,7 +309,7 @@ async fn listen(store: RedisStore, running: Running) {
                                 },
                                 () = hub.changed.notified() => {
                                     let synced = tokio::select! {
-                                        synced = hub.sync(&mut sink, &mut subscribed) => synced,
+                                        synced = hub.sync(&store, &mut sink, &mut subscribed) => synced,
                                         () = hub.emptied(id) => return,
                                     };
                                     if let Err(e) = synced {
@@ -414,6 +419,34 @@ mod tests {
         assert_eq!(subscribers(&redis, "b"), 1);
         let health = store.health();
         assert_eq!(health.outages, 1, "{health:?}");
+    }
+
+    /// Closing note of review 24, defect 4: after the pub/sub connection was lost (the store
+    /// marked down) a successful resubscription left the store reported down until some
+    /// other call succeeded. Redis answered the SUBSCRIBE: the store is up again, before the
+    /// waiters the resubscription wakes ask Redis again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_resubscription_marks_the_store_up() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let a = store.subscribe("a", &Handle::current());
+        until("not subscribed", || subscribers(&redis, "a") == 1).await;
+        let woken = a.wake().notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let _: u64 = redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("TYPE")
+            .arg("pubsub")
+            .query(&mut admin(&redis))
+            .unwrap();
+        tokio::time::timeout(PATIENCE, woken)
+            .await
+            .expect("the resubscription woke the waiter");
+        let health = store.health();
+        assert_eq!(health.outages, 1, "{health:?}");
+        assert!(health.up, "{health:?}");
+        assert_eq!(health.recoveries, 1, "{health:?}");
     }
 
     /// Limits come and go on 20 channels faster than the subscriptions follow: Redis ends up
