@@ -30,6 +30,19 @@ fn escape(prefix: &str) -> Cow<'_, str> {
     Cow::Owned(prefix.replace('%', "%25").replace(':', "%3A"))
 }
 
+/// The ACL pattern (`ACL SETUSER ... &pattern`) of every release channel of the store with
+/// `prefix`: its escaped prefix, with the glob's own characters escaped too.
+pub(crate) fn channel_pattern(prefix: &str) -> String {
+    let mut tag = String::new();
+    for c in escape(prefix).chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            tag.push('\\');
+        }
+        tag.push(c);
+    }
+    format!("{{{tag}:*}}:released")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -39,6 +52,12 @@ mod tests {
         assert_eq!(key("sg", "payments", "gcra").unwrap(), "{sg:payments}:gcra");
         assert!(key("sg", "a}b", "gcra").is_err());
         assert!(key("sg", "", "gcra").is_err());
+    }
+
+    #[test]
+    fn the_channel_pattern_matches_the_channels_of_its_prefix_only() {
+        assert_eq!(channel_pattern("sluicegate"), "{sluicegate:*}:released");
+        assert_eq!(channel_pattern("a:b*"), "{a%3Ab\\*:*}:released");
     }
 
     #[test]

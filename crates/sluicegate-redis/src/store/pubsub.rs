@@ -22,6 +22,7 @@
 //! gates reached Redis's `maxclients` (10000 by default).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -41,6 +42,8 @@ pub(super) struct Hub {
     state: Mutex<State>,
     /// Told (a permit is kept for the task) when a channel is added or removed.
     changed: Notify,
+    /// Whether a refused subscription was logged (once per store).
+    refused_warned: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -154,16 +157,52 @@ impl Hub {
                 }
             }
             if !add.is_empty() {
-                sink.subscribe(&add).await?;
-                // Redis answered: up again after a lost connection, before the waiters woken
-                // here ask it again.
-                store.connection_found();
-                for channel in add {
-                    self.wake(&channel);
-                    subscribed.insert(channel);
+                match sink.subscribe(&add).await {
+                    Ok(()) => {
+                        // Redis answered: up again after a lost connection, before the
+                        // waiters woken here ask it again.
+                        store.connection_found();
+                        for channel in add {
+                            self.wake(&channel);
+                            subscribed.insert(channel);
+                        }
+                    }
+                    // An ACL without the permission for some of them: Redis refuses the whole
+                    // command. One at a time then, so that the others are subscribed.
+                    Err(e) if refused(&e) => {
+                        store.connection_found();
+                        for channel in add {
+                            match sink.subscribe(&channel).await {
+                                Ok(()) => self.wake(&channel),
+                                Err(e) if refused(&e) => self.warn_refused(store, &e),
+                                Err(e) => return Err(e),
+                            }
+                            // Refused, it counts as subscribed all the same: not asked again
+                            // on this connection (its waiters fall back to lease expiry).
+                            subscribed.insert(channel);
+                        }
+                    }
+                    Err(e) => return Err(e),
                 }
             }
         }
+    }
+
+    /// Logs the first SUBSCRIBE refused by an ACL of this store, saying what to grant.
+    fn warn_refused(&self, store: &RedisStore, e: &redis::RedisError) {
+        if self.refused_warned.swap(true, Ordering::Relaxed) {
+            tracing::debug!(error = %e, "pub/sub: subscription refused");
+            return;
+        }
+        tracing::warn!(
+            error = %e,
+            "redis refused to subscribe a global concurrency limit's release channel (an ACL \
+             without channel permission): limits still decide by redis, but a released \
+             permit no longer wakes the waiters of other instances at once (they wait for a \
+             lease to expire or for their queue timeout); grant the pattern with \
+             `ACL SETUSER <user> &{}` (logged once per store)",
+            super::keys::channel_pattern(store.prefix())
+        );
     }
 
     /// The registered channels not in `subscribed`, and those in it no longer registered.
@@ -185,6 +224,11 @@ impl Hub {
             )
         }
     }
+}
+
+/// Whether Redis refused a subscription for want of permission (an ACL).
+fn refused(e: &redis::RedisError) -> bool {
+    e.code() == Some("NOPERM")
 }
 
 /// Clears the hub's running task when the task ends however it ends (its runtime shut down
