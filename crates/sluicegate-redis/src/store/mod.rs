@@ -65,6 +65,9 @@ struct Inner {
     health: Health,
     budget: Duration,
     prefix: String,
+    /// How long the pub/sub connection may stay silent before it is asked for a PING, and
+    /// how long that PING may go unanswered before the connection is taken for dead.
+    keepalive: Duration,
     /// The channels of this store's concurrency limits, on one pub/sub connection.
     pubsub: Arc<pubsub::Hub>,
 }
@@ -77,11 +80,15 @@ pub struct StoreBuilder {
     prefix: String,
     min_backoff: Duration,
     max_backoff: Duration,
+    keepalive: Duration,
 }
 
 impl RedisStore {
     /// The default time a decision may wait on Redis before it falls back: 20 ms.
     pub const DEFAULT_BUDGET: Duration = Duration::from_millis(20);
+
+    /// The default [keepalive](StoreBuilder::keepalive) of the pub/sub connection: 5 s.
+    pub const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(5);
 
     /// A store on `url` with the default settings.
     ///
@@ -103,6 +110,7 @@ impl RedisStore {
             prefix: "sluicegate".to_owned(),
             min_backoff: Duration::from_millis(50),
             max_backoff: Duration::from_secs(2),
+            keepalive: Self::DEFAULT_KEEPALIVE,
         }
     }
 
@@ -115,6 +123,10 @@ impl RedisStore {
     /// How long a decision waits on Redis at most.
     pub fn budget(&self) -> Duration {
         self.inner.budget
+    }
+
+    pub(crate) fn keepalive(&self) -> Duration {
+        self.inner.keepalive
     }
 
     pub(crate) fn prefix(&self) -> &str {
@@ -254,6 +266,17 @@ impl StoreBuilder {
         self
     }
 
+    /// How long the pub/sub connection (of the concurrency limits' release channels) may be
+    /// silent before the store sends it a PING, and how long that PING may go unanswered
+    /// (default 5 s). A Redis that stops answering without closing the connection (stopped,
+    /// or a network that drops packets) is so noticed within about twice this time: the
+    /// store is marked down (waiters get their failure policy's answer) and the connection
+    /// is made again. It also bounds each connection attempt and subscription.
+    pub fn keepalive(mut self, keepalive: Duration) -> Self {
+        self.keepalive = keepalive.max(Duration::from_millis(1));
+        self
+    }
+
     /// Builds the store and connects, waiting up to a second (or the budget, if longer);
     /// when Redis does not answer, the store starts in its down state.
     ///
@@ -284,6 +307,7 @@ impl StoreBuilder {
                 health: Health::new(self.min_backoff, self.max_backoff),
                 budget: self.budget,
                 prefix: self.prefix,
+                keepalive: self.keepalive,
                 pubsub: Arc::default(),
             }),
         };

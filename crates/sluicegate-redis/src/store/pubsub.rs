@@ -14,7 +14,10 @@
 //! (Redis closed the connection: it died or restarted) marks the store down, so that waiters
 //! get the failure policy's answer at once even when this instance makes no call that could
 //! fail; the task then connects again with backoff (50 ms, doubling up to 2 s) and subscribes
-//! every channel again. A subscription Redis answers marks the store up again (it used to
+//! every channel again. A connection silent for the store's keepalive (5 s by default) is
+//! sent a PING (allowed in subscribed mode); one that leaves it unanswered as long again is
+//! taken for lost the same way (a stopped Redis, or a network that drops packets, closes
+//! nothing). A subscription Redis answers marks the store up again (it used to
 //! stay reported down until another call succeeded).
 //!
 //! It used to be one connection per limit: the gate builds a limit per pool with a global
@@ -328,10 +331,13 @@ impl RedisStore {
 async fn listen(store: RedisStore, running: Running) {
     let hub = store.inner.pubsub.clone();
     let id = running.id;
+    let keepalive = store.keepalive();
     let mut backoff = MIN_BACKOFF;
     loop {
+        // Each step on Redis is bounded by the keepalive: a Redis that accepts the
+        // connection but answers nothing (stopped) must not hold the task.
         let connected = tokio::select! {
-            connected = store.client().get_async_pubsub() => connected,
+            connected = within(keepalive, store.client().get_async_pubsub()) => connected,
             () = hub.emptied(id) => return,
         };
         match connected {
@@ -339,33 +345,24 @@ async fn listen(store: RedisStore, running: Running) {
                 let (mut sink, mut messages) = pubsub.split();
                 let mut subscribed = HashSet::new();
                 let first = tokio::select! {
-                    synced = hub.sync(&store, &mut sink, &mut subscribed) => synced,
+                    synced = within(keepalive, hub.sync(&store, &mut sink, &mut subscribed)) => synced,
                     () = hub.emptied(id) => return,
                 };
                 match first {
                     Ok(()) => {
                         backoff = MIN_BACKOFF;
-                        loop {
-                            tokio::select! {
-                                message = messages.next() => match message {
-                                    Some(message) => hub.wake(message.get_channel_name()),
-                                    None => break,
-                                },
-                                () = hub.changed.notified() => {
-                                    let synced = tokio::select! {
-                                        synced = hub.sync(&store, &mut sink, &mut subscribed) => synced,
-                                        () = hub.emptied(id) => return,
-                                    };
-                                    if let Err(e) = synced {
-                                        tracing::debug!(error = %e, "pub/sub: subscribing failed");
-                                        break;
-                                    }
-                                }
-                            }
-                        }
-                        store.connection_lost("the pub/sub connection was closed");
+                        let why = hub
+                            .follow(&store, id, &mut sink, &mut messages, &mut subscribed)
+                            .await;
+                        let Some(why) = why else { return };
+                        store.connection_lost(why);
                     }
-                    Err(e) => tracing::debug!(error = %e, "pub/sub: subscribing failed"),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "pub/sub: subscribing failed");
+                        if e.is_timeout() {
+                            store.connection_lost("the pub/sub connection did not answer");
+                        }
+                    }
                 }
             }
             Err(e) => tracing::debug!(error = %e, "pub/sub: no connection"),
@@ -375,6 +372,87 @@ async fn listen(store: RedisStore, running: Running) {
             () = hub.emptied(id) => return,
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// `call`, or an I/O error of kind [`TimedOut`](std::io::ErrorKind::TimedOut) when it takes
+/// longer than `limit`.
+async fn within<T>(
+    limit: Duration,
+    call: impl std::future::Future<Output = redis::RedisResult<T>>,
+) -> redis::RedisResult<T> {
+    match tokio::time::timeout(limit, call).await {
+        Ok(answer) => answer,
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer within {limit:?}"),
+        )
+        .into()),
+    }
+}
+
+impl Hub {
+    /// Reads messages on a subscribed connection and follows the registrations, until the
+    /// task has nothing left to listen to (`None`) or the connection is lost (why). A
+    /// connection silent for the keepalive is sent a PING; unanswered within the keepalive
+    /// too, it is taken for lost (Redis stopped, or the network drops packets: no socket
+    /// error would ever come).
+    async fn follow(
+        &self,
+        store: &RedisStore,
+        id: u64,
+        sink: &mut PubSubSink,
+        messages: &mut redis::aio::PubSubStream,
+        subscribed: &mut HashSet<String>,
+    ) -> Option<&'static str> {
+        let keepalive = store.keepalive();
+        let mut heard = tokio::time::Instant::now();
+        loop {
+            tokio::select! {
+                message = messages.next() => match message {
+                    Some(message) => {
+                        heard = tokio::time::Instant::now();
+                        self.wake(message.get_channel_name());
+                    }
+                    None => return Some("the pub/sub connection was closed"),
+                },
+                () = self.changed.notified() => {
+                    let synced = tokio::select! {
+                        synced = within(keepalive, self.sync(store, sink, subscribed)) => synced,
+                        () = self.emptied(id) => return None,
+                    };
+                    match synced {
+                        Ok(()) => heard = tokio::time::Instant::now(),
+                        Err(e) => {
+                            tracing::debug!(error = %e, "pub/sub: subscribing failed");
+                            return Some(if e.is_timeout() {
+                                "the pub/sub connection did not answer"
+                            } else {
+                                "the pub/sub connection was closed"
+                            });
+                        }
+                    }
+                }
+                () = tokio::time::sleep_until(heard + keepalive) => {
+                    let pong = tokio::select! {
+                        pong = within(keepalive, sink.ping::<redis::Value>()) => pong,
+                        () = self.emptied(id) => return None,
+                    };
+                    match pong {
+                        Ok(_) => {
+                            heard = tokio::time::Instant::now();
+                            // `emptied` may have taken a notice of a change meanwhile: diff
+                            // again (nothing to send when nothing changed).
+                            self.changed.notify_one();
+                        }
+                        Err(e) => {
+                            tracing::debug!(error = %e, "pub/sub: no answer to PING");
+                            return Some("the pub/sub connection did not answer a PING");
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -491,6 +569,43 @@ mod tests {
         assert_eq!(health.outages, 1, "{health:?}");
         assert!(health.up, "{health:?}");
         assert_eq!(health.recoveries, 1, "{health:?}");
+    }
+
+    /// Review 24, item 5: a Redis that stops answering without closing the socket (SIGSTOP)
+    /// left the listener waiting on its stream forever; a store whose instance makes no
+    /// other call was never marked down, and its waiters slept on. The keepalive PING goes
+    /// unanswered: the store is marked down (the event waited for; the keepalive is short so
+    /// that it comes soon, and no duration is asserted). Resumed, Redis answers the new
+    /// connection's subscription, which marks the store up and wakes the waiters.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pubsub_connection_that_hangs_is_noticed_and_replaced() {
+        let redis = RedisServer::start();
+        let store = RedisStore::builder(&redis.url())
+            .budget(Duration::from_secs(5))
+            .keepalive(Duration::from_millis(200))
+            .connect()
+            .await
+            .unwrap();
+        let a = store.subscribe("a", &Handle::current());
+        until("not subscribed", || subscribers(&redis, "a") == 1).await;
+        let down = store.went_down();
+        tokio::pin!(down);
+        down.as_mut().enable();
+        redis.pause();
+        let noticed = tokio::time::timeout(PATIENCE, down).await;
+        let woken = a.wake().notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        redis.resume();
+        noticed.expect("the hung pub/sub connection was not noticed");
+        assert!(!store.health().up);
+        tokio::time::timeout(PATIENCE, woken)
+            .await
+            .expect("the new subscription woke the waiter");
+        let health = store.health();
+        assert!(health.up, "{health:?}");
+        assert_eq!(health.outages, 1, "{health:?}");
+        until("not subscribed again", || subscribers(&redis, "a") == 1).await;
     }
 
     /// Limits come and go on 20 channels faster than the subscriptions follow: Redis ends up
@@ -624,7 +739,11 @@ mod tests {
             store.subscribe(odd, &runtime),
             store.subscribe("{sg:a}:released", &runtime),
         );
-        until("not subscribed", || subscribers(&redis, odd) == 1).await;
+        // Both: a subscription of `b` after `woken_b` is enabled would wake it.
+        until("not subscribed", || {
+            subscribers(&redis, odd) == 1 && subscribers(&redis, "{sg:a}:released") == 1
+        })
+        .await;
         let (woken_a, woken_b) = (a.wake().notified(), b.wake().notified());
         tokio::pin!(woken_a, woken_b);
         woken_a.as_mut().enable();
