@@ -354,3 +354,38 @@ async fn a_refused_subscription_does_not_mark_the_store_down() {
     assert!(permit.is_global(), "y decided by Redis");
     drop((x, y, z, permit));
 }
+
+/// Review 24, item 3: the first limit of a store built inside `block_on` of a current-thread
+/// runtime that is kept but not driven again. The listener task it started sat queued there,
+/// neither running nor dropped, and every concurrency limit of the store waited for lease
+/// expiries, not releases. The listener now runs on a thread of its own: a release on
+/// another instance wakes the waiter (the TTL is 60 s, the queue timeout 30 s: only the
+/// release can wake it in time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_is_woken_while_the_runtime_that_built_the_first_limit_is_not_driven() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let elsewhere = store.clone();
+    let (idle, first) = std::thread::spawn(move || {
+        let idle = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let first = idle.block_on(async { limit(&elsewhere, "first") });
+        (idle, first)
+    })
+    .join()
+    .unwrap();
+    let x = limit(&store, "x");
+    let other = support::store(&redis).await;
+    let held = global_permit(&limit(&other, "x")).await;
+    let waiter = waiting(&x).await;
+    drop(held);
+    let got = tokio::time::timeout(PATIENCE, waiter)
+        .await
+        .expect("the release woke the waiter")
+        .unwrap();
+    assert!(got.is_global());
+    drop((got, first));
+    std::thread::spawn(move || drop(idle)).join().unwrap();
+}

@@ -1,8 +1,10 @@
 //! One pub/sub connection per store, shared by every global concurrency limit built on it.
 //!
 //! A limit registers its release channel ([`RedisStore::subscribe`]) and holds the
-//! [`Subscription`] for as long as it lives. The first registration starts one listener task
-//! (on the runtime the limit is built on); the task opens a pub/sub connection, subscribes
+//! [`Subscription`] for as long as it lives. The first registration starts one listener, on a
+//! thread of its own with a current-thread runtime of its own (on the runtime of the limit
+//! that started it, a runtime kept but no longer driven starved it, and with it the wake-ups
+//! of every concurrency limit of the store: review 24, item 3); the task opens a pub/sub connection, subscribes
 //! every registered channel, and from then on reads messages while it follows the
 //! registrations: a channel registered later is subscribed, a channel whose last limit is
 //! dropped is unsubscribed, and when no channel is left the task ends and its connection is
@@ -31,7 +33,6 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use redis::aio::PubSubSink;
-use tokio::runtime::Handle;
 use tokio::sync::Notify;
 
 use super::RedisStore;
@@ -260,9 +261,8 @@ impl Drop for Running {
 }
 
 impl RedisStore {
-    /// Registers a limit on `channel`, starting the store's listener task on `runtime` when
-    /// none runs.
-    pub(crate) fn subscribe(&self, channel: &str, runtime: &Handle) -> Subscription {
+    /// Registers a limit on `channel`, starting the store's listener when none runs.
+    pub(crate) fn subscribe(&self, channel: &str) -> Subscription {
         let hub = &self.inner.pubsub;
         let mut state = hub.lock();
         let (wake, new) = match state.channels.get_mut(channel) {
@@ -286,7 +286,7 @@ impl RedisStore {
             hub.changed.notify_one();
         }
         if let Some(running) = start {
-            runtime.spawn(listen(self.clone(), running));
+            self.spawn_listener(running);
         }
         Subscription {
             hub: hub.clone(),
@@ -295,9 +295,9 @@ impl RedisStore {
         }
     }
 
-    /// Starts a listener task on `runtime` when channels are registered and none runs (the
-    /// one that ran was dropped with its runtime): called by a waiter before it waits.
-    pub(crate) fn keep_listening(&self, runtime: &Handle) {
+    /// Starts a listener when channels are registered and none runs (the one that ran
+    /// could not start its thread, or panicked): called by a waiter before it waits.
+    pub(crate) fn keep_listening(&self) {
         let hub = &self.inner.pubsub;
         let mut state = hub.lock();
         if state.channels.is_empty() {
@@ -306,7 +306,29 @@ impl RedisStore {
         let start = Self::starting(hub, &mut state);
         drop(state);
         if let Some(running) = start {
-            runtime.spawn(listen(self.clone(), running));
+            self.spawn_listener(running);
+        }
+    }
+
+    /// Runs the listener of `running` on a thread of its own, with a current-thread runtime
+    /// of its own: no runtime of the caller's can starve it (one kept but no longer driven,
+    /// one shut down), and it ends with the store's last concurrency limit. On failure (no
+    /// thread, no runtime) the guard is dropped: the next waiter tries again.
+    fn spawn_listener(&self, running: Running) {
+        let store = self.clone();
+        let started = std::thread::Builder::new()
+            .name("sluicegate-pubsub".to_owned())
+            .spawn(move || {
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime.block_on(listen(store, running)),
+                    Err(e) => tracing::warn!(error = %e, "pub/sub: no runtime for the listener"),
+                }
+            });
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "pub/sub: no thread for the listener");
         }
     }
 
@@ -510,11 +532,7 @@ mod tests {
     async fn a_resubscription_wakes_the_waiters_of_every_channel() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
-        let runtime = Handle::current();
-        let (a, b) = (
-            store.subscribe("a", &runtime),
-            store.subscribe("b", &runtime),
-        );
+        let (a, b) = (store.subscribe("a"), store.subscribe("b"));
         until("not subscribed", || {
             subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
         })
@@ -551,7 +569,7 @@ mod tests {
     async fn a_resubscription_marks_the_store_up() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
-        let a = store.subscribe("a", &Handle::current());
+        let a = store.subscribe("a");
         until("not subscribed", || subscribers(&redis, "a") == 1).await;
         let woken = a.wake().notified();
         tokio::pin!(woken);
@@ -586,7 +604,7 @@ mod tests {
             .connect()
             .await
             .unwrap();
-        let a = store.subscribe("a", &Handle::current());
+        let a = store.subscribe("a");
         until("not subscribed", || subscribers(&redis, "a") == 1).await;
         let down = store.went_down();
         tokio::pin!(down);
@@ -615,10 +633,9 @@ mod tests {
     async fn the_subscriptions_follow_limits_that_come_and_go() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
-        let runtime = Handle::current();
         let mut held: Vec<Subscription> = Vec::new();
         for i in 0..400_usize {
-            held.push(store.subscribe(&format!("c{}", i % 20), &runtime));
+            held.push(store.subscribe(&format!("c{}", i % 20)));
             // Drop some, from anywhere in the list.
             if i % 3 == 0 {
                 held.swap_remove((i * 7) % held.len());
@@ -645,11 +662,12 @@ mod tests {
         .await;
     }
 
-    /// The listener runs on the runtime of the limit that started it. When that runtime
-    /// shuts down (its task dropped with it) while the store lives on, the next limit starts
-    /// a new listener, which subscribes every channel still registered.
+    /// The listener used to run on the runtime of the limit that started it, and ended with
+    /// it. It runs on a thread of its own now: that runtime shut down, the listener goes on
+    /// (the first limit stays subscribed) and a later limit's channel joins the same
+    /// connection.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_limit_after_the_listeners_runtime_ended_starts_a_new_listener() {
+    async fn the_listener_outlives_the_runtime_of_the_limit_that_started_it() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
         let elsewhere = store.clone();
@@ -657,7 +675,7 @@ mod tests {
         let a = std::thread::spawn(move || {
             let runtime = tokio::runtime::Runtime::new().unwrap();
             let a = runtime.block_on(async {
-                let a = elsewhere.subscribe("a", &Handle::current());
+                let a = elsewhere.subscribe("a");
                 let mut admin = redis::Client::open(url).unwrap().get_connection().unwrap();
                 let deadline = std::time::Instant::now() + PATIENCE;
                 loop {
@@ -678,16 +696,13 @@ mod tests {
         })
         .join()
         .unwrap();
-        until("the listener did not end with its runtime", || {
-            subscribers(&redis, "a") == 0
+        let b = store.subscribe("b");
+        until("the listener did not subscribe b", || {
+            subscribers(&redis, "b") == 1
         })
         .await;
-
-        let b = store.subscribe("b", &Handle::current());
-        until("no new listener subscribed both channels", || {
-            subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
-        })
-        .await;
+        assert_eq!(subscribers(&redis, "a"), 1, "a stays subscribed");
+        assert_eq!(store.inner.pubsub.lock().started, 1, "one listener");
         drop((a, b));
         until("the connection was not closed", || {
             channels(&redis).is_empty()
@@ -709,13 +724,13 @@ mod tests {
                 .enable_all()
                 .build()
                 .unwrap();
-            let a = runtime.block_on(async { elsewhere.subscribe("a", &Handle::current()) });
+            let a = runtime.block_on(async { elsewhere.subscribe("a") });
             drop(runtime);
             a
         })
         .join()
         .unwrap();
-        let b = store.subscribe("b", &Handle::current());
+        let b = store.subscribe("b");
         until("no listener subscribed the channels", || {
             subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
         })
@@ -733,12 +748,8 @@ mod tests {
     async fn a_channel_with_odd_bytes_is_woken_by_its_own_messages() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
-        let runtime = Handle::current();
         let odd = "{sg:a b\r\n*?[x]\0é}:released";
-        let (a, b) = (
-            store.subscribe(odd, &runtime),
-            store.subscribe("{sg:a}:released", &runtime),
-        );
+        let (a, b) = (store.subscribe(odd), store.subscribe("{sg:a}:released"));
         // Both: a subscription of `b` after `woken_b` is enabled would wake it.
         until("not subscribed", || {
             subscribers(&redis, odd) == 1 && subscribers(&redis, "{sg:a}:released") == 1
@@ -770,7 +781,7 @@ mod tests {
     async fn registrations_from_many_runtimes_racing_the_listeners_end_settle() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
-        let held_here = store.subscribe("kept", &Handle::current());
+        let held_here = store.subscribe("kept");
         let (done, all_done) = std::sync::mpsc::channel();
         let mut stops = Vec::new();
         let mut threads = Vec::new();
@@ -788,7 +799,7 @@ mod tests {
                     let mut held = Vec::new();
                     for i in 0..300_usize {
                         let channel = format!("c{}", (i * 7 + t) % 12);
-                        held.push(store.subscribe(&channel, &Handle::current()));
+                        held.push(store.subscribe(&channel));
                         if i % 2 == 0 {
                             held.swap_remove((i * 5 + t) % held.len());
                         }
@@ -837,7 +848,7 @@ mod tests {
             thread.join().unwrap();
         }
         // Whichever runtime the listener ran on is gone: a waiter starts one here.
-        store.keep_listening(&Handle::current());
+        store.keep_listening();
         until("only `kept` is left", || {
             channels(&redis) == HashSet::from(["kept".to_owned()])
         })
@@ -856,11 +867,10 @@ mod tests {
     async fn the_listener_ends_with_its_last_limit_while_redis_is_stopped() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
-        let runtime = Handle::current();
-        let a = store.subscribe("a", &runtime);
+        let a = store.subscribe("a");
         until("not subscribed", || subscribers(&redis, "a") == 1).await;
         redis.pause();
-        let b = store.subscribe("b", &runtime); // SUBSCRIBE b: sent, not answered
+        let b = store.subscribe("b"); // SUBSCRIBE b: sent, not answered
         tokio::time::sleep(Duration::from_millis(100)).await;
         drop((a, b));
         let deadline = std::time::Instant::now() + PATIENCE;
