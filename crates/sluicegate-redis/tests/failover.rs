@@ -342,3 +342,32 @@ async fn a_garbled_gcra_key_counts_as_absent_and_the_store_stays_up() {
         .unwrap();
     assert_eq!(len, 8, "the state written over it");
 }
+
+/// Closing note, item 6: with Redis down, `Deny`'s answer said "retry after one emission
+/// interval" (1 ms for 1000/s), though Redis is not asked again before the store's next
+/// probe: clients retried into the same denial. The hint is now the later of the two: here
+/// the next probe, up to 10 s away (the store's backoff), not 1 ms. Bounds only, no timing.
+#[tokio::test]
+async fn deny_while_redis_is_down_says_to_retry_when_the_store_asks_redis_again() {
+    let mut redis = RedisServer::start();
+    let store = RedisStore::builder(&redis.url())
+        .backoff(Duration::from_secs(10), Duration::from_secs(10))
+        .connect()
+        .await
+        .unwrap();
+    let deny = GlobalGcra::builder(&store, "d", Quota::per_second(1000).unwrap())
+        .on_failure(FailurePolicy::Deny)
+        .build()
+        .unwrap();
+    redis.kill();
+    // The first call fails and marks the store down: the next probe is 10 s away.
+    let _ = deny.check().await;
+    assert!(!store.health().up);
+    let denied = deny.decide(1).await.unwrap();
+    assert_eq!(denied.source, Source::Fallback(FailurePolicy::Deny));
+    assert!(denied.decision.is_denied());
+    let retry = denied.decision.retry_after();
+    assert!(retry > Duration::from_secs(1), "{retry:?}");
+    assert!(retry <= Duration::from_secs(10), "{retry:?}");
+    assert!(denied.decision.reset_after() >= retry, "{denied:?}");
+}

@@ -137,6 +137,16 @@ impl Health {
                 .is_ok()
     }
 
+    /// How long until Redis may be asked again: zero while it is up, else the time to the
+    /// next probe.
+    pub(super) fn until_probe(&self) -> Duration {
+        if !self.down.load(Ordering::Acquire) {
+            return Duration::ZERO;
+        }
+        let due = self.next_probe.load(Ordering::Acquire);
+        Duration::from_nanos(due.saturating_sub(self.now()))
+    }
+
     pub(super) fn succeeded(&self) {
         // A load first: the hot path writes nothing while no answer was late.
         if self.late_rounds.load(Ordering::Relaxed) != 0 {

@@ -214,6 +214,12 @@ impl RedisStore {
         self.inner.health.succeeded();
     }
 
+    /// How long until a decision may be made by Redis again: zero while it is up, else the
+    /// time to the store's next probe of it.
+    pub(crate) fn until_probe(&self) -> Duration {
+        self.inner.health.until_probe()
+    }
+
     /// Counts a decision made by a failure policy.
     pub(crate) fn fell_back(&self) {
         self.inner.health.fell_back();
