@@ -344,9 +344,10 @@ async fn a_garbled_gcra_key_counts_as_absent_and_the_store_stays_up() {
 }
 
 /// Closing note, item 6: with Redis down, `Deny`'s answer said "retry after one emission
-/// interval" (1 ms for 1000/s), though Redis is not asked again before the store's next
-/// probe: clients retried into the same denial. The hint is now the later of the two: here
-/// the next probe, up to 10 s away (the store's backoff), not 1 ms. Bounds only, no timing.
+/// interval" (1 ms for 1000/s, 20 min for 3/h), though Redis is asked again at the store's
+/// next probe, not before and not later: clients retried into the same denial, or waited
+/// long after Redis was back. The hint is now the next probe: here up to 10 s away (the
+/// store's backoff). Bounds only, no timing.
 #[tokio::test]
 async fn deny_while_redis_is_down_says_to_retry_when_the_store_asks_redis_again() {
     let mut redis = RedisServer::start();
@@ -370,4 +371,17 @@ async fn deny_while_redis_is_down_says_to_retry_when_the_store_asks_redis_again(
     assert!(retry > Duration::from_secs(1), "{retry:?}");
     assert!(retry <= Duration::from_secs(10), "{retry:?}");
     assert!(denied.decision.reset_after() >= retry, "{denied:?}");
+
+    // A slow quota (one admission per 20 min) is asked again at the same probe: its hint
+    // was 20 minutes, however soon Redis would be back.
+    let slow = GlobalGcra::builder(&store, "slow", Quota::per_hour(3))
+        .on_failure(FailurePolicy::Deny)
+        .build()
+        .unwrap();
+    let denied = slow.decide(1).await.unwrap();
+    assert_eq!(denied.source, Source::Fallback(FailurePolicy::Deny));
+    assert!(denied.decision.is_denied());
+    let retry = denied.decision.retry_after();
+    assert!(retry > Duration::from_secs(1), "{retry:?}");
+    assert!(retry <= Duration::from_secs(10), "{retry:?}");
 }

@@ -168,16 +168,15 @@ impl Spec {
             FailurePolicy::Local => self.local.check_n(n)?,
             FailurePolicy::Allow => self.fresh(0),
             FailurePolicy::Deny => {
-                // Denied as by a full bucket, and not to be retried before the store next
-                // asks Redis (a retry before that gets the same denial): the bucket's state
-                // is put that much further ahead, so that retry-after is the later of one
-                // emission interval (for `n`) and the next probe, and reset-after moves with it.
+                // Denied, to be retried when the store next asks Redis (before that a retry
+                // gets the same denial; after it, Redis's answer, whatever the quota's
+                // interval): a bucket state put so far ahead that `n` fits again exactly
+                // then. At most 2^40 ns (18 min) ahead: a backoff is seconds.
                 let full = self.t_ns * u64::from(self.burst);
                 let own = self.t_ns.saturating_mul(u64::from(n.max(1)));
-                let probe = u64::try_from(self.store.until_probe().as_nanos()).unwrap_or(u64::MAX);
-                // At most 2^40 ns (18 min): a backoff is seconds; a state within 2^53 ns.
-                let later = probe.saturating_sub(own).min(1 << 40);
-                step(self.params, full.saturating_add(later), 0, n.max(1))?.0
+                let hint = self.store.retry_hint().as_nanos().min(1 << 40) as u64;
+                let tat = full.saturating_sub(own).saturating_add(hint.max(1));
+                step(self.params, tat, 0, n.max(1))?.0
             }
         };
         Ok(Verdict::new(decision, Source::Fallback(self.policy)))

@@ -137,14 +137,16 @@ impl Health {
                 .is_ok()
     }
 
-    /// How long until Redis may be asked again: zero while it is up, else the time to the
-    /// next probe.
-    pub(super) fn until_probe(&self) -> Duration {
-        if !self.down.load(Ordering::Acquire) {
-            return Duration::ZERO;
+    /// How long a caller denied by a fallback should wait before it asks again: the time to
+    /// the next probe while Redis is down, and at least the least backoff (while it is up, a
+    /// decision fell back for a late answer: the next may go to Redis at once).
+    pub(super) fn retry_hint(&self) -> Duration {
+        let mut wait = self.min_backoff;
+        if self.down.load(Ordering::Acquire) {
+            let due = self.next_probe.load(Ordering::Acquire);
+            wait = wait.max(due.saturating_sub(self.now()));
         }
-        let due = self.next_probe.load(Ordering::Acquire);
-        Duration::from_nanos(due.saturating_sub(self.now()))
+        Duration::from_nanos(wait)
     }
 
     pub(super) fn succeeded(&self) {

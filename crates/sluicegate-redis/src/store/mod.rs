@@ -214,10 +214,10 @@ impl RedisStore {
         self.inner.health.succeeded();
     }
 
-    /// How long until a decision may be made by Redis again: zero while it is up, else the
-    /// time to the store's next probe of it.
-    pub(crate) fn until_probe(&self) -> Duration {
-        self.inner.health.until_probe()
+    /// How long a caller denied by a fallback should wait before asking again: until the
+    /// store's next probe of a Redis that is down, at least the least backoff.
+    pub(crate) fn retry_hint(&self) -> Duration {
+        self.inner.health.retry_hint()
     }
 
     /// Counts a decision made by a failure policy.
