@@ -385,3 +385,34 @@ async fn deny_while_redis_is_down_says_to_retry_when_the_store_asks_redis_again(
     assert!(retry > Duration::from_secs(1), "{retry:?}");
     assert!(retry <= Duration::from_secs(10), "{retry:?}");
 }
+
+/// The concurrency limit's `Deny` (`AcquireError::Unavailable`) said to retry after the
+/// store's budget (20 ms by default), though its docs said the probe backoff: it now gives
+/// the same hint as GCRA's, the time to the store's next probe.
+#[tokio::test]
+async fn unavailable_says_to_retry_when_the_store_asks_redis_again() {
+    let mut redis = RedisServer::start();
+    let store = RedisStore::builder(&redis.url())
+        .backoff(Duration::from_secs(10), Duration::from_secs(10))
+        .connect()
+        .await
+        .unwrap();
+    let deny = sluicegate_redis::GlobalConcurrency::builder(&store, "c", 1)
+        .on_failure(FailurePolicy::Deny)
+        .build()
+        .unwrap();
+    redis.kill();
+    let _ = deny.acquire().await; // fails, marks the store down: next probe 10 s away
+    assert!(!store.health().up);
+    let refused = deny.acquire().await.unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            sluicegate_redis::concurrency::AcquireError::Unavailable { .. }
+        ),
+        "{refused:?}"
+    );
+    let retry = refused.retry_after();
+    assert!(retry > Duration::from_secs(1), "{retry:?}");
+    assert!(retry <= Duration::from_secs(10), "{retry:?}");
+}

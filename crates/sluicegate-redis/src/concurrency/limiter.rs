@@ -199,7 +199,7 @@ impl GlobalConcurrency {
         match inner.policy {
             FailurePolicy::Allow => Ok(GlobalPermit::new(inner.clone(), Held::Nothing)),
             FailurePolicy::Deny => Err(AcquireError::Unavailable {
-                retry_after: inner.store.budget(),
+                retry_after: inner.store.retry_hint(),
             }),
             FailurePolicy::Local => match inner.share.acquire().await {
                 Ok(p) => Ok(GlobalPermit::new(inner.clone(), Held::Local(p))),
