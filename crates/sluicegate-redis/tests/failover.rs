@@ -342,3 +342,77 @@ async fn a_garbled_gcra_key_counts_as_absent_and_the_store_stays_up() {
         .unwrap();
     assert_eq!(len, 8, "the state written over it");
 }
+
+/// Closing note, item 6: with Redis down, `Deny`'s answer said "retry after one emission
+/// interval" (1 ms for 1000/s, 20 min for 3/h), though Redis is asked again at the store's
+/// next probe, not before and not later: clients retried into the same denial, or waited
+/// long after Redis was back. The hint is now the next probe: here up to 10 s away (the
+/// store's backoff). Bounds only, no timing.
+#[tokio::test]
+async fn deny_while_redis_is_down_says_to_retry_when_the_store_asks_redis_again() {
+    let mut redis = RedisServer::start();
+    let store = RedisStore::builder(&redis.url())
+        .backoff(Duration::from_secs(10), Duration::from_secs(10))
+        .connect()
+        .await
+        .unwrap();
+    let deny = GlobalGcra::builder(&store, "d", Quota::per_second(1000).unwrap())
+        .on_failure(FailurePolicy::Deny)
+        .build()
+        .unwrap();
+    redis.kill();
+    // The first call fails and marks the store down: the next probe is 10 s away.
+    let _ = deny.check().await;
+    assert!(!store.health().up);
+    let denied = deny.decide(1).await.unwrap();
+    assert_eq!(denied.source, Source::Fallback(FailurePolicy::Deny));
+    assert!(denied.decision.is_denied());
+    let retry = denied.decision.retry_after();
+    assert!(retry > Duration::from_secs(1), "{retry:?}");
+    assert!(retry <= Duration::from_secs(10), "{retry:?}");
+    assert!(denied.decision.reset_after() >= retry, "{denied:?}");
+
+    // A slow quota (one admission per 20 min) is asked again at the same probe: its hint
+    // was 20 minutes, however soon Redis would be back.
+    let slow = GlobalGcra::builder(&store, "slow", Quota::per_hour(3))
+        .on_failure(FailurePolicy::Deny)
+        .build()
+        .unwrap();
+    let denied = slow.decide(1).await.unwrap();
+    assert_eq!(denied.source, Source::Fallback(FailurePolicy::Deny));
+    assert!(denied.decision.is_denied());
+    let retry = denied.decision.retry_after();
+    assert!(retry > Duration::from_secs(1), "{retry:?}");
+    assert!(retry <= Duration::from_secs(10), "{retry:?}");
+}
+
+/// The concurrency limit's `Deny` (`AcquireError::Unavailable`) said to retry after the
+/// store's budget (20 ms by default), though its docs said the probe backoff: it now gives
+/// the same hint as GCRA's, the time to the store's next probe.
+#[tokio::test]
+async fn unavailable_says_to_retry_when_the_store_asks_redis_again() {
+    let mut redis = RedisServer::start();
+    let store = RedisStore::builder(&redis.url())
+        .backoff(Duration::from_secs(10), Duration::from_secs(10))
+        .connect()
+        .await
+        .unwrap();
+    let deny = sluicegate_redis::GlobalConcurrency::builder(&store, "c", 1)
+        .on_failure(FailurePolicy::Deny)
+        .build()
+        .unwrap();
+    redis.kill();
+    let _ = deny.acquire().await; // fails, marks the store down: next probe 10 s away
+    assert!(!store.health().up);
+    let refused = deny.acquire().await.unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            sluicegate_redis::concurrency::AcquireError::Unavailable { .. }
+        ),
+        "{refused:?}"
+    );
+    let retry = refused.retry_after();
+    assert!(retry > Duration::from_secs(1), "{retry:?}");
+    assert!(retry <= Duration::from_secs(10), "{retry:?}");
+}

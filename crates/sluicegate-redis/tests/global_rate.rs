@@ -416,3 +416,38 @@ async fn a_hybrid_lease_whose_check_was_dropped_lands_in_the_stock() {
     assert!(v.decision.is_allowed());
     assert_eq!(v.decision.remaining(), 4, "{v:?}");
 }
+
+/// Review 24 / closing note, defect 1: the prefix "a" with the name "b:c" and the prefix
+/// "a:b" with the name "c" made the same key (`{a:b:c}:tatf64`), so two different limits
+/// shared one counter. Each now counts on its own key.
+#[tokio::test]
+async fn a_colon_in_the_prefix_does_not_make_two_limits_share_a_key() {
+    let redis = RedisServer::start();
+    let store_with = |prefix: &'static str| {
+        RedisStore::builder(&redis.url())
+            .budget(Duration::from_secs(5))
+            .prefix(prefix)
+            .connect()
+    };
+    let (a, ab) = (
+        store_with("a").await.unwrap(),
+        store_with("a:b").await.unwrap(),
+    );
+    // One admission per 100 s: the second check of a limit is denied.
+    let q = Quota::per_hour(36).with_burst(NonZeroU32::new(1).unwrap());
+    let first = GlobalGcra::builder(&a, "b:c", q).build().unwrap();
+    let second = GlobalGcra::builder(&ab, "c", q).build().unwrap();
+    let got = first.decide(1).await.unwrap();
+    assert_eq!(got.source, Source::Redis);
+    assert!(got.decision.is_allowed());
+    let got = second.decide(1).await.unwrap();
+    assert_eq!(got.source, Source::Redis);
+    assert!(
+        got.decision.is_allowed(),
+        "the other limit's admission was counted: {got:?}"
+    );
+    let mut con = redis.connection();
+    let mut keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+    keys.sort();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+}

@@ -301,3 +301,91 @@ async fn a_waiter_is_woken_after_the_listeners_runtime_shut_down() {
     assert!(got.is_global());
     drop(first);
 }
+
+/// Whether Redis's ACL log holds a refused SUBSCRIBE of the limit `name`'s channel.
+fn refused(redis: &RedisServer, name: &str) -> bool {
+    let log: Vec<redis::Value> = redis::cmd("ACL")
+        .arg("LOG")
+        .query(&mut redis.connection())
+        .unwrap();
+    let object = format!("{:?}", channel(name));
+    log.iter()
+        .any(|entry| format!("{entry:?}").contains(&object))
+}
+
+/// Closing note of review 24, defect 3: a user whose ACL grants keys and commands but not
+/// every channel (here only `x`'s) counts fine, but a SUBSCRIBE of another limit's channel is
+/// refused (`NOPERM`). That marked the whole store down, every limit on it falling back, and
+/// again after every reconnect. The store stays up now (its limits decide by Redis; waiters
+/// of the refused channel fall back to lease expiry or their queue timeout), the refusal is
+/// logged once, and the channels it may subscribe stay subscribed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_subscription_does_not_mark_the_store_down() {
+    let redis = RedisServer::start();
+    let () = redis::cmd("ACL")
+        .arg("SETUSER")
+        .arg("counter")
+        .arg("on")
+        .arg(">pw")
+        .arg("~*")
+        .arg("resetchannels")
+        .arg(format!("&{}", channel("x")))
+        .arg("+@all")
+        .query(&mut redis.connection())
+        .unwrap();
+    let url = format!("redis://counter:pw@127.0.0.1:{}/", redis.port);
+    let store = RedisStore::builder(&url)
+        .budget(Duration::from_secs(5))
+        .connect()
+        .await
+        .unwrap();
+    let x = limit(&store, "x");
+    until("x not subscribed", || subscribers(&redis, "x") == 1).await;
+    let y = limit(&store, "y");
+    until("y's SUBSCRIBE was not refused", || refused(&redis, "y")).await;
+    // The listener has handled y's refusal when it asks for z.
+    let z = limit(&store, "z");
+    until("z's SUBSCRIBE was not refused", || refused(&redis, "z")).await;
+    let health = store.health();
+    assert!(health.up, "{health:?}");
+    assert_eq!(health.outages, 0, "{health:?}");
+    assert_eq!(subscribers(&redis, "x"), 1, "x stays subscribed");
+    let permit = y.acquire().await.unwrap();
+    assert!(permit.is_global(), "y decided by Redis");
+    drop((x, y, z, permit));
+}
+
+/// Review 24, item 3: the first limit of a store built inside `block_on` of a current-thread
+/// runtime that is kept but not driven again. The listener task it started sat queued there,
+/// neither running nor dropped, and every concurrency limit of the store waited for lease
+/// expiries, not releases. The listener now runs on a thread of its own: a release on
+/// another instance wakes the waiter (the TTL is 60 s, the queue timeout 30 s: only the
+/// release can wake it in time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_is_woken_while_the_runtime_that_built_the_first_limit_is_not_driven() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let elsewhere = store.clone();
+    let (idle, first) = std::thread::spawn(move || {
+        let idle = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let first = idle.block_on(async { limit(&elsewhere, "first") });
+        (idle, first)
+    })
+    .join()
+    .unwrap();
+    let x = limit(&store, "x");
+    let other = support::store(&redis).await;
+    let held = global_permit(&limit(&other, "x")).await;
+    let waiter = waiting(&x).await;
+    drop(held);
+    let got = tokio::time::timeout(PATIENCE, waiter)
+        .await
+        .expect("the release woke the waiter")
+        .unwrap();
+    assert!(got.is_global());
+    drop((got, first));
+    std::thread::spawn(move || drop(idle)).join().unwrap();
+}

@@ -21,7 +21,8 @@ pub enum AcquireError {
     /// Redis did not answer and the limit's failure policy is `Deny`.
     #[error("redis is unreachable and the limit fails closed")]
     Unavailable {
-        /// A hint for the caller: the store's probe backoff.
+        /// A hint for the caller: the time to the store's next probe of Redis (at least its
+        /// least backoff).
         retry_after: Duration,
     },
 }

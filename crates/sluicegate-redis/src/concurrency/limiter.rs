@@ -179,9 +179,7 @@ impl GlobalConcurrency {
                 Try::Full { next_expiry } => {
                     // The store's listener ran on a runtime that has shut down: start one on
                     // this one (it wakes this wait once it has subscribed).
-                    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                        inner.store.keep_listening(&runtime);
-                    }
+                    inner.store.keep_listening();
                     // Down: the next try falls back at once (no call while Redis is down),
                     // and each waiter behind gets the policy's answer in turn.
                     tokio::select! {
@@ -201,7 +199,7 @@ impl GlobalConcurrency {
         match inner.policy {
             FailurePolicy::Allow => Ok(GlobalPermit::new(inner.clone(), Held::Nothing)),
             FailurePolicy::Deny => Err(AcquireError::Unavailable {
-                retry_after: inner.store.budget(),
+                retry_after: inner.store.retry_hint(),
             }),
             FailurePolicy::Local => match inner.share.acquire().await {
                 Ok(p) => Ok(GlobalPermit::new(inner.clone(), Held::Local(p))),
@@ -320,9 +318,9 @@ impl ConcurrencyBuilder<'_> {
     crate::policy::failure_settings!();
 
     /// Builds the limit and subscribes its release channel on the store's one pub/sub
-    /// connection; the first limit of a store starts that connection's listener task on the
-    /// current tokio runtime (it ends, and the connection closes, when the store's last
-    /// concurrency limit is dropped).
+    /// connection; the first limit of a store starts that connection's listener on a thread
+    /// of its own, with a runtime of its own, so that no caller's runtime can starve it (it
+    /// ends, and the connection closes, when the store's last concurrency limit is dropped).
     ///
     /// # Errors
     ///
@@ -338,7 +336,8 @@ impl ConcurrencyBuilder<'_> {
         }
         let leases = key(self.store.prefix(), &self.name, "leases")?;
         let channel = key(self.store.prefix(), &self.name, "released")?;
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::Runtime)?;
+        // Permits renew their leases on the caller's runtime: a limit needs one.
+        tokio::runtime::Handle::try_current().map_err(|_| Error::Runtime)?;
         let share = crate::rate::share(self.max, self.instances) as usize;
         let local = ConcurrencyLimiter::builder(share)
             .max_queue(self.max_queue)
@@ -348,7 +347,7 @@ impl ConcurrencyBuilder<'_> {
             inner: Arc::new(Inner {
                 store: self.store.clone(),
                 leases,
-                subscription: self.store.subscribe(&channel, &runtime),
+                subscription: self.store.subscribe(&channel),
                 channel,
                 max: self.max,
                 ttl: self.ttl,

@@ -168,8 +168,15 @@ impl Spec {
             FailurePolicy::Local => self.local.check_n(n)?,
             FailurePolicy::Allow => self.fresh(0),
             FailurePolicy::Deny => {
+                // Denied, to be retried when the store next asks Redis (before that a retry
+                // gets the same denial; after it, Redis's answer, whatever the quota's
+                // interval): a bucket state put so far ahead that `n` fits again exactly
+                // then. At most 2^40 ns (18 min) ahead: a backoff is seconds.
                 let full = self.t_ns * u64::from(self.burst);
-                step(self.params, full, 0, n.max(1))?.0
+                let own = self.t_ns.saturating_mul(u64::from(n.max(1)));
+                let hint = self.store.retry_hint().as_nanos().min(1 << 40) as u64;
+                let tat = full.saturating_sub(own).saturating_add(hint.max(1));
+                step(self.params, tat, 0, n.max(1))?.0
             }
         };
         Ok(Verdict::new(decision, Source::Fallback(self.policy)))

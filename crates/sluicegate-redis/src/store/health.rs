@@ -137,6 +137,18 @@ impl Health {
                 .is_ok()
     }
 
+    /// How long a caller denied by a fallback should wait before it asks again: the time to
+    /// the next probe while Redis is down, and at least the least backoff (while it is up, a
+    /// decision fell back for a late answer: the next may go to Redis at once).
+    pub(super) fn retry_hint(&self) -> Duration {
+        let mut wait = self.min_backoff;
+        if self.down.load(Ordering::Acquire) {
+            let due = self.next_probe.load(Ordering::Acquire);
+            wait = wait.max(due.saturating_sub(self.now()));
+        }
+        Duration::from_nanos(wait)
+    }
+
     pub(super) fn succeeded(&self) {
         // A load first: the hot path writes nothing while no answer was late.
         if self.late_rounds.load(Ordering::Relaxed) != 0 {

@@ -65,6 +65,9 @@ struct Inner {
     health: Health,
     budget: Duration,
     prefix: String,
+    /// How long the pub/sub connection may stay silent before it is asked for a PING, and
+    /// how long that PING may go unanswered before the connection is taken for dead.
+    keepalive: Duration,
     /// The channels of this store's concurrency limits, on one pub/sub connection.
     pubsub: Arc<pubsub::Hub>,
 }
@@ -77,11 +80,15 @@ pub struct StoreBuilder {
     prefix: String,
     min_backoff: Duration,
     max_backoff: Duration,
+    keepalive: Duration,
 }
 
 impl RedisStore {
     /// The default time a decision may wait on Redis before it falls back: 20 ms.
     pub const DEFAULT_BUDGET: Duration = Duration::from_millis(20);
+
+    /// The default [keepalive](StoreBuilder::keepalive) of the pub/sub connection: 5 s.
+    pub const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(5);
 
     /// A store on `url` with the default settings.
     ///
@@ -103,6 +110,7 @@ impl RedisStore {
             prefix: "sluicegate".to_owned(),
             min_backoff: Duration::from_millis(50),
             max_backoff: Duration::from_secs(2),
+            keepalive: Self::DEFAULT_KEEPALIVE,
         }
     }
 
@@ -115,6 +123,10 @@ impl RedisStore {
     /// How long a decision waits on Redis at most.
     pub fn budget(&self) -> Duration {
         self.inner.budget
+    }
+
+    pub(crate) fn keepalive(&self) -> Duration {
+        self.inner.keepalive
     }
 
     pub(crate) fn prefix(&self) -> &str {
@@ -197,6 +209,17 @@ impl RedisStore {
         self.inner.health.failed(UNREACHABLE, &why);
     }
 
+    /// Marks Redis up without a call: it answered on a connection of its own (pub/sub).
+    pub(crate) fn connection_found(&self) {
+        self.inner.health.succeeded();
+    }
+
+    /// How long a caller denied by a fallback should wait before asking again: until the
+    /// store's next probe of a Redis that is down, at least the least backoff.
+    pub(crate) fn retry_hint(&self) -> Duration {
+        self.inner.health.retry_hint()
+    }
+
     /// Counts a decision made by a failure policy.
     pub(crate) fn fell_back(&self) {
         self.inner.health.fell_back();
@@ -233,7 +256,9 @@ impl StoreBuilder {
         self
     }
 
-    /// The prefix of every key the limits write (default `sluicegate`).
+    /// The prefix of every key the limits write (default `sluicegate`). A `:` or `%` in it
+    /// is escaped in the keys (`%3A`, `%25`), so that no prefix and name make the key of
+    /// another prefix and name (docs/global-limits.md, "Keys").
     pub fn prefix(mut self, prefix: &str) -> Self {
         self.prefix = prefix.to_owned();
         self
@@ -244,6 +269,17 @@ impl StoreBuilder {
     pub fn backoff(mut self, min: Duration, max: Duration) -> Self {
         self.min_backoff = min;
         self.max_backoff = max.max(min);
+        self
+    }
+
+    /// How long the pub/sub connection (of the concurrency limits' release channels) may be
+    /// silent before the store sends it a PING, and how long that PING may go unanswered
+    /// (default 5 s). A Redis that stops answering without closing the connection (stopped,
+    /// or a network that drops packets) is so noticed within about twice this time: the
+    /// store is marked down (waiters get their failure policy's answer) and the connection
+    /// is made again. It also bounds each connection attempt and subscription.
+    pub fn keepalive(mut self, keepalive: Duration) -> Self {
+        self.keepalive = keepalive.max(Duration::from_millis(1));
         self
     }
 
@@ -277,6 +313,7 @@ impl StoreBuilder {
                 health: Health::new(self.min_backoff, self.max_backoff),
                 budget: self.budget,
                 prefix: self.prefix,
+                keepalive: self.keepalive,
                 pubsub: Arc::default(),
             }),
         };

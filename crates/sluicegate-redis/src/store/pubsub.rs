@@ -1,8 +1,10 @@
 //! One pub/sub connection per store, shared by every global concurrency limit built on it.
 //!
 //! A limit registers its release channel ([`RedisStore::subscribe`]) and holds the
-//! [`Subscription`] for as long as it lives. The first registration starts one listener task
-//! (on the runtime the limit is built on); the task opens a pub/sub connection, subscribes
+//! [`Subscription`] for as long as it lives. The first registration starts one listener, on a
+//! thread of its own with a current-thread runtime of its own (on the runtime of the limit
+//! that started it, a runtime kept but no longer driven starved it, and with it the wake-ups
+//! of every concurrency limit of the store: review 24, item 3); the task opens a pub/sub connection, subscribes
 //! every registered channel, and from then on reads messages while it follows the
 //! registrations: a channel registered later is subscribed, a channel whose last limit is
 //! dropped is unsubscribed, and when no channel is left the task ends and its connection is
@@ -14,19 +16,23 @@
 //! (Redis closed the connection: it died or restarted) marks the store down, so that waiters
 //! get the failure policy's answer at once even when this instance makes no call that could
 //! fail; the task then connects again with backoff (50 ms, doubling up to 2 s) and subscribes
-//! every channel again.
+//! every channel again. A connection silent for the store's keepalive (5 s by default) is
+//! sent a PING (allowed in subscribed mode); one that leaves it unanswered as long again is
+//! taken for lost the same way (a stopped Redis, or a network that drops packets, closes
+//! nothing). A subscription Redis answers marks the store up again (it used to
+//! stay reported down until another call succeeded).
 //!
 //! It used to be one connection per limit: the gate builds a limit per pool with a global
 //! concurrency limit, so 2000 such pools opened 2000 connections per gate process, and a few
 //! gates reached Redis's `maxclients` (10000 by default).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use redis::aio::PubSubSink;
-use tokio::runtime::Handle;
 use tokio::sync::Notify;
 
 use super::RedisStore;
@@ -40,6 +46,8 @@ pub(super) struct Hub {
     state: Mutex<State>,
     /// Told (a permit is kept for the task) when a channel is added or removed.
     changed: Notify,
+    /// Whether a refused subscription was logged (once per store).
+    refused_warned: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -137,6 +145,7 @@ impl Hub {
     /// (channels may come and go while Redis answers).
     async fn sync(
         &self,
+        store: &RedisStore,
         sink: &mut PubSubSink,
         subscribed: &mut HashSet<String>,
     ) -> redis::RedisResult<()> {
@@ -152,13 +161,52 @@ impl Hub {
                 }
             }
             if !add.is_empty() {
-                sink.subscribe(&add).await?;
-                for channel in add {
-                    self.wake(&channel);
-                    subscribed.insert(channel);
+                match sink.subscribe(&add).await {
+                    Ok(()) => {
+                        // Redis answered: up again after a lost connection, before the
+                        // waiters woken here ask it again.
+                        store.connection_found();
+                        for channel in add {
+                            self.wake(&channel);
+                            subscribed.insert(channel);
+                        }
+                    }
+                    // An ACL without the permission for some of them: Redis refuses the whole
+                    // command. One at a time then, so that the others are subscribed.
+                    Err(e) if refused(&e) => {
+                        store.connection_found();
+                        for channel in add {
+                            match sink.subscribe(&channel).await {
+                                Ok(()) => self.wake(&channel),
+                                Err(e) if refused(&e) => self.warn_refused(store, &e),
+                                Err(e) => return Err(e),
+                            }
+                            // Refused, it counts as subscribed all the same: not asked again
+                            // on this connection (its waiters fall back to lease expiry).
+                            subscribed.insert(channel);
+                        }
+                    }
+                    Err(e) => return Err(e),
                 }
             }
         }
+    }
+
+    /// Logs the first SUBSCRIBE refused by an ACL of this store, saying what to grant.
+    fn warn_refused(&self, store: &RedisStore, e: &redis::RedisError) {
+        if self.refused_warned.swap(true, Ordering::Relaxed) {
+            tracing::debug!(error = %e, "pub/sub: subscription refused");
+            return;
+        }
+        tracing::warn!(
+            error = %e,
+            "redis refused to subscribe a global concurrency limit's release channel (an ACL \
+             without channel permission): limits still decide by redis, but a released \
+             permit no longer wakes the waiters of other instances at once (they wait for a \
+             lease to expire or for their queue timeout); grant the pattern with \
+             `ACL SETUSER <user> &{}` (logged once per store)",
+            super::keys::channel_pattern(store.prefix())
+        );
     }
 
     /// The registered channels not in `subscribed`, and those in it no longer registered.
@@ -180,6 +228,11 @@ impl Hub {
             )
         }
     }
+}
+
+/// Whether Redis refused a subscription for want of permission (an ACL).
+fn refused(e: &redis::RedisError) -> bool {
+    e.code() == Some("NOPERM")
 }
 
 /// Clears the hub's running task when the task ends however it ends (its runtime shut down
@@ -208,9 +261,8 @@ impl Drop for Running {
 }
 
 impl RedisStore {
-    /// Registers a limit on `channel`, starting the store's listener task on `runtime` when
-    /// none runs.
-    pub(crate) fn subscribe(&self, channel: &str, runtime: &Handle) -> Subscription {
+    /// Registers a limit on `channel`, starting the store's listener when none runs.
+    pub(crate) fn subscribe(&self, channel: &str) -> Subscription {
         let hub = &self.inner.pubsub;
         let mut state = hub.lock();
         let (wake, new) = match state.channels.get_mut(channel) {
@@ -234,7 +286,7 @@ impl RedisStore {
             hub.changed.notify_one();
         }
         if let Some(running) = start {
-            runtime.spawn(listen(self.clone(), running));
+            self.spawn_listener(running);
         }
         Subscription {
             hub: hub.clone(),
@@ -243,9 +295,9 @@ impl RedisStore {
         }
     }
 
-    /// Starts a listener task on `runtime` when channels are registered and none runs (the
-    /// one that ran was dropped with its runtime): called by a waiter before it waits.
-    pub(crate) fn keep_listening(&self, runtime: &Handle) {
+    /// Starts a listener when channels are registered and none runs (the one that ran
+    /// could not start its thread, or panicked): called by a waiter before it waits.
+    pub(crate) fn keep_listening(&self) {
         let hub = &self.inner.pubsub;
         let mut state = hub.lock();
         if state.channels.is_empty() {
@@ -254,7 +306,29 @@ impl RedisStore {
         let start = Self::starting(hub, &mut state);
         drop(state);
         if let Some(running) = start {
-            runtime.spawn(listen(self.clone(), running));
+            self.spawn_listener(running);
+        }
+    }
+
+    /// Runs the listener of `running` on a thread of its own, with a current-thread runtime
+    /// of its own: no runtime of the caller's can starve it (one kept but no longer driven,
+    /// one shut down), and it ends with the store's last concurrency limit. On failure (no
+    /// thread, no runtime) the guard is dropped: the next waiter tries again.
+    fn spawn_listener(&self, running: Running) {
+        let store = self.clone();
+        let started = std::thread::Builder::new()
+            .name("sluicegate-pubsub".to_owned())
+            .spawn(move || {
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime.block_on(listen(store, running)),
+                    Err(e) => tracing::warn!(error = %e, "pub/sub: no runtime for the listener"),
+                }
+            });
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "pub/sub: no thread for the listener");
         }
     }
 
@@ -279,10 +353,13 @@ impl RedisStore {
 async fn listen(store: RedisStore, running: Running) {
     let hub = store.inner.pubsub.clone();
     let id = running.id;
+    let keepalive = store.keepalive();
     let mut backoff = MIN_BACKOFF;
     loop {
+        // Each step on Redis is bounded by the keepalive: a Redis that accepts the
+        // connection but answers nothing (stopped) must not hold the task.
         let connected = tokio::select! {
-            connected = store.client().get_async_pubsub() => connected,
+            connected = within(keepalive, store.client().get_async_pubsub()) => connected,
             () = hub.emptied(id) => return,
         };
         match connected {
@@ -290,33 +367,24 @@ async fn listen(store: RedisStore, running: Running) {
                 let (mut sink, mut messages) = pubsub.split();
                 let mut subscribed = HashSet::new();
                 let first = tokio::select! {
-                    synced = hub.sync(&mut sink, &mut subscribed) => synced,
+                    synced = within(keepalive, hub.sync(&store, &mut sink, &mut subscribed)) => synced,
                     () = hub.emptied(id) => return,
                 };
                 match first {
                     Ok(()) => {
                         backoff = MIN_BACKOFF;
-                        loop {
-                            tokio::select! {
-                                message = messages.next() => match message {
-                                    Some(message) => hub.wake(message.get_channel_name()),
-                                    None => break,
-                                },
-                                () = hub.changed.notified() => {
-                                    let synced = tokio::select! {
-                                        synced = hub.sync(&mut sink, &mut subscribed) => synced,
-                                        () = hub.emptied(id) => return,
-                                    };
-                                    if let Err(e) = synced {
-                                        tracing::debug!(error = %e, "pub/sub: subscribing failed");
-                                        break;
-                                    }
-                                }
-                            }
-                        }
-                        store.connection_lost("the pub/sub connection was closed");
+                        let why = hub
+                            .follow(&store, id, &mut sink, &mut messages, &mut subscribed)
+                            .await;
+                        let Some(why) = why else { return };
+                        store.connection_lost(why);
                     }
-                    Err(e) => tracing::debug!(error = %e, "pub/sub: subscribing failed"),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "pub/sub: subscribing failed");
+                        if e.is_timeout() {
+                            store.connection_lost("the pub/sub connection did not answer");
+                        }
+                    }
                 }
             }
             Err(e) => tracing::debug!(error = %e, "pub/sub: no connection"),
@@ -326,6 +394,87 @@ async fn listen(store: RedisStore, running: Running) {
             () = hub.emptied(id) => return,
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// `call`, or an I/O error of kind [`TimedOut`](std::io::ErrorKind::TimedOut) when it takes
+/// longer than `limit`.
+async fn within<T>(
+    limit: Duration,
+    call: impl std::future::Future<Output = redis::RedisResult<T>>,
+) -> redis::RedisResult<T> {
+    match tokio::time::timeout(limit, call).await {
+        Ok(answer) => answer,
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer within {limit:?}"),
+        )
+        .into()),
+    }
+}
+
+impl Hub {
+    /// Reads messages on a subscribed connection and follows the registrations, until the
+    /// task has nothing left to listen to (`None`) or the connection is lost (why). A
+    /// connection silent for the keepalive is sent a PING; unanswered within the keepalive
+    /// too, it is taken for lost (Redis stopped, or the network drops packets: no socket
+    /// error would ever come).
+    async fn follow(
+        &self,
+        store: &RedisStore,
+        id: u64,
+        sink: &mut PubSubSink,
+        messages: &mut redis::aio::PubSubStream,
+        subscribed: &mut HashSet<String>,
+    ) -> Option<&'static str> {
+        let keepalive = store.keepalive();
+        let mut heard = tokio::time::Instant::now();
+        loop {
+            tokio::select! {
+                message = messages.next() => match message {
+                    Some(message) => {
+                        heard = tokio::time::Instant::now();
+                        self.wake(message.get_channel_name());
+                    }
+                    None => return Some("the pub/sub connection was closed"),
+                },
+                () = self.changed.notified() => {
+                    let synced = tokio::select! {
+                        synced = within(keepalive, self.sync(store, sink, subscribed)) => synced,
+                        () = self.emptied(id) => return None,
+                    };
+                    match synced {
+                        Ok(()) => heard = tokio::time::Instant::now(),
+                        Err(e) => {
+                            tracing::debug!(error = %e, "pub/sub: subscribing failed");
+                            return Some(if e.is_timeout() {
+                                "the pub/sub connection did not answer"
+                            } else {
+                                "the pub/sub connection was closed"
+                            });
+                        }
+                    }
+                }
+                () = tokio::time::sleep_until(heard + keepalive) => {
+                    let pong = tokio::select! {
+                        pong = within(keepalive, sink.ping::<redis::Value>()) => pong,
+                        () = self.emptied(id) => return None,
+                    };
+                    match pong {
+                        Ok(_) => {
+                            heard = tokio::time::Instant::now();
+                            // `emptied` may have taken a notice of a change meanwhile: diff
+                            // again (nothing to send when nothing changed).
+                            self.changed.notify_one();
+                        }
+                        Err(e) => {
+                            tracing::debug!(error = %e, "pub/sub: no answer to PING");
+                            return Some("the pub/sub connection did not answer a PING");
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -383,11 +532,7 @@ mod tests {
     async fn a_resubscription_wakes_the_waiters_of_every_channel() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
-        let runtime = Handle::current();
-        let (a, b) = (
-            store.subscribe("a", &runtime),
-            store.subscribe("b", &runtime),
-        );
+        let (a, b) = (store.subscribe("a"), store.subscribe("b"));
         until("not subscribed", || {
             subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
         })
@@ -416,6 +561,71 @@ mod tests {
         assert_eq!(health.outages, 1, "{health:?}");
     }
 
+    /// Closing note of review 24, defect 4: after the pub/sub connection was lost (the store
+    /// marked down) a successful resubscription left the store reported down until some
+    /// other call succeeded. Redis answered the SUBSCRIBE: the store is up again, before the
+    /// waiters the resubscription wakes ask Redis again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_resubscription_marks_the_store_up() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let a = store.subscribe("a");
+        until("not subscribed", || subscribers(&redis, "a") == 1).await;
+        let woken = a.wake().notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let _: u64 = redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("TYPE")
+            .arg("pubsub")
+            .query(&mut admin(&redis))
+            .unwrap();
+        tokio::time::timeout(PATIENCE, woken)
+            .await
+            .expect("the resubscription woke the waiter");
+        let health = store.health();
+        assert_eq!(health.outages, 1, "{health:?}");
+        assert!(health.up, "{health:?}");
+        assert_eq!(health.recoveries, 1, "{health:?}");
+    }
+
+    /// Review 24, item 5: a Redis that stops answering without closing the socket (SIGSTOP)
+    /// left the listener waiting on its stream forever; a store whose instance makes no
+    /// other call was never marked down, and its waiters slept on. The keepalive PING goes
+    /// unanswered: the store is marked down (the event waited for; the keepalive is short so
+    /// that it comes soon, and no duration is asserted). Resumed, Redis answers the new
+    /// connection's subscription, which marks the store up and wakes the waiters.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pubsub_connection_that_hangs_is_noticed_and_replaced() {
+        let redis = RedisServer::start();
+        let store = RedisStore::builder(&redis.url())
+            .budget(Duration::from_secs(5))
+            .keepalive(Duration::from_millis(200))
+            .connect()
+            .await
+            .unwrap();
+        let a = store.subscribe("a");
+        until("not subscribed", || subscribers(&redis, "a") == 1).await;
+        let down = store.went_down();
+        tokio::pin!(down);
+        down.as_mut().enable();
+        redis.pause();
+        let noticed = tokio::time::timeout(PATIENCE, down).await;
+        let woken = a.wake().notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        redis.resume();
+        noticed.expect("the hung pub/sub connection was not noticed");
+        assert!(!store.health().up);
+        tokio::time::timeout(PATIENCE, woken)
+            .await
+            .expect("the new subscription woke the waiter");
+        let health = store.health();
+        assert!(health.up, "{health:?}");
+        assert_eq!(health.outages, 1, "{health:?}");
+        until("not subscribed again", || subscribers(&redis, "a") == 1).await;
+    }
+
     /// Limits come and go on 20 channels faster than the subscriptions follow: Redis ends up
     /// subscribed to exactly the channels some limit still holds, and to none once all are
     /// dropped (the connection closes).
@@ -423,10 +633,9 @@ mod tests {
     async fn the_subscriptions_follow_limits_that_come_and_go() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
-        let runtime = Handle::current();
         let mut held: Vec<Subscription> = Vec::new();
         for i in 0..400_usize {
-            held.push(store.subscribe(&format!("c{}", i % 20), &runtime));
+            held.push(store.subscribe(&format!("c{}", i % 20)));
             // Drop some, from anywhere in the list.
             if i % 3 == 0 {
                 held.swap_remove((i * 7) % held.len());
@@ -453,11 +662,12 @@ mod tests {
         .await;
     }
 
-    /// The listener runs on the runtime of the limit that started it. When that runtime
-    /// shuts down (its task dropped with it) while the store lives on, the next limit starts
-    /// a new listener, which subscribes every channel still registered.
+    /// The listener used to run on the runtime of the limit that started it, and ended with
+    /// it. It runs on a thread of its own now: that runtime shut down, the listener goes on
+    /// (the first limit stays subscribed) and a later limit's channel joins the same
+    /// connection.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_limit_after_the_listeners_runtime_ended_starts_a_new_listener() {
+    async fn the_listener_outlives_the_runtime_of_the_limit_that_started_it() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
         let elsewhere = store.clone();
@@ -465,7 +675,7 @@ mod tests {
         let a = std::thread::spawn(move || {
             let runtime = tokio::runtime::Runtime::new().unwrap();
             let a = runtime.block_on(async {
-                let a = elsewhere.subscribe("a", &Handle::current());
+                let a = elsewhere.subscribe("a");
                 let mut admin = redis::Client::open(url).unwrap().get_connection().unwrap();
                 let deadline = std::time::Instant::now() + PATIENCE;
                 loop {
@@ -486,16 +696,13 @@ mod tests {
         })
         .join()
         .unwrap();
-        until("the listener did not end with its runtime", || {
-            subscribers(&redis, "a") == 0
+        let b = store.subscribe("b");
+        until("the listener did not subscribe b", || {
+            subscribers(&redis, "b") == 1
         })
         .await;
-
-        let b = store.subscribe("b", &Handle::current());
-        until("no new listener subscribed both channels", || {
-            subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
-        })
-        .await;
+        assert_eq!(subscribers(&redis, "a"), 1, "a stays subscribed");
+        assert_eq!(store.inner.pubsub.lock().started, 1, "one listener");
         drop((a, b));
         until("the connection was not closed", || {
             channels(&redis).is_empty()
@@ -517,13 +724,13 @@ mod tests {
                 .enable_all()
                 .build()
                 .unwrap();
-            let a = runtime.block_on(async { elsewhere.subscribe("a", &Handle::current()) });
+            let a = runtime.block_on(async { elsewhere.subscribe("a") });
             drop(runtime);
             a
         })
         .join()
         .unwrap();
-        let b = store.subscribe("b", &Handle::current());
+        let b = store.subscribe("b");
         until("no listener subscribed the channels", || {
             subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
         })
@@ -541,13 +748,13 @@ mod tests {
     async fn a_channel_with_odd_bytes_is_woken_by_its_own_messages() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
-        let runtime = Handle::current();
         let odd = "{sg:a b\r\n*?[x]\0é}:released";
-        let (a, b) = (
-            store.subscribe(odd, &runtime),
-            store.subscribe("{sg:a}:released", &runtime),
-        );
-        until("not subscribed", || subscribers(&redis, odd) == 1).await;
+        let (a, b) = (store.subscribe(odd), store.subscribe("{sg:a}:released"));
+        // Both: a subscription of `b` after `woken_b` is enabled would wake it.
+        until("not subscribed", || {
+            subscribers(&redis, odd) == 1 && subscribers(&redis, "{sg:a}:released") == 1
+        })
+        .await;
         let (woken_a, woken_b) = (a.wake().notified(), b.wake().notified());
         tokio::pin!(woken_a, woken_b);
         woken_a.as_mut().enable();
@@ -574,7 +781,7 @@ mod tests {
     async fn registrations_from_many_runtimes_racing_the_listeners_end_settle() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
-        let held_here = store.subscribe("kept", &Handle::current());
+        let held_here = store.subscribe("kept");
         let (done, all_done) = std::sync::mpsc::channel();
         let mut stops = Vec::new();
         let mut threads = Vec::new();
@@ -592,7 +799,7 @@ mod tests {
                     let mut held = Vec::new();
                     for i in 0..300_usize {
                         let channel = format!("c{}", (i * 7 + t) % 12);
-                        held.push(store.subscribe(&channel, &Handle::current()));
+                        held.push(store.subscribe(&channel));
                         if i % 2 == 0 {
                             held.swap_remove((i * 5 + t) % held.len());
                         }
@@ -641,7 +848,7 @@ mod tests {
             thread.join().unwrap();
         }
         // Whichever runtime the listener ran on is gone: a waiter starts one here.
-        store.keep_listening(&Handle::current());
+        store.keep_listening();
         until("only `kept` is left", || {
             channels(&redis) == HashSet::from(["kept".to_owned()])
         })
@@ -660,11 +867,10 @@ mod tests {
     async fn the_listener_ends_with_its_last_limit_while_redis_is_stopped() {
         let redis = RedisServer::start();
         let store = store(&redis).await;
-        let runtime = Handle::current();
-        let a = store.subscribe("a", &runtime);
+        let a = store.subscribe("a");
         until("not subscribed", || subscribers(&redis, "a") == 1).await;
         redis.pause();
-        let b = store.subscribe("b", &runtime); // SUBSCRIBE b: sent, not answered
+        let b = store.subscribe("b"); // SUBSCRIBE b: sent, not answered
         tokio::time::sleep(Duration::from_millis(100)).await;
         drop((a, b));
         let deadline = std::time::Instant::now() + PATIENCE;
