@@ -626,6 +626,109 @@ mod tests {
         until("not subscribed again", || subscribers(&redis, "a") == 1).await;
     }
 
+    /// A TCP relay to `to` whose connections can be frozen: a frozen one reads on and
+    /// forwards nothing, and stays open (a partition, a NAT that dropped its mapping, a host
+    /// replaced behind the address: nothing tells the client). Connections made after a
+    /// freeze relay as usual.
+    struct Relay {
+        url: String,
+        frozen: Arc<Mutex<Vec<Arc<std::sync::atomic::AtomicBool>>>>,
+    }
+
+    impl Relay {
+        async fn start(to: &str) -> Relay {
+            use std::sync::atomic::{AtomicBool, Ordering};
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let to = to
+                .trim_start_matches("redis://")
+                .trim_end_matches('/')
+                .to_owned();
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("redis://{}", listener.local_addr().unwrap());
+            let frozen: Arc<Mutex<Vec<Arc<AtomicBool>>>> = Arc::default();
+            let all = frozen.clone();
+            tokio::spawn(async move {
+                loop {
+                    let (client, _) = listener.accept().await.unwrap();
+                    let server = tokio::net::TcpStream::connect(&to).await.unwrap();
+                    let flag = Arc::new(AtomicBool::new(false));
+                    all.lock().unwrap().push(flag.clone());
+                    let (cr, cw) = client.into_split();
+                    let (sr, sw) = server.into_split();
+                    for (mut from, mut into, flag) in [
+                        (
+                            Box::new(cr) as Box<dyn tokio::io::AsyncRead + Send + Unpin>,
+                            Box::new(sw) as Box<dyn tokio::io::AsyncWrite + Send + Unpin>,
+                            flag.clone(),
+                        ),
+                        (Box::new(sr), Box::new(cw), flag),
+                    ] {
+                        tokio::spawn(async move {
+                            let mut buf = vec![0; 16 * 1024];
+                            loop {
+                                let n = match from.read(&mut buf).await {
+                                    Ok(0) | Err(_) => return,
+                                    Ok(n) => n,
+                                };
+                                if flag.load(Ordering::Acquire) {
+                                    continue;
+                                }
+                                if into.write_all(&buf[..n]).await.is_err() {
+                                    return;
+                                }
+                            }
+                        });
+                    }
+                }
+            });
+            Relay { url, frozen }
+        }
+
+        /// Freezes every connection made so far.
+        fn freeze(&self) {
+            for flag in self.frozen.lock().unwrap().iter() {
+                flag.store(true, std::sync::atomic::Ordering::Release);
+            }
+        }
+    }
+
+    /// The pub/sub connection goes silent without closing (frozen at a relay: a partition,
+    /// a NAT that forgot it, a host replaced behind the address) while Redis itself stays up
+    /// and answers every other call. The keepalive finds it, and a new connection's
+    /// subscription wakes the waiters and delivers the next release.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pubsub_connection_that_goes_silent_while_redis_is_up_is_replaced() {
+        let redis = RedisServer::start();
+        let relay = Relay::start(&redis.url()).await;
+        let store = RedisStore::builder(&relay.url)
+            .budget(Duration::from_secs(5))
+            .keepalive(Duration::from_millis(200))
+            .connect()
+            .await
+            .unwrap();
+        let a = store.subscribe("a");
+        until("not subscribed", || subscribers(&redis, "a") == 1).await;
+        let woken = a.wake().notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        relay.freeze();
+        tokio::time::timeout(PATIENCE, woken)
+            .await
+            .expect("a new subscription woke the waiters");
+        // The new connection delivers (its subscription was in place when it woke them).
+        let woken = a.wake().notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let _: u64 = redis::cmd("PUBLISH")
+            .arg("a")
+            .arg("1")
+            .query(&mut admin(&redis))
+            .unwrap();
+        tokio::time::timeout(PATIENCE, woken)
+            .await
+            .expect("a message on the new connection woke the waiters");
+    }
+
     /// Limits come and go on 20 channels faster than the subscriptions follow: Redis ends up
     /// subscribed to exactly the channels some limit still holds, and to none once all are
     /// dropped (the connection closes).
