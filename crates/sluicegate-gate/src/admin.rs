@@ -680,6 +680,9 @@ mod tests {
         gate: Arc<Gate>,
         done: std::sync::atomic::AtomicBool,
         later: Arc<std::sync::Mutex<Option<std::thread::JoinHandle<()>>>>,
+        /// Whether the config lock was held at the line (held: two changes' lines come out
+        /// in the order of their installs).
+        locked: Arc<std::sync::atomic::AtomicBool>,
     }
 
     impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ChangeAfter {
@@ -710,6 +713,10 @@ mod tests {
                     max_queue: Some(16),
                     ..LimitsChange::default()
                 };
+                self.locked.store(
+                    self.gate.config_is_locked(),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 let (gate, runtime) = (self.gate.clone(), tokio::runtime::Handle::current());
                 let thread = std::thread::spawn(move || {
                     let _in = runtime.enter();
@@ -733,10 +740,12 @@ mod tests {
         let config = crate::config::parse(text, "t").unwrap();
         let gate = Arc::new(Gate::new(config, None).await.unwrap());
         let thread = Arc::new(std::sync::Mutex::new(None));
+        let locked = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let later = ChangeAfter {
             gate: gate.clone(),
             done: Default::default(),
             later: thread.clone(),
+            locked: locked.clone(),
         };
         let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(later));
         let (mut client, server) = tokio::io::duplex(1 << 16);
@@ -764,6 +773,12 @@ mod tests {
             .take()
             .expect("no later change started");
         thread.join().unwrap();
+        // Review 25: the line was written once the lock was released, so two changes' lines
+        // could come out in the other order than their installs.
+        assert!(
+            locked.load(std::sync::atomic::Ordering::Relaxed),
+            "the limits line was written outside the config lock"
+        );
         // The later change happened, after this one.
         let now = gate.state();
         assert_eq!(now.pool("api").unwrap().limit.limiter().max(), 7);

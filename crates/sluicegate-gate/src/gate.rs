@@ -380,6 +380,15 @@ impl Gate {
         self.files_read.load(Ordering::Relaxed)
     }
 
+    /// Whether the config lock is held (by any thread).
+    #[cfg(test)]
+    pub(crate) fn config_is_locked(&self) -> bool {
+        matches!(
+            self.config.try_lock(),
+            Err(std::sync::TryLockError::WouldBlock)
+        )
+    }
+
     /// Takes the config lock, as a change under way holds it: changes wait for it.
     #[cfg(test)]
     pub(crate) fn hold_changes(&self) -> MutexGuard<'_, Config> {
