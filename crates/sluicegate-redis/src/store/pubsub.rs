@@ -509,6 +509,25 @@ mod tests {
             .unwrap()
     }
 
+    /// Publishes a message on `channel`, as a release does.
+    fn publish(redis: &RedisServer, channel: &str) {
+        let _: u64 = redis::cmd("PUBLISH")
+            .arg(channel)
+            .arg("x")
+            .query(&mut admin(redis))
+            .unwrap();
+    }
+
+    /// Runs `action`, then waits (up to [`PATIENCE`]) until it has woken `sub`'s waiters
+    /// (a waiter that began waiting before it); fails with `why`.
+    async fn wakes(sub: &Subscription, why: &str, action: impl FnOnce()) {
+        let woken = sub.wake().notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        action();
+        tokio::time::timeout(PATIENCE, woken).await.expect(why);
+    }
+
     async fn until(why: &str, mut what: impl FnMut() -> bool) {
         let deadline = std::time::Instant::now() + PATIENCE;
         while !what() {
@@ -571,18 +590,15 @@ mod tests {
         let store = store(&redis).await;
         let a = store.subscribe("a");
         until("not subscribed", || subscribers(&redis, "a") == 1).await;
-        let woken = a.wake().notified();
-        tokio::pin!(woken);
-        woken.as_mut().enable();
-        let _: u64 = redis::cmd("CLIENT")
-            .arg("KILL")
-            .arg("TYPE")
-            .arg("pubsub")
-            .query(&mut admin(&redis))
-            .unwrap();
-        tokio::time::timeout(PATIENCE, woken)
-            .await
-            .expect("the resubscription woke the waiter");
+        wakes(&a, "the resubscription woke the waiter", || {
+            let _: u64 = redis::cmd("CLIENT")
+                .arg("KILL")
+                .arg("TYPE")
+                .arg("pubsub")
+                .query(&mut admin(&redis))
+                .unwrap();
+        })
+        .await;
         let health = store.health();
         assert_eq!(health.outages, 1, "{health:?}");
         assert!(health.up, "{health:?}");
@@ -708,25 +724,16 @@ mod tests {
             .unwrap();
         let a = store.subscribe("a");
         until("not subscribed", || subscribers(&redis, "a") == 1).await;
-        let woken = a.wake().notified();
-        tokio::pin!(woken);
-        woken.as_mut().enable();
-        relay.freeze();
-        tokio::time::timeout(PATIENCE, woken)
-            .await
-            .expect("a new subscription woke the waiters");
+        wakes(&a, "a new subscription woke the waiters", || relay.freeze()).await;
         // The new connection delivers (its subscription was in place when it woke them).
-        let woken = a.wake().notified();
-        tokio::pin!(woken);
-        woken.as_mut().enable();
-        let _: u64 = redis::cmd("PUBLISH")
-            .arg("a")
-            .arg("1")
-            .query(&mut admin(&redis))
-            .unwrap();
-        tokio::time::timeout(PATIENCE, woken)
-            .await
-            .expect("a message on the new connection woke the waiters");
+        wakes(
+            &a,
+            "a message on the new connection woke the waiters",
+            || {
+                publish(&redis, "a");
+            },
+        )
+        .await;
     }
 
     /// Limits come and go on 20 channels faster than the subscriptions follow: Redis ends up
@@ -862,11 +869,7 @@ mod tests {
         tokio::pin!(woken_a, woken_b);
         woken_a.as_mut().enable();
         woken_b.as_mut().enable();
-        let _: u64 = redis::cmd("PUBLISH")
-            .arg(odd)
-            .arg("x")
-            .query(&mut admin(&redis))
-            .unwrap();
+        publish(&redis, odd);
         tokio::time::timeout(PATIENCE, woken_a)
             .await
             .expect("the message woke the odd channel's waiter");
@@ -931,19 +934,10 @@ mod tests {
         for channel in &wanted {
             assert_eq!(subscribers(&redis, channel), 1, "{channel}");
         }
-        {
-            let woken = held_here.wake().notified();
-            tokio::pin!(woken);
-            woken.as_mut().enable();
-            let _: u64 = redis::cmd("PUBLISH")
-                .arg("kept")
-                .arg("x")
-                .query(&mut admin(&redis))
-                .unwrap();
-            tokio::time::timeout(PATIENCE, woken)
-                .await
-                .expect("the message woke the waiter");
-        }
+        wakes(&held_here, "the message woke the waiter", || {
+            publish(&redis, "kept");
+        })
+        .await;
         for stop in stops {
             let _ = stop.send(());
         }
