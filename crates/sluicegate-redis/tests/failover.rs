@@ -343,6 +343,15 @@ async fn a_garbled_gcra_key_counts_as_absent_and_the_store_stays_up() {
     assert_eq!(len, 8, "the state written over it");
 }
 
+/// A store on `redis` that, once Redis is down, asks it again every 10 s.
+async fn probing_every_10s(redis: &RedisServer) -> RedisStore {
+    RedisStore::builder(&redis.url())
+        .backoff(Duration::from_secs(10), Duration::from_secs(10))
+        .connect()
+        .await
+        .unwrap()
+}
+
 /// Closing note, item 6: with Redis down, `Deny`'s answer said "retry after one emission
 /// interval" (1 ms for 1000/s, 20 min for 3/h), though Redis is asked again at the store's
 /// next probe, not before and not later: clients retried into the same denial, or waited
@@ -351,11 +360,7 @@ async fn a_garbled_gcra_key_counts_as_absent_and_the_store_stays_up() {
 #[tokio::test]
 async fn deny_while_redis_is_down_says_to_retry_when_the_store_asks_redis_again() {
     let mut redis = RedisServer::start();
-    let store = RedisStore::builder(&redis.url())
-        .backoff(Duration::from_secs(10), Duration::from_secs(10))
-        .connect()
-        .await
-        .unwrap();
+    let store = probing_every_10s(&redis).await;
     let deny = GlobalGcra::builder(&store, "d", Quota::per_second(1000).unwrap())
         .on_failure(FailurePolicy::Deny)
         .build()
@@ -392,11 +397,7 @@ async fn deny_while_redis_is_down_says_to_retry_when_the_store_asks_redis_again(
 #[tokio::test]
 async fn unavailable_says_to_retry_when_the_store_asks_redis_again() {
     let mut redis = RedisServer::start();
-    let store = RedisStore::builder(&redis.url())
-        .backoff(Duration::from_secs(10), Duration::from_secs(10))
-        .connect()
-        .await
-        .unwrap();
+    let store = probing_every_10s(&redis).await;
     let deny = sluicegate_redis::GlobalConcurrency::builder(&store, "c", 1)
         .on_failure(FailurePolicy::Deny)
         .build()
