@@ -69,6 +69,17 @@ async fn waiting(limit: &GlobalConcurrency) -> tokio::task::JoinHandle<GlobalPer
     waiter
 }
 
+/// The permit `waiter` gets once a release wakes it (within [`PATIENCE`], else fails with
+/// `why`): a lease in Redis, not the failure policy's.
+async fn woken_global(waiter: tokio::task::JoinHandle<GlobalPermit>, why: &str) -> GlobalPermit {
+    let got = tokio::time::timeout(PATIENCE, waiter)
+        .await
+        .expect(why)
+        .unwrap();
+    assert!(got.is_global());
+    got
+}
+
 /// A permit of `limit` that is a lease in Redis (after an outage the store may still be
 /// down for a probe's backoff: those permits come from the failure policy).
 async fn global_permit(limit: &GlobalConcurrency) -> GlobalPermit {
@@ -135,21 +146,13 @@ async fn a_release_wakes_the_waiter_of_its_own_limit() {
     let (wait_x, wait_y) = (waiting(&x).await, waiting(&y).await);
 
     drop(held_x);
-    let got = tokio::time::timeout(PATIENCE, wait_x)
-        .await
-        .expect("x's release woke x's waiter")
-        .unwrap();
-    assert!(got.is_global());
+    let _got = woken_global(wait_x, "x's release woke x's waiter").await;
     // No pause needed: y's waiter cannot end while y's only permit is held, woken or not.
     assert!(!wait_y.is_finished(), "y's permit is still held");
     assert_eq!(y.queued(), 1);
 
     drop(held_y);
-    let got = tokio::time::timeout(PATIENCE, wait_y)
-        .await
-        .expect("y's release woke y's waiter")
-        .unwrap();
-    assert!(got.is_global());
+    let _got = woken_global(wait_y, "y's release woke y's waiter").await;
 }
 
 /// A channel is unsubscribed when the last limit on it is dropped, the connection closed
@@ -192,11 +195,7 @@ async fn dropping_every_limit_closes_the_connection_and_a_new_limit_opens_it() {
     until("not subscribed again", || subscribers(&redis, "a") == 2).await;
     let waiter = waiting(&again).await;
     drop(held);
-    let got = tokio::time::timeout(PATIENCE, waiter)
-        .await
-        .expect("the release woke the waiter")
-        .unwrap();
-    assert!(got.is_global());
+    let _got = woken_global(waiter, "the release woke the waiter").await;
     // `other`'s last limit went with its permit: its connection closes, `store`'s stays.
     until("`other`'s connection was not closed", || {
         pubsub_clients(&redis) == 1
@@ -253,11 +252,7 @@ async fn after_a_restart_every_channel_is_subscribed_again_on_one_connection() {
     let held = limit(&other, "x").acquire().await.unwrap();
     let waiter = waiting(&x).await;
     drop(held);
-    let got = tokio::time::timeout(PATIENCE, waiter)
-        .await
-        .expect("the release woke the waiter")
-        .unwrap();
-    assert!(got.is_global());
+    let _got = woken_global(waiter, "the release woke the waiter").await;
 }
 
 /// The listener runs on the runtime of the store's first limit. When that runtime shuts down
@@ -294,11 +289,7 @@ async fn a_waiter_is_woken_after_the_listeners_runtime_shut_down() {
     stop.send(()).unwrap();
     thread.join().unwrap();
     drop(held);
-    let got = tokio::time::timeout(PATIENCE, waiter)
-        .await
-        .expect("the release woke the waiter")
-        .unwrap();
-    assert!(got.is_global());
+    let _got = woken_global(waiter, "the release woke the waiter").await;
     drop(first);
 }
 
@@ -381,11 +372,7 @@ async fn a_waiter_is_woken_while_the_runtime_that_built_the_first_limit_is_not_d
     let held = global_permit(&limit(&other, "x")).await;
     let waiter = waiting(&x).await;
     drop(held);
-    let got = tokio::time::timeout(PATIENCE, waiter)
-        .await
-        .expect("the release woke the waiter")
-        .unwrap();
-    assert!(got.is_global());
+    let got = woken_global(waiter, "the release woke the waiter").await;
     drop((got, first));
     std::thread::spawn(move || drop(idle)).join().unwrap();
 }
