@@ -1010,15 +1010,9 @@ mod tests {
             // A change in progress: the install waits for it.
             let _change = gate.config();
             drop(turn);
-            let deadline = std::time::Instant::now() + Duration::from_secs(60);
-            while gate.files_read() == 0 {
-                assert!(reload.as_mut().poll(&mut cx).is_pending());
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "the file was not read"
-                );
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            poll_pending_until(reload.as_mut(), "the file was not read", || {
+                gate.files_read() > 0
+            });
             // Past its read, its install handed over: dropped now.
             drop(reload);
         }
@@ -1030,6 +1024,23 @@ mod tests {
         gate.reload().await.unwrap();
         assert_eq!(gate.state().pool("api").unwrap().limit.limiter().max(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Polls `reload` (pending each time: its work runs on a blocking thread, which this
+    /// thread waits for without holding the test's runtime) until `done`; fails with `why`
+    /// after a minute.
+    fn poll_pending_until<F: Future>(
+        mut reload: std::pin::Pin<&mut F>,
+        why: &str,
+        mut done: impl FnMut() -> bool,
+    ) {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !done() {
+            assert!(reload.as_mut().poll(&mut cx).is_pending());
+            assert!(std::time::Instant::now() < deadline, "{why}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     /// The config file replaced by a pipe nobody writes (so too a hung mount).
@@ -1149,20 +1160,15 @@ mod tests {
         let (log, _guard) = crate::server::tests::capture();
         write(2);
         let mut reload = Box::pin(gate.reload());
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         {
             // The install takes `leaving` after the config lock and its look at `abandoned`:
             // held here, the install waits past that look, holding the config lock.
             let _leaving = gate.leaving.lock().unwrap();
-            let deadline = std::time::Instant::now() + Duration::from_secs(60);
-            while gate.files_read() == 0 || gate.config.try_lock().is_ok() {
-                assert!(reload.as_mut().poll(&mut cx).is_pending());
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "the install did not take the config lock"
-                );
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            poll_pending_until(
+                reload.as_mut(),
+                "the install did not take the config lock",
+                || gate.files_read() > 0 && gate.config.try_lock().is_err(),
+            );
             drop(reload);
         }
         drop(gate.hold_reloads().await);
