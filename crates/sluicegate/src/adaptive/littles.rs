@@ -119,8 +119,9 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   the last three buckets and its *floor* the same measured unqueued, during the last probe.
 ///   Low quantiles of RT move with queueing delay but hardly with service-time noise, which is
 ///   what makes this estimate steady where mean RT is not. Then steer the queue to
-///   `queue_target × limit` (at least 2; once the knee is known, at least two standard errors
-///   of the estimate, within 1–2): grow by `max_step` while there is clearly no queue
+///   two standard errors of the estimate once a probe has measured the floor, at least one
+///   request and at most `queue_target × limit` (before that, `queue_target × limit`, at least
+///   2): grow by `max_step` while there is clearly no queue
 ///   and nearly every request (90 %) found every permit taken (capacity to find; when most
 ///   found one free, demand only touches the limit), otherwise correct `queue_gain` of the
 ///   error, at most `× backoff` down a bucket — unless the queue stands three standard errors
@@ -645,18 +646,27 @@ impl LittlesLaw {
             return self.limit; // idle: no news is no reason to move
         }
         let base = self.base as f64;
-        // The least queue aimed for: once the knee is known, the estimate's own noise (two
-        // standard errors of a bucket's low RT, in requests), at least one request (fewer, and
-        // a worker may idle between answers) and at most two. Two requests are 10–40 % of a
-        // pool of 5–20 workers, and waiting requests slow the workers. Before the knee, two:
-        // at the starting limit the target alone judges the first queue, and a smaller one
-        // ended slow starts on noise (`huge_pool_1.5x` 0.81 → 0.50).
-        let least = if self.knee_found {
-            (QUEUE_NOISE * self.queue_noise()).clamp(1.0, MIN_QUEUE_TARGET)
+        // The queue aimed for. Before the knee, `queue_target` of the limit and at least two
+        // requests: at the starting limit the target alone judges the first queue, and a
+        // smaller one ended slow starts on noise (`huge_pool_1.5x` 0.81 → 0.50). Once a probe
+        // has measured the floor, the estimate's own noise (two standard errors of a bucket's
+        // low RT, in requests), at least one request (fewer, and a worker may idle between
+        // answers) and at most that share: waiting requests slow the workers, and 4 % of a
+        // large pool is many times the noise (12 requests in front of 300 workers, where the
+        // noise is 2–3). In between (the knee found, the floor not yet probed: the floor is
+        // the first buckets' and reads low), the noise between one and two requests, or the
+        // share where that is more.
+        let share = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
+        let noise = QUEUE_NOISE * self.queue_noise();
+        let target = if self.knee_found && self.probed {
+            noise.min(share).max(1.0)
+        } else if self.knee_found {
+            noise
+                .clamp(1.0, MIN_QUEUE_TARGET)
+                .max(self.c.queue_target * base)
         } else {
-            MIN_QUEUE_TARGET
+            share
         };
-        let target = (self.c.queue_target * base).max(least);
         let queue = self.queue_estimate();
         // Past the starting limit, the slow start ends only at a queue its own noise cannot
         // explain: at a limit of a few dozen in front of a slow pool, a bucket holds a few dozen

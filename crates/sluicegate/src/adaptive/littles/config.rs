@@ -26,10 +26,12 @@ pub struct LittlesLawConfig {
     /// Limit ÷ BDP while demand stays below the limit (2.0): room for bursts, harmless
     /// because the limit is not what holds the load back.
     pub app_limited_gain: f64,
-    /// While saturated, the standing queue inside the resource the limit aims for, as a
-    /// fraction of the limit (0.04; at least 2 requests until the knee is found, then at least
-    /// two standard errors of the queue estimate, within 1–2 requests): enough that no worker
-    /// idles, little enough that waiting (and any contention) stays small.
+    /// While saturated, the most standing queue inside the resource the limit aims for, as a
+    /// fraction of the limit (0.04, at least 2 requests). Until a probe has measured the floor
+    /// it is the target (the estimate's noise, 1–2 requests, where that is more); after, the
+    /// target is two standard errors of the queue estimate, at least one request, at most this
+    /// share: enough that no worker idles, little enough that waiting (and any contention)
+    /// stays small.
     pub queue_target: f64,
     /// Share of the queue error corrected each bucket (0.5).
     pub queue_gain: f64,

@@ -1401,3 +1401,28 @@ fn littles_first_probe_in_front_of_a_two_speed_service_is_not_at_half() {
     let (before, depth) = first.expect("a probe");
     assert!(depth * 10 >= before * 7, "{before} -> {depth}");
 }
+
+/// A large pool held a standing queue of 4 % of the limit (12 requests in front of 300
+/// workers) where the estimate's own noise is a few requests: the share was the least queue
+/// aimed for, and each waiting request slows the workers (`many_workers_2x`,
+/// `two_speeds_2x`, `overload_10x`). The share is now the most: once a probe has measured the
+/// floor, the queue aimed for is two standard errors of the estimate, at least one request.
+#[test]
+fn littles_large_pool_holds_a_queue_no_larger_than_its_noise() {
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(300, 0, 50, seed);
+        let (mut sum, mut n) = (0usize, 0usize);
+        pool.run_timed(&mut l, 30_000, |t, l| {
+            if t > 10_000_000 && !l.probing() {
+                sum += l.limit();
+                n += 1;
+            }
+        });
+        let mean = sum as f64 / n as f64;
+        assert!(
+            mean < 300.0 * 1.035,
+            "seed {seed}: mean limit {mean:.2} for 300 workers"
+        );
+    }
+}
