@@ -60,12 +60,16 @@ fn limit(store: &RedisStore, name: &str) -> GlobalConcurrency {
         .unwrap()
 }
 
-/// A waiter on `limit` that has asked Redis, was told all permits are out, and sleeps.
+/// A waiter on `limit` that has asked Redis, was told all permits are out, and sleeps: a
+/// release from now on can reach it only as a wake (its next ask would find the permit free,
+/// but it asks again only when woken). Waited for on the limit's count of sleeps, not a
+/// pause: on a slow machine a pause can end before the waiter's ask, which then takes the
+/// released permit without any wake, and the test proves nothing.
 async fn waiting(limit: &GlobalConcurrency) -> tokio::task::JoinHandle<GlobalPermit> {
-    let mine = limit.clone();
+    let (mine, before) = (limit.clone(), limit.sleeps());
     let waiter = tokio::spawn(async move { mine.acquire().await.unwrap() });
-    until("the waiter did not queue", || limit.queued() == 1).await;
-    tokio::time::sleep(Duration::from_millis(100)).await; // it asked and sleeps
+    until("the waiter did not go to sleep", || limit.sleeps() > before).await;
+    assert_eq!(limit.queued(), 1);
     waiter
 }
 
