@@ -22,6 +22,11 @@
 //! nothing). A subscription Redis answers marks the store up again (it used to
 //! stay reported down until another call succeeded).
 //!
+//! A channel Redis refuses (`NOPERM`: an ACL without that channel) leaves the store up
+//! (Redis answered) and is asked for again on the same connection, a keepalive after the
+//! refusal and then backing off (up to [`MAX_REFUSED_RETRY`]): once an operator grants it,
+//! it is subscribed without a reconnect (it used to wait for the next one).
+//!
 //! It used to be one connection per limit: the gate builds a limit per pool with a global
 //! concurrency limit, so 2000 such pools opened 2000 connections per gate process, and a few
 //! gates reached Redis's `maxclients` (10000 by default).
@@ -39,6 +44,10 @@ use super::RedisStore;
 
 const MIN_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// The longest wait between two tries of the channels an ACL refused, on a live connection
+/// (the first comes a keepalive after the refusal, then twice as long each time, up to this
+/// or the keepalive if longer): after an operator grants them, they are subscribed within it.
+const MAX_REFUSED_RETRY: Duration = Duration::from_secs(60);
 
 /// The channels a store's limits listen on, and its listener task (if one runs).
 #[derive(Debug, Default)]
@@ -46,7 +55,8 @@ pub(super) struct Hub {
     state: Mutex<State>,
     /// Told (a permit is kept for the task) when a channel is added or removed.
     changed: Notify,
-    /// Whether a refused subscription was logged (once per store).
+    /// Whether a refused subscription was logged (once per store, until the refused
+    /// channels are subscribed).
     refused_warned: AtomicBool,
 }
 
@@ -64,6 +74,16 @@ struct Channel {
     wake: Arc<Notify>,
     /// The limits that hold a [`Subscription`] to it.
     limits: usize,
+}
+
+/// What one connection was asked to subscribe.
+#[derive(Debug, Default)]
+struct Subscribed {
+    /// Channels SUBSCRIBEd on this connection: those Redis subscribed, and those it refused
+    /// (an ACL), so that the registrations' diff does not ask for them at every change.
+    channels: HashSet<String>,
+    /// Of them, those Redis refused: asked for again by [`Hub::retry_refused`].
+    refused: HashSet<String>,
 }
 
 /// A limit's registration on its channel: messages on the channel wake
@@ -147,17 +167,25 @@ impl Hub {
         &self,
         store: &RedisStore,
         sink: &mut PubSubSink,
-        subscribed: &mut HashSet<String>,
+        subscribed: &mut Subscribed,
     ) -> redis::RedisResult<()> {
         loop {
-            let (add, remove) = self.diff(subscribed);
+            let (add, remove) = self.diff(&subscribed.channels);
             if add.is_empty() && remove.is_empty() {
                 return Ok(());
+            }
+            // A refused channel was never subscribed: forgotten, not unsubscribed.
+            let (forgotten, remove): (Vec<String>, Vec<String>) = remove
+                .into_iter()
+                .partition(|c| subscribed.refused.contains(c));
+            for channel in &forgotten {
+                subscribed.refused.remove(channel);
+                subscribed.channels.remove(channel);
             }
             if !remove.is_empty() {
                 sink.unsubscribe(&remove).await?;
                 for channel in &remove {
-                    subscribed.remove(channel);
+                    subscribed.channels.remove(channel);
                 }
             }
             if !add.is_empty() {
@@ -168,7 +196,7 @@ impl Hub {
                         store.connection_found();
                         for channel in add {
                             self.wake(&channel);
-                            subscribed.insert(channel);
+                            subscribed.channels.insert(channel);
                         }
                     }
                     // An ACL without the permission for some of them: Redis refuses the whole
@@ -178,18 +206,46 @@ impl Hub {
                         for channel in add {
                             match sink.subscribe(&channel).await {
                                 Ok(()) => self.wake(&channel),
-                                Err(e) if refused(&e) => self.warn_refused(store, &e),
+                                Err(e) if refused(&e) => {
+                                    self.warn_refused(store, &e);
+                                    // Asked for again later ([`retry_refused`]), not at each
+                                    // change of the registrations; meanwhile its waiters
+                                    // fall back to lease expiry.
+                                    subscribed.refused.insert(channel.clone());
+                                }
                                 Err(e) => return Err(e),
                             }
-                            // Refused, it counts as subscribed all the same: not asked again
-                            // on this connection (its waiters fall back to lease expiry).
-                            subscribed.insert(channel);
+                            subscribed.channels.insert(channel);
                         }
                     }
                     Err(e) => return Err(e),
                 }
             }
         }
+    }
+
+    /// Asks Redis again for the channels it refused on this connection (an operator may have
+    /// granted them since), with those registered meanwhile; those it refuses again stay
+    /// refused. Logs when the last refused one is subscribed (and warns again at the next
+    /// refusal).
+    async fn retry_refused(
+        &self,
+        store: &RedisStore,
+        sink: &mut PubSubSink,
+        subscribed: &mut Subscribed,
+    ) -> redis::RedisResult<()> {
+        let again = std::mem::take(&mut subscribed.refused);
+        for channel in &again {
+            subscribed.channels.remove(channel);
+        }
+        self.sync(store, sink, subscribed).await?;
+        if subscribed.refused.is_empty() && self.refused_warned.swap(false, Ordering::Relaxed) {
+            tracing::info!(
+                "redis subscribed the release channels it had refused: released permits wake \
+                 the waiters of other instances again"
+            );
+        }
+        Ok(())
     }
 
     /// Logs the first SUBSCRIBE refused by an ACL of this store, saying what to grant.
@@ -204,7 +260,8 @@ impl Hub {
              without channel permission): limits still decide by redis, but a released \
              permit no longer wakes the waiters of other instances at once (they wait for a \
              lease to expire or for their queue timeout); grant the pattern with \
-             `ACL SETUSER <user> &{}` (logged once per store)",
+             `ACL SETUSER <user> &{}` (refused channels are asked for again every minute at \
+             most; logged once per store until they are subscribed)",
             super::keys::channel_pattern(store.prefix())
         );
     }
@@ -365,7 +422,7 @@ async fn listen(store: RedisStore, running: Running) {
         match connected {
             Ok(pubsub) => {
                 let (mut sink, mut messages) = pubsub.split();
-                let mut subscribed = HashSet::new();
+                let mut subscribed = Subscribed::default();
                 let first = tokio::select! {
                     synced = within(keepalive, hub.sync(&store, &mut sink, &mut subscribed)) => synced,
                     () = hub.emptied(id) => return,
@@ -397,6 +454,24 @@ async fn listen(store: RedisStore, running: Running) {
     }
 }
 
+/// Why a connection whose (un)subscription failed with `e` is taken for lost.
+fn lost(e: &redis::RedisError) -> &'static str {
+    tracing::debug!(error = %e, "pub/sub: subscribing failed");
+    if e.is_timeout() {
+        "the pub/sub connection did not answer"
+    } else {
+        "the pub/sub connection was closed"
+    }
+}
+
+/// Sleeps until `at`, or forever when `None`.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// `call`, or an I/O error of kind [`TimedOut`](std::io::ErrorKind::TimedOut) when it takes
 /// longer than `limit`.
 async fn within<T>(
@@ -425,11 +500,20 @@ impl Hub {
         id: u64,
         sink: &mut PubSubSink,
         messages: &mut redis::aio::PubSubStream,
-        subscribed: &mut HashSet<String>,
+        subscribed: &mut Subscribed,
     ) -> Option<&'static str> {
         let keepalive = store.keepalive();
         let mut heard = tokio::time::Instant::now();
+        // Refused channels: asked for again a keepalive after the refusal, then twice as
+        // long each time they are refused again.
+        let mut retry_every = keepalive;
+        let mut retry_at = None;
         loop {
+            if subscribed.refused.is_empty() {
+                (retry_every, retry_at) = (keepalive, None);
+            } else if retry_at.is_none() {
+                retry_at = Some(tokio::time::Instant::now() + retry_every);
+            }
             tokio::select! {
                 message = messages.next() => match message {
                     Some(message) => {
@@ -445,15 +529,20 @@ impl Hub {
                     };
                     match synced {
                         Ok(()) => heard = tokio::time::Instant::now(),
-                        Err(e) => {
-                            tracing::debug!(error = %e, "pub/sub: subscribing failed");
-                            return Some(if e.is_timeout() {
-                                "the pub/sub connection did not answer"
-                            } else {
-                                "the pub/sub connection was closed"
-                            });
-                        }
+                        Err(e) => return Some(lost(&e)),
                     }
+                }
+                () = sleep_until(retry_at), if retry_at.is_some() => {
+                    let synced = tokio::select! {
+                        synced = within(keepalive, self.retry_refused(store, sink, subscribed)) => synced,
+                        () = self.emptied(id) => return None,
+                    };
+                    match synced {
+                        Ok(()) => heard = tokio::time::Instant::now(),
+                        Err(e) => return Some(lost(&e)),
+                    }
+                    retry_every = (retry_every * 2).min(MAX_REFUSED_RETRY.max(keepalive));
+                    retry_at = None;
                 }
                 () = tokio::time::sleep_until(heard + keepalive) => {
                     let pong = tokio::select! {
