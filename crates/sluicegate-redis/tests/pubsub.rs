@@ -374,6 +374,8 @@ async fn a_waiter_is_woken_while_the_runtime_that_built_the_first_limit_is_not_d
     let x = limit(&store, "x");
     let other = support::store(&redis).await;
     let held = global_permit(&limit(&other, "x")).await;
+    // Subscribed before the release (else the subscription's wake would stand in for it).
+    until("x not subscribed", || subscribers(&redis, "x") == 2).await;
     let waiter = waiting(&x).await;
     drop(held);
     let got = woken_global(waiter, "the release woke the waiter").await;
