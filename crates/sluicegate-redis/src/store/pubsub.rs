@@ -9,7 +9,9 @@
 //! registrations: a channel registered later is subscribed, a channel whose last limit is
 //! dropped is unsubscribed, and when no channel is left the task ends and its connection is
 //! closed (the next limit starts a new one). A message on a channel wakes every waiter of the
-//! limits on it (`notify_waiters`).
+//! limits on it (`notify_waiters`), read while a round of (un)subscriptions or a PING waits
+//! for Redis too (it used to wait for the round: limits built and dropped faster than Redis
+//! answered held every wake-up back).
 //!
 //! Every subscription, first or after a reconnect, wakes the waiters of the channels it
 //! covers: releases may have been published while nobody listened. A subscription that ends
@@ -58,6 +60,13 @@ pub(super) struct Hub {
     /// Whether a refused subscription was logged (once per store, until the refused
     /// channels are subscribed).
     refused_warned: AtomicBool,
+    /// Tests: while a test holds it, each round of [`sync`](Self::sync) that has something
+    /// to send waits for it first (standing for a Redis slow to answer), counted in
+    /// `held_syncs` as it starts to wait.
+    #[cfg(test)]
+    sync_gate: tokio::sync::Mutex<()>,
+    #[cfg(test)]
+    held_syncs: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -173,6 +182,11 @@ impl Hub {
             let (add, remove) = self.diff(&subscribed.channels);
             if add.is_empty() && remove.is_empty() {
                 return Ok(());
+            }
+            #[cfg(test)]
+            {
+                self.held_syncs.fetch_add(1, Ordering::Relaxed);
+                drop(self.sync_gate.lock().await);
             }
             // A refused channel was never subscribed: forgotten, not unsubscribed.
             let (forgotten, remove): (Vec<String>, Vec<String>) = remove
@@ -424,7 +438,7 @@ async fn listen(store: RedisStore, running: Running) {
                 let (mut sink, mut messages) = pubsub.split();
                 let mut subscribed = Subscribed::default();
                 let first = tokio::select! {
-                    synced = within(keepalive, hub.sync(&store, &mut sink, &mut subscribed)) => synced,
+                    synced = hub.reading(&mut messages, within(keepalive, hub.sync(&store, &mut sink, &mut subscribed))) => synced,
                     () = hub.emptied(id) => return,
                 };
                 match first {
@@ -489,6 +503,29 @@ async fn within<T>(
 }
 
 impl Hub {
+    /// Runs `call` (a round of (un)subscriptions, or a PING, on the connection's sink) while
+    /// reading the connection's messages: each wakes its channel's waiters at once, not
+    /// after the call (review 24, item 4: limits built and dropped faster than Redis
+    /// answered kept the listener in its rounds, and every wake-up of the store waited for
+    /// the churn to stop). The stream's end is left to `call` to notice: it fails too.
+    async fn reading<T>(
+        &self,
+        messages: &mut redis::aio::PubSubStream,
+        call: impl std::future::Future<Output = T>,
+    ) -> T {
+        tokio::pin!(call);
+        let mut open = true;
+        loop {
+            tokio::select! {
+                done = &mut call => return done,
+                message = messages.next(), if open => match message {
+                    Some(message) => self.wake(message.get_channel_name()),
+                    None => open = false,
+                },
+            }
+        }
+    }
+
     /// Reads messages on a subscribed connection and follows the registrations, until the
     /// task has nothing left to listen to (`None`) or the connection is lost (why). A
     /// connection silent for the keepalive is sent a PING; unanswered within the keepalive
@@ -524,7 +561,7 @@ impl Hub {
                 },
                 () = self.changed.notified() => {
                     let synced = tokio::select! {
-                        synced = within(keepalive, self.sync(store, sink, subscribed)) => synced,
+                        synced = self.reading(messages, within(keepalive, self.sync(store, sink, subscribed))) => synced,
                         () = self.emptied(id) => return None,
                     };
                     match synced {
@@ -534,7 +571,7 @@ impl Hub {
                 }
                 () = sleep_until(retry_at), if retry_at.is_some() => {
                     let synced = tokio::select! {
-                        synced = within(keepalive, self.retry_refused(store, sink, subscribed)) => synced,
+                        synced = self.reading(messages, within(keepalive, self.retry_refused(store, sink, subscribed))) => synced,
                         () = self.emptied(id) => return None,
                     };
                     match synced {
@@ -546,7 +583,7 @@ impl Hub {
                 }
                 () = tokio::time::sleep_until(heard + keepalive) => {
                     let pong = tokio::select! {
-                        pong = within(keepalive, sink.ping::<redis::Value>()) => pong,
+                        pong = self.reading(messages, within(keepalive, sink.ping::<redis::Value>())) => pong,
                         () = self.emptied(id) => return None,
                     };
                     match pong {
@@ -939,6 +976,92 @@ mod tests {
             channels(&redis).is_empty()
         })
         .await;
+    }
+
+    /// Review 24, item 4, made deterministic: the listener waits inside a subscription round
+    /// (held at the test's gate, as by a Redis slow to answer a SUBSCRIBE) while a message
+    /// for a subscribed channel comes in. It must wake that channel's waiters without
+    /// waiting for the round to end; it read nothing until then.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_message_wakes_its_waiters_while_a_subscription_is_in_flight() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let steady = store.subscribe("steady");
+        until("not subscribed", || subscribers(&redis, "steady") == 1).await;
+        let hub = store.inner.pubsub.clone();
+        let gate = hub.sync_gate.lock().await;
+        let held = hub.held_syncs.load(Ordering::Relaxed);
+        let other = store.subscribe("other");
+        until("the listener did not start a round", || {
+            hub.held_syncs.load(Ordering::Relaxed) > held
+        })
+        .await;
+        wakes(
+            &steady,
+            "the message woke the waiter while a round was in flight",
+            || publish(&redis, "steady"),
+        )
+        .await;
+        drop(gate);
+        until("`other` not subscribed", || {
+            subscribers(&redis, "other") == 1
+        })
+        .await;
+        drop(other);
+    }
+
+    /// Review 24, item 4, as it happens: while the listener (un)subscribed it read no
+    /// message, and it goes on (un)subscribing until the registrations stay put. Limits
+    /// built and dropped faster than Redis answers (a reload of many pools) held every
+    /// wake-up of the store back until the churn paused. Here the churn (a thread
+    /// registering without a pause) lasts until the waiter is woken, and the keepalive is
+    /// long enough not to end it: a message on a steady channel wakes its waiter while the
+    /// churn goes on. It passed before the fix too (on a shared machine the churning thread
+    /// is descheduled now and then, and a round ends; the wake took 6-38 ms then, 0.6-10 ms
+    /// after, six runs each): the test above pins it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_message_wakes_its_waiters_while_other_limits_come_and_go() {
+        let redis = RedisServer::start();
+        let store = RedisStore::builder(&redis.url())
+            .budget(Duration::from_secs(5))
+            .keepalive(Duration::from_secs(60))
+            .connect()
+            .await
+            .unwrap();
+        let steady = store.subscribe("steady");
+        until("not subscribed", || subscribers(&redis, "steady") == 1).await;
+        let stop = Arc::new(AtomicBool::new(false));
+        // On a thread of its own, without a pause: registrations change all the time.
+        let churn = std::thread::spawn({
+            let (store, stop) = (store.clone(), stop.clone());
+            move || {
+                // New names all the time, the oldest dropped: no two registrations alike,
+                // so a diff never comes out empty while this runs.
+                let mut held = std::collections::VecDeque::new();
+                let mut i = 0_u64;
+                while !stop.load(Ordering::Relaxed) {
+                    held.push_back(store.subscribe(&format!("churn{i}")));
+                    if held.len() > 100 {
+                        held.pop_front();
+                    }
+                    i += 1;
+                }
+            }
+        });
+        // Churning: the listener is (un)subscribing.
+        until("the churn did not reach Redis", || {
+            !channels(&redis).iter().all(|c| c == "steady")
+        })
+        .await;
+        let woken = steady.wake().notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        publish(&redis, "steady");
+        let woken = tokio::time::timeout(PATIENCE, woken).await;
+        stop.store(true, Ordering::Relaxed);
+        churn.join().unwrap();
+        woken.expect("the message woke the waiter while limits came and went");
+        assert_eq!(store.health().outages, 0);
     }
 
     /// A channel name with odd bytes (spaces, CR LF, glob characters, NUL, non-ASCII):
