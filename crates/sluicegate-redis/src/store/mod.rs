@@ -335,7 +335,7 @@ impl StoreBuilder {
 #[cfg(test)]
 #[allow(dead_code, unreachable_pub)]
 #[path = "../../tests/support/server.rs"]
-mod server;
+pub(crate) mod server;
 
 #[cfg(test)]
 mod tests {
