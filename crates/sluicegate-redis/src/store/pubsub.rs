@@ -50,6 +50,11 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// (the first comes a keepalive after the refusal, then twice as long each time, up to this
 /// or the keepalive if longer): after an operator grants them, they are subscribed within it.
 const MAX_REFUSED_RETRY: Duration = Duration::from_secs(60);
+/// The most channels one SUBSCRIBE or UNSUBSCRIBE carries. Each call must be answered within
+/// the keepalive; a round of all channels was, as a whole, and a store with more channels
+/// than Redis subscribes in a keepalive took the slow answer for a hung connection, again
+/// after each reconnect. 500 take a few milliseconds.
+const CHANNELS_PER_CALL: usize = 500;
 
 /// The channels a store's limits listen on, and its listener task (if one runs).
 #[derive(Debug, Default)]
@@ -60,9 +65,9 @@ pub(super) struct Hub {
     /// Whether a refused subscription was logged (once per store, until the refused
     /// channels are subscribed).
     refused_warned: AtomicBool,
-    /// Tests: while a test holds it, each round of [`sync`](Self::sync) that has something
-    /// to send waits for it first (standing for a Redis slow to answer), counted in
-    /// `held_syncs` as it starts to wait.
+    /// Tests: while a test holds it, each round of [`sync`](Self::sync) waits for it before
+    /// it reads the registrations (standing for a Redis slow to answer, or to gather many
+    /// registrations into one round), counted in `held_syncs` as it starts to wait.
     #[cfg(test)]
     sync_gate: tokio::sync::Mutex<()>,
     #[cfg(test)]
@@ -171,22 +176,25 @@ impl Hub {
 
     /// Brings the connection's subscriptions (`subscribed`) to the registered channels, and
     /// wakes the waiters of every channel it subscribes; again until nothing is left to do
-    /// (channels may come and go while Redis answers).
+    /// (channels may come and go while Redis answers). Each call on Redis carries at most
+    /// [`CHANNELS_PER_CALL`] channels and is bounded by the keepalive (an unanswered one
+    /// fails as a timeout): the whole round is not, however many channels it has.
     async fn sync(
         &self,
         store: &RedisStore,
         sink: &mut PubSubSink,
         subscribed: &mut Subscribed,
     ) -> redis::RedisResult<()> {
+        let keepalive = store.keepalive();
         loop {
-            let (add, remove) = self.diff(&subscribed.channels);
-            if add.is_empty() && remove.is_empty() {
-                return Ok(());
-            }
             #[cfg(test)]
             {
                 self.held_syncs.fetch_add(1, Ordering::Relaxed);
                 drop(self.sync_gate.lock().await);
+            }
+            let (add, remove) = self.diff(&subscribed.channels);
+            if add.is_empty() && remove.is_empty() {
+                return Ok(());
             }
             // A refused channel was never subscribed: forgotten, not unsubscribed.
             let (forgotten, remove): (Vec<String>, Vec<String>) = remove
@@ -196,30 +204,30 @@ impl Hub {
                 subscribed.refused.remove(channel);
                 subscribed.channels.remove(channel);
             }
-            if !remove.is_empty() {
-                sink.unsubscribe(&remove).await?;
-                for channel in &remove {
+            for chunk in remove.chunks(CHANNELS_PER_CALL) {
+                within(keepalive, sink.unsubscribe(chunk)).await?;
+                for channel in chunk {
                     subscribed.channels.remove(channel);
                 }
             }
-            if !add.is_empty() {
-                match sink.subscribe(&add).await {
+            for chunk in add.chunks(CHANNELS_PER_CALL) {
+                match within(keepalive, sink.subscribe(chunk)).await {
                     Ok(()) => {
                         // Redis answered: up again after a lost connection, before the
                         // waiters woken here ask it again.
                         store.connection_found();
-                        for channel in add {
-                            self.wake(&channel);
-                            subscribed.channels.insert(channel);
+                        for channel in chunk {
+                            self.wake(channel);
+                            subscribed.channels.insert(channel.clone());
                         }
                     }
                     // An ACL without the permission for some of them: Redis refuses the whole
                     // command. One at a time then, so that the others are subscribed.
                     Err(e) if refused(&e) => {
                         store.connection_found();
-                        for channel in add {
-                            match sink.subscribe(&channel).await {
-                                Ok(()) => self.wake(&channel),
+                        for channel in chunk {
+                            match within(keepalive, sink.subscribe(channel)).await {
+                                Ok(()) => self.wake(channel),
                                 Err(e) if refused(&e) => {
                                     self.warn_refused(store, &e);
                                     // Asked for again later ([`retry_refused`]), not at each
@@ -229,7 +237,7 @@ impl Hub {
                                 }
                                 Err(e) => return Err(e),
                             }
-                            subscribed.channels.insert(channel);
+                            subscribed.channels.insert(channel.clone());
                         }
                     }
                     Err(e) => return Err(e),
@@ -438,7 +446,7 @@ async fn listen(store: RedisStore, running: Running) {
                 let (mut sink, mut messages) = pubsub.split();
                 let mut subscribed = Subscribed::default();
                 let first = tokio::select! {
-                    synced = hub.reading(&mut messages, within(keepalive, hub.sync(&store, &mut sink, &mut subscribed))) => synced,
+                    synced = hub.reading(&mut messages, hub.sync(&store, &mut sink, &mut subscribed)) => synced,
                     () = hub.emptied(id) => return,
                 };
                 match first {
@@ -561,7 +569,7 @@ impl Hub {
                 },
                 () = self.changed.notified() => {
                     let synced = tokio::select! {
-                        synced = self.reading(messages, within(keepalive, self.sync(store, sink, subscribed))) => synced,
+                        synced = self.reading(messages, self.sync(store, sink, subscribed)) => synced,
                         () = self.emptied(id) => return None,
                     };
                     match synced {
@@ -571,7 +579,7 @@ impl Hub {
                 }
                 () = sleep_until(retry_at), if retry_at.is_some() => {
                     let synced = tokio::select! {
-                        synced = self.reading(messages, within(keepalive, self.retry_refused(store, sink, subscribed))) => synced,
+                        synced = self.reading(messages, self.retry_refused(store, sink, subscribed)) => synced,
                         () = self.emptied(id) => return None,
                     };
                     match synced {
@@ -976,6 +984,52 @@ mod tests {
             channels(&redis).is_empty()
         })
         .await;
+    }
+
+    /// Left by redis25: each round of subscriptions was bounded by the keepalive as a whole,
+    /// so a store with more channels than Redis subscribes within a keepalive (one SUBSCRIBE
+    /// of them all on a new connection) took the slow answer for a hung connection, marked
+    /// the store down, reconnected and tried the same again, for ever. Scaled down here: a
+    /// keepalive of 100 ms and 50,000 channels. Each call on Redis is bounded now, and a
+    /// SUBSCRIBE carries a bounded number of channels: all are subscribed, the store stays up.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn more_channels_than_redis_subscribes_within_a_keepalive_are_subscribed() {
+        const CHANNELS: usize = 50_000;
+        let redis = RedisServer::start();
+        let store = RedisStore::builder(&redis.url())
+            .budget(Duration::from_secs(5))
+            .keepalive(Duration::from_millis(100))
+            .connect()
+            .await
+            .unwrap();
+        // All registered before the listener's first round reads them: one round of all.
+        let gate = store.inner.pubsub.sync_gate.lock().await;
+        let held: Vec<Subscription> = (0..CHANNELS)
+            .map(|i| store.subscribe(&format!("many{i}")))
+            .collect();
+        drop(gate);
+        // Redis's count of the connection's subscriptions (`sub=` in CLIENT LIST).
+        let subscribed = || -> usize {
+            let list: String = redis::cmd("CLIENT")
+                .arg("LIST")
+                .arg("TYPE")
+                .arg("pubsub")
+                .query(&mut admin(&redis))
+                .unwrap();
+            list.split_whitespace()
+                .filter_map(|f| f.strip_prefix("sub="))
+                .filter_map(|n| n.parse::<usize>().ok())
+                .max()
+                .unwrap_or(0)
+        };
+        until("not every channel was subscribed", || {
+            subscribed() == CHANNELS
+        })
+        .await;
+        let health = store.health();
+        assert!(health.up, "{health:?}");
+        assert_eq!(health.outages, 0, "{health:?}");
+        drop(held);
     }
 
     /// Review 24, item 4, made deterministic: the listener waits inside a subscription round
