@@ -15,7 +15,8 @@
 //!
 //! Every subscription, first or after a reconnect, wakes the waiters of the channels it
 //! covers: releases may have been published while nobody listened. A subscription that ends
-//! (Redis closed the connection: it died or restarted) marks the store down, so that waiters
+//! (Redis closed the connection: it died or restarted), or a connection that cannot be made
+//! while the store takes Redis for up, marks the store down, so that waiters
 //! get the failure policy's answer at once even when this instance makes no call that could
 //! fail; the task then connects again with backoff (50 ms, doubling up to 2 s) and subscribes
 //! every channel again. A connection silent for the store's keepalive (5 s by default) is
@@ -466,7 +467,17 @@ async fn listen(store: RedisStore, running: Running) {
                     }
                 }
             }
-            Err(e) => tracing::debug!(error = %e, "pub/sub: no connection"),
+            Err(e) => {
+                tracing::debug!(error = %e, "pub/sub: no connection");
+                // Redis unreachable (refused, reset, silent for the keepalive): an instance
+                // that makes no call of its own, its waiters asleep, would not know before
+                // a lease's expiry. Only while the store is up: while it is down its probes
+                // decide (marking it down again would push them back). Not for an error
+                // Redis answered (`maxclients`, a password): its calls may still work.
+                if e.is_io_error() && store.health().up {
+                    store.connection_lost("the pub/sub connection could not be made");
+                }
+            }
         }
         tokio::select! {
             () = tokio::time::sleep(backoff) => {}
@@ -984,6 +995,37 @@ mod tests {
             channels(&redis).is_empty()
         })
         .await;
+    }
+
+    /// Found in redis26 (a test's pause had hidden it): a listener that could not make its
+    /// connection (Redis died after the store last heard from it) said so in a debug line
+    /// only. An instance that makes no call (its waiters asleep) went on taking Redis for
+    /// up, and its waiters slept until a lease's expiry instead of getting their failure
+    /// policy's answer. The failed connection marks the store down now (once: the listener
+    /// trying again while it is down does not push the store's probes back), and the
+    /// subscription made once Redis is back marks it up.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_listener_that_cannot_connect_marks_the_store_down() {
+        let mut redis = RedisServer::start();
+        let store = store(&redis).await;
+        assert!(store.health().up);
+        redis.kill();
+        let down = store.went_down();
+        tokio::pin!(down);
+        down.as_mut().enable();
+        let a = store.subscribe("a"); // starts the listener: no call of the store's own
+        tokio::time::timeout(PATIENCE, down)
+            .await
+            .expect("the failed connection did not mark the store down");
+        redis.restart();
+        until("not subscribed again", || subscribers(&redis, "a") == 1).await;
+        until("the subscription did not mark the store up", || {
+            store.health().up
+        })
+        .await;
+        let health = store.health();
+        assert_eq!((health.outages, health.recoveries), (1, 1), "{health:?}");
+        drop(a);
     }
 
     /// Left by redis25: each round of subscriptions was bounded by the keepalive as a whole,
