@@ -417,3 +417,39 @@ async fn unavailable_says_to_retry_when_the_store_asks_redis_again() {
     assert!(retry > Duration::from_secs(1), "{retry:?}");
     assert!(retry <= Duration::from_secs(10), "{retry:?}");
 }
+
+/// Left by redis25: the sliding window's `Deny` answered as a window full to its limit in
+/// the current slice ("retry after the whole window": 1 min for 100/min, 1 h for 3/h),
+/// though Redis is asked again at the store's next probe and decides then. Its hint is now
+/// the next probe's, as GCRA's and the concurrency limit's: here up to 10 s away. Bounds
+/// only, no timing.
+#[tokio::test]
+async fn the_windows_deny_while_redis_is_down_says_to_retry_when_the_store_asks_redis_again() {
+    let mut redis = RedisServer::start();
+    let store = probing_every_10s(&redis).await;
+    let build = |name, limit, window| {
+        GlobalWindow::builder(&store, name, limit, window)
+            .on_failure(FailurePolicy::Deny)
+            .build()
+            .unwrap()
+    };
+    let (minute, hour) = (
+        build("m", 100, Duration::from_secs(60)),
+        build("h", 3, Duration::from_secs(3600)),
+    );
+    redis.kill();
+    // The first call fails and marks the store down: the next probe is 10 s away.
+    let _ = minute.check().await;
+    assert!(!store.health().up);
+    for limit in [&minute, &hour] {
+        let denied = limit.decide(1).await.unwrap();
+        assert_eq!(denied.source, Source::Fallback(FailurePolicy::Deny));
+        let d = denied.decision;
+        assert!(d.is_denied());
+        assert_eq!(d.remaining(), 0, "{d:?}");
+        let retry = d.retry_after();
+        assert!(retry > Duration::from_secs(1), "{d:?}");
+        assert!(retry <= Duration::from_secs(10), "{d:?}");
+        assert!(d.reset_after() >= retry, "{d:?}");
+    }
+}

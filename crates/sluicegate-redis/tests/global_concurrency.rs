@@ -131,12 +131,13 @@ async fn a_release_on_another_instance_wakes_the_waiter_long_before_the_ttl() {
         .build()
         .unwrap();
     let held = one_a.acquire().await.unwrap();
+    let mine = one_b.clone();
     let waiter = tokio::spawn(async move {
         let start = Instant::now();
-        let p = one_b.acquire().await.unwrap();
+        let p = mine.acquire().await.unwrap();
         (start.elapsed(), p.is_global())
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    asleep(&one_b, 0).await;
     assert!(!waiter.is_finished(), "the only permit is held");
     drop(held);
     let (waited, global) = waiter.await.unwrap();
@@ -325,10 +326,7 @@ async fn waiters_get_the_failure_policys_answer_when_redis_goes_down() {
         assert!(held.0.is_global() && held.1.is_global());
         let waiting = limit.clone();
         let waiter = tokio::spawn(async move { waiting.acquire().await });
-        while limit.queued() < 1 {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await; // it asked and waits
+        asleep(&limit, 0).await;
         redis.kill();
         let start = Instant::now();
         drop(held);
@@ -402,13 +400,21 @@ async fn held_permits_are_counted_again_after_redis_forgot_them() {
 
 /// A waiter on `limit` that has asked Redis and sleeps until a release or an expiry.
 async fn waiting(limit: &GlobalConcurrency) -> tokio::task::JoinHandle<GlobalPermit> {
-    let mine = limit.clone();
+    let (mine, before) = (limit.clone(), limit.sleeps());
     let waiter = tokio::spawn(async move { mine.acquire().await.unwrap() });
-    while limit.queued() < 1 {
+    asleep(limit, before).await;
+    waiter
+}
+
+/// Waits until a waiter of `limit` has gone to sleep more than `before` times (Redis told it
+/// all permits were out): from then on only a wake moves it. Not a pause, which a slow
+/// machine can outrun (the waiter's ask then sees what the test does next).
+async fn asleep(limit: &GlobalConcurrency, before: u64) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while limit.sleeps() <= before {
+        assert!(Instant::now() < deadline, "the waiter did not go to sleep");
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    tokio::time::sleep(Duration::from_millis(200)).await; // it asked and sleeps
-    waiter
 }
 
 /// Defect (review 3, item 4): `release.lua` published only when its `ZREM` removed a lease,
@@ -649,13 +655,25 @@ async fn a_waiter_on_an_idle_instance_learns_of_a_dead_redis_from_its_subscripti
             .unwrap()
     };
     let (holder, other) = (build(&a), build(&b));
+    // B's subscription is what tells it: in place before Redis dies (a pause stood for this
+    // too, and a listener that had not connected yet failed the test now and then).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, n): (String, u64) = redis::cmd("PUBSUB")
+            .arg("NUMSUB")
+            .arg("{sluicegate:idle}:released")
+            .query(&mut redis.connection())
+            .unwrap();
+        if n == 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not subscribed");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     let _held = holder.acquire().await.unwrap();
     let mine = other.clone();
     let waiter = tokio::spawn(async move { mine.acquire().await.map(|_| ()) });
-    while other.queued() < 1 {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(200)).await; // it asked and waits
+    asleep(&other, 0).await;
     redis.kill();
     let start = Instant::now();
     let got = waiter.await.unwrap();

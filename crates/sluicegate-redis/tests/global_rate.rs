@@ -84,6 +84,41 @@ async fn global_window_allows_the_limit_then_denies_until_a_slice_ages_out() {
     );
 }
 
+/// Checked for redis26 (the brief said the window's denials answered a full window): a
+/// denial Redis decides is the rule's on the counts Redis holds, not a full window's. Here
+/// 4 of the limit of 5 were admitted five slices ago and 1 in the current slice (the ring
+/// written as the script writes it, on Redis's clock): the next admission fits once the 4
+/// have left the window and its edge slice, two slice boundaries on (at most 20 s), not
+/// after the whole 60 s window. Only the fallback's hint was a full window's
+/// (tests/failover.rs).
+#[tokio::test]
+async fn a_window_denied_by_redis_retries_when_its_counts_leave_not_after_a_whole_window() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let window = GlobalWindow::builder(&store, "spread", 5, Duration::from_secs(60))
+        .slices(6)
+        .build()
+        .unwrap();
+    let mut con = redis.connection();
+    let (sec, usec): (u64, u64) = redis::cmd("TIME").query(&mut con).unwrap();
+    let slice_us = 10_000_000_u64;
+    let newest = (sec * 1_000_000 + usec) / slice_us;
+    // slice µs, newest slice, total, newest count, then the six before it, oldest first.
+    let ring: Vec<u8> = [slice_us, newest, 5, 1, 0, 4, 0, 0, 0, 0]
+        .iter()
+        .flat_map(|&d| (d as f64).to_le_bytes())
+        .collect();
+    let _: () = con
+        .set("{sluicegate:spread}:ringsum:6x10000000us", ring)
+        .unwrap();
+    let v = window.decide(1).await.unwrap();
+    assert_eq!(v.source, Source::Redis);
+    let d = v.decision;
+    assert!(d.is_denied(), "{d:?}");
+    assert!(d.retry_after() > Duration::ZERO, "{d:?}");
+    assert!(d.retry_after() <= Duration::from_secs(20), "{d:?}");
+}
+
 #[tokio::test]
 async fn scripts_come_back_after_redis_forgets_them() {
     let redis = RedisServer::start();

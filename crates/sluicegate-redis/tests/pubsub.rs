@@ -60,12 +60,16 @@ fn limit(store: &RedisStore, name: &str) -> GlobalConcurrency {
         .unwrap()
 }
 
-/// A waiter on `limit` that has asked Redis, was told all permits are out, and sleeps.
+/// A waiter on `limit` that has asked Redis, was told all permits are out, and sleeps: a
+/// release from now on can reach it only as a wake (its next ask would find the permit free,
+/// but it asks again only when woken). Waited for on the limit's count of sleeps, not a
+/// pause: on a slow machine a pause can end before the waiter's ask, which then takes the
+/// released permit without any wake, and the test proves nothing.
 async fn waiting(limit: &GlobalConcurrency) -> tokio::task::JoinHandle<GlobalPermit> {
-    let mine = limit.clone();
+    let (mine, before) = (limit.clone(), limit.sleeps());
     let waiter = tokio::spawn(async move { mine.acquire().await.unwrap() });
-    until("the waiter did not queue", || limit.queued() == 1).await;
-    tokio::time::sleep(Duration::from_millis(100)).await; // it asked and sleeps
+    until("the waiter did not go to sleep", || limit.sleeps() > before).await;
+    assert_eq!(limit.queued(), 1);
     waiter
 }
 
@@ -370,9 +374,99 @@ async fn a_waiter_is_woken_while_the_runtime_that_built_the_first_limit_is_not_d
     let x = limit(&store, "x");
     let other = support::store(&redis).await;
     let held = global_permit(&limit(&other, "x")).await;
+    // Subscribed before the release (else the subscription's wake would stand in for it).
+    until("x not subscribed", || subscribers(&redis, "x") == 2).await;
     let waiter = waiting(&x).await;
     drop(held);
     let got = woken_global(waiter, "the release woke the waiter").await;
     drop((got, first));
     std::thread::spawn(move || drop(idle)).join().unwrap();
+}
+
+/// The id of the one pub/sub connection of `user`, as Redis numbers its clients.
+fn pubsub_client_id(redis: &RedisServer, user: &str) -> u64 {
+    let list: String = redis::cmd("CLIENT")
+        .arg("LIST")
+        .arg("TYPE")
+        .arg("pubsub")
+        .query(&mut redis.connection())
+        .unwrap();
+    let ids: Vec<u64> = list
+        .lines()
+        .filter(|l| l.contains(&format!(" user={user} ")))
+        .filter_map(|l| l.strip_prefix("id=")?.split(' ').next()?.parse().ok())
+        .collect();
+    assert_eq!(ids.len(), 1, "{list}");
+    ids[0]
+}
+
+/// Left by redis25: a channel an ACL refused was asked for again only at the next reconnect,
+/// so after the operator granted it (`ACL SETUSER ... &pattern`) its waiters went on waiting
+/// for lease expiries, Redis answering every other call, until something broke the
+/// connection. The refused channel is asked for again on the live connection (from a
+/// keepalive on, backing off): once granted, it is subscribed on the same connection, its
+/// waiters are woken, and a release on another instance wakes the next waiter (TTL 60 s,
+/// queue timeout 30 s: only the release can).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_granted_after_a_refusal_is_subscribed_without_a_reconnect() {
+    let redis = RedisServer::start();
+    let acl = |rules: &[String]| {
+        let () = redis::cmd("ACL")
+            .arg("SETUSER")
+            .arg("counter")
+            .arg(rules)
+            .query(&mut redis.connection())
+            .unwrap();
+    };
+    acl(&[
+        "on".into(),
+        ">pw".into(),
+        "~*".into(),
+        "resetchannels".into(),
+        format!("&{}", channel("x")),
+        "+@all".into(),
+    ]);
+    let url = format!("redis://counter:pw@127.0.0.1:{}/", redis.port);
+    let store = RedisStore::builder(&url)
+        .budget(Duration::from_secs(5))
+        .keepalive(Duration::from_millis(200))
+        .connect()
+        .await
+        .unwrap();
+    let (x, y) = (limit(&store, "x"), limit(&store, "y"));
+    until("y's SUBSCRIBE was not refused", || refused(&redis, "y")).await;
+    until("x not subscribed", || subscribers(&redis, "x") == 1).await;
+    let connection = pubsub_client_id(&redis, "counter");
+
+    // Another instance, allowed every channel, holds y's only permit.
+    let other = support::store(&redis).await;
+    let held = global_permit(&limit(&other, "y")).await;
+    until("the other instance did not subscribe", || {
+        subscribers(&redis, "y") == 1
+    })
+    .await;
+    let waiter = waiting(&y).await;
+    let slept = y.sleeps();
+
+    acl(&[format!("&{}", channel("y"))]);
+    until("y was not subscribed after the grant", || {
+        subscribers(&redis, "y") == 2
+    })
+    .await;
+    // The subscription woke the waiter (a release may have gone unheard): it asked again,
+    // found the permit held, and sleeps again.
+    until("the subscription did not wake the waiter", || {
+        y.sleeps() > slept
+    })
+    .await;
+    drop(held);
+    let _got = woken_global(waiter, "the release woke the waiter").await;
+    assert_eq!(
+        pubsub_client_id(&redis, "counter"),
+        connection,
+        "no reconnect"
+    );
+    let health = store.health();
+    assert_eq!(health.outages, 0, "{health:?}");
+    drop(x);
 }

@@ -58,6 +58,9 @@ pub(super) struct Inner {
     pub(super) share: Share,
     turnstile: tokio::sync::Mutex<()>,
     queued: AtomicUsize,
+    /// Times a waiter went to sleep, told by Redis that all permits were out
+    /// ([`GlobalConcurrency::sleeps`]).
+    sleeps: AtomicU64,
     /// Woken by a message on `channel` (on the store's one pub/sub connection).
     subscription: Subscription,
     instance: u64,
@@ -177,6 +180,9 @@ impl GlobalConcurrency {
             match self.try_once().await {
                 Try::Taken(id) => return Some(id),
                 Try::Full { next_expiry } => {
+                    // Counted once Redis's answer is in: a release from now on is one this
+                    // wait is woken for (`released` listens since before the ask).
+                    inner.sleeps.fetch_add(1, Ordering::Release);
                     // The store's listener ran on a runtime that has shut down: start one on
                     // this one (it wakes this wait once it has subscribed).
                     inner.store.keep_listening();
@@ -257,6 +263,15 @@ impl GlobalConcurrency {
     /// wait for a release (the first of them asks Redis again after each).
     pub fn queued(&self) -> usize {
         self.inner.queued.load(Ordering::Acquire)
+    }
+
+    /// How many times a waiter of this limit has gone to sleep, Redis having answered its
+    /// last ask that all permits were out: what a test waits for to know that a release
+    /// made from then on is one the waiter must be woken for (before it, the waiter's ask
+    /// may still find the permit free, and prove nothing about the wake).
+    #[doc(hidden)]
+    pub fn sleeps(&self) -> u64 {
+        self.inner.sleeps.load(Ordering::Acquire)
     }
 }
 
@@ -357,6 +372,7 @@ impl ConcurrencyBuilder<'_> {
                 share: Share::new(local),
                 turnstile: tokio::sync::Mutex::new(()),
                 queued: AtomicUsize::new(0),
+                sleeps: AtomicU64::new(0),
                 instance: instance_id(),
                 next_id: AtomicU64::new(0),
             }),

@@ -49,9 +49,6 @@ static SCRIPT: LazyLock<Script> = LazyLock::new(|| {
 #[derive(Debug)]
 pub struct HybridGcra {
     leaser: Leaser,
-    // One lease call at a time per instance; the others wait for its tokens. Held by the
-    // lease call itself (a task of its own), not by the caller that sent it.
-    refill: Arc<tokio::sync::Mutex<()>>,
     decisions: AtomicU64,
 }
 
@@ -63,6 +60,9 @@ struct Leaser {
     lease: Duration,
     stock: Arc<Mutex<Stock>>,
     calls: Arc<AtomicU64>,
+    // One lease call at a time per instance; the others wait for its tokens. Held by the
+    // lease call itself (a task of its own), not by the caller that sent it.
+    refill: Arc<tokio::sync::Mutex<()>>,
 }
 
 /// What a [`HybridGcra`] has done so far.
@@ -86,6 +86,10 @@ struct Stock {
     received: Instant,
     denied_until: Option<(Instant, Decision)>,
     demand: Demand,
+    /// Tests: for each put-back of an unclaimed check's tokens, whether the lease lock was
+    /// held at the time.
+    #[cfg(test)]
+    put_backs: Vec<bool>,
 }
 
 /// The traffic a batch should cover: requests asked for, spent or not, since the last lease
@@ -143,10 +147,12 @@ impl HybridGcra {
                     received: now,
                     denied_until: None,
                     demand: Demand::new(now),
+                    #[cfg(test)]
+                    put_backs: Vec::new(),
                 })),
                 calls: Arc::new(AtomicU64::new(0)),
+                refill: Arc::new(tokio::sync::Mutex::new(())),
             },
-            refill: Arc::new(tokio::sync::Mutex::new(())),
             decisions: AtomicU64::new(0),
         }
     }
@@ -208,7 +214,7 @@ impl HybridGcra {
         if let Some(v) = leaser.spend(n) {
             return Ok(v);
         }
-        let one_lease_at_a_time = self.refill.clone().lock_owned().await;
+        let one_lease_at_a_time = leaser.refill.clone().lock_owned().await;
         if let Some(v) = leaser.spend(n) {
             return Ok(v);
         }
@@ -216,17 +222,23 @@ impl HybridGcra {
             return leaser.lease(n).await.map(Granted::claim);
         };
         let call = leaser.clone();
+        let (answer, answered) = tokio::sync::oneshot::channel();
         let lease = runtime.spawn(async move {
-            let _one_lease_at_a_time = one_lease_at_a_time;
-            // Not taken by the caller (its future was dropped): `Granted` puts its tokens
-            // back in the stock when this result is dropped.
-            call.lease(n).await
+            let granted = call.lease(n).await;
+            // The result goes with the lease lock. Not taken by the caller (its future was
+            // dropped), it is dropped as a pair, in order: `Granted` puts its tokens back,
+            // then the lock goes, so the next caller finds them in the stock (with the lock
+            // released first, it could lease again and lose them with the old batch:
+            // review 24, item 6).
+            let _ = answer.send((granted, one_lease_at_a_time));
         });
-        match lease.await {
-            Ok(granted) => granted.map(Granted::claim),
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            // Cancelled: the runtime is shutting down.
-            Err(_) => leaser.spec.fall_back(n),
+        match answered.await {
+            Ok((granted, _one_lease_at_a_time)) => granted.map(Granted::claim),
+            Err(_) => match lease.await {
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                // Cancelled: the runtime is shutting down.
+                _ => leaser.spec.fall_back(n),
+            },
         }
     }
 }
@@ -238,6 +250,9 @@ struct Granted {
     verdict: Verdict,
     /// The stock, the tokens taken and the expiry of the batch they came from.
     taken: Option<(Arc<Mutex<Stock>>, u32, Instant)>,
+    /// Tests: the lease lock, to record whether a put-back happens under it.
+    #[cfg(test)]
+    refill: Option<Arc<tokio::sync::Mutex<()>>>,
 }
 
 impl Granted {
@@ -251,6 +266,11 @@ impl Drop for Granted {
     fn drop(&mut self) {
         if let Some((stock, n, expires)) = self.taken.take() {
             let mut s = stock.lock().unwrap_or_else(PoisonError::into_inner);
+            #[cfg(test)]
+            if let Some(refill) = &self.refill {
+                let held = refill.try_lock().is_err();
+                s.put_backs.push(held);
+            }
             // Only into the batch they came from: a later one expires later.
             if s.expires == expires {
                 s.tokens = s.tokens.saturating_add(n);
@@ -318,6 +338,8 @@ impl Leaser {
             return spec.fall_back(n).map(|verdict| Granted {
                 verdict,
                 taken: None,
+                #[cfg(test)]
+                refill: None,
             });
         };
         self.calls.fetch_add(1, Ordering::Relaxed);
@@ -355,6 +377,8 @@ impl Leaser {
                     ..verdict
                 },
                 taken: Some((self.stock.clone(), n, s.expires)),
+                #[cfg(test)]
+                refill: Some(self.refill.clone()),
             });
         }
         // Empty: deny locally until `n` fits and a batch has refilled, at most one lease
@@ -372,6 +396,8 @@ impl Leaser {
                 ..verdict
             },
             taken: None,
+            #[cfg(test)]
+            refill: None,
         })
     }
 }
@@ -379,6 +405,64 @@ impl Leaser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::server::RedisServer;
+    use crate::{GlobalGcra, RedisStore};
+
+    const PATIENCE: Duration = Duration::from_secs(30);
+
+    async fn until(why: &str, mut what: impl FnMut() -> bool) {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while !what() {
+            assert!(std::time::Instant::now() < deadline, "{why}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Review 24, item 6: a check dropped while its lease call was in flight left the
+    /// tokens taken for it to tokio, which dropped the call's unclaimed output (putting
+    /// them back) only after the call's task had released the lease lock. A caller waiting
+    /// for that lock could find the stock short, lease again, and the new batch replaced the
+    /// old: those tokens were lost. They are put back while the lock is still held now.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_dropped_checks_tokens_are_put_back_under_the_lease_lock() {
+        let redis = RedisServer::start();
+        let store = RedisStore::builder(&redis.url())
+            .budget(Duration::from_secs(20))
+            .connect()
+            .await
+            .unwrap();
+        let q = sluicegate::rate::Quota::per_hour(36)
+            .with_burst(std::num::NonZeroU32::new(10).unwrap());
+        let hybrid = Arc::new(
+            GlobalGcra::builder(&store, "dropped", q)
+                .lease(Duration::from_secs(60))
+                .build_hybrid()
+                .unwrap(),
+        );
+        redis.pause();
+        let check = tokio::spawn({
+            let hybrid = hybrid.clone();
+            async move { hybrid.decide(1).await }
+        });
+        // The lease call runs (its task sized the batch): Redis, stopped, will answer later.
+        until("the lease call did not start", || {
+            hybrid.leaser.lock().demand.at_send == 1
+        })
+        .await;
+        check.abort();
+        assert!(check.await.unwrap_err().is_cancelled());
+        redis.resume();
+        until("the dropped check's tokens were not put back", || {
+            !hybrid.leaser.lock().put_backs.is_empty()
+        })
+        .await;
+        assert_eq!(
+            hybrid.leaser.lock().put_backs,
+            [true],
+            "put back under the lease lock"
+        );
+        assert_eq!(hybrid.stats().redis_calls, 1);
+    }
 
     /// Requests that arrive while a lease is in flight count toward the next batch. They
     /// were dropped when the answer came (the count went to 0, its clock back to the

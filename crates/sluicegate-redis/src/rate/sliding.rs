@@ -161,7 +161,7 @@ impl GlobalWindow {
                 let decision = match self.policy {
                     FailurePolicy::Local => self.local.check_n(n)?,
                     FailurePolicy::Allow => evaluate(self.params, |_| 0, 0, 0)?,
-                    FailurePolicy::Deny => self.full(),
+                    FailurePolicy::Deny => self.unavailable(),
                 };
                 Ok(Verdict::new(decision, Source::Fallback(self.policy)))
             }
@@ -193,6 +193,18 @@ impl GlobalWindow {
     /// The window (rounded down to whole microseconds per slice).
     pub fn window(&self) -> Duration {
         Duration::from_nanos(self.params.slice_ns * u64::from(self.params.slices))
+    }
+
+    /// `Deny`'s answer while Redis does not decide: retry when the store next asks Redis
+    /// (before that a retry gets the same denial; after it Redis decides, however full the
+    /// window). It answered as a window full in its current slice, "retry after the whole
+    /// window", however soon Redis was back. Whole again (`reset_after`) once the counts
+    /// made so far have left the window and its edge slice, as a full window's, or at the
+    /// hint if later.
+    fn unavailable(&self) -> Decision {
+        let retry = self.store.retry_hint();
+        let reset = self.full().reset_after().max(retry);
+        Decision::deny(self.params.limit, 0, retry, reset)
     }
 
     /// The decision of a full window.

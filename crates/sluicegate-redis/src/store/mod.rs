@@ -277,7 +277,9 @@ impl StoreBuilder {
     /// (default 5 s). A Redis that stops answering without closing the connection (stopped,
     /// or a network that drops packets) is so noticed within about twice this time: the
     /// store is marked down (waiters get their failure policy's answer) and the connection
-    /// is made again. It also bounds each connection attempt and subscription.
+    /// is made again. It also bounds each connection attempt and each SUBSCRIBE or
+    /// UNSUBSCRIBE (of at most 500 channels, so that a store with many channels is not
+    /// taken for hung while Redis subscribes them).
     pub fn keepalive(mut self, keepalive: Duration) -> Self {
         self.keepalive = keepalive.max(Duration::from_millis(1));
         self
@@ -335,7 +337,7 @@ impl StoreBuilder {
 #[cfg(test)]
 #[allow(dead_code, unreachable_pub)]
 #[path = "../../tests/support/server.rs"]
-mod server;
+pub(crate) mod server;
 
 #[cfg(test)]
 mod tests {

@@ -9,11 +9,14 @@
 //! registrations: a channel registered later is subscribed, a channel whose last limit is
 //! dropped is unsubscribed, and when no channel is left the task ends and its connection is
 //! closed (the next limit starts a new one). A message on a channel wakes every waiter of the
-//! limits on it (`notify_waiters`).
+//! limits on it (`notify_waiters`), read while a round of (un)subscriptions or a PING waits
+//! for Redis too (it used to wait for the round: limits built and dropped faster than Redis
+//! answered held every wake-up back).
 //!
 //! Every subscription, first or after a reconnect, wakes the waiters of the channels it
 //! covers: releases may have been published while nobody listened. A subscription that ends
-//! (Redis closed the connection: it died or restarted) marks the store down, so that waiters
+//! (Redis closed the connection: it died or restarted), or a connection that cannot be made
+//! while the store takes Redis for up, marks the store down, so that waiters
 //! get the failure policy's answer at once even when this instance makes no call that could
 //! fail; the task then connects again with backoff (50 ms, doubling up to 2 s) and subscribes
 //! every channel again. A connection silent for the store's keepalive (5 s by default) is
@@ -21,6 +24,11 @@
 //! taken for lost the same way (a stopped Redis, or a network that drops packets, closes
 //! nothing). A subscription Redis answers marks the store up again (it used to
 //! stay reported down until another call succeeded).
+//!
+//! A channel Redis refuses (`NOPERM`: an ACL without that channel) leaves the store up
+//! (Redis answered) and is asked for again on the same connection, a keepalive after the
+//! refusal and then backing off (up to [`MAX_REFUSED_RETRY`]): once an operator grants it,
+//! it is subscribed without a reconnect (it used to wait for the next one).
 //!
 //! It used to be one connection per limit: the gate builds a limit per pool with a global
 //! concurrency limit, so 2000 such pools opened 2000 connections per gate process, and a few
@@ -39,6 +47,15 @@ use super::RedisStore;
 
 const MIN_BACKOFF: Duration = Duration::from_millis(50);
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
+/// The longest wait between two tries of the channels an ACL refused, on a live connection
+/// (the first comes a keepalive after the refusal, then twice as long each time, up to this
+/// or the keepalive if longer): after an operator grants them, they are subscribed within it.
+const MAX_REFUSED_RETRY: Duration = Duration::from_secs(60);
+/// The most channels one SUBSCRIBE or UNSUBSCRIBE carries. Each call must be answered within
+/// the keepalive; a round of all channels was, as a whole, and a store with more channels
+/// than Redis subscribes in a keepalive took the slow answer for a hung connection, again
+/// after each reconnect. 500 take a few milliseconds.
+const CHANNELS_PER_CALL: usize = 500;
 
 /// The channels a store's limits listen on, and its listener task (if one runs).
 #[derive(Debug, Default)]
@@ -46,8 +63,16 @@ pub(super) struct Hub {
     state: Mutex<State>,
     /// Told (a permit is kept for the task) when a channel is added or removed.
     changed: Notify,
-    /// Whether a refused subscription was logged (once per store).
+    /// Whether a refused subscription was logged (once per store, until the refused
+    /// channels are subscribed).
     refused_warned: AtomicBool,
+    /// Tests: while a test holds it, each round of [`sync`](Self::sync) waits for it before
+    /// it reads the registrations (standing for a Redis slow to answer, or to gather many
+    /// registrations into one round), counted in `held_syncs` as it starts to wait.
+    #[cfg(test)]
+    sync_gate: tokio::sync::Mutex<()>,
+    #[cfg(test)]
+    held_syncs: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -64,6 +89,16 @@ struct Channel {
     wake: Arc<Notify>,
     /// The limits that hold a [`Subscription`] to it.
     limits: usize,
+}
+
+/// What one connection was asked to subscribe.
+#[derive(Debug, Default)]
+struct Subscribed {
+    /// Channels SUBSCRIBEd on this connection: those Redis subscribed, and those it refused
+    /// (an ACL), so that the registrations' diff does not ask for them at every change.
+    channels: HashSet<String>,
+    /// Of them, those Redis refused: asked for again by [`Hub::retry_refused`].
+    refused: HashSet<String>,
 }
 
 /// A limit's registration on its channel: messages on the channel wake
@@ -142,54 +177,98 @@ impl Hub {
 
     /// Brings the connection's subscriptions (`subscribed`) to the registered channels, and
     /// wakes the waiters of every channel it subscribes; again until nothing is left to do
-    /// (channels may come and go while Redis answers).
+    /// (channels may come and go while Redis answers). Each call on Redis carries at most
+    /// [`CHANNELS_PER_CALL`] channels and is bounded by the keepalive (an unanswered one
+    /// fails as a timeout): the whole round is not, however many channels it has.
     async fn sync(
         &self,
         store: &RedisStore,
         sink: &mut PubSubSink,
-        subscribed: &mut HashSet<String>,
+        subscribed: &mut Subscribed,
     ) -> redis::RedisResult<()> {
+        let keepalive = store.keepalive();
         loop {
-            let (add, remove) = self.diff(subscribed);
+            #[cfg(test)]
+            {
+                self.held_syncs.fetch_add(1, Ordering::Relaxed);
+                drop(self.sync_gate.lock().await);
+            }
+            let (add, remove) = self.diff(&subscribed.channels);
             if add.is_empty() && remove.is_empty() {
                 return Ok(());
             }
-            if !remove.is_empty() {
-                sink.unsubscribe(&remove).await?;
-                for channel in &remove {
-                    subscribed.remove(channel);
+            // A refused channel was never subscribed: forgotten, not unsubscribed.
+            let (forgotten, remove): (Vec<String>, Vec<String>) = remove
+                .into_iter()
+                .partition(|c| subscribed.refused.contains(c));
+            for channel in &forgotten {
+                subscribed.refused.remove(channel);
+                subscribed.channels.remove(channel);
+            }
+            for chunk in remove.chunks(CHANNELS_PER_CALL) {
+                within(keepalive, sink.unsubscribe(chunk)).await?;
+                for channel in chunk {
+                    subscribed.channels.remove(channel);
                 }
             }
-            if !add.is_empty() {
-                match sink.subscribe(&add).await {
+            for chunk in add.chunks(CHANNELS_PER_CALL) {
+                match within(keepalive, sink.subscribe(chunk)).await {
                     Ok(()) => {
                         // Redis answered: up again after a lost connection, before the
                         // waiters woken here ask it again.
                         store.connection_found();
-                        for channel in add {
-                            self.wake(&channel);
-                            subscribed.insert(channel);
+                        for channel in chunk {
+                            self.wake(channel);
+                            subscribed.channels.insert(channel.clone());
                         }
                     }
                     // An ACL without the permission for some of them: Redis refuses the whole
                     // command. One at a time then, so that the others are subscribed.
                     Err(e) if refused(&e) => {
                         store.connection_found();
-                        for channel in add {
-                            match sink.subscribe(&channel).await {
-                                Ok(()) => self.wake(&channel),
-                                Err(e) if refused(&e) => self.warn_refused(store, &e),
+                        for channel in chunk {
+                            match within(keepalive, sink.subscribe(channel)).await {
+                                Ok(()) => self.wake(channel),
+                                Err(e) if refused(&e) => {
+                                    self.warn_refused(store, &e);
+                                    // Asked for again later ([`retry_refused`]), not at each
+                                    // change of the registrations; meanwhile its waiters
+                                    // fall back to lease expiry.
+                                    subscribed.refused.insert(channel.clone());
+                                }
                                 Err(e) => return Err(e),
                             }
-                            // Refused, it counts as subscribed all the same: not asked again
-                            // on this connection (its waiters fall back to lease expiry).
-                            subscribed.insert(channel);
+                            subscribed.channels.insert(channel.clone());
                         }
                     }
                     Err(e) => return Err(e),
                 }
             }
         }
+    }
+
+    /// Asks Redis again for the channels it refused on this connection (an operator may have
+    /// granted them since), with those registered meanwhile; those it refuses again stay
+    /// refused. Logs when the last refused one is subscribed (and warns again at the next
+    /// refusal).
+    async fn retry_refused(
+        &self,
+        store: &RedisStore,
+        sink: &mut PubSubSink,
+        subscribed: &mut Subscribed,
+    ) -> redis::RedisResult<()> {
+        let again = std::mem::take(&mut subscribed.refused);
+        for channel in &again {
+            subscribed.channels.remove(channel);
+        }
+        self.sync(store, sink, subscribed).await?;
+        if subscribed.refused.is_empty() && self.refused_warned.swap(false, Ordering::Relaxed) {
+            tracing::info!(
+                "redis subscribed the release channels it had refused: released permits wake \
+                 the waiters of other instances again"
+            );
+        }
+        Ok(())
     }
 
     /// Logs the first SUBSCRIBE refused by an ACL of this store, saying what to grant.
@@ -204,7 +283,8 @@ impl Hub {
              without channel permission): limits still decide by redis, but a released \
              permit no longer wakes the waiters of other instances at once (they wait for a \
              lease to expire or for their queue timeout); grant the pattern with \
-             `ACL SETUSER <user> &{}` (logged once per store)",
+             `ACL SETUSER <user> &{}` (refused channels are asked for again every minute at \
+             most; logged once per store until they are subscribed)",
             super::keys::channel_pattern(store.prefix())
         );
     }
@@ -365,9 +445,9 @@ async fn listen(store: RedisStore, running: Running) {
         match connected {
             Ok(pubsub) => {
                 let (mut sink, mut messages) = pubsub.split();
-                let mut subscribed = HashSet::new();
+                let mut subscribed = Subscribed::default();
                 let first = tokio::select! {
-                    synced = within(keepalive, hub.sync(&store, &mut sink, &mut subscribed)) => synced,
+                    synced = hub.reading(&mut messages, hub.sync(&store, &mut sink, &mut subscribed)) => synced,
                     () = hub.emptied(id) => return,
                 };
                 match first {
@@ -387,13 +467,41 @@ async fn listen(store: RedisStore, running: Running) {
                     }
                 }
             }
-            Err(e) => tracing::debug!(error = %e, "pub/sub: no connection"),
+            Err(e) => {
+                tracing::debug!(error = %e, "pub/sub: no connection");
+                // Redis unreachable (refused, reset, silent for the keepalive): an instance
+                // that makes no call of its own, its waiters asleep, would not know before
+                // a lease's expiry. Only while the store is up: while it is down its probes
+                // decide (marking it down again would push them back). Not for an error
+                // Redis answered (`maxclients`, a password): its calls may still work.
+                if e.is_io_error() && store.health().up {
+                    store.connection_lost("the pub/sub connection could not be made");
+                }
+            }
         }
         tokio::select! {
             () = tokio::time::sleep(backoff) => {}
             () = hub.emptied(id) => return,
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// Why a connection whose (un)subscription failed with `e` is taken for lost.
+fn lost(e: &redis::RedisError) -> &'static str {
+    tracing::debug!(error = %e, "pub/sub: subscribing failed");
+    if e.is_timeout() {
+        "the pub/sub connection did not answer"
+    } else {
+        "the pub/sub connection was closed"
+    }
+}
+
+/// Sleeps until `at`, or forever when `None`.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -414,6 +522,29 @@ async fn within<T>(
 }
 
 impl Hub {
+    /// Runs `call` (a round of (un)subscriptions, or a PING, on the connection's sink) while
+    /// reading the connection's messages: each wakes its channel's waiters at once, not
+    /// after the call (review 24, item 4: limits built and dropped faster than Redis
+    /// answered kept the listener in its rounds, and every wake-up of the store waited for
+    /// the churn to stop). The stream's end is left to `call` to notice: it fails too.
+    async fn reading<T>(
+        &self,
+        messages: &mut redis::aio::PubSubStream,
+        call: impl std::future::Future<Output = T>,
+    ) -> T {
+        tokio::pin!(call);
+        let mut open = true;
+        loop {
+            tokio::select! {
+                done = &mut call => return done,
+                message = messages.next(), if open => match message {
+                    Some(message) => self.wake(message.get_channel_name()),
+                    None => open = false,
+                },
+            }
+        }
+    }
+
     /// Reads messages on a subscribed connection and follows the registrations, until the
     /// task has nothing left to listen to (`None`) or the connection is lost (why). A
     /// connection silent for the keepalive is sent a PING; unanswered within the keepalive
@@ -425,11 +556,20 @@ impl Hub {
         id: u64,
         sink: &mut PubSubSink,
         messages: &mut redis::aio::PubSubStream,
-        subscribed: &mut HashSet<String>,
+        subscribed: &mut Subscribed,
     ) -> Option<&'static str> {
         let keepalive = store.keepalive();
         let mut heard = tokio::time::Instant::now();
+        // Refused channels: asked for again a keepalive after the refusal, then twice as
+        // long each time they are refused again.
+        let mut retry_every = keepalive;
+        let mut retry_at = None;
         loop {
+            if subscribed.refused.is_empty() {
+                (retry_every, retry_at) = (keepalive, None);
+            } else if retry_at.is_none() {
+                retry_at = Some(tokio::time::Instant::now() + retry_every);
+            }
             tokio::select! {
                 message = messages.next() => match message {
                     Some(message) => {
@@ -440,24 +580,29 @@ impl Hub {
                 },
                 () = self.changed.notified() => {
                     let synced = tokio::select! {
-                        synced = within(keepalive, self.sync(store, sink, subscribed)) => synced,
+                        synced = self.reading(messages, self.sync(store, sink, subscribed)) => synced,
                         () = self.emptied(id) => return None,
                     };
                     match synced {
                         Ok(()) => heard = tokio::time::Instant::now(),
-                        Err(e) => {
-                            tracing::debug!(error = %e, "pub/sub: subscribing failed");
-                            return Some(if e.is_timeout() {
-                                "the pub/sub connection did not answer"
-                            } else {
-                                "the pub/sub connection was closed"
-                            });
-                        }
+                        Err(e) => return Some(lost(&e)),
                     }
+                }
+                () = sleep_until(retry_at), if retry_at.is_some() => {
+                    let synced = tokio::select! {
+                        synced = self.reading(messages, self.retry_refused(store, sink, subscribed)) => synced,
+                        () = self.emptied(id) => return None,
+                    };
+                    match synced {
+                        Ok(()) => heard = tokio::time::Instant::now(),
+                        Err(e) => return Some(lost(&e)),
+                    }
+                    retry_every = (retry_every * 2).min(MAX_REFUSED_RETRY.max(keepalive));
+                    retry_at = None;
                 }
                 () = tokio::time::sleep_until(heard + keepalive) => {
                     let pong = tokio::select! {
-                        pong = within(keepalive, sink.ping::<redis::Value>()) => pong,
+                        pong = self.reading(messages, within(keepalive, sink.ping::<redis::Value>())) => pong,
                         () = self.emptied(id) => return None,
                     };
                     match pong {
@@ -850,6 +995,169 @@ mod tests {
             channels(&redis).is_empty()
         })
         .await;
+    }
+
+    /// Found in redis26 (a test's pause had hidden it): a listener that could not make its
+    /// connection (Redis died after the store last heard from it) said so in a debug line
+    /// only. An instance that makes no call (its waiters asleep) went on taking Redis for
+    /// up, and its waiters slept until a lease's expiry instead of getting their failure
+    /// policy's answer. The failed connection marks the store down now (once: the listener
+    /// trying again while it is down does not push the store's probes back), and the
+    /// subscription made once Redis is back marks it up.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_listener_that_cannot_connect_marks_the_store_down() {
+        let mut redis = RedisServer::start();
+        let store = store(&redis).await;
+        assert!(store.health().up);
+        redis.kill();
+        let down = store.went_down();
+        tokio::pin!(down);
+        down.as_mut().enable();
+        let a = store.subscribe("a"); // starts the listener: no call of the store's own
+        tokio::time::timeout(PATIENCE, down)
+            .await
+            .expect("the failed connection did not mark the store down");
+        redis.restart();
+        until("not subscribed again", || subscribers(&redis, "a") == 1).await;
+        until("the subscription did not mark the store up", || {
+            store.health().up
+        })
+        .await;
+        let health = store.health();
+        assert_eq!((health.outages, health.recoveries), (1, 1), "{health:?}");
+        drop(a);
+    }
+
+    /// Left by redis25: each round of subscriptions was bounded by the keepalive as a whole,
+    /// so a store with more channels than Redis subscribes within a keepalive (one SUBSCRIBE
+    /// of them all on a new connection) took the slow answer for a hung connection, marked
+    /// the store down, reconnected and tried the same again, for ever. Scaled down here: a
+    /// keepalive of 100 ms and 50,000 channels. Each call on Redis is bounded now, and a
+    /// SUBSCRIBE carries a bounded number of channels: all are subscribed, the store stays up.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn more_channels_than_redis_subscribes_within_a_keepalive_are_subscribed() {
+        const CHANNELS: usize = 50_000;
+        let redis = RedisServer::start();
+        let store = RedisStore::builder(&redis.url())
+            .budget(Duration::from_secs(5))
+            .keepalive(Duration::from_millis(100))
+            .connect()
+            .await
+            .unwrap();
+        // All registered before the listener's first round reads them: one round of all.
+        let gate = store.inner.pubsub.sync_gate.lock().await;
+        let held: Vec<Subscription> = (0..CHANNELS)
+            .map(|i| store.subscribe(&format!("many{i}")))
+            .collect();
+        drop(gate);
+        // Redis's count of the connection's subscriptions (`sub=` in CLIENT LIST).
+        let subscribed = || -> usize {
+            let list: String = redis::cmd("CLIENT")
+                .arg("LIST")
+                .arg("TYPE")
+                .arg("pubsub")
+                .query(&mut admin(&redis))
+                .unwrap();
+            list.split_whitespace()
+                .filter_map(|f| f.strip_prefix("sub="))
+                .filter_map(|n| n.parse::<usize>().ok())
+                .max()
+                .unwrap_or(0)
+        };
+        until("not every channel was subscribed", || {
+            subscribed() == CHANNELS
+        })
+        .await;
+        let health = store.health();
+        assert!(health.up, "{health:?}");
+        assert_eq!(health.outages, 0, "{health:?}");
+        drop(held);
+    }
+
+    /// Review 24, item 4, made deterministic: the listener waits inside a subscription round
+    /// (held at the test's gate, as by a Redis slow to answer a SUBSCRIBE) while a message
+    /// for a subscribed channel comes in. It must wake that channel's waiters without
+    /// waiting for the round to end; it read nothing until then.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_message_wakes_its_waiters_while_a_subscription_is_in_flight() {
+        let redis = RedisServer::start();
+        let store = store(&redis).await;
+        let steady = store.subscribe("steady");
+        until("not subscribed", || subscribers(&redis, "steady") == 1).await;
+        let hub = store.inner.pubsub.clone();
+        let gate = hub.sync_gate.lock().await;
+        let held = hub.held_syncs.load(Ordering::Relaxed);
+        let other = store.subscribe("other");
+        until("the listener did not start a round", || {
+            hub.held_syncs.load(Ordering::Relaxed) > held
+        })
+        .await;
+        wakes(
+            &steady,
+            "the message woke the waiter while a round was in flight",
+            || publish(&redis, "steady"),
+        )
+        .await;
+        drop(gate);
+        until("`other` not subscribed", || {
+            subscribers(&redis, "other") == 1
+        })
+        .await;
+        drop(other);
+    }
+
+    /// Review 24, item 4, as it happens: while the listener (un)subscribed it read no
+    /// message, and it goes on (un)subscribing until the registrations stay put. Limits
+    /// built and dropped faster than Redis answers (a reload of many pools) held every
+    /// wake-up of the store back until the churn paused. Here the churn (a thread
+    /// registering without a pause) lasts until the waiter is woken, and the keepalive is
+    /// long enough not to end it: a message on a steady channel wakes its waiter while the
+    /// churn goes on. It passed before the fix too (on a shared machine the churning thread
+    /// is descheduled now and then, and a round ends; the wake took 6-38 ms then, 0.6-10 ms
+    /// after, six runs each): the test above pins it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_message_wakes_its_waiters_while_other_limits_come_and_go() {
+        let redis = RedisServer::start();
+        let store = RedisStore::builder(&redis.url())
+            .budget(Duration::from_secs(5))
+            .keepalive(Duration::from_secs(60))
+            .connect()
+            .await
+            .unwrap();
+        let steady = store.subscribe("steady");
+        until("not subscribed", || subscribers(&redis, "steady") == 1).await;
+        let stop = Arc::new(AtomicBool::new(false));
+        // On a thread of its own, without a pause: registrations change all the time.
+        let churn = std::thread::spawn({
+            let (store, stop) = (store.clone(), stop.clone());
+            move || {
+                // New names all the time, the oldest dropped: no two registrations alike,
+                // so a diff never comes out empty while this runs.
+                let mut held = std::collections::VecDeque::new();
+                let mut i = 0_u64;
+                while !stop.load(Ordering::Relaxed) {
+                    held.push_back(store.subscribe(&format!("churn{i}")));
+                    if held.len() > 100 {
+                        held.pop_front();
+                    }
+                    i += 1;
+                }
+            }
+        });
+        // Churning: the listener is (un)subscribing.
+        until("the churn did not reach Redis", || {
+            !channels(&redis).iter().all(|c| c == "steady")
+        })
+        .await;
+        let woken = steady.wake().notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        publish(&redis, "steady");
+        let woken = tokio::time::timeout(PATIENCE, woken).await;
+        stop.store(true, Ordering::Relaxed);
+        churn.join().unwrap();
+        woken.expect("the message woke the waiter while limits came and went");
+        assert_eq!(store.health().outages, 0);
     }
 
     /// A channel name with odd bytes (spaces, CR LF, glob characters, NUL, non-ASCII):
