@@ -1482,6 +1482,14 @@ impl LimitAlgorithm for LittlesLaw {
         if s.outcome == Outcome::Ignored {
             return self.limit;
         }
+        // A failure answered faster than the resource's unqueued answers (under the floor of
+        // their low RTs) waited in no queue: it says nothing of load (a path in maintenance, a
+        // dependency down), and as a drop one client sending such requests backed every
+        // client's limit off to the minimum (review 26). Left out as an ignored one is. A
+        // resource that sheds load fast because it queues shows the queue in its answers.
+        if s.outcome == Outcome::Dropped && self.floor().is_some_and(|floor| s.latency < floor) {
+            return self.limit;
+        }
         let end = s.end();
         let mut at = *self.bucket_end.get_or_insert(end + self.span);
         if end >= at {

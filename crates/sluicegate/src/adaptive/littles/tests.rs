@@ -203,6 +203,32 @@ fn littles_backs_off_on_drops_and_does_not_rise_during_cool_down() {
     assert_eq!(feed(&mut l, 41, 1, 20, IDLE, Outcome::Success), 40);
 }
 
+/// Review 26: one client whose requests an upstream answers with a fast `503` (a path in
+/// maintenance, a dependency down) took a gate's pool from 20 permits to 1 for everyone, and
+/// held it there 10–16 s after the `503`s stopped: every bucket with over 1 % drops backed the
+/// limit off, and the lower it went the longer its buckets and cool-down lasted. A failure
+/// answered faster than the resource's unqueued answers waited in no queue and says nothing
+/// of load; it no longer backs off (one as slow as the answers still does: the test above).
+#[test]
+fn littles_does_not_back_off_on_failures_faster_than_its_floor() {
+    // `l` gets 10 % of fast failures besides the answers `clean` gets alone.
+    let (mut l, mut clean) = (warmed(), warmed());
+    for idx in 22..=60 {
+        feed(&mut clean, idx, 90, 20, IDLE, Outcome::Success);
+        feed(&mut l, idx, 90, 20, IDLE, Outcome::Success);
+        feed(&mut l, idx, 10, 1, IDLE, Outcome::Dropped);
+        assert_eq!(l.limit(), clean.limit(), "bucket {idx}");
+    }
+    // As slow as the answers, the same failures back off.
+    feed(&mut clean, 61, 90, 20, IDLE, Outcome::Success);
+    feed(&mut l, 61, 90, 20, IDLE, Outcome::Success);
+    feed(&mut l, 61, 10, 20, IDLE, Outcome::Dropped);
+    assert!(
+        feed(&mut l, 62, 90, 20, IDLE, Outcome::Success)
+            < feed(&mut clean, 62, 90, 20, IDLE, Outcome::Success)
+    );
+}
+
 #[test]
 fn littles_skips_ignored_samples() {
     let mut l = LittlesLaw::new(LittlesLawConfig::default());
