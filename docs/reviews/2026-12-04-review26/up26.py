@@ -80,11 +80,16 @@ def handle(c):
                 st["total"] += 1
                 st["peak"] = max(st["peak"], st["now"])
                 st["paths"][path] = st["paths"].get(path, 0) + 1
+            done = [False]
+            def leave():
+                if not done[0]:
+                    done[0] = True
+                    with lock:
+                        st["now"] -= 1
             try:
-                keep = serve(c, method, path, q, hdrs, head, buf)
+                keep = serve(c, method, path, q, hdrs, head, buf, leave)
             finally:
-                with lock:
-                    st["now"] -= 1
+                leave()
             buf = b""
             if not keep:
                 return
@@ -101,7 +106,7 @@ def ok(c, body=b"ok\n", status="200 OK", extra=""):
     c.sendall(f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\n{extra}\r\n".encode() + body)
 
 
-def serve(c, method, path, q, hdrs, head, rest):
+def serve(c, method, path, q, hdrs, head, rest, leave=lambda: None):
     if path == "/stats":
         with lock:
             body = json.dumps(st).encode()
@@ -195,6 +200,7 @@ def serve(c, method, path, q, hdrs, head, rest):
     if path == "/slow":
         read_body(c, hdrs, rest)
         time.sleep(int(q.get("ms", 100)) / 1000)
+        leave()  # counted out before the answer leaves, so the next request cannot overlap it
         ok(c)
         return True
     if path == "/bighead":
