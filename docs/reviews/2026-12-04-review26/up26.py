@@ -149,6 +149,14 @@ def serve(c, method, path, q, hdrs, head, rest, leave=lambda: None):
             time.sleep(ms / 1000)
         c.sendall(b"0\r\n\r\n")
         return True
+    if path == "/big":
+        read_body(c, hdrs, rest)
+        mb = int(q.get("mb", 50))
+        c.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {mb<<20}\r\n\r\n".encode())
+        blk = b"z" * (1 << 20)
+        for i in range(mb):
+            c.sendall(blk)
+        return True
     if path == "/closemid":
         read_body(c, hdrs, rest)
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + b"x" * 100)
