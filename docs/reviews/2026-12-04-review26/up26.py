@@ -157,6 +157,26 @@ def serve(c, method, path, q, hdrs, head, rest, leave=lambda: None):
         for i in range(mb):
             c.sendall(blk)
         return True
+    if path == "/late408":
+        read_body(c, hdrs, rest)
+        ok(c, b"first\n")
+        time.sleep(float(q.get("s", "1")))
+        try:
+            c.sendall(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        except Exception:
+            pass
+        if q.get("close", "1") == "1":
+            return False
+        time.sleep(30)
+        return False
+    if path == "/proc102":
+        read_body(c, hdrs, rest)
+        n = int(q.get("n", 20)); ms = int(q.get("ms", 500))
+        for i in range(n):
+            c.sendall(b"HTTP/1.1 102 Processing\r\n\r\n")
+            time.sleep(ms / 1000)
+        ok(c, b"finally\n")
+        return True
     if path == "/closemid":
         read_body(c, hdrs, rest)
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + b"x" * 100)
