@@ -879,7 +879,7 @@ impl LittlesLaw {
             self.knee_found = true;
             self.knee = Some(cap);
         }
-        if b.drops > 0 && self.dropping() {
+        if b.fresh_drops > 0 && self.dropping() {
             next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
             self.cool_until = now + self.at_least_buckets(self.c.cool_down, 10);
         } else if now < self.cool_until {
@@ -1176,7 +1176,8 @@ impl LittlesLaw {
         }
     }
 
-    /// Whether the drops of the last buckets reach `drop_fraction` of their samples, counted
+    /// Whether the fresh drops (of requests that started under a limit no higher than the one
+    /// they were answered under) of the last buckets reach `drop_fraction` of their samples, counted
     /// over the fewest recent buckets that hold enough samples to resolve that fraction (100
     /// for 1 %): in a bucket of 60 answers one late answer is 1.7 %, and a heavy-tailed service
     /// whose own tail passes the deadline once in 2500 requests backed off every few seconds.
@@ -1184,13 +1185,26 @@ impl LittlesLaw {
         let enough = (1.0 / self.c.drop_fraction.max(1e-9)).ceil();
         let (mut drops, mut samples) = (0u64, 0u64);
         for b in self.closed.iter().rev() {
-            drops += b.drops;
+            drops += b.fresh_drops;
             samples += b.passes + b.drops;
             if samples as f64 >= enough {
                 break;
             }
         }
         samples > 0 && drops as f64 >= self.c.drop_fraction * samples as f64
+    }
+
+    /// The limit in force at `t` (as far back as the log goes; before it, the oldest limit it
+    /// remembers).
+    fn limit_in_force(&self, t: Nanos) -> usize {
+        let mut limit = self.limit;
+        for &(from, before) in self.limit_log.iter().rev() {
+            if t >= from {
+                return limit;
+            }
+            limit = before;
+        }
+        limit
     }
 
     /// The lower of the limit in force at `t` and the one before it (as far as the log
@@ -1521,6 +1535,10 @@ impl LimitAlgorithm for LittlesLaw {
             .demand
             .observe(end, s.latency, s.in_flight, self.limit, at_start, least);
         self.follow_demand(end, verdict);
+        // A late answer of a request that started under a higher limit than the present one
+        // is news of a limit already cut: the cut that followed (the start's, a drain, a
+        // back-off) came after it started. It does not back the limit off again.
+        let fresh = self.limit_in_force(s.start) <= self.base;
         let b = &mut self.current;
         // Against the lowest recent limit: a request that started before a raise found every
         // permit of the old limit taken.
@@ -1544,7 +1562,10 @@ impl LimitAlgorithm for LittlesLaw {
                     self.probe_decided(end);
                 }
             }
-            Outcome::Dropped => b.drops += 1,
+            Outcome::Dropped => {
+                b.drops += 1;
+                b.fresh_drops += u64::from(fresh);
+            }
             Outcome::Ignored => {}
         }
         self.limit

@@ -20,6 +20,9 @@ pub(super) struct Bucket {
     pub(super) passes: u64,
     pub(super) rt_sum: Duration,
     pub(super) drops: u64,
+    /// Of `drops`, those whose request started under a limit no higher than the limit when
+    /// it was answered: only these back the limit off.
+    pub(super) fresh_drops: u64,
     /// The most permits out when one of its requests started.
     pub(super) max_in_flight: usize,
     /// Some request started with every permit taken: demand reached the limit.

@@ -229,6 +229,31 @@ fn littles_does_not_back_off_on_failures_faster_than_its_floor() {
     );
 }
 
+/// The start's late answers (`few_slow_workers_3x`, 5 workers, a 5 s deadline): the requests
+/// that queued inside at the starting limit answer after their deadline for seconds after the
+/// limit has come down, and each bucket of them backed it off again (seed 17: 4 → 3 → 2 permits
+/// for 5 workers, and the cool-down, ten buckets of 2–4 s, held 2 for a minute). A drop of a
+/// request that started under a limit above the present one is news of a limit already cut: it
+/// does not back off again. One that started under the present limit still does.
+#[test]
+fn littles_does_not_back_off_on_drops_of_requests_started_under_a_limit_since_cut() {
+    for (rt_ms, after) in [(20, 32), (1800, 40)] {
+        let mut l = warmed();
+        feed(&mut l, 22, 98, 20, IDLE, Outcome::Success);
+        feed(&mut l, 22, 2, 20, IDLE, Outcome::Dropped);
+        assert_eq!(feed(&mut l, 23, 100, 20, IDLE, Outcome::Success), 36);
+        // Past the cool-down, 2 % drops again: of requests that started 20 ms before (under
+        // 36), or 1.8 s before (under 40, before the cut to 36).
+        feed(&mut l, 40, 98, 20, IDLE, Outcome::Success);
+        feed(&mut l, 40, 2, rt_ms, IDLE, Outcome::Dropped);
+        assert_eq!(
+            feed(&mut l, 41, 1, 20, IDLE, Outcome::Success),
+            after,
+            "drops {rt_ms} ms long"
+        );
+    }
+}
+
 #[test]
 fn littles_skips_ignored_samples() {
     let mut l = LittlesLaw::new(LittlesLawConfig::default());
