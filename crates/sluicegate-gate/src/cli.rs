@@ -52,7 +52,7 @@ pub enum Command {
 )]
 pub struct Serve {
     /// The config file.
-    #[arg(long, conflicts_with_all = ["listen", "upstream", "max_concurrency", "max_queue", "queue_timeout", "rate", "upstream_timeout", "admin_listen", "admin_token_file"])]
+    #[arg(long, conflicts_with_all = ["listen", "upstream", "max_concurrency", "max_queue", "queue_timeout", "queue_order", "rate", "upstream_timeout", "admin_listen", "admin_token_file"])]
     pub config: Option<PathBuf>,
     /// Where the proxy listens, like `127.0.0.1:8080`.
     #[arg(long, required_unless_present = "config")]
@@ -245,6 +245,49 @@ mod tests {
         let lifo = quick(&["--queue-order", "lifo"]);
         assert_eq!(lifo.pools[0].queue_order, config::QueueOrder::Lifo);
         assert!(Cli::try_parse_from(["sluicegate", "serve", "--queue-order", "random"]).is_err());
+    }
+
+    /// Review 26: `--queue-order` was taken beside `--config` and ignored without a word.
+    /// Every flag of the quick form but `--workers` is refused with a file, taken from the
+    /// command itself so that a flag added later is held to it too.
+    #[test]
+    fn every_quick_form_flag_but_workers_is_refused_with_a_config_file() {
+        use clap::CommandFactory;
+        let value = |flag: &str| match flag {
+            "listen" | "admin-listen" => "127.0.0.1:9",
+            "upstream" => "http://127.0.0.1:9",
+            "max-concurrency" | "max-queue" => "1",
+            "queue-timeout" | "upstream-timeout" => "1s",
+            "queue-order" => "lifo",
+            "rate" => "1/s",
+            "admin-token-file" => "token",
+            other => panic!("give `--{other}` a value here"),
+        };
+        let cli = Cli::command();
+        let serve = cli.find_subcommand("serve").unwrap();
+        let flags: Vec<&str> = serve
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .filter(|f| !matches!(*f, "config" | "workers" | "help"))
+            .collect();
+        assert!(flags.contains(&"queue-order"), "{flags:?}");
+        for flag in flags {
+            let long = format!("--{flag}");
+            let e = Cli::try_parse_from([
+                "sluicegate",
+                "serve",
+                "--config",
+                "x.toml",
+                &long,
+                value(flag),
+            ])
+            .expect_err(&long);
+            assert_eq!(
+                e.kind(),
+                clap::error::ErrorKind::ArgumentConflict,
+                "{long}: {e}"
+            );
+        }
     }
 
     #[test]
