@@ -157,6 +157,44 @@ pool = "api"
     assert_eq!(r.header("ratelimit-policy"), "\"api-per-client\";q=1;w=60");
 }
 
+/// Review 26: a request with two lines of the keyed header was counted under the first and
+/// forwarded with both, so a client could make up a new first line for each request while an
+/// upstream that reads another line billed the real key: the quota was gone. A request with
+/// more than one line now counts under no key, with the requests that have none (one quota
+/// between them all).
+#[tokio::test]
+async fn a_per_client_rate_counts_a_request_with_two_key_lines_under_no_key() {
+    let up = Upstream::start().await;
+    let text = format!(
+        r#"listen = ["127.0.0.1:0"]
+[[pools]]
+name = "api"
+upstream = "{}"
+max_concurrency = 8
+[pools.per_key_rate]
+rate = "1/m"
+key = "header:x-api-key"
+[[routes]]
+pool = "api"
+"#,
+        up.url()
+    );
+    let gate = serve("per-key-lines", &text).await;
+    let two = |first: &'static str| {
+        request(
+            gate.proxy,
+            req("/fast", &[("x-api-key", first), ("x-api-key", "alice")]),
+        )
+    };
+    assert_eq!(two("made-up-1").await.status, 200);
+    assert_eq!(two("made-up-2").await.status, 429);
+    // The requests without the header share that quota.
+    assert_eq!(get(gate.proxy, "/fast", "no").await.status, 429);
+    // Alice's own, one line, is hers.
+    let alice = request(gate.proxy, req("/fast", &[("x-api-key", "alice")])).await;
+    assert_eq!(alice.status, 200);
+}
+
 /// A pool rated `0/s` (traffic off) answers `429` with a `Retry-After` every client can
 /// parse: it said 18446744073709551615 (u64::MAX seconds, "never"), beyond the signed 64-bit
 /// integers Go's and Java's clients read it into, and they retried on their own backoff.

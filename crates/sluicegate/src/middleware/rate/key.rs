@@ -210,7 +210,9 @@ pub fn group_ip(ip: IpAddr) -> IpAddr {
 }
 
 /// The value of one header (an API key, a tenant id). A request without the header has no
-/// key.
+/// key, and so has one with more than one line of it: the limiter would count one line while
+/// the service reads whichever it reads (the first, the last, all of them joined), and a
+/// client could make up a new line for each request beside the key it uses (review 26).
 ///
 /// The key is a copy of the value's bytes: a server's header values are slices of the
 /// buffer the request was read into, and a keyed limiter that kept such a slice would keep
@@ -258,7 +260,11 @@ impl<B> KeyExtractor<B> for HeaderKey {
     type Key = HeaderValue;
 
     fn extract(&self, req: &Request<B>) -> Option<HeaderValue> {
-        let value = req.headers().get(&self.0)?;
+        let mut lines = req.headers().get_all(&self.0).iter();
+        let value = lines.next()?;
+        if lines.next().is_some() {
+            return None;
+        }
         let bytes = value.as_bytes();
         // Copied, not cloned: a clone shares (and keeps alive) the request's read buffer.
         // A long value is kept as its digest: all its bytes would make each made-up key
