@@ -25,9 +25,14 @@ impl FromStr for Dur {
         let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
         let (digits, unit) = t.split_at(split);
         let hint = "write a whole number and a unit: `250ms`, `10s`, `2m` or `1h`";
-        let n: u64 = digits
-            .parse()
-            .map_err(|_| format!("invalid duration `{s}`: {hint}"))?;
+        let too_long =
+            || format!("duration `{s}` is more than a day, surely a typo: write at most `24h`");
+        // Digits past u64 are a whole number all the same: too long, not malformed.
+        let n: u64 = match digits.parse() {
+            Ok(n) => n,
+            Err(_) if !digits.is_empty() => return Err(too_long()),
+            Err(_) => return Err(format!("invalid duration `{s}`: {hint}")),
+        };
         let d = match unit {
             "ms" => Some(Duration::from_millis(n)),
             "s" => Some(Duration::from_secs(n)),
@@ -38,9 +43,7 @@ impl FromStr for Dur {
         };
         match d {
             Some(d) if d <= Dur::MAX.0 => Ok(Dur(d)),
-            _ => Err(format!(
-                "duration `{s}` is more than a day, surely a typo: write at most `24h`"
-            )),
+            _ => Err(too_long()),
         }
     }
 }
@@ -91,20 +94,26 @@ impl FromStr for Rate {
             .trim()
             .split_once('/')
             .ok_or_else(|| format!("invalid rate `{s}`: {hint}"))?;
-        let count: u32 = count
-            .trim()
-            .parse()
-            .map_err(|_| format!("invalid count in rate `{s}`: {hint}"))?;
-        let period = match unit.trim() {
-            "s" => Duration::from_secs(1),
-            "m" => Duration::from_secs(60),
-            "h" => Duration::from_secs(3600),
+        let (unit, period) = match unit.trim() {
+            "s" => ("s", Duration::from_secs(1)),
+            "m" => ("m", Duration::from_secs(60)),
+            "h" => ("h", Duration::from_secs(3600)),
             _ => return Err(format!("unknown unit in rate `{s}`: {hint}")),
         };
-        if count > 0 && Quota::new(count, period).is_err() {
-            return Err(format!(
-                "rate `{s}` is too high: at most one request per nanosecond"
-            ));
+        let count = count.trim();
+        // The most a period holds: one request a nanosecond, and what a count can hold.
+        let most = u32::try_from(period.as_nanos()).unwrap_or(u32::MAX);
+        let too_high = || format!("rate `{s}` is too high: write at most `{most}/{unit}`");
+        // Digits past u32 are a count all the same: too high, not malformed.
+        let count: u32 = match count.parse() {
+            Ok(n) => n,
+            Err(_) if !count.is_empty() && count.bytes().all(|b| b.is_ascii_digit()) => {
+                return Err(too_high());
+            }
+            Err(_) => return Err(format!("invalid count in rate `{s}`: {hint}")),
+        };
+        if count > most || count > 0 && Quota::new(count, period).is_err() {
+            return Err(too_high());
         }
         Ok(Rate { count, period })
     }
@@ -203,6 +212,24 @@ mod tests {
                 .burst(),
             3
         );
+    }
+
+    /// Review 26: a whole number too large to read was told to "write a whole number"; it is
+    /// one, and what it needs is the range.
+    #[test]
+    fn numbers_too_large_to_read_are_told_the_range() {
+        let e = "90000000000000000000s".parse::<Dur>().unwrap_err();
+        assert!(e.contains("more than a day") && e.contains("`24h`"), "{e}");
+        let e = "4294967296/s".parse::<Rate>().unwrap_err();
+        assert!(e.contains("write at most `1000000000/s`"), "{e}");
+        let e = "99999999999999999999999/m".parse::<Rate>().unwrap_err();
+        assert!(e.contains("write at most `4294967295/m`"), "{e}");
+        let e = "4294967295/s".parse::<Rate>().unwrap_err();
+        assert!(e.contains("write at most `1000000000/s`"), "{e}");
+        assert_eq!("1000000000/s".parse::<Rate>().unwrap().count, 1_000_000_000);
+        // Not a number at all: as before.
+        assert!("12x3s".parse::<Dur>().unwrap_err().contains("unknown unit"));
+        assert!("a/s".parse::<Rate>().unwrap_err().contains("invalid count"));
     }
 
     #[test]
