@@ -663,8 +663,19 @@ fn what_changed(old: &Config, new: &Config) -> String {
         .iter()
         .filter(|(n, p)| was.get(*n).is_some_and(|o| o != *p))
         .count();
+    let store = match (&old.store, &new.store) {
+        (Some(o), Some(n)) if o == n => String::new(),
+        (None, None) => String::new(),
+        // A changed `[store]` is a new store: a new connection, and counters from 0.
+        (Some(_), Some(n)) => format!(
+            "; store {} replaced (a new connection; its counters start from 0)",
+            n.redis_shown()
+        ),
+        (None, Some(n)) => format!("; store {} added", n.redis_shown()),
+        (Some(o), None) => format!("; store {} removed", o.redis_shown()),
+    };
     format!(
-        "pools {} → {}: {added} added, {removed} removed, {changed} changed; routes {} → {}",
+        "pools {} → {}: {added} added, {removed} removed, {changed} changed; routes {} → {}{store}",
         old.pools.len(),
         new.pools.len(),
         old.routes.len(),
@@ -682,6 +693,42 @@ mod tests {
             "listen = [\"{listen}\"]\n{workers}\n[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n"
         );
         config::parse(&text, "g.toml").unwrap()
+    }
+
+    /// Review 26: a reload that replaced the `[store]` (a new connection, its counters from
+    /// 0) said "0 changed" and nothing of the store. The line names it now.
+    #[test]
+    fn the_reload_line_names_a_store_added_replaced_or_removed() {
+        let with = |store: &str| {
+            config::parse(
+                &format!("listen = [\"127.0.0.1:0\"]\n{store}\n{}", one_pool(4)),
+                "g.toml",
+            )
+            .unwrap()
+        };
+        let none = with("");
+        let a = with("[store]\nredis = \"redis://:pw@127.0.0.1:6379\"\nbudget = \"50ms\"");
+        let b = with("[store]\nredis = \"redis://:pw@127.0.0.1:6379\"\nbudget = \"250ms\"");
+        assert!(
+            !what_changed(&a, &a).contains("store"),
+            "{}",
+            what_changed(&a, &a)
+        );
+        let line = what_changed(&a, &b);
+        assert!(
+            line.ends_with("; store redis://:***@127.0.0.1:6379 replaced (a new connection; its counters start from 0)"),
+            "{line}"
+        );
+        let line = what_changed(&none, &a);
+        assert!(
+            line.ends_with("; store redis://:***@127.0.0.1:6379 added"),
+            "{line}"
+        );
+        let line = what_changed(&a, &none);
+        assert!(
+            line.ends_with("; store redis://:***@127.0.0.1:6379 removed"),
+            "{line}"
+        );
     }
 
     /// A config file's text: one pool `api` with a limit of `max`, and a route to it.
