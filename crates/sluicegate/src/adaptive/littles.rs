@@ -157,7 +157,10 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   RT its depth comes from still holds the old limit's queue); low RTs below the floor ÷
 ///   `probe_trigger`, by three standard errors, lower the floor to them (a delay that went
 ///   away leaves the same mean RT, full of the queue the old limit leaves inside). No growth
-///   until the probe is done.
+///   until the probe is done. Three pinned buckets that pass more than the capacity last
+///   measured while the resource queued (by three standard errors of their count), at a mean
+///   RT within 25 % of min RT and in the regime it served its most in: workers came back, and
+///   the slow start restarts, up to that most × min RT.
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
 ///   while nearly every request (90 %) found every permit taken;
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
