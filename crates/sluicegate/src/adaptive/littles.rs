@@ -95,6 +95,11 @@ const LIMIT_LOG: usize = 16;
 /// slow start: fewer, and the noise of small buckets' low RTs ends it on a false knee.
 const STARTUP_SIGNIFICANCE: f64 = 3.0;
 
+/// Standard errors (Poisson, of their count) by which the last buckets' answers must pass
+/// what the capacity last measured while queueing gives in their span before workers are taken
+/// to have come back: three waited for 15–23 permits of 50 workers after a return from 10.
+const CAME_BACK_SIGNIFICANCE: f64 = 2.0;
+
 /// Standard errors by which a queue at the starting limit, measured from the first requests'
 /// low RT, must pass the target.
 const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
@@ -158,7 +163,7 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   `probe_trigger`, by three standard errors, lower the floor to them (a delay that went
 ///   away leaves the same mean RT, full of the queue the old limit leaves inside). No growth
 ///   until the probe is done. Three pinned buckets that pass more than the capacity last
-///   measured while the resource queued (by three standard errors of their count), at a mean
+///   measured while the resource queued (by two standard errors of their count), at a mean
 ///   RT within 25 % of min RT and in the regime it served its most in: workers came back, and
 ///   the slow start restarts, up to that most × min RT.
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
@@ -1164,7 +1169,7 @@ impl LittlesLaw {
 
     /// Workers came back, seen in the pass rate: the last [`RT_BUCKETS`] buckets, each pinned
     /// and none a probe's, passed more than `capacity` (the pass rate last measured while the
-    /// resource queued) over their span, by [`STARTUP_SIGNIFICANCE`] standard errors of that
+    /// resource queued) over their span, by [`CAME_BACK_SIGNIFICANCE`] standard errors of that
     /// count (Poisson), at a mean RT within [`SAME_REGIME`] of min RT. The RT tells it from a
     /// resource that got faster (a slower service's end, a delay's end): there the same permits
     /// answer sooner, here more permits answer as soon. Only in the regime the resource served
@@ -1196,7 +1201,7 @@ impl LittlesLaw {
             (n + b.passes as f64, t + b.span.as_secs_f64())
         });
         let expected = self.capacity * t;
-        (same_rt && n - expected > STARTUP_SIGNIFICANCE * expected.sqrt()).then_some(cap)
+        (same_rt && n - expected > CAME_BACK_SIGNIFICANCE * expected.sqrt()).then_some(cap)
     }
 
     /// The last standing-queue drain drained a delay outside the resource, not a queue inside

@@ -174,8 +174,8 @@ fn littles_a_drain_that_left_the_low_rt_where_it_was_probes_instead_of_draining_
 /// queue estimate's noise, 1300–2200 answers lost in the 3 s after the return, seeds 1–5). Here
 /// 50 workers that slow with contention drop to 10 at 20 s and come back at 35 s. More answers
 /// than the 10 workers gave, at the RT they had, say the workers came back, and the slow start
-/// finds the knee again, up to what the 50 served. The limit reaches 45 in 0.7–3.0 s after the
-/// return, 1.6 s on average (seeds 1–20); before, in 1.4–4.8 s, 2.9 s on average, and not within
+/// finds the knee again, up to what the 50 served. The limit reaches 45 in 0.7–2.4 s after the
+/// return, 1.5 s on average (seeds 1–20); before, in 1.5–4.1 s, 2.5 s on average, and not within
 /// 5 s in one seed.
 #[test]
 fn littles_finds_workers_that_came_back_with_a_slow_start() {
