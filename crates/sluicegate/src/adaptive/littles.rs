@@ -95,6 +95,11 @@ const LIMIT_LOG: usize = 16;
 /// slow start: fewer, and the noise of small buckets' low RTs ends it on a false knee.
 const STARTUP_SIGNIFICANCE: f64 = 3.0;
 
+/// Standard errors (Poisson, of their count) by which the last buckets' answers must pass
+/// what the capacity last measured while queueing gives in their span before workers are taken
+/// to have come back: three waited for 15–23 permits of 50 workers after a return from 10.
+const CAME_BACK_SIGNIFICANCE: f64 = 2.0;
+
 /// Standard errors by which a queue at the starting limit, measured from the first requests'
 /// low RT, must pass the target.
 const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
@@ -157,7 +162,10 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   RT its depth comes from still holds the old limit's queue); low RTs below the floor ÷
 ///   `probe_trigger`, by three standard errors, lower the floor to them (a delay that went
 ///   away leaves the same mean RT, full of the queue the old limit leaves inside). No growth
-///   until the probe is done.
+///   until the probe is done. Three pinned buckets that pass more than the capacity last
+///   measured while the resource queued (by two standard errors of their count), at a mean
+///   RT within 25 % of min RT and in the regime it served its most in: workers came back, and
+///   the slow start restarts, up to that most × min RT.
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
 ///   while nearly every request (90 %) found every permit taken;
 ///   at the first queue the limit drops at once to BDP × (1 + `queue_target`) + 2 (a drain:
@@ -231,6 +239,10 @@ pub struct LittlesLaw {
     /// The pass rate last measured while the resource queued: its capacity, remembered
     /// through quiet spells so a burst finds the limit already there.
     capacity: f64,
+    /// The most the resource has served while it queued (the mean pass rate of the window's
+    /// saturated buckets), and the min RT then: what a slow start after workers came back
+    /// grows to at most, in the regime it was measured in.
+    served_most: (f64, Duration),
     /// The limits of the last few buckets.
     recent_limits: VecDeque<usize>,
     /// Low RTs of recent buckets, for the floor queueing delay is measured from.
@@ -299,6 +311,7 @@ impl LittlesLaw {
             closed_total: 0,
             cool_until: Nanos::ZERO,
             capacity: 0.0,
+            served_most: (0.0, Duration::ZERO),
             recent_limits: VecDeque::new(),
             lows: VecDeque::new(),
             low_floor: None,
@@ -730,6 +743,10 @@ impl LittlesLaw {
         let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
         if b.saturated && queueing {
             self.capacity = self.pass_rate(false);
+            let served = self.pass_rate(true);
+            if served > self.served_most.0 {
+                self.served_most = (served, min_rt);
+            }
         }
         // A bucket where nearly every request found every permit taken, and too small for a
         // queue estimate, is no evidence of demand below the limit: its few answers may all
@@ -770,12 +787,6 @@ impl LittlesLaw {
         } else if let Some(q) = queue {
             // Steer the resource's own queue to `target`: grow fast while there is clearly
             // none (capacity to find), otherwise correct part of the error each bucket.
-            // Until the knee is first found, grow like a slow start.
-            let step = if self.knee_found {
-                self.c.max_step
-            } else {
-                STARTUP_STEP
-            };
             // Before the knee is first found, any queue under the target is noise.
             let clear = if self.knee_found {
                 target / 4.0
@@ -783,6 +794,25 @@ impl LittlesLaw {
                 startup_bar
             };
             let steering = q >= clear || self.probe.is_some();
+            if let Some(cap) = self
+                .workers_came_back(min_rt)
+                .filter(|_| !steering && b.pinned())
+            {
+                // Workers came back: the knee is as unknown as at the start, and is found the
+                // same way, up to what the resource served at its most (`capacity_fifth`: × 1.1
+                // a bucket, stalled by the estimate's noise at a third of the workers, took 10
+                // permits back to 50 workers in 2–3 s, 1300–2200 answers lost).
+                self.knee_found = false;
+                self.knee = None;
+                self.restarted = true;
+                self.restart_cap = Some(cap);
+            }
+            // Until the knee is found, grow like a slow start.
+            let step = if self.knee_found {
+                self.c.max_step
+            } else {
+                STARTUP_STEP
+            };
             let next = if steering {
                 base + self.c.queue_gain * (target - q)
             } else if b.pinned() {
@@ -1135,6 +1165,43 @@ impl LittlesLaw {
         let in_service = (self.base as f64 - q).max(0.0);
         let bdp = self.pass_rate(true) * min_rt.as_secs_f64();
         (bdp < CENSORED * in_service).then_some(in_service)
+    }
+
+    /// Workers came back, seen in the pass rate: the last [`RT_BUCKETS`] buckets, each pinned
+    /// and none a probe's, passed more than `capacity` (the pass rate last measured while the
+    /// resource queued) over their span, by [`CAME_BACK_SIGNIFICANCE`] standard errors of that
+    /// count (Poisson), at a mean RT within [`SAME_REGIME`] of min RT. The RT tells it from a
+    /// resource that got faster (a slower service's end, a delay's end): there the same permits
+    /// answer sooner, here more permits answer as soon. Only in the regime the resource served
+    /// its most in (min RT within [`SAME_REGIME`] of the one then), and only below what that
+    /// most serves at min RT (Little's law, plus the target queue): the slow start's cap,
+    /// returned. In a delay's regime (`network_delay_spike`, 250 ms for 50 ms) the limit below
+    /// the knee passes the rate test too, but the slow start capped at 1000 answers a second ×
+    /// 250 ms went past the knee on the delay's late answers and left 150 permits for 50 workers
+    /// after it (seeds 16–30, −0.02 to −0.09): that regime has its own restarted slow start.
+    fn workers_came_back(&self, min_rt: Duration) -> Option<usize> {
+        let (served, then) = self.served_most;
+        let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-12);
+        let most = served * min_rt.as_secs_f64() * (1.0 + self.c.queue_target);
+        let cap = (most + MIN_QUEUE_TARGET).ceil() as usize;
+        let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
+        if !self.knee_found
+            || !SAME_REGIME.contains(&ratio(min_rt, then))
+            || cap <= self.base
+            || self.capacity <= 0.0
+            || recent.len() < RT_BUCKETS
+            || recent.iter().any(|b| b.probed || !b.pinned())
+        {
+            return None;
+        }
+        let same_rt = self
+            .recent_rt(RT_BUCKETS)
+            .is_some_and(|rt| SAME_REGIME.contains(&ratio(rt, min_rt)));
+        let (n, t) = recent.iter().fold((0.0, 0.0), |(n, t), b| {
+            (n + b.passes as f64, t + b.span.as_secs_f64())
+        });
+        let expected = self.capacity * t;
+        (same_rt && n - expected > CAME_BACK_SIGNIFICANCE * expected.sqrt()).then_some(cap)
     }
 
     /// The last standing-queue drain drained a delay outside the resource, not a queue inside

@@ -849,11 +849,12 @@ impl Pool {
     }
 
     /// Leaves `workers` workers, those free soonest (the others finish what they serve and
-    /// go).
+    /// go); more than there are join free now.
     pub(super) fn set_workers(&mut self, workers: usize) {
         let mut free = std::mem::take(&mut self.free).into_sorted_vec();
         free.reverse(); // `Reverse` sorts the latest first
         free.truncate(workers);
+        free.resize(workers, std::cmp::Reverse(self.t));
         self.free = free.into_iter().collect();
         self.workers = workers;
     }
