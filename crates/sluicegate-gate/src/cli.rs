@@ -72,7 +72,7 @@ pub struct Serve {
     /// Which queued request goes first when a slot frees (default fifo).
     #[arg(long, value_enum)]
     pub queue_order: Option<Order>,
-    /// A rate for the whole pool, like `50/s` or `600/m`.
+    /// A rate for the whole pool, like `50/s`, `600/m` or `1000/h`.
     #[arg(long)]
     pub rate: Option<Rate>,
     /// Longest wait for the upstream's response head or the next byte of its body, like `30s`

@@ -373,6 +373,12 @@ impl Gate {
         Ok(restart)
     }
 
+    /// Whether the gate runs from a config file (else from the quick form's flags: nothing
+    /// to reload).
+    pub fn has_file(&self) -> bool {
+        self.path.is_some()
+    }
+
     /// How many reloads have read (and checked) their file so far, refused ones included:
     /// what a test waits for to know that a reload is past its read.
     #[doc(hidden)]
@@ -693,6 +699,29 @@ mod tests {
             "listen = [\"{listen}\"]\n{workers}\n[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n"
         );
         config::parse(&text, "g.toml").unwrap()
+    }
+
+    /// Review 26: the quick form (flags, no file) logged a reload it cannot make (a SIGHUP
+    /// from log rotation, say) at `ERROR`, where nothing is wrong with the gate: an alert on
+    /// errors fired. A `WARN` now, naming what to do.
+    #[tokio::test]
+    async fn a_reload_of_the_quick_form_is_a_warning_not_an_error() {
+        let (log, _guard) = crate::server::tests::capture();
+        let gate = Gate::new(config("127.0.0.1:0", ""), None)
+            .await
+            .map(Arc::new)
+            .unwrap();
+        assert!(crate::reload(&gate).await.is_err());
+        let said: Vec<String> = log
+            .lines()
+            .into_iter()
+            .filter(|l| l.contains("reload"))
+            .collect();
+        assert_eq!(said.len(), 1, "{said:#?}");
+        assert!(
+            said[0].contains(" WARN ") && said[0].contains("--config"),
+            "{said:?}"
+        );
     }
 
     /// Review 26: a reload that replaced the `[store]` (a new connection, its counters from

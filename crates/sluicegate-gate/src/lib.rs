@@ -47,6 +47,14 @@ pub async fn reload(
     // is dropped: a stop signal, a `POST /reload` whose client left): see `Gate::reload`.
     match gate.reload().await {
         Ok(restart) => Ok(restart),
+        // The quick form has no file: nothing is wrong with the gate (a SIGHUP from log
+        // rotation), so not an error an alert would fire on.
+        Err(e) if !gate.has_file() => {
+            tracing::warn!(
+                "reload asked, but the gate runs from flags: there is no config file to reload, nothing changed (start it with `--config FILE` to reload)"
+            );
+            Err(e)
+        }
         Err(e) => {
             tracing::error!("reload refused, the config in force stays: {e}");
             Err(e)
