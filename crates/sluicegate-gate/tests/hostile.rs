@@ -740,3 +740,38 @@ async fn a_request_in_a_transfer_coding_other_than_chunked_gets_501() {
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     still_serves(&gate).await;
 }
+
+/// Review 26: a refusal sent before the body was read (a rate's `429`, the queue's `503`)
+/// closed the connection with the body's bytes unread, and the client, still sending, got a
+/// reset: its sends failed, and curl gave up on the upload without reading the answer (exit
+/// 55, 1 upload in 13–20). A client that sends its whole body before it reads met the reset
+/// every time. The gate now reads and throws away the rest of the body, for 2 s at most,
+/// before it closes.
+#[tokio::test]
+async fn a_refusal_before_the_body_reaches_a_client_that_sends_it_all_first() {
+    let up = Upstream::start().await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 1\nrate = \"0/s\"\n\n[[routes]]\npool = \"api\"\n",
+        up.url()
+    );
+    let gate = Gate::start(&[
+        "serve",
+        "--config",
+        write_config("linger", &text).to_str().unwrap(),
+    ])
+    .await;
+    const LEN: usize = 8 << 20;
+    let mut s = raw(
+        gate.proxy,
+        format!("POST /upload HTTP/1.1\r\nhost: x\r\ncontent-length: {LEN}\r\n\r\n").as_bytes(),
+    )
+    .await;
+    // All of it, before reading. Closed on unread bytes, the gate's socket answers the rest
+    // with a reset and the writes fail, and a client that gives up on a failed send (curl:
+    // exit 55) never reads the answer.
+    let sent = s.write_all(&vec![b'x'; LEN]).await;
+    let answer = read_all(s).await;
+    assert!(sent.is_ok(), "{sent:?}; the answer was {answer:?}");
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(answer.contains("connection: close"), "{answer}");
+}

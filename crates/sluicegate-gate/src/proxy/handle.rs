@@ -80,11 +80,8 @@ pub fn handle(
         if let Err(bad) = crate::path::normalise_request(&gate, &mut req) {
             tracing::debug!(path = req.uri().path(), "bad path");
             gate.unrouted.count(Unrouted::BadPath);
-            return Ok(answer::plain(
-                StatusCode::BAD_REQUEST,
-                "bad_path",
-                bad.message(),
-            ));
+            let answer = answer::plain(StatusCode::BAD_REQUEST, "bad_path", bad.message());
+            return Ok(linger(req, answer));
         }
         let routed = gate.with_state(|s| {
             let pool = s.route(&req)?.clone();
@@ -97,11 +94,12 @@ pub fn handle(
         let Some((pool, bypass, body_timeout)) = routed else {
             tracing::debug!(path = req.uri().path(), "no route");
             gate.unrouted.count(Unrouted::NoRoute);
-            return Ok(answer::plain(
+            let answer = answer::plain(
                 StatusCode::NOT_FOUND,
                 "no_route",
                 "no route for this request\n",
-            ));
+            );
+            return Ok(linger(req, answer));
         };
         let held = if bypass {
             pool.stats
@@ -110,14 +108,14 @@ pub fn handle(
             Held::Plain(pool.limit.limiter().acquire_bypass())
         } else {
             if let Some(denied) = check_rates(&pool, &req, &conn) {
-                return Ok(denied);
+                return Ok(linger(req, denied));
             }
             // A global pool asks the store; a local one never takes these branches. Their
             // futures are boxed so that they do not grow every request's future.
             if let Some(g) = &pool.global_rate
                 && let Some(denied) = Box::pin(global::check_rate(&pool, g)).await
             {
-                return Ok(denied);
+                return Ok(linger(req, denied));
             }
             let admitted = match pool.limit.global() {
                 None => admit(&pool, &conn).await,
@@ -125,11 +123,42 @@ pub fn handle(
             };
             match admitted {
                 Ok(held) => held,
-                Err(answer) => return Ok(answer),
+                Err(answer) => return Ok(linger(req, answer)),
             }
         };
         Ok(forward(&gate, pool, &conn, req, held, body_timeout).await)
     }
+}
+
+/// The longest the gate reads and discards the body of a request it answered without it.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// `answer`, to a request turned away before its body was read: when the body is still
+/// coming (and the client is not waiting for a `100 Continue` before it sends it), the
+/// connection is closed after the answer, but only once the body has been read and thrown
+/// away, for [`LINGER`] at most (nginx's lingering close). Closed at once, with the body's
+/// bytes unread in its socket, the kernel answers the client's next bytes with a reset, and
+/// a client still sending lost the answer, `Retry-After` and all, 1 time in 13–20 (review 26).
+fn linger(req: Request<Incoming>, mut answer: Response<GateBody>) -> Response<GateBody> {
+    use http_body::Body as _;
+    use http_body_util::BodyExt as _;
+    let waits_for_continue = req
+        .headers()
+        .get(http::header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    if req.body().is_end_stream() || waits_for_continue {
+        return answer;
+    }
+    answer.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    let mut body = req.into_body();
+    tokio::spawn(async move {
+        let discard = async { while let Some(Ok(_)) = body.frame().await {} };
+        let _ = tokio::time::timeout(LINGER, discard).await;
+    });
+    answer
 }
 
 fn check_rates(pool: &Pool, req: &Request<Incoming>, conn: &Conn) -> Option<Response<GateBody>> {
