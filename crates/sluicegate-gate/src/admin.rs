@@ -346,7 +346,7 @@ async fn set_limits(State(admin): State<Admin>, Path(name): Path<String>, body: 
         // they were made.
         crate::gate::off_the_loop(move || {
             gate.set_limits_and(&name, &change, |p| {
-                tracing::info!(pool = %name, ?change, "limits changed through the admin API");
+                tracing::info!(pool = %name, "limits changed through the admin API: {change}");
                 pool_status(p)
             })
         })

@@ -100,6 +100,34 @@ pub struct LimitsChange {
     pub rate: Option<Option<Rate>>,
 }
 
+/// What the change sets, in the API's words, for the log: `max_concurrency=0 (the kill
+/// switch) queue_timeout=1s rate=null` (it was a `Debug` dump: review 26).
+impl std::fmt::Display for LimitsChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut said = Vec::new();
+        match self.max_concurrency {
+            Some(0) => said.push("max_concurrency=0 (the kill switch)".to_owned()),
+            Some(n) => said.push(format!("max_concurrency={n}")),
+            None => {}
+        }
+        if let Some(n) = self.max_queue {
+            said.push(format!("max_queue={n}"));
+        }
+        if let Some(d) = self.queue_timeout {
+            said.push(format!("queue_timeout={d}"));
+        }
+        match self.rate {
+            Some(Some(r)) => said.push(format!("rate={r}")),
+            Some(None) => said.push("rate=null (removed)".to_owned()),
+            None => {}
+        }
+        if said.is_empty() {
+            return f.write_str("nothing");
+        }
+        f.write_str(&said.join(" "))
+    }
+}
+
 /// A field that is present, `null` or not: `Some(None)` for `null`, where a plain `Option`
 /// reads `null` as absent.
 fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
@@ -699,6 +727,24 @@ mod tests {
             "listen = [\"{listen}\"]\n{workers}\n[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n"
         );
         config::parse(&text, "g.toml").unwrap()
+    }
+
+    /// Review 26: the `PUT` audit line was a `Debug` dump of the change.
+    #[test]
+    fn a_limits_change_is_said_in_the_apis_words() {
+        let change: LimitsChange = serde_json::from_str(
+            r#"{"max_concurrency": 0, "queue_timeout": "1s", "rate": null, "max_queue": 5}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            change.to_string(),
+            "max_concurrency=0 (the kill switch) max_queue=5 queue_timeout=1s rate=null (removed)"
+        );
+        let change: LimitsChange =
+            serde_json::from_str(r#"{"max_concurrency": 12, "rate": "20/s"}"#).unwrap();
+        assert_eq!(change.to_string(), "max_concurrency=12 rate=20/s");
+        let change: LimitsChange = serde_json::from_str("{}").unwrap();
+        assert_eq!(change.to_string(), "nothing");
     }
 
     /// Review 26: the quick form (flags, no file) logged a reload it cannot make (a SIGHUP
