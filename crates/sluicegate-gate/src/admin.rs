@@ -21,6 +21,40 @@ struct Admin {
     gate: Arc<Gate>,
 }
 
+/// Calls the admin API turned away before they reached an endpoint: without the token in
+/// force (`401`), or from a page of another origin (`403`). Counted in `/status` and
+/// `/metrics` and logged as refusals (the first of a run at once, then a sum each second):
+/// 105 873 wrong tokens in 3 s left no trace (review 26).
+#[derive(Debug)]
+pub struct AdminRefusals {
+    counts: [std::sync::atomic::AtomicU64; 2],
+    log: Arc<crate::pool::RefusalLog>,
+}
+
+impl AdminRefusals {
+    /// The reasons, in metrics order.
+    pub const REASONS: [&'static str; 2] = ["unauthorized", "forbidden"];
+
+    fn count(&self, i: usize) {
+        self.counts[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.log.refused("", i);
+    }
+
+    /// Calls refused for `REASONS[i]` since the gate started.
+    pub fn get(&self, i: usize) -> u64 {
+        self.counts[i].load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+impl Default for AdminRefusals {
+    fn default() -> Self {
+        AdminRefusals {
+            counts: Default::default(),
+            log: Arc::new(crate::pool::RefusalLog::new(Self::REASONS.to_vec(), false)),
+        }
+    }
+}
+
 /// The admin API's routes; with a token in force (`[admin] token_file`, read again on each
 /// reload), every call needs `Authorization: Bearer TOKEN`.
 pub fn router(gate: Arc<Gate>) -> Router {
@@ -116,6 +150,7 @@ async fn authorize(State(admin): State<Admin>, req: Request, next: Next) -> Resp
     // The token of the config in force: a reload that rotates it shuts the old one out.
     let token = admin.gate.with_state(|s| s.admin_token.clone());
     if let Err(why) = from_this_origin(req.headers(), token.is_some()) {
+        admin.gate.admin_refused.count(1);
         return (StatusCode::FORBIDDEN, why).into_response();
     }
     if let Some(token) = &token {
@@ -125,6 +160,7 @@ async fn authorize(State(admin): State<Admin>, req: Request, next: Next) -> Resp
             .and_then(|v| bearer(v.as_bytes()))
             .unwrap_or(b"");
         if !constant_time_eq(given, token) {
+            admin.gate.admin_refused.count(0);
             let mut r = (
                 StatusCode::UNAUTHORIZED,
                 "unauthorized: send Authorization: Bearer TOKEN\n",
@@ -256,11 +292,27 @@ async fn status(State(admin): State<Admin>) -> Response {
         .iter()
         .map(|&u| (u.name().to_owned(), json!(admin.gate.unrouted.get(u))))
         .collect();
-    axum::Json(json!({ "pools": pools, "store": store, "unrouted": unrouted })).into_response()
+    let refused = &admin.gate.admin_refused;
+    let admin_refused: serde_json::Map<String, Value> = AdminRefusals::REASONS
+        .iter()
+        .enumerate()
+        .map(|(i, name)| ((*name).to_owned(), json!(refused.get(i))))
+        .collect();
+    axum::Json(json!({
+        "pools": pools,
+        "store": store,
+        "unrouted": unrouted,
+        "admin_refused": admin_refused,
+    }))
+    .into_response()
 }
 
 async fn metrics(State(admin): State<Admin>) -> Response {
-    let body = crate::metrics::render(&admin.gate.state(), &admin.gate.unrouted);
+    let body = crate::metrics::render(
+        &admin.gate.state(),
+        &admin.gate.unrouted,
+        &admin.gate.admin_refused,
+    );
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }
 

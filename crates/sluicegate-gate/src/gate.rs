@@ -41,6 +41,8 @@ pub struct Gate {
     draining: AtomicBool,
     /// Requests answered before any pool took them (kept across reloads).
     pub unrouted: crate::proxy::UnroutedCounts,
+    /// Admin calls turned away before an endpoint (kept across reloads).
+    pub admin_refused: crate::admin::AdminRefusals,
     /// Turns true when open tunnels must end (the drain's grace period is over); every
     /// tunnel watches it, and ends too when the gate is dropped.
     tunnels: tokio::sync::watch::Sender<bool>,
@@ -192,6 +194,7 @@ impl Gate {
             path,
             draining: AtomicBool::new(false),
             unrouted: Default::default(),
+            admin_refused: Default::default(),
             tunnels: tokio::sync::watch::Sender::new(false),
             leaving: Mutex::new(Vec::new()),
         })

@@ -8,7 +8,11 @@ use crate::proxy::{Unrouted, UnroutedCounts};
 use crate::state::State;
 
 /// Renders the metrics of every pool in `state`, and of the requests no pool took.
-pub fn render(state: &State, unrouted: &UnroutedCounts) -> String {
+pub fn render(
+    state: &State,
+    unrouted: &UnroutedCounts,
+    admin_refused: &crate::admin::AdminRefusals,
+) -> String {
     let mut out = String::with_capacity(4096);
     let _ = writeln!(
         out,
@@ -20,6 +24,17 @@ pub fn render(state: &State, unrouted: &UnroutedCounts) -> String {
             "sluicegate_unrouted_total{{reason=\"{}\"}} {}",
             u.name(),
             unrouted.get(u)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "# HELP sluicegate_admin_refused_total Admin API calls turned away before an endpoint: without the token in force (401), or from a page of another origin (403).\n# TYPE sluicegate_admin_refused_total counter"
+    );
+    for (i, reason) in crate::admin::AdminRefusals::REASONS.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "sluicegate_admin_refused_total{{reason=\"{reason}\"}} {}",
+            admin_refused.get(i)
         );
     }
     if let Some(store) = &state.store {

@@ -291,6 +291,19 @@ async fn the_admin_api_wants_the_token() {
         m.body
             .contains("sluicegate_upstream_latency_seconds_count{pool=\"api\"}")
     );
+    // Review 26: 105 873 wrong tokens in 3 s left no trace. The two refused above are
+    // counted.
+    assert!(
+        m.body
+            .contains("sluicegate_admin_refused_total{reason=\"unauthorized\"} 2"),
+        "{}",
+        m.body
+    );
+    let status = gate
+        .admin_call("GET", "/status", Some("s3cret-token"), "")
+        .await;
+    let status: serde_json::Value = serde_json::from_str(&status.body).unwrap();
+    assert_eq!(status["admin_refused"]["unauthorized"], 2, "{status}");
 }
 
 /// `method path` to the admin API with `headers`; the status code.

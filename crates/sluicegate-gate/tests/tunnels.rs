@@ -298,7 +298,11 @@ async fn bytes_pass_both_ways_through_a_websocket_tunnel() {
     assert!(head.contains_key("x-forwarded-for"), "{head:?}");
     assert_eq!(gate.tunnels(), (1, 1));
     assert_eq!(gate.load().0, 1, "the tunnel holds a slot");
-    let metrics = sluicegate_gate::metrics::render(&gate.gate.state(), &gate.gate.unrouted);
+    let metrics = sluicegate_gate::metrics::render(
+        &gate.gate.state(),
+        &gate.gate.unrouted,
+        &gate.gate.admin_refused,
+    );
     assert!(
         metrics.contains("sluicegate_tunnels_open{pool=\"ws\"} 1"),
         "{metrics}"
@@ -551,7 +555,11 @@ async fn an_idle_tunnel_is_closed_after_tunnel_idle_timeout_and_its_slot_freed()
     })
     .await;
 
-    let metrics = sluicegate_gate::metrics::render(&gate.gate.state(), &gate.gate.unrouted);
+    let metrics = sluicegate_gate::metrics::render(
+        &gate.gate.state(),
+        &gate.gate.unrouted,
+        &gate.gate.admin_refused,
+    );
     for (reason, n) in [("idle_timeout", 1), ("client_closed", 0)] {
         let line =
             format!("sluicegate_tunnels_closed_total{{pool=\"ws\",reason=\"{reason}\"}} {n}");
