@@ -239,6 +239,14 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
         "bypassed".into(),
         json!(p.stats.bypassed.load(std::sync::atomic::Ordering::Relaxed)),
     );
+    counters.insert(
+        "broken_bodies".into(),
+        json!(
+            p.stats
+                .broken_bodies
+                .load(std::sync::atomic::Ordering::Relaxed)
+        ),
+    );
     counters.insert("admitted".into(), json!(c.counts.admitted));
     counters.insert("completed".into(), json!(c.counts.completed));
     json!({

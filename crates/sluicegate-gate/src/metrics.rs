@@ -86,6 +86,21 @@ pub fn render(
         let n = p.stats.bypassed.load(std::sync::atomic::Ordering::Relaxed);
         let _ = writeln!(out, "sluicegate_bypassed_total{{pool=\"{}\"}} {n}", p.name);
     }
+    let _ = writeln!(
+        out,
+        "# HELP sluicegate_upstream_broken_bodies_total Answers whose body the upstream broke off or stopped sending in the middle (counted forwarded too).\n# TYPE sluicegate_upstream_broken_bodies_total counter"
+    );
+    for p in pools {
+        let n = p
+            .stats
+            .broken_bodies
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let _ = writeln!(
+            out,
+            "sluicegate_upstream_broken_bodies_total{{pool=\"{}\"}} {n}",
+            p.name
+        );
+    }
     gauge(
         &mut out,
         "sluicegate_tunnels_open",

@@ -168,7 +168,7 @@ async fn an_answer_that_breaks_the_rules_is_a_502() {
 #[tokio::test]
 async fn a_body_that_breaks_its_framing_is_cut_not_completed() {
     let up = scripted_upstream().await;
-    let gate = Gate::in_front_of(up.addr, "1").await;
+    let gate = Gate::in_front_of_with(up.addr, &[("--admin-listen", "127.0.0.1:0")]).await;
     // The head was fine, the body is not: the client must see the connection cut (before
     // or after the head went out), not a short body passed off as whole.
     let mut s = TcpStream::connect(gate.proxy).await.unwrap();
@@ -192,6 +192,15 @@ async fn a_body_that_breaks_its_framing_is_cut_not_completed() {
         "no end-of-body chunk for a broken body: {text}"
     );
     assert_eq!(get(gate.proxy, "/length", "after").await.body, "hello");
+    // Review 26: an answer the upstream broke off was counted `forwarded` and nothing else,
+    // and logged nowhere: the pool looked healthy.
+    let counters = &gate.pool("default").await["counters"];
+    assert_eq!(counters["broken_bodies"], 1, "{counters}");
+    let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
+    assert!(
+        metrics.contains("sluicegate_upstream_broken_bodies_total{pool=\"default\"} 1"),
+        "{metrics}"
+    );
 }
 
 /// Defect pinned: an answer whose length came as a list of one value (`Content-Length: 5,

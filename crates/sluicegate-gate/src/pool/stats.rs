@@ -150,6 +150,10 @@ pub struct Stats {
     outcomes: [AtomicU64; Outcome::ALL.len()],
     /// Requests that skipped the limits through a bypass rule.
     pub bypassed: AtomicU64,
+    /// Answers whose body the upstream broke off (closed or reset the connection, broke the
+    /// framing) or stopped sending for the upstream timeout, in the middle: counted
+    /// `forwarded` at their head, and this too.
+    pub broken_bodies: AtomicU64,
     /// Time from arrival to a slot, for requests that had to wait.
     pub queue_wait: Histogram,
     /// Time from forwarding to the upstream's response head, less the waits for the
@@ -187,6 +191,26 @@ impl Stats {
         self.count(outcome);
         self.refusals
             .refused_because(name, outcome as usize, Some(error));
+    }
+
+    /// Counts an answer of upstream `upstream` whose body broke off for `why`, and logs it:
+    /// the 1st, 2nd, 4th, 8th… of pool `name`'s, with how many so far (a flood of them writes
+    /// a line per doubling, not one each).
+    pub fn broke_off(
+        &self,
+        name: &str,
+        upstream: &dyn std::fmt::Display,
+        why: &dyn std::fmt::Display,
+    ) {
+        let n = self.broken_bodies.fetch_add(1, Relaxed) + 1;
+        if n.is_power_of_two() {
+            tracing::warn!(
+                pool = name,
+                %upstream,
+                broken_bodies = n,
+                "upstream broke off an answer in the middle of its body ({why}); the client's connection was cut (lines at the 1st, 2nd, 4th, 8th… of the pool's)"
+            );
+        }
     }
 
     /// Requests that ended in `outcome`. Clients that left a queue are counted as they

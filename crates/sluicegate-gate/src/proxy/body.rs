@@ -42,6 +42,8 @@ pub struct PermitBody {
     stall: Stall,
     /// How far the client's request body has come, for a request with one.
     client: Option<Arc<Progress>>,
+    /// Whose answer: a body the upstream breaks off is counted and logged there.
+    pool: Arc<crate::pool::Pool>,
 }
 
 /// How long a body has been kept waiting (by the upstream, or by the client for its
@@ -86,6 +88,7 @@ impl PermitBody {
         outcome: Outcome,
         deadline: Duration,
         client: Option<Arc<Progress>>,
+        pool: Arc<crate::pool::Pool>,
     ) -> Self {
         PermitBody {
             inner: Some(inner),
@@ -94,7 +97,14 @@ impl PermitBody {
             deadline,
             stall: Stall::default(),
             client,
+            pool,
         }
+    }
+
+    /// Counts and logs a body the upstream broke off (see [`Stats::broke_off`](crate::pool::Stats::broke_off)).
+    fn broke_off(&self, why: &dyn std::fmt::Display) {
+        let pool = &self.pool;
+        pool.stats.broke_off(&pool.name, &pool.upstream, why);
     }
 
     /// The upstream has nothing for now: waits, up to `deadline` since its last byte.
@@ -117,7 +127,7 @@ impl PermitBody {
         // Stalled: close the upstream connection (it sees the request end) and free the slot.
         self.inner = None;
         self.release(Outcome::Dropped);
-        tracing::info!(after = ?deadline, "upstream stopped sending a body; cut");
+        self.broke_off(&format_args!("nothing for {deadline:?}"));
         Poll::Ready(Some(Err(format!(
             "upstream sent nothing for {deadline:?} in the middle of a body"
         )
@@ -158,7 +168,10 @@ impl Body for PermitBody {
                     );
                 }
             }
-            Some(Err(_)) => self.release(Outcome::Ignored),
+            Some(Err(e)) => {
+                self.broke_off(e);
+                self.release(Outcome::Ignored);
+            }
             Some(Ok(_)) => {}
         }
         Poll::Ready(frame)

@@ -139,7 +139,7 @@ async fn answered(
 /// Counts and logs how the exchange ended, and hands the permit to the body (or the
 /// tunnel) or releases it.
 fn settle(
-    pool: &Pool,
+    pool: &Arc<Pool>,
     start: Instant,
     result: Answer,
     body: Option<&Arc<Progress>>,
@@ -173,8 +173,16 @@ fn settle(
             let rest = pool.upstream_timeout;
             // The answer's stall timer asks the client's body whether it is the one waited on.
             let client = body.cloned();
-            return Ok(response
-                .map(|b| Either::Right(Box::new(PermitBody::new(b, held, sample, rest, client)))));
+            return Ok(response.map(|b| {
+                Either::Right(Box::new(PermitBody::new(
+                    b,
+                    held,
+                    sample,
+                    rest,
+                    client,
+                    pool.clone(),
+                )))
+            }));
         }
         (_, Some(fault)) => {
             // The client's doing, not the upstream's: nothing for an adaptive limit to
