@@ -39,6 +39,8 @@ pub struct Gate {
     /// Set (under the `config` lock) when the drain starts: from then on every change is
     /// refused.
     draining: AtomicBool,
+    /// Set when the drain's grace period is over: what still waits is turned away.
+    stopping: AtomicBool,
     /// Requests answered before any pool took them (kept across reloads).
     pub unrouted: crate::proxy::UnroutedCounts,
     /// Admin calls turned away before an endpoint (kept across reloads).
@@ -193,6 +195,7 @@ impl Gate {
             files_read: std::sync::atomic::AtomicU64::new(0),
             path,
             draining: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
             unrouted: Default::default(),
             admin_refused: Default::default(),
             tunnels: tokio::sync::watch::Sender::new(false),
@@ -233,6 +236,51 @@ impl Gate {
     /// Whether the drain has started.
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Relaxed)
+    }
+
+    /// The grace period is over: every pool, and every removed one still busy, turns away
+    /// what waits in its queue (never forwarded: `503`, so its client knows a retry is safe)
+    /// and says, in its answer, that the gate is shutting down. Returns how many waited.
+    pub fn turn_away_queued(&self) -> usize {
+        self.stopping.store(true, Ordering::Relaxed);
+        let leaving = self
+            .leaving
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let state = self.state();
+        let mut queued = 0;
+        for p in state.pools.iter().chain(&leaving) {
+            queued += p.counts().queued;
+            p.turn_away_waiting();
+        }
+        queued
+    }
+
+    /// Whether the grace period is over ([`turn_away_queued`](Self::turn_away_queued)).
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Relaxed)
+    }
+
+    /// Waits until no pool has a request in its queue.
+    pub async fn queues_emptied(&self) {
+        loop {
+            let leaving = self
+                .leaving
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            let state = self.state();
+            if state
+                .pools
+                .iter()
+                .chain(&leaving)
+                .all(|p| p.counts().queued == 0)
+            {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
     }
 
     /// Closes every open tunnel (upgraded connection, WebSocket) of every pool, and any

@@ -187,10 +187,32 @@ impl Started {
         };
         match tokio::time::timeout(grace, drained).await {
             Ok(()) => tracing::info!("shutdown complete"),
-            Err(_) => tracing::warn!(
-                tunnels = tunnels(),
-                "grace period over: stopping with requests unfinished; closing open tunnels"
-            ),
+            Err(_) => {
+                let running: usize = self
+                    .gate
+                    .state()
+                    .pools
+                    .iter()
+                    .map(|p| p.counts().in_flight)
+                    .sum();
+                // What still waits was never forwarded: a `503` tells its client that a
+                // retry is safe, where a bare close (as for what is cut mid-exchange) does
+                // not. A moment (1 s at most) for those answers to go out.
+                let queued = self.gate.turn_away_queued();
+                if queued > 0 {
+                    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+                        self.gate.queues_emptied().await;
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    })
+                    .await;
+                }
+                tracing::warn!(
+                    running,
+                    queued,
+                    tunnels = tunnels(),
+                    "grace period over: stopping; {running} requests running are cut, {queued} queued were turned away (503); closing open tunnels"
+                );
+            }
         }
         self.gate.end_tunnels();
         let _ = admin_done.send(true);

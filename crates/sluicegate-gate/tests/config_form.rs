@@ -435,6 +435,42 @@ async fn a_reload_with_a_bad_config_keeps_the_old_and_a_good_one_applies() {
     assert_eq!(held.await.unwrap().status, 200);
 }
 
+/// Review 26: when the grace period ran out, requests still queued (never forwarded) got
+/// the same bare close as the one cut mid-exchange, so a client could not tell that a retry
+/// was safe. They now get `503` (`closed`, the gate is shutting down, `Retry-After`), and
+/// the log says how many were cut and how many turned away.
+#[tokio::test]
+async fn at_the_grace_periods_end_queued_requests_get_503() {
+    let up = Upstream::start().await;
+    let text = config(&up, 1, "").replace("grace_period = \"20s\"", "grace_period = \"1s\"");
+    let path = write_config("grace-end", &text);
+    let mut gate = serve(&path).await;
+    // Cut when the grace period ends: its task sees the connection end.
+    let a = tokio::spawn(get(gate.proxy, "/hold", "a"));
+    eventually("a upstream", || async { up.current() == 1 }).await;
+    let b = tokio::spawn(get(gate.proxy, "/hold", "b"));
+    let c = tokio::spawn(get(gate.proxy, "/hold", "c"));
+    eventually("b and c queued", || async {
+        gate.pool("api").await["queued"] == 2
+    })
+    .await;
+    gate.signal("TERM");
+    let line = gate.log_line("grace period over").await;
+    assert!(
+        line.contains("queued=2") && line.contains("running=1"),
+        "{line}"
+    );
+    for queued in [b, c] {
+        let r = queued.await.unwrap();
+        assert_eq!(r.status, 503, "{r:?}");
+        assert_eq!(r.header("x-sluicegate-reason"), "closed");
+        assert!(r.body.contains("shutting down"), "{}", r.body);
+        assert!(r.headers.contains_key("retry-after"));
+    }
+    drop(a);
+    up.release(1);
+}
+
 #[tokio::test]
 async fn sigterm_lets_queued_and_running_work_finish_then_exits_0() {
     let up = Upstream::start().await;

@@ -201,6 +201,14 @@ impl Pool {
         self.config.adaptive.is_none() && self.config.max_concurrency == Some(0)
     }
 
+    /// Turns away every request waiting for a slot (`503` `closed`), as a close does, and
+    /// any that comes later: the drain does it when its grace period is over.
+    pub fn turn_away_waiting(&self) {
+        self.limit.limiter().close();
+        self.stats.retired.set_open(false);
+        self.stats.closing.notify_waiters();
+    }
+
     /// Closes the pool while it is closed through the admin API or killed, and opens it
     /// otherwise; the old limiters still busy after a change of queue settings follow.
     ///

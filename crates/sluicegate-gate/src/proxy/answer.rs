@@ -36,6 +36,26 @@ pub(super) fn overloaded(mapping: &RejectionMapping, rejected: &Rejected) -> Res
     tagged(response, Outcome::of(rejected))
 }
 
+/// `refused`'s status and `Retry-After`, and a body that says the gate is shutting down
+/// (it closed every pool when the drain's grace period ran out), and that the connection
+/// ends.
+pub(super) fn shutting_down(refused: &Response<GateBody>) -> Response<GateBody> {
+    let mut answer = plain(
+        refused.status(),
+        Outcome::Closed.name(),
+        "closed: the gate is shutting down; try again (another instance, or once it is back)\n",
+    );
+    if let Some(after) = refused.headers().get(http::header::RETRY_AFTER) {
+        answer
+            .headers_mut()
+            .insert(http::header::RETRY_AFTER, after.clone());
+    }
+    answer
+        .headers_mut()
+        .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    answer
+}
+
 /// The body of a closed pool's `503`: only an operator closes a pool.
 const CLOSED: &str = "closed: an operator closed this pool for now; try again later\n";
 

@@ -123,6 +123,9 @@ pub fn handle(
             };
             match admitted {
                 Ok(held) => held,
+                Err(answer) if gate.is_stopping() => {
+                    return Ok(linger(req, answer::shutting_down(&answer)));
+                }
                 Err(answer) => return Ok(linger(req, answer)),
             }
         };
