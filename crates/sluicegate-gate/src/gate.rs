@@ -243,18 +243,23 @@ impl Gate {
     /// and says, in its answer, that the gate is shutting down. Returns how many waited.
     pub fn turn_away_queued(&self) -> usize {
         self.stopping.store(true, Ordering::Relaxed);
-        let leaving = self
-            .leaving
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let state = self.state();
         let mut queued = 0;
-        for p in state.pools.iter().chain(&leaving) {
+        for p in self.every_pool() {
             queued += p.counts().queued;
             p.turn_away_waiting();
         }
         queued
+    }
+
+    /// The pools in force, and those a change removed while they were still busy.
+    fn every_pool(&self) -> Vec<Arc<Pool>> {
+        let mut pools = self
+            .leaving
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        pools.extend(self.state().pools.iter().cloned());
+        pools
     }
 
     /// Whether the grace period is over ([`turn_away_queued`](Self::turn_away_queued)).
@@ -265,18 +270,7 @@ impl Gate {
     /// Waits until no pool has a request in its queue.
     pub async fn queues_emptied(&self) {
         loop {
-            let leaving = self
-                .leaving
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone();
-            let state = self.state();
-            if state
-                .pools
-                .iter()
-                .chain(&leaving)
-                .all(|p| p.counts().queued == 0)
-            {
+            if self.every_pool().iter().all(|p| p.counts().queued == 0) {
                 return;
             }
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;

@@ -131,9 +131,8 @@ pool = "api"
     assert_eq!(get(gate.proxy, "/fast", "trusted").await.status, 200);
 }
 
-#[tokio::test]
-async fn a_per_client_rate_keyed_by_header_limits_each_client_apart() {
-    let up = Upstream::start().await;
+/// A gate whose pool `api` gives each `X-Api-Key` 1 request a minute.
+async fn per_key_gate(up: &Upstream, name: &str) -> Gate {
     let text = format!(
         r#"listen = ["127.0.0.1:0"]
 [[pools]]
@@ -148,7 +147,13 @@ pool = "api"
 "#,
         up.url()
     );
-    let gate = serve("per-key", &text).await;
+    serve(name, &text).await
+}
+
+#[tokio::test]
+async fn a_per_client_rate_keyed_by_header_limits_each_client_apart() {
+    let up = Upstream::start().await;
+    let gate = per_key_gate(&up, "per-key").await;
     let call = |key: &'static str| request(gate.proxy, req("/fast", &[("x-api-key", key)]));
     assert_eq!(call("alice").await.status, 200);
     assert_eq!(call("bob").await.status, 200);
@@ -165,21 +170,7 @@ pool = "api"
 #[tokio::test]
 async fn a_per_client_rate_counts_a_request_with_two_key_lines_under_no_key() {
     let up = Upstream::start().await;
-    let text = format!(
-        r#"listen = ["127.0.0.1:0"]
-[[pools]]
-name = "api"
-upstream = "{}"
-max_concurrency = 8
-[pools.per_key_rate]
-rate = "1/m"
-key = "header:x-api-key"
-[[routes]]
-pool = "api"
-"#,
-        up.url()
-    );
-    let gate = serve("per-key-lines", &text).await;
+    let gate = per_key_gate(&up, "per-key-lines").await;
     let two = |first: &'static str| {
         request(
             gate.proxy,
