@@ -16,15 +16,22 @@ use support::RedisServer;
 /// Long enough for a loaded 2-core machine; a wait that ends early costs nothing.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-/// How many pub/sub connections Redis has (clients in subscriber mode).
-fn pubsub_clients(redis: &RedisServer) -> usize {
-    let list: String = redis::cmd("CLIENT")
+/// Redis's `CLIENT LIST` of its pub/sub connections (clients in subscriber mode).
+fn pubsub_list(redis: &RedisServer) -> String {
+    redis::cmd("CLIENT")
         .arg("LIST")
         .arg("TYPE")
         .arg("pubsub")
         .query(&mut redis.connection())
-        .unwrap();
-    list.lines().filter(|l| !l.trim().is_empty()).count()
+        .unwrap()
+}
+
+/// How many pub/sub connections Redis has.
+fn pubsub_clients(redis: &RedisServer) -> usize {
+    pubsub_list(redis)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count()
 }
 
 /// The channel of the limit `name`, as the limits name it.
@@ -385,12 +392,7 @@ async fn a_waiter_is_woken_while_the_runtime_that_built_the_first_limit_is_not_d
 
 /// The id of the one pub/sub connection of `user`, as Redis numbers its clients.
 fn pubsub_client_id(redis: &RedisServer, user: &str) -> u64 {
-    let list: String = redis::cmd("CLIENT")
-        .arg("LIST")
-        .arg("TYPE")
-        .arg("pubsub")
-        .query(&mut redis.connection())
-        .unwrap();
+    let list = pubsub_list(redis);
     let ids: Vec<u64> = list
         .lines()
         .filter(|l| l.contains(&format!(" user={user} ")))
