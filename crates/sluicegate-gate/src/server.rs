@@ -459,7 +459,52 @@ pub fn admin_token(config: &Config) -> Result<Option<String>, String> {
 /// Why the gate could not start with `config`.
 pub fn check_ready(config: &Config) -> Result<Vec<String>, String> {
     admin_token(config)?;
-    crate::gate::check_pools(config)
+    let mut warnings = crate::gate::check_pools(config)?;
+    warnings.extend(unresolved_upstreams(config));
+    Ok(warnings)
+}
+
+/// A warning for each pool whose upstream's host is a name that does not resolve (a typo,
+/// a name only another machine knows): the gate would start and answer every request of the
+/// pool `502`. Each name is asked once, for 5 s at most.
+fn unresolved_upstreams(config: &Config) -> Vec<String> {
+    use std::net::ToSocketAddrs;
+    let mut asked: std::collections::HashMap<String, Option<String>> = Default::default();
+    let mut warnings = Vec::new();
+    for pool in &config.pools {
+        let authority = &pool.upstream.authority;
+        let host = authority.host();
+        // An address needs no lookup.
+        if host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok()
+        {
+            continue;
+        }
+        let target = format!("{host}:{}", authority.port_u16().unwrap_or(80));
+        let why = asked.entry(target.clone()).or_insert_with(|| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let lookup = target.clone();
+            std::thread::spawn(move || {
+                let _ = tx.send(lookup.to_socket_addrs().map(|mut a| a.next().is_some()));
+            });
+            match rx.recv_timeout(std::time::Duration::from_secs(5)) {
+                Ok(Ok(true)) => None,
+                Ok(Ok(false)) => Some("no address".to_owned()),
+                Ok(Err(e)) => Some(e.to_string()),
+                Err(_) => Some("no answer within 5 s".to_owned()),
+            }
+        });
+        if let Some(why) = why {
+            warnings.push(format!(
+                "pool `{}`: the upstream's host `{host}` does not resolve ({why}): the gate would answer its requests 502 upstream_unreachable; check the name",
+                pool.name.get_ref()
+            ));
+        }
+    }
+    warnings
 }
 
 async fn listen(addr: SocketAddr) -> Result<TcpListener, StartError> {

@@ -42,6 +42,31 @@ fn check_accepts_the_annotated_examples() {
     }
 }
 
+/// Review 26: `check` said `ok` to an upstream whose host name does not resolve, and `serve`
+/// then answered every request `502`. It warns now, naming the pool and the name (a typo is
+/// the usual cause); a name that resolves, and an address, say nothing.
+#[test]
+fn check_warns_of_an_upstream_name_that_does_not_resolve() {
+    let path = write_config(
+        "no-such-host",
+        "[[pools]]\nname = \"api\"\nupstream = \"http://no-such-host.invalid:80\"\nmax_concurrency = 2\n\n\
+         [[pools]]\nname = \"local\"\nupstream = \"http://localhost:9000\"\nmax_concurrency = 2\n\n\
+         [[pools]]\nname = \"ip\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 2\n\n\
+         [[routes]]\npath_prefix = \"/l\"\npool = \"local\"\n\
+         [[routes]]\npath_prefix = \"/i\"\npool = \"ip\"\n[[routes]]\npool = \"api\"\n",
+    );
+    let out = check(&path);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "warning: pool `api`: the upstream's host `no-such-host.invalid` does not resolve"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.matches("does not resolve").count(), 1, "{err}");
+}
+
 #[test]
 fn check_refuses_a_global_pool_without_a_store_and_says_what_to_add() {
     let path = write_config(
