@@ -137,12 +137,14 @@ pub fn handle(
 const LINGER: Duration = Duration::from_secs(2);
 
 /// `answer`, to a request turned away before its body was read: when the body is still
-/// coming (and the client is not waiting for a `100 Continue` before it sends it), the
-/// connection is closed after the answer, but only once the body has been read and thrown
-/// away, for [`LINGER`] at most (nginx's lingering close). Closed at once, with the body's
-/// bytes unread in its socket, the kernel answers the client's next bytes with a reset, and
-/// a client still sending lost the answer, `Retry-After` and all, 1 time in 13–20 (review 26).
-fn linger(req: Request<Incoming>, mut answer: Response<GateBody>) -> Response<GateBody> {
+/// coming (and the client is not waiting for a `100 Continue` before it sends it), it is
+/// read and thrown away, for [`LINGER`] at most (nginx's discarded body and lingering
+/// close): read to its end in time, the connection carries on (a client whose small `POST`s
+/// are refused keeps its connection); else hyper closes it then. Dropped unread, a body
+/// still coming made hyper close at once, with the body's bytes unread in its socket: the
+/// kernel answered the client's next bytes with a reset, and a client still sending lost
+/// the answer, `Retry-After` and all, 1 time in 13–20 (review 26).
+fn linger(req: Request<Incoming>, answer: Response<GateBody>) -> Response<GateBody> {
     use http_body::Body as _;
     use http_body_util::BodyExt as _;
     let waits_for_continue = req
@@ -152,10 +154,6 @@ fn linger(req: Request<Incoming>, mut answer: Response<GateBody>) -> Response<Ga
     if req.body().is_end_stream() || waits_for_continue {
         return answer;
     }
-    answer.headers_mut().insert(
-        http::header::CONNECTION,
-        http::HeaderValue::from_static("close"),
-    );
     let mut body = req.into_body();
     tokio::spawn(async move {
         let discard = async { while let Some(Ok(_)) = body.frame().await {} };
