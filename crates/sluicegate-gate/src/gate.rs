@@ -251,14 +251,12 @@ impl Gate {
         queued
     }
 
-    /// The pools in force, and those a change removed while they were still busy.
-    fn every_pool(&self) -> Vec<Arc<Pool>> {
-        let mut pools = self
-            .leaving
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        pools.extend(self.state().pools.iter().cloned());
+    /// The pools in force, and those a change removed while they were still busy: read
+    /// together, under the lock under which a reload moves a pool from one to the other.
+    pub(crate) fn every_pool(&self) -> Vec<Arc<Pool>> {
+        let leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pools = self.state().pools.clone();
+        pools.extend(leaving.iter().cloned());
         pools
     }
 
@@ -626,13 +624,7 @@ impl Gate {
     /// one still busy after a hand-over, nor any pool a reload or change removed.
     pub async fn drained(&self) {
         loop {
-            let state = self.state();
-            let leaving = self
-                .leaving
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone();
-            for p in state.pools.iter().chain(&leaving) {
+            for p in self.every_pool() {
                 p.limit.limiter().drain().await;
             }
             // The pools in force and those removed, read together (a reload moves a pool from

@@ -190,8 +190,7 @@ impl Started {
             Err(_) => {
                 let running: usize = self
                     .gate
-                    .state()
-                    .pools
+                    .every_pool()
                     .iter()
                     .map(|p| p.counts().in_flight)
                     .sum();
