@@ -689,6 +689,16 @@ mod tests {
             .unwrap()
     }
 
+    /// A store on the Redis at `url` whose pub/sub connection is pinged every `keepalive`.
+    async fn keeping_alive(url: &str, keepalive: Duration) -> RedisStore {
+        RedisStore::builder(url)
+            .budget(Duration::from_secs(5))
+            .keepalive(keepalive)
+            .connect()
+            .await
+            .unwrap()
+    }
+
     /// The pub/sub connection killed while Redis stays up: the store is marked down (its
     /// subscription ended), and the new subscription wakes the waiters of every channel,
     /// though no message came (a release may have been published while nobody listened).
@@ -759,12 +769,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_pubsub_connection_that_hangs_is_noticed_and_replaced() {
         let redis = RedisServer::start();
-        let store = RedisStore::builder(&redis.url())
-            .budget(Duration::from_secs(5))
-            .keepalive(Duration::from_millis(200))
-            .connect()
-            .await
-            .unwrap();
+        let store = keeping_alive(&redis.url(), Duration::from_millis(200)).await;
         let a = store.subscribe("a");
         until("not subscribed", || subscribers(&redis, "a") == 1).await;
         let down = store.went_down();
@@ -861,12 +866,7 @@ mod tests {
     async fn a_pubsub_connection_that_goes_silent_while_redis_is_up_is_replaced() {
         let redis = RedisServer::start();
         let relay = Relay::start(&redis.url()).await;
-        let store = RedisStore::builder(&relay.url)
-            .budget(Duration::from_secs(5))
-            .keepalive(Duration::from_millis(200))
-            .connect()
-            .await
-            .unwrap();
+        let store = keeping_alive(&relay.url, Duration::from_millis(200)).await;
         let a = store.subscribe("a");
         until("not subscribed", || subscribers(&redis, "a") == 1).await;
         wakes(&a, "a new subscription woke the waiters", || relay.freeze()).await;
@@ -1038,12 +1038,7 @@ mod tests {
     async fn more_channels_than_redis_subscribes_within_a_keepalive_are_subscribed() {
         const CHANNELS: usize = 50_000;
         let redis = RedisServer::start();
-        let store = RedisStore::builder(&redis.url())
-            .budget(Duration::from_secs(5))
-            .keepalive(Duration::from_millis(100))
-            .connect()
-            .await
-            .unwrap();
+        let store = keeping_alive(&redis.url(), Duration::from_millis(100)).await;
         // All registered before the listener's first round reads them: one round of all.
         let gate = store.inner.pubsub.sync_gate.lock().await;
         let held: Vec<Subscription> = (0..CHANNELS)
@@ -1118,12 +1113,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_message_wakes_its_waiters_while_other_limits_come_and_go() {
         let redis = RedisServer::start();
-        let store = RedisStore::builder(&redis.url())
-            .budget(Duration::from_secs(5))
-            .keepalive(Duration::from_secs(60))
-            .connect()
-            .await
-            .unwrap();
+        let store = keeping_alive(&redis.url(), Duration::from_secs(60)).await;
         let steady = store.subscribe("steady");
         until("not subscribed", || subscribers(&redis, "steady") == 1).await;
         let stop = Arc::new(AtomicBool::new(false));
