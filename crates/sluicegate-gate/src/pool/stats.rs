@@ -202,7 +202,7 @@ impl Stats {
         upstream: &dyn std::fmt::Display,
         why: &dyn std::fmt::Display,
     ) {
-        let n = self.broken_bodies.fetch_add(1, Relaxed) + 1;
+        let n = self.broken_bodies.fetch_add(1, Relaxed).wrapping_add(1);
         if n.is_power_of_two() {
             tracing::warn!(
                 pool = name,
@@ -224,6 +224,18 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The count of broken bodies wraps at its end as every counter here does, instead of
+    /// overflowing (a panic in a debug build) in the `+ 1` that decides the log line.
+    #[test]
+    fn the_broken_bodies_count_wraps_at_its_end() {
+        let stats = Stats::default();
+        stats.broken_bodies.store(u64::MAX, Relaxed);
+        stats.broke_off("api", &"http://127.0.0.1:9", &"reset");
+        assert_eq!(stats.broken_bodies.load(Relaxed), 0);
+        stats.broke_off("api", &"http://127.0.0.1:9", &"reset");
+        assert_eq!(stats.broken_bodies.load(Relaxed), 1);
+    }
 
     #[test]
     fn histogram_buckets_are_cumulative() {
