@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::TcpStream;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 
 use super::record::{Kept, Latencies};
@@ -388,59 +388,137 @@ async fn one_request(
 }
 
 /// Runs `plan`, counting into `tally` as it goes, and returns the report.
+///
+/// Requests are sent during the plan's duration by the clock on the wall: an open-loop
+/// schedule this process cannot keep up with (an offered rate beyond what it can spawn, or
+/// a machine out of open files) is cut off at the end, not sent late — a phase that ran
+/// on would count its answers against a duration it overran, and never end.
 pub async fn run(plan: LoadPlan, tally: Arc<Tally>) -> LoadReport {
     let plan = Arc::new(plan);
     let start = Instant::now();
     let end = start + plan.duration;
-    let mut tasks = Vec::new();
+    let mut tasks = JoinSet::new();
     match plan.arrivals {
         Arrivals::Closed { clients } => {
             for _ in 0..clients {
                 let (plan, tally) = (Arc::clone(&plan), Arc::clone(&tally));
-                tasks.push(tokio::spawn(async move {
+                tasks.spawn(async move {
                     let mut conn = None;
                     while Instant::now() < end {
                         let patience = plan.patience.draw(&mut rand::rng());
                         conn = one_request(&plan, &tally, conn, patience).await;
                     }
-                }));
+                });
             }
         }
         Arrivals::Open { per_second } => {
             let idle: Arc<Mutex<Vec<Conn>>> = Arc::default();
-            let mut next = start;
-            let mean_gap = 1.0 / per_second.max(1e-3);
-            while next < end {
-                tokio::time::sleep_until(next).await;
+            let mut arrivals = Schedule::new(start, end, per_second);
+            while let Some(at) = arrivals.next(Instant::now()) {
+                tokio::time::sleep_until(at).await;
                 let (plan, tally, idle) =
                     (Arc::clone(&plan), Arc::clone(&tally), Arc::clone(&idle));
-                tasks.push(tokio::spawn(async move {
+                tasks.spawn(async move {
                     let patience = plan.patience.draw(&mut rand::rng());
                     let conn = idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
                     if let Some(conn) = one_request(&plan, &tally, conn, patience).await {
                         idle.lock().unwrap_or_else(|e| e.into_inner()).push(conn);
                     }
-                }));
-                tasks.retain(|t| !t.is_finished());
-                let u: f64 = rand::rng().random();
-                next += Duration::from_secs_f64(-(1.0 - u).ln() * mean_gap);
+                });
+                // Reaps what has ended, each task once: the set holds only requests out.
+                while tasks.try_join_next().is_some() {}
             }
         }
     }
     let grace = end + plan.duration.max(Duration::from_secs(1));
-    for task in &mut tasks {
-        let _ = tokio::time::timeout_at(grace, task).await;
-    }
-    for task in tasks {
-        task.abort();
-    }
+    let _ =
+        tokio::time::timeout_at(grace, async { while tasks.join_next().await.is_some() {} }).await;
+    // Dropping the set aborts what is still out.
+    drop(tasks);
     tally.report(plan.duration)
+}
+
+/// Poisson arrivals from `start` until `end`.
+struct Schedule {
+    next: Instant,
+    end: Instant,
+    mean_gap: f64,
+}
+
+impl Schedule {
+    fn new(start: Instant, end: Instant, per_second: f64) -> Self {
+        Schedule {
+            next: start,
+            end,
+            mean_gap: 1.0 / per_second.max(1e-3),
+        }
+    }
+
+    /// When the next request is due, given that it is `now`; `None` once the schedule or the
+    /// clock has reached the end. A due time already past is returned as it is (the request
+    /// is sent at once, to catch up), but never past the end.
+    fn next(&mut self, now: Instant) -> Option<Instant> {
+        if self.next >= self.end || now >= self.end {
+            return None;
+        }
+        let at = self.next;
+        let u: f64 = rand::rng().random();
+        self.next += Duration::from_secs_f64(-(1.0 - u).ln() * self.mean_gap);
+        Some(at)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::record::KEEP;
     use super::*;
+
+    /// An open-loop plan this process cannot keep up with stops sending at the end of its
+    /// duration. Defect pinned (review 26, finding 13): the schedule ran on past the end,
+    /// catching up with arrivals due long before, and `demo --overload 1000` never ended.
+    /// A billion requests a second for 20 ms, at a port that refuses at once: no machine
+    /// spawns a tenth of them in time.
+    #[tokio::test]
+    async fn an_open_loop_beyond_this_machine_stops_at_its_end() {
+        let target = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let plan = LoadPlan {
+            target,
+            path: "/".into(),
+            arrivals: Arrivals::Open { per_second: 1e9 },
+            patience: Patience::Unlimited,
+            duration: Duration::from_millis(20),
+        };
+        let report = run(plan, Arc::default()).await;
+        assert_eq!(report.sent, 0, "none connected");
+        assert!(report.failed > 0);
+        assert!(report.failed < 2_000_000, "{} tried", report.failed);
+    }
+
+    /// The schedule ends when the clock does, however far behind its arrivals are.
+    #[test]
+    fn the_schedule_ends_with_the_clock() {
+        let start = Instant::now();
+        let end = start + Duration::from_secs(1);
+        let mut s = Schedule::new(start, end, 1000.0);
+        assert_eq!(s.next(start), Some(start), "the first at once");
+        let behind = s.next(start + Duration::from_millis(500)).unwrap();
+        assert!(
+            behind < start + Duration::from_millis(100),
+            "a late one is sent at once"
+        );
+        assert_eq!(s.next(end), None);
+        // In time, about a thousand a second.
+        let mut s = Schedule::new(start, end, 1000.0);
+        let mut n = 0;
+        while let Some(at) = s.next(start) {
+            assert!(at < end);
+            n += 1;
+        }
+        assert!((800..1200).contains(&n), "{n}");
+    }
 
     /// An hours-long run's record and report stay bounded: the give-ups and the refusal
     /// reasons kept do not grow with the requests (nor do the latencies: `record.rs`).
