@@ -16,8 +16,8 @@
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hyper::server::conn::http1;
@@ -149,12 +149,14 @@ impl Started {
         // or those of this runtime, however many threads it has.
         let _sweeper = AbortOnDrop(tokio::spawn(sweep_idle_upstreams()));
         let mut loops = Vec::new();
+        let unwatched = Arc::default();
         for listener in self.proxy {
             loops.push(tokio::spawn(accept(
                 listener,
                 Serving {
                     gate: self.gate.clone(),
                     http1: self.http1.clone(),
+                    unwatched: Arc::clone(&unwatched),
                 },
                 workers.clone(),
                 graceful.clone(),
@@ -381,6 +383,8 @@ impl Connections {
 struct Serving {
     gate: Arc<Gate>,
     http1: http1::Builder,
+    /// Accepted connections closed because they could not be watched, told at a pace.
+    unwatched: Arc<Mutex<PacedFailures>>,
 }
 
 impl Serving {
@@ -396,8 +400,7 @@ impl Serving {
         let (conn, io) = match Conn::new(stream, peer) {
             Ok(c) => c,
             Err(e) => {
-                let why = crate::open_files::hint(&e);
-                tracing::warn!(%peer, error = %e, "cannot watch the connection; closing it{why}");
+                unwatched(&self.unwatched, peer, &e);
                 return;
             }
         };
@@ -519,7 +522,7 @@ async fn accept(
     graceful: Arc<Connections>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut failures = AcceptFailures::default();
+    let mut failures = PacedFailures::default();
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
@@ -587,7 +590,7 @@ async fn serve_admin(
     let connections = Connections::default();
     // Connections closed at the cap since the last one taken.
     let mut turned_away: u64 = 0;
-    let mut failures = AcceptFailures::default();
+    let mut failures = PacedFailures::default();
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
@@ -773,23 +776,24 @@ async fn until_stop(gate: &Arc<Gate>, heard: &mut impl Hear) {
 /// (whose pending connection stays pending) does not spin.
 const BACK_OFF: Duration = Duration::from_millis(50);
 
-/// At most one log line about a listener's failing accepts per this long.
+/// At most one log line about a listener's failing accepts (or about connections that could
+/// not be watched) per this long.
 const TELL_EVERY: Duration = Duration::from_secs(5);
 
-/// Failures of one listener's `accept`, told at a bounded pace: out of open files, every
-/// retry fails ([`BACK_OFF`] apart, twenty a second) for as long as it lasts, and a line
+/// Failures told at a bounded pace, such as those of one listener's `accept`: out of open
+/// files, every retry fails ([`BACK_OFF`] apart, twenty a second) for as long as it lasts, and a line
 /// for each drowned the log. The first failure is told at once; those within [`TELL_EVERY`]
 /// of a line are counted, and the next line (a failure, or an accept that works again)
 /// says how many there were.
 #[derive(Debug, Default)]
-struct AcceptFailures {
+struct PacedFailures {
     /// When a line was last written.
     told_at: Option<Instant>,
     /// Failures since then, not told yet.
     untold: u64,
 }
 
-impl AcceptFailures {
+impl PacedFailures {
     /// One more failure, at `now`: the number to tell of now (this one and those not
     /// told), or `None` while the last line is recent.
     fn failed(&mut self, now: Instant) -> Option<u64> {
@@ -818,9 +822,9 @@ impl AcceptFailures {
     }
 }
 
-/// After a failed accept: tells of it when it is time ([`AcceptFailures`]), then waits
+/// After a failed accept: tells of it when it is time ([`PacedFailures`]), then waits
 /// [`BACK_OFF`]. `what` names the listener's accept in the log (`accept`, `admin accept`).
-async fn back_off(failures: &mut AcceptFailures, e: &io::Error, what: &str) {
+async fn back_off(failures: &mut PacedFailures, e: &io::Error, what: &str) {
     if let Some(n) = failures.failed(Instant::now()) {
         let why = crate::open_files::hint(e);
         if n == 1 {
@@ -836,8 +840,33 @@ async fn back_off(failures: &mut AcceptFailures, e: &io::Error, what: &str) {
     tokio::time::sleep(BACK_OFF).await;
 }
 
+/// An accepted connection closed because it could not be watched (out of open files, its
+/// socket cannot be duplicated): told at once, then once every [`TELL_EVERY`] at most with how
+/// many since — past the open-file limit it happens to every connection, and a line each
+/// drowned the log (review 26, finding 13).
+fn unwatched(failures: &Mutex<PacedFailures>, peer: SocketAddr, e: &io::Error) {
+    let told = failures
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .failed(Instant::now());
+    let why = crate::open_files::hint(e);
+    match told {
+        Some(1) => tracing::warn!(
+            %peer,
+            error = %e,
+            "cannot watch the connection; closing it{why}; while this goes on, one line every {}s says how often",
+            TELL_EVERY.as_secs()
+        ),
+        Some(n) => tracing::warn!(
+            error = %e,
+            "closed {n} connections it could not watch since the last line{why}"
+        ),
+        None => {}
+    }
+}
+
 /// After an accept that worked: tells of the failures not told yet, when it is time.
-fn works_again(failures: &mut AcceptFailures, what: &str) {
+fn works_again(failures: &mut PacedFailures, what: &str) {
     if let Some(n) = failures.accepted(Instant::now) {
         tracing::info!("{what} works again: it failed {n} times since the last line");
     }
@@ -1015,7 +1044,7 @@ pub(crate) mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_minute_out_of_open_files_is_a_dozen_log_lines_not_a_thousand() {
         let (log, _guard) = capture();
-        let mut failures = AcceptFailures::default();
+        let mut failures = PacedFailures::default();
         let emfile = io::Error::from_raw_os_error(libc::EMFILE);
         let start = tokio::time::Instant::now();
         let mut tries = 0u64;
@@ -1053,12 +1082,38 @@ pub(crate) mod tests {
         assert_eq!(failures.untold, 0);
     }
 
+    /// Review 26, finding 13: past the open-file limit every accepted connection that
+    /// cannot be watched wrote its own warning, hundreds of lines in the terminal the demo's
+    /// live view draws on. Now told at the accept failures' pace: 1000 such connections over
+    /// ten seconds are three lines, and every one is counted.
+    #[tokio::test(start_paused = true)]
+    async fn connections_that_cannot_be_watched_are_told_at_a_pace() {
+        let (log, _guard) = capture();
+        let failures = Mutex::default();
+        let emfile = io::Error::from_raw_os_error(libc::EMFILE);
+        let peer = SocketAddr::from(([127, 0, 0, 1], 40000));
+        for _ in 0..1000 {
+            unwatched(&failures, peer, &emfile);
+            tokio::time::advance(Duration::from_millis(10)).await;
+        }
+        let lines = log.lines();
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        assert!(
+            lines[0].contains("cannot watch the connection"),
+            "{}",
+            lines[0]
+        );
+        assert!(lines[0].contains("out of open files"), "{}", lines[0]);
+        assert!(lines[1].contains("closed 500 connections"), "{}", lines[1]);
+        assert_eq!(failures.lock().unwrap().untold, 499, "1 + 500 + 499 = 1000");
+    }
+
     /// A listener that fails and works in turn (out of files, one freed, taken, out again)
     /// is told of at the same pace, and a failure long after the last line is told at once.
     #[test]
     fn failures_between_accepts_are_told_at_the_same_pace() {
         let t0 = Instant::now();
-        let mut f = AcceptFailures::default();
+        let mut f = PacedFailures::default();
         assert_eq!(
             f.accepted(|| unreachable!("no clock read without failures")),
             None
