@@ -170,8 +170,15 @@ pub fn table(results: &[PhaseResult], capacity: f64) -> String {
     out
 }
 
-/// What the table shows, in one line.
+/// What the table shows, in one line. A run in which a phase could not even connect for
+/// most of its requests (this machine's open files, usually) measured the machine, not the
+/// gate, and says so instead.
 pub fn verdict(results: &[PhaseResult], capacity: f64, workers: usize) -> String {
+    if results.iter().any(|r| r.load.failed > r.load.sent) {
+        return "Most requests of this run could not even connect (below): the table shows this \
+                machine's limits, not the gate's."
+            .into();
+    }
     let get = |pool: &str| results.iter().find(|r| r.pool == pool);
     match (get("no-limit"), get("adaptive")) {
         (Some(none), Some(adaptive)) => format!(
@@ -336,5 +343,48 @@ async fn settle(stats: &UpstreamStats) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(pool: &'static str, sent: u64, ok: u64, failed: u64) -> PhaseResult {
+        PhaseResult {
+            pool,
+            load: LoadReport {
+                elapsed: Duration::from_secs(10),
+                sent,
+                ok,
+                failed,
+                ..LoadReport::default()
+            },
+            upstream_peak: 10,
+            limits: Some((9, 12)),
+        }
+    }
+
+    /// Review 26, finding 13: far past the open-file limit, the verdict said the adaptive
+    /// limit "found the capacity by itself and kept 0% of it" of a run in which nearly every
+    /// request failed to connect.
+    #[test]
+    fn a_run_that_mostly_could_not_connect_judges_the_machine_not_the_gate() {
+        let good = [
+            phase("no-limit", 4000, 400, 0),
+            phase("static", 4000, 1900, 10),
+            phase("adaptive", 4000, 1850, 0),
+        ];
+        let v = verdict(&good, 200.0, 10);
+        assert!(v.contains("found the capacity by itself"), "{v}");
+        assert!(v.contains("92%"), "{v}");
+        let bad = [
+            phase("no-limit", 400, 40, 90_000),
+            phase("static", 4000, 1900, 0),
+            phase("adaptive", 4000, 1850, 0),
+        ];
+        let v = verdict(&bad, 200.0, 10);
+        assert!(v.contains("could not even connect"), "{v}");
+        assert!(!v.contains("found the capacity"), "{v}");
     }
 }
