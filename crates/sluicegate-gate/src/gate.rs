@@ -886,6 +886,70 @@ mod tests {
             .is_ok()
     }
 
+    /// Review 26, finding 7: after a hand-over that raced with refused requests, the pool's
+    /// `admitted` stayed one above `completed` for good, with nothing in flight. A request
+    /// refused by a full limiter on the lock-free path (an adaptive pool's, or a slot taken
+    /// by the hand-over) takes back the increment it made; a snapshot that catches one counts
+    /// it in the limiter's `admitted`, which never goes back until real admissions make up
+    /// the difference — and a limiter the pool moved off admits nothing more.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn admitted_meets_completed_at_rest_after_a_hand_over_raced_with_refusals() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::time::{Duration, Instant};
+        let gate = Gate::new(gate_config(), None).await.unwrap();
+        let pool = gate.state().pool("api").unwrap().clone();
+        let limiter = pool.limit.limiter().clone();
+        let running = limiter.try_acquire_owned().unwrap();
+        let over = |pool: &Pool| {
+            let c = pool.counts();
+            c.counts.admitted as i64 - c.counts.completed as i64 - c.in_flight as i64
+        };
+        // Two threads knock on the full limiter (each refused at once) while the counts are
+        // read, until a read has caught a refused attempt's passing increment.
+        let stop = Arc::new(AtomicBool::new(false));
+        let knockers: Vec<_> = (0..2)
+            .map(|_| {
+                let (limiter, stop) = (limiter.clone(), Arc::clone(&stop));
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        assert!(limiter.try_acquire_owned().is_err());
+                    }
+                })
+            })
+            .collect();
+        let tried_until = Instant::now() + Duration::from_secs(60);
+        while over(&pool) == 0 {
+            assert!(Instant::now() < tried_until, "no read caught one in 60 s");
+        }
+        stop.store(true, Ordering::Relaxed);
+        for k in knockers {
+            k.join().unwrap();
+        }
+        assert_eq!(over(&pool), 1, "the over-count the race leaves");
+
+        // The pool moves to a new limiter; the old one's request ends and it is let go.
+        hand_over(&gate);
+        drop((running, pool));
+        let pool = gate.state().pool("api").unwrap().clone();
+        let waited_until = Instant::now() + Duration::from_secs(30);
+        while !pool.idle() || pool.stats.retired.rebalance() {
+            assert!(
+                Instant::now() < waited_until,
+                "the old limiter is not let go"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // One more request, on the limiter in force: real admissions make up what was over.
+        drop(pool.limit.limiter().try_acquire_owned().unwrap());
+        let c = pool.counts();
+        assert_eq!(c.in_flight, 0);
+        assert_eq!(
+            c.counts.admitted, c.counts.completed,
+            "at rest, every request admitted has completed: {c:?}"
+        );
+        assert_eq!(c.counts.completed, 2, "two requests ran");
+    }
+
     /// A request running on the old limiter after a hand-over (new queue settings) holds a
     /// slot of the new one, so the drain waits for it (it did before `drained` looked at the
     /// old limiters too: this pins that it still does).

@@ -90,9 +90,16 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// What limiter snapshot `s` counts, with `admitted` as what was completed and what runs.
+    /// The snapshot's own `admitted` keeps an increment it caught in passing (a refused
+    /// attempt on the lock-free path takes it back) until real admissions make up for it,
+    /// and a limiter the pool moved off admits nothing more: read from it, one such catch
+    /// stayed in the pool's `admitted` for good (review 26, finding 7). Read this way, a
+    /// catch is over as soon as the attempt is taken back; what the pool reports still
+    /// never goes back (`Inner::reported`).
     fn of(s: &Snapshot) -> Counts {
         Counts {
-            admitted: s.admitted,
+            admitted: s.completed.wrapping_add(s.in_flight as u64),
             completed: s.completed,
         }
     }
