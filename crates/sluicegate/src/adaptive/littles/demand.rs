@@ -30,6 +30,10 @@
 //!   requests slow the workers that serve them, so the answer rate understates the pool by as
 //!   much as the queue is large; when it shows fewer than the limit before the leap, that
 //!   limit, judged clear, is where the start returns.)
+//! - **A leap that slowed the answers**: fewer answers a second than the starting limit gave,
+//!   by three standard errors, is past any knee (a pool that slows as it fills), judged as
+//!   soon as the count shows it, without the low RTs of requests started after the leap,
+//!   which behind such a queue come seconds later; the start returns to the limit before.
 //! - **No knee**, and callers still held back: the leap's answers measure the mean RT again,
 //!   and it leaps on. No caller held back: the limit covers the demand, and the buckets take
 //!   over.
@@ -315,13 +319,31 @@ impl DemandStart {
         };
         let n = self.answers - mark.answers;
         let dt = secs(end, mark.at);
-        // A round trip, and as many answers as the starting limit's rate was measured on;
-        // a leap is judged clear only on two answers a permit of the new limit.
-        if dt < self.rt || n < self.least {
+        if dt < self.rt || n == 0 {
             return Verdict::Wait;
         }
         let rate = n as f64 / dt;
         let in_service = rate * self.rt;
+        let bar = KNEE_SIGNIFICANCE;
+        let se = (1.0 / n as f64 + 1.0 / self.measured.max(1) as f64).sqrt();
+        // Fewer answers a second than the starting limit gave, by three standard errors (on
+        // as few answers as that takes): the leap cost throughput, past any knee — a queue
+        // inside a pool that slows as it fills (the demo's 10 workers behind 74 permits
+        // answered at a third of the rate, and the first answers of requests started after
+        // the leap came 2 s later). The start returns to the limit before the leap.
+        if !self.looked && in_service < from as f64 * (1.0 - bar * se) {
+            self.phase = Phase::Done;
+            return Verdict::Knee {
+                in_service,
+                from,
+                rt,
+            };
+        }
+        // A round trip, and as many answers as the starting limit's rate was measured on;
+        // a leap is judged clear only on two answers a permit of the new limit.
+        if n < self.least {
+            return Verdict::Wait;
+        }
         let held_back = (self.blocked - mark.blocked) as f64 / dt;
         // Callers still held back, on more than half the answers' count: demand reaches the
         // limit. Fewer, and the leap covered it.
@@ -342,8 +364,6 @@ impl DemandStart {
             return Verdict::Wait;
         }
         self.looked = true;
-        let bar = KNEE_SIGNIFICANCE;
-        let se = (1.0 / n as f64 + 1.0 / self.measured.max(1) as f64).sqrt();
         // The low end of the RTs moves by the whole queueing delay and hardly with service
         // noise (the buckets' queue estimate): Little's law on the queue inside gives the
         // permits that wait, against the starting limit's answers (unqueued, by the rank test).
@@ -459,4 +479,72 @@ fn low(rts: &mut [f64]) -> Option<(f64, f64)> {
 /// Seconds from `from` to `to` (zero if `to` is earlier).
 fn secs(to: Nanos, from: Nanos) -> f64 {
     to.as_u64().saturating_sub(from.as_u64()) as f64 / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A leap past the knee of a pool that slows as it fills is judged on the answer rate
+    /// as soon as that falls clearly below the starting limit's, without waiting for the
+    /// low RTs of requests started after the leap. Defect pinned: in `demo_2x` seed 25 a
+    /// leap from 20 to 74 permits in front of 10 workers answered at a third of the rate,
+    /// the requests started after it answered only 2 s later, and the limit stood at 74 for
+    /// 2.3 s (now 1.0 s).
+    #[test]
+    fn a_leap_that_slows_the_answers_is_the_knee_before_its_low_rts_are_read() {
+        let mut d = DemandStart::new(0.04, 1, 10_000);
+        let ms = |t: f64| Nanos::ZERO + Duration::from_secs_f64(t / 1e3);
+        // At the starting limit of 20: an answer every 5 ms (200/s), 100 ms each, half of them
+        // with few permits out and half with many, alike (the rank test is clear); callers
+        // held back at 1000/s.
+        let mut t = 100.0;
+        let (mut blocked, mut leap) = (0, None);
+        while leap.is_none() {
+            assert!(t < 2000.0, "no leap");
+            t += 5.0;
+            blocked += 5;
+            d.on_demand(blocked);
+            let jitter = ((t as u64 * 7919) % 11) as f64;
+            let in_flight = if (t as u64 / 5).is_multiple_of(2) {
+                5
+            } else {
+                15
+            };
+            match d.observe(
+                ms(t),
+                Duration::from_secs_f64((95.0 + jitter) / 1e3),
+                in_flight,
+                20,
+                true,
+                10,
+            ) {
+                Verdict::Leap(to) => leap = Some((t, to)),
+                Verdict::Wait => {}
+                v => panic!("{v:?} at {t} ms"),
+            }
+        }
+        let (leapt_at, to) = leap.unwrap();
+        assert!(to > 40, "a leap to {to}");
+        // After it, answers at a third of the rate, of requests that started before it (so no
+        // low RT of a request started after the leap is read yet).
+        loop {
+            t += 15.0;
+            blocked += 15;
+            d.on_demand(blocked);
+            let v = d.observe(ms(t), Duration::from_secs_f64(1.5), 60, to, false, 10);
+            match v {
+                Verdict::Wait => assert!(t - leapt_at < 1000.0, "still waiting at {t} ms"),
+                Verdict::Knee {
+                    in_service, from, ..
+                } => {
+                    assert_eq!(from, 20);
+                    assert!(in_service < 12.0, "{in_service}");
+                    assert!(t - leapt_at < 1000.0, "{t}");
+                    break;
+                }
+                v => panic!("{v:?} at {t} ms"),
+            }
+        }
+    }
 }
