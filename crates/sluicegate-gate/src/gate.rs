@@ -925,7 +925,12 @@ mod tests {
         for k in knockers {
             k.join().unwrap();
         }
-        assert_eq!(over(&pool), 1, "the over-count the race leaves");
+        // At most one a knocker: each may have been caught once in passing.
+        let caught = over(&pool);
+        assert!(
+            (1..=2).contains(&caught),
+            "the over-count the race leaves: {caught}"
+        );
 
         // The pool moves to a new limiter; the old one's request ends and it is let go.
         hand_over(&gate);
@@ -939,15 +944,18 @@ mod tests {
             );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        // One more request, on the limiter in force: real admissions make up what was over.
-        drop(pool.limit.limiter().try_acquire_owned().unwrap());
+        // As many more requests, on the limiter in force: real admissions make up what was
+        // over (what the pool reports never goes back).
+        for _ in 0..caught {
+            drop(pool.limit.limiter().try_acquire_owned().unwrap());
+        }
         let c = pool.counts();
         assert_eq!(c.in_flight, 0);
         assert_eq!(
             c.counts.admitted, c.counts.completed,
             "at rest, every request admitted has completed: {c:?}"
         );
-        assert_eq!(c.counts.completed, 2, "two requests ran");
+        assert_eq!(c.counts.completed, 1 + caught as u64);
     }
 
     /// A request running on the old limiter after a hand-over (new queue settings) holds a
