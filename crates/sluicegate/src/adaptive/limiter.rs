@@ -197,7 +197,11 @@ impl AdaptiveLimiter {
                 owner: None,
             };
         }
-        let in_flight = self.shared.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        // Permits out, this one included: the limiter's count too, which keeps the permits
+        // released to waiters whose tasks have not run yet (this limiter's own count went
+        // down with each release): a waiter handed a permit found every one taken.
+        let in_flight = (self.shared.in_flight.fetch_add(1, Ordering::Relaxed) + 1)
+            .max(self.limiter.in_flight_now());
         AdaptivePermit {
             permit: Some(permit),
             start: self.shared.clock.now(),
@@ -322,6 +326,47 @@ mod tests {
         assert_eq!(adaptive.limit(), 21);
         permits.pop().unwrap().dropped();
         assert_eq!(adaptive.limit(), 20); // floor(21 × 0.9) = 18, clamped to min 20
+    }
+
+    /// A waiter handed a released permit found every permit taken, however late its task
+    /// runs to take it. Defect pinned (review 27): the count of permits out was the adaptive
+    /// limiter's own, lowered by each release before the waiters handed those permits had run;
+    /// in front of a fixed 50 ms service, whose answers come in bursts, a third of the requests
+    /// that had waited in a queue of 400 read as having found a permit free, the slow start
+    /// never saw its limit bind, and the gate held 20 permits for 25 out, turning away 15 %
+    /// of a load at half the upstream's capacity.
+    #[test]
+    fn a_waiter_handed_a_permit_found_every_permit_taken() {
+        let limiter = ConcurrencyLimiter::builder(2).build().unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, Fixed::new(2));
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        let mut poll = |f: &mut Pin<
+            Box<dyn Future<Output = Result<AdaptivePermit, Rejected>> + '_>,
+        >| { f.as_mut().poll(&mut cx) };
+        let mut a: Pin<Box<dyn Future<Output = _>>> = Box::pin(adaptive.acquire());
+        let mut b: Pin<Box<dyn Future<Output = _>>> = Box::pin(adaptive.acquire());
+        let (Poll::Ready(Ok(a)), Poll::Ready(Ok(b))) = (poll(&mut a), poll(&mut b)) else {
+            panic!("two permits free");
+        };
+        let mut c: Pin<Box<dyn Future<Output = _>>> = Box::pin(adaptive.acquire());
+        let mut d: Pin<Box<dyn Future<Output = _>>> = Box::pin(adaptive.acquire());
+        assert!(poll(&mut c).is_pending() && poll(&mut d).is_pending());
+        // Both running requests end before either waiter's task runs.
+        a.success();
+        b.success();
+        let mut held = Vec::new();
+        for waiter in [&mut c, &mut d] {
+            let Poll::Ready(Ok(p)) = poll(waiter) else {
+                panic!("handed a permit");
+            };
+            assert_eq!(
+                p.in_flight_at_start(),
+                2,
+                "it waited: every permit was taken"
+            );
+            held.push(p);
+        }
     }
 
     #[tokio::test(start_paused = true)]

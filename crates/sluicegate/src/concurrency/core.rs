@@ -421,6 +421,14 @@ impl Inner {
         self.max.load(Ordering::Relaxed)
     }
 
+    /// Throttled permits held now, from one load of the permit word: permits handed to
+    /// waiters whose tasks have not run yet included (a release hands its permit over
+    /// without the count going down), and, for an instant, an optimistic increment about
+    /// to be taken back.
+    pub(crate) fn in_flight_now(&self) -> u64 {
+        state::in_flight(self.state.load(Ordering::Relaxed))
+    }
+
     /// Rejects every waiter and every later acquire with `Closed`.
     pub(crate) fn close(&self) {
         let mut queue = lock(&self.queue);

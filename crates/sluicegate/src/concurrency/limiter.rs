@@ -314,6 +314,11 @@ impl ConcurrencyLimiter {
         self.inner.max() as usize
     }
 
+    /// Throttled permits held now (see `Inner::in_flight_now`).
+    pub(crate) fn in_flight_now(&self) -> usize {
+        self.inner.in_flight_now() as usize
+    }
+
     /// Rejects every waiter and every later acquire with [`Rejected::Closed`]. Permits
     /// already held stay valid.
     pub fn close(&self) {
