@@ -337,27 +337,24 @@ mod tests {
     /// of a load at half the upstream's capacity.
     #[test]
     fn a_waiter_handed_a_permit_found_every_permit_taken() {
+        fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+            Pin::new(f).poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+        }
         let limiter = ConcurrencyLimiter::builder(2).build().unwrap();
         let adaptive = AdaptiveLimiter::new(limiter, Fixed::new(2));
-        let waker = std::task::Waker::noop();
-        let mut cx = std::task::Context::from_waker(waker);
-        let mut poll = |f: &mut Pin<
-            Box<dyn Future<Output = Result<AdaptivePermit, Rejected>> + '_>,
-        >| { f.as_mut().poll(&mut cx) };
-        let mut a: Pin<Box<dyn Future<Output = _>>> = Box::pin(adaptive.acquire());
-        let mut b: Pin<Box<dyn Future<Output = _>>> = Box::pin(adaptive.acquire());
-        let (Poll::Ready(Ok(a)), Poll::Ready(Ok(b))) = (poll(&mut a), poll(&mut b)) else {
+        let (mut a, mut b) = (Box::pin(adaptive.acquire()), Box::pin(adaptive.acquire()));
+        let (Poll::Ready(Ok(a)), Poll::Ready(Ok(b))) = (poll_once(&mut a), poll_once(&mut b))
+        else {
             panic!("two permits free");
         };
-        let mut c: Pin<Box<dyn Future<Output = _>>> = Box::pin(adaptive.acquire());
-        let mut d: Pin<Box<dyn Future<Output = _>>> = Box::pin(adaptive.acquire());
-        assert!(poll(&mut c).is_pending() && poll(&mut d).is_pending());
+        let mut waiters = [Box::pin(adaptive.acquire()), Box::pin(adaptive.acquire())];
+        assert!(waiters.iter_mut().all(|w| poll_once(w).is_pending()));
         // Both running requests end before either waiter's task runs.
         a.success();
         b.success();
         let mut held = Vec::new();
-        for waiter in [&mut c, &mut d] {
-            let Poll::Ready(Ok(p)) = poll(waiter) else {
+        for waiter in &mut waiters {
+            let Poll::Ready(Ok(p)) = poll_once(waiter) else {
                 panic!("handed a permit");
             };
             assert_eq!(
