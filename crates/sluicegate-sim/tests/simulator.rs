@@ -298,3 +298,41 @@ fn timeline_counts_every_rejection_and_queue_timeout_once() {
     assert_eq!(rejected, count(Fate::Rejected));
     assert_eq!(timeouts, count(Fate::QueueTimeout));
 }
+
+/// 50 workers of a fixed 50 ms that end on a 1 ms tick (`sluicegate upstream`, tokio's timer),
+/// 0.5× their capacity: 25 permits out on average, above the starting limit of 20. Answers
+/// come in bursts on the tick, and the limiter hands their permits to its waiters only as the
+/// waiters' tasks run, after the burst. Defect pinned (review 27, in the real gate): a waiter
+/// counted the permits out by the adaptive limiter's own count, already lowered by the whole
+/// burst, read a permit free, the slow start never grew past 20, and 14–18 % were turned away.
+#[test]
+fn under_capacity_a_ticking_upstream_lets_the_start_grow() {
+    const TICKING: &str = r#"
+description = "50 workers, a fixed 50 ms on a 1 ms tick, 0.5x load"
+duration = "10s"
+deadline = "2s"
+
+[upstream]
+workers = 50
+service = { dist = "uniform", min = "50ms", max = "50ms" }
+contention = 0.0
+tick = "1ms"
+
+[load]
+kind = "open"
+rate = 0.5
+
+[limiter]
+max_queue = 1024
+queue_timeout = "1s"
+"#;
+    let s = Scenario::parse("ticking", TICKING).unwrap();
+    for seed in [1, 2, 3] {
+        let summary = stats::summarise(&s, &engine::run(&s, Algo::Littles, seed));
+        assert!(
+            summary.rejected <= 0.005,
+            "seed {seed}: {:.2} % rejected",
+            summary.rejected * 100.0
+        );
+    }
+}

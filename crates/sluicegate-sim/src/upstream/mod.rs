@@ -33,6 +33,13 @@ pub struct UpstreamModel {
     /// usually, now and then a hundred. Any service-time distribution.
     #[serde(default)]
     pub jitter: Option<Service>,
+    /// The upstream's timer tick ("0ms": none): every service ends on the next multiple of
+    /// it, as one whose sleeps or polls wake on a millisecond timer wheel
+    /// (`sluicegate upstream`, tokio's timer) does. Answers then come in bursts, several in the
+    /// same instant, and a limiter hands their permits to its waiters only as the waiters'
+    /// tasks run, after the whole burst (review 27).
+    #[serde(default, deserialize_with = "de_duration")]
+    pub tick: Duration,
     /// Probability that a request fails (0).
     #[serde(default)]
     pub failure_rate: f64,
@@ -114,6 +121,7 @@ impl UpstreamModel {
             service: Service::exponential(mean),
             extra_latency: Duration::ZERO,
             jitter: None,
+            tick: Duration::ZERO,
             failure_rate: 0.0,
             failure_time: default_failure_time(),
             failures_reported_as: Reported::Ignored,
@@ -254,6 +262,8 @@ pub struct Upstream {
     model: UpstreamModel,
     /// Tokio time per unit of simulated time.
     scale: u32,
+    /// The start of the run in tokio time: ticks count from it.
+    origin: tokio::time::Instant,
 }
 
 #[derive(Debug)]
@@ -277,6 +287,7 @@ impl Upstream {
             }),
             model,
             scale: scale.max(1),
+            origin: tokio::time::Instant::now(),
         }
     }
 
@@ -366,7 +377,16 @@ impl Upstream {
                 (i.state.extra_latency + jitter) * self.scale,
             )
         };
-        sleep_ms_dithered(service, rng).await;
+        if self.model.tick.is_zero() {
+            sleep_ms_dithered(service, rng).await;
+        } else {
+            // The end rounded up to the next tick since the run started.
+            let tick = (self.model.tick * self.scale).as_nanos().max(1);
+            let end = (tokio::time::Instant::now() + service).duration_since(self.origin);
+            let ticks = end.as_nanos().div_ceil(tick);
+            let end = Duration::from_nanos(u64::try_from(ticks * tick).unwrap_or(u64::MAX));
+            tokio::time::sleep_until(self.origin + end).await;
+        }
         self.lock().busy -= 1;
         self.dispatch();
         if !extra.is_zero() {
