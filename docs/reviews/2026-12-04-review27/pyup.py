@@ -40,6 +40,8 @@ def main():
     ap.add_argument("--port", type=int, required=True); ap.add_argument("--workers", type=int, default=50)
     ap.add_argument("--latency", default="50ms"); ap.add_argument("--change", action="append", default=[])
     ap.add_argument("--fail-frac", type=float, default=0.0); ap.add_argument("--fail-ms", type=float, default=1.0)
+    ap.add_argument("--tick-ms", type=float, default=0.0, help="end each service on the next tick, as a ms timer wheel does")
+    ap.add_argument("--spread", type=float, default=0.0, help="service time x uniform(1-s, 1+s)")
     a = ap.parse_args()
     pool = Pool(a.workers, dur(a.latency)); t0 = [None]
     changes = []
@@ -75,7 +77,11 @@ def main():
                 try:
                     await pool.acquire()
                     try:
-                        await asyncio.sleep(pool.latency)
+                        d = pool.latency * (1 + a.spread * (2 * rng.random() - 1))
+                        if a.tick_ms:
+                            tk = a.tick_ms / 1000; now = time.monotonic()
+                            d = (int((now + d) / tk) + 1) * tk - now
+                        await asyncio.sleep(d)
                     finally:
                         pool.release()
                 finally:
