@@ -9,7 +9,7 @@ import argparse, json, os, shlex, signal, socket, subprocess, sys, threading, ti
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "../../.."))
-BIN = os.path.join(ROOT, "target/release/sluicegate")
+BIN = os.environ.get("SGBIN", os.path.join(ROOT, "target/release/sluicegate"))
 
 
 def free_port():
