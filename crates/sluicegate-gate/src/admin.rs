@@ -253,6 +253,7 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
         "upstream": p.upstream.to_string(),
         "algorithm": p.limit.algorithm(),
         "limit": s.limit,
+        "adaptive": p.limit.bounds().map(|b| json!({ "initial": b.initial, "min": b.min, "max": b.max })),
         "in_flight": c.in_flight,
         "queued": c.queued,
         "scope": if p.limit.global().is_some() || p.global_rate.is_some() { "global" } else { "local" },

@@ -48,6 +48,25 @@ pub fn render(
         pools,
         |p| p.limit.limiter().max() as u64,
     );
+    for (name, help, bound) in [
+        (
+            "sluicegate_pool_limit_min",
+            "The least an adaptive pool's limit goes to (adaptive pools only).",
+            (|b| b.min) as fn(crate::pool::Bounds) -> usize,
+        ),
+        (
+            "sluicegate_pool_limit_max",
+            "The most an adaptive pool's limit goes to (adaptive pools only).",
+            |b| b.max,
+        ),
+    ] {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for p in pools {
+            if let Some(b) = p.limit.bounds() {
+                let _ = writeln!(out, "{name}{{pool=\"{}\"}} {}", p.name, bound(b));
+            }
+        }
+    }
     gauge(
         &mut out,
         "sluicegate_pool_in_flight",

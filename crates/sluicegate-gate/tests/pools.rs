@@ -239,6 +239,21 @@ pool = "api"
     assert_eq!(s["algorithm"], "aimd");
     let limit = s["limit"].as_u64().unwrap();
     assert!((2..=5).contains(&limit), "{s}");
+    // Its bounds are shown, so that a limit at one reads as such (review 27, finding 7).
+    assert_eq!(
+        s["adaptive"],
+        serde_json::json!({ "initial": 3, "min": 2, "max": 5 }),
+        "{s}"
+    );
+    let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
+    assert!(
+        metrics.contains("sluicegate_pool_limit_min{pool=\"api\"} 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("sluicegate_pool_limit_max{pool=\"api\"} 5"),
+        "{metrics}"
+    );
 }
 
 /// A gate with one pool `api` in front of `up`, its queue timeout 20 s, and an admin API.

@@ -19,8 +19,8 @@ use crate::config::{self, Algorithm};
 pub enum Limit {
     /// A limit set by config or the admin API.
     Static(ConcurrencyLimiter),
-    /// A limit that follows the upstream's latency.
-    Adaptive(AdaptiveLimiter),
+    /// A limit that follows the upstream's latency, within its bounds.
+    Adaptive(AdaptiveLimiter, Bounds),
     /// A limit kept in the store, shared with other gates.
     Global(Global),
 }
@@ -57,7 +57,8 @@ impl Limit {
         match (&pool.adaptive, pool.max_concurrency) {
             (Some(a), _) => {
                 let limiter = builder(a.initial.unwrap_or(20))?;
-                Ok(Limit::Adaptive(adaptive(limiter, a)))
+                let (a, bounds) = adaptive(limiter, a);
+                Ok(Limit::Adaptive(a, bounds))
             }
             (None, max) => Ok(Limit::Static(builder(max.unwrap_or(0))?)),
         }
@@ -67,7 +68,7 @@ impl Limit {
     pub fn limiter(&self) -> &ConcurrencyLimiter {
         match self {
             Limit::Static(l) => l,
-            Limit::Adaptive(a) => a.limiter(),
+            Limit::Adaptive(a, _) => a.limiter(),
             Limit::Global(g) => &g.shell,
         }
     }
@@ -84,14 +85,14 @@ impl Limit {
     pub fn hold(&self, permit: OwnedPermit) -> Held {
         match self {
             Limit::Static(_) | Limit::Global(_) => Held::Plain(permit),
-            Limit::Adaptive(a) => Held::Adaptive(a.wrap(permit)),
+            Limit::Adaptive(a, _) => Held::Adaptive(a.wrap(permit)),
         }
     }
 
     /// A request found no slot free at its first try (it waits or is turned away): an adaptive
     /// limit counts it as demand held back (a Little's-law start leaps to it); others ignore it.
     pub fn held_back(&self) {
-        if let Limit::Adaptive(a) = self {
+        if let Limit::Adaptive(a, _) = self {
             a.held_back();
         }
     }
@@ -101,12 +102,33 @@ impl Limit {
         match self {
             Limit::Static(_) => "static",
             Limit::Global(_) => "global",
-            Limit::Adaptive(a) => a.algorithm_name(),
+            Limit::Adaptive(a, _) => a.algorithm_name(),
+        }
+    }
+
+    /// An adaptive limit's bounds; `None` for the others.
+    pub fn bounds(&self) -> Option<Bounds> {
+        match self {
+            Limit::Adaptive(_, b) => Some(*b),
+            _ => None,
         }
     }
 }
 
-fn adaptive(limiter: ConcurrencyLimiter, a: &config::Adaptive) -> AdaptiveLimiter {
+/// An adaptive limit's bounds as in force: the config's, with the algorithm's defaults
+/// filled in (`/status` and `/metrics` show them, so that a limit at its floor or its
+/// ceiling reads as such: review 27, finding 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// The limit it started from.
+    pub initial: usize,
+    /// The least it goes to.
+    pub min: usize,
+    /// The most it goes to.
+    pub max: usize,
+}
+
+fn adaptive(limiter: ConcurrencyLimiter, a: &config::Adaptive) -> (AdaptiveLimiter, Bounds) {
     macro_rules! with_bounds {
         ($cfg:expr) => {{
             let mut c = $cfg;
@@ -129,23 +151,29 @@ fn adaptive(limiter: ConcurrencyLimiter, a: &config::Adaptive) -> AdaptiveLimite
             c
         }};
     }
+    let bounds = |initial, min, max| Bounds { initial, min, max };
     match a.algorithm {
-        Algorithm::Littles => AdaptiveLimiter::new(
-            limiter,
-            LittlesLaw::new(with_floor!(LittlesLawConfig::default())),
-        ),
-        Algorithm::Gradient2 => AdaptiveLimiter::new(
-            limiter,
-            Gradient2::new(with_floor!(Gradient2Config::default())),
-        ),
+        Algorithm::Littles => {
+            let c = with_floor!(LittlesLawConfig::default());
+            let b = bounds(c.initial, c.min, c.max);
+            (AdaptiveLimiter::new(limiter, LittlesLaw::new(c)), b)
+        }
+        Algorithm::Gradient2 => {
+            let c = with_floor!(Gradient2Config::default());
+            let b = bounds(c.initial, c.min, c.max);
+            (AdaptiveLimiter::new(limiter, Gradient2::new(c)), b)
+        }
         Algorithm::Aimd => {
-            AdaptiveLimiter::new(limiter, Aimd::new(with_floor!(AimdConfig::default())))
+            let c = with_floor!(AimdConfig::default());
+            let b = bounds(c.initial, c.min, c.max);
+            (AdaptiveLimiter::new(limiter, Aimd::new(c)), b)
         }
         // Vegas has a fixed floor of 1.
         Algorithm::Vegas => {
             let mut c = with_bounds!(VegasConfig::default());
             c.initial = c.initial.min(c.max);
-            AdaptiveLimiter::new(limiter, Vegas::new(c))
+            let b = bounds(c.initial, 1, c.max);
+            (AdaptiveLimiter::new(limiter, Vegas::new(c)), b)
         }
     }
 }

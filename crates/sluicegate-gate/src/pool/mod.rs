@@ -19,7 +19,7 @@ use sluicegate::rate::Gcra;
 pub use admission::Admission;
 pub use global::{Global, GlobalRate, Store};
 pub use handover::{Counts, PoolCounts, Retired, hand_over};
-pub use limit::{Held, Limit};
+pub use limit::{Bounds, Held, Limit};
 pub use rate::{PerKey, check_global, global_policy};
 pub use refusals::{RefusalLog, SUMMARY_EVERY};
 pub use stats::{BUCKETS, Histogram, Outcome, Stats};
@@ -286,7 +286,7 @@ impl Prepared {
                 // From here the hand-over sets the old limit (to the slots it may fill): an
                 // adaptive algorithm that set it again as each old request ended started
                 // waiters beyond the pool's limit (3 running under 2).
-                if let Limit::Adaptive(a) = &old {
+                if let Limit::Adaptive(a, _) = &old {
                     a.detach();
                 }
                 hand_over(old.limiter(), &new, users, stats);
