@@ -336,3 +336,48 @@ queue_timeout = "1s"
         );
     }
 }
+
+/// `sharing`: every request in service slows the ones that start by that share, so 200
+/// workers of a fixed 20 ms at `sharing = 0.1` serve 200 ÷ (20 ms × 21) = 476/s, not
+/// 10 000/s. A fixed limit at the worker count under a 2× load serves about that capacity
+/// (goodput is judged against it; a little more, as the first 200 start with fewer in
+/// service and the queue left at the end is served after it), and half the worker count serves what 100 sharing requests
+/// do, a little less: throughput still grows with concurrency.
+#[test]
+fn a_shared_service_serves_what_its_concurrency_allows() {
+    const SHARED: &str = r#"
+description = "200 workers, a fixed 20 ms, sharing 0.1, 2x load"
+duration = "10s"
+deadline = "2s"
+
+[upstream]
+workers = 200
+service = { dist = "uniform", min = "20ms", max = "20ms" }
+sharing = 0.1
+contention = 0.0
+
+[load]
+kind = "open"
+rate = 2.0
+
+[limiter]
+max_queue = 100
+queue_timeout = "1s"
+"#;
+    let s = Scenario::parse("shared", SHARED).unwrap();
+    let capacity = s.upstream.capacity(&s.upstream.initial());
+    assert!((capacity - 200.0 / 0.42).abs() < 1.0, "capacity {capacity}");
+    let at_c = stats::summarise(&s, &engine::run(&s, Algo::FixedExact, 1));
+    assert!(
+        (0.9..=1.1).contains(&at_c.goodput),
+        "goodput {} at the worker count",
+        at_c.goodput
+    );
+    let tenth = stats::summarise(&s, &engine::run(&s, Algo::FixedHalf, 1));
+    // 100 permits: 100 ÷ (20 ms × 11) = 455/s, 0.95 of capacity.
+    assert!(
+        (0.88..=1.0).contains(&tenth.goodput) && tenth.goodput < at_c.goodput,
+        "goodput {} at half the worker count",
+        tenth.goodput
+    );
+}

@@ -17,6 +17,7 @@ files![
     "two_speeds_0.8x",
     "heavy_tail_0.8x",
     "report_generator_0.5x",
+    "shared_service_0.7x",
     // Overloaded, 5 to 2000 workers, 2 ms to 2 s of service.
     "overload_3x",
     "overload_10x",

@@ -55,6 +55,13 @@ pub struct UpstreamModel {
     /// `1 + contention × q / workers` times longer (0.5).
     #[serde(default = "default_contention")]
     pub contention: f64,
+    /// A request that starts service with `n` requests in service (itself included) takes
+    /// `1 + sharing × n` times longer (0: none). Requests that share something — a CPU, a
+    /// lock, a cache — slow each other with no queue anywhere: throughput still grows with
+    /// concurrency, toward `1 ÷ (sharing × mean service)`, while every answer slows
+    /// (review 28).
+    #[serde(default)]
+    pub sharing: f64,
     /// Changes over time, in time order.
     #[serde(default, rename = "change")]
     pub changes: Vec<Change>,
@@ -126,6 +133,7 @@ impl UpstreamModel {
             failure_time: default_failure_time(),
             failures_reported_as: Reported::Ignored,
             contention: default_contention(),
+            sharing: 0.0,
             changes: Vec::new(),
         }
     }
@@ -163,9 +171,11 @@ impl UpstreamModel {
         self.service.mean().as_secs_f64() * state.service_scale * (1.0 - f + f * self.failure_time)
     }
 
-    /// Requests per second it completes in `state` when busy and not overcommitted.
+    /// Requests per second it completes in `state` when busy and not overcommitted (every
+    /// worker busy, each slowed by the others' `sharing`).
     pub fn capacity(&self, state: &UpstreamState) -> f64 {
-        state.workers as f64 / self.mean_busy(state)
+        let workers = state.workers as f64;
+        workers / (self.mean_busy(state) * (1.0 + self.sharing * workers))
     }
 
     /// Requests per second it *serves successfully* in `state`: the capacity for goodput.
@@ -184,7 +194,8 @@ impl UpstreamModel {
                     .jitter
                     .as_ref()
                     .map_or(Duration::ZERO, |j| j.sample(&mut rng));
-                self.service.sample(&mut rng).mul_f64(state.service_scale) + jitter
+                let alone = state.service_scale * (1.0 + self.sharing);
+                self.service.sample(&mut rng).mul_f64(alone) + jitter
             })
             .collect();
         v.sort_unstable();
@@ -213,6 +224,9 @@ impl UpstreamModel {
         }
         if !(self.contention.is_finite() && self.contention >= 0.0) {
             return Err("upstream.contention must be >= 0".into());
+        }
+        if !(self.sharing.is_finite() && self.sharing >= 0.0) {
+            return Err("upstream.sharing must be >= 0".into());
         }
         let mut last = Duration::ZERO;
         for c in &self.changes {
@@ -360,7 +374,8 @@ impl Upstream {
             let i = self.lock();
             let mut rng = rng.lock().unwrap_or_else(|e| e.into_inner());
             let overcommit = i.waiting.len() as f64 / i.state.workers.max(1) as f64;
-            let slow = (1.0 + self.model.contention * overcommit) * i.state.service_scale;
+            let shared = 1.0 + self.model.sharing * i.busy as f64;
+            let slow = (1.0 + self.model.contention * overcommit) * shared * i.state.service_scale;
             let mut service = self.model.service.sample(&mut *rng).mul_f64(slow);
             let failed = rand::Rng::random::<f64>(&mut *rng) < i.state.failure_rate;
             if failed {
