@@ -181,7 +181,8 @@ pub fn validate(config: &Config, file: &str) -> Result<(), ConfigError> {
 /// What a config that works may still get wrong, one line each, for `serve`, `check` and
 /// reloads to log as warnings: a pool no route names, a route an earlier one shadows, a
 /// route method that is not a standard one (`GTE`), a `[store]` without `instances` while a global pool falls back to `local` (each gate
-/// would then take the whole limit while Redis is down).
+/// would then take the whole limit while Redis is down), an adaptive pool without a queue
+/// (its limit cannot learn the demand).
 pub fn warnings(config: &Config) -> Vec<String> {
     let mut out = Vec::new();
     let named: std::collections::HashSet<&str> = config
@@ -196,6 +197,17 @@ pub fn warnings(config: &Config) -> Vec<String> {
                 "pool `{name}` is named by no route: no request reaches it"
             ));
         }
+    }
+    for p in config
+        .pools
+        .iter()
+        .filter(|p| p.adaptive.is_some() && p.max_queue < 2)
+    {
+        out.push(format!(
+            "pool `{}` is adaptive with max_queue = {}: an adaptive limit learns the demand from callers that wait for a permit, and with no queue to wait in it stays at its `initial` under a load above it (review 28: 50 workers at half their capacity, 28-30 % turned away at a limit of 20); give it a queue (max_queue = 10 or more) or set `initial` to the concurrency you expect",
+            p.name.get_ref(),
+            p.max_queue
+        ));
     }
     out.extend(shadowed(&config.routes));
     for m in config.routes.iter().flat_map(|r| &r.methods) {
@@ -1457,6 +1469,34 @@ mod tests {
             w[0].contains("route method `GTE` is not a standard HTTP method"),
             "{w:?}"
         );
+    }
+
+    /// An adaptive pool with no queue learns no demand (review 28, finding 2: its limit
+    /// stayed at 20 for 50 workers at half their capacity): warned of, with what to do; with
+    /// a queue, or a static pool with none, nothing to say.
+    #[test]
+    fn an_adaptive_pool_without_a_queue_is_warned_of() {
+        let pool = |queue: usize, adaptive: bool| {
+            format!(
+                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\nmax_queue = {queue}\n{}\n[[routes]]\npool = \"api\"\n",
+                if adaptive {
+                    "[pools.adaptive]"
+                } else {
+                    "max_concurrency = 5"
+                }
+            )
+        };
+        for queue in [0, 1] {
+            let w = warnings(&parse(&pool(queue, true), "a.toml").unwrap());
+            assert_eq!(w.len(), 1, "{w:?}");
+            assert!(
+                w[0].contains(&format!("pool `api` is adaptive with max_queue = {queue}"))
+                    && w[0].contains("give it a queue"),
+                "{w:?}"
+            );
+        }
+        assert!(warnings(&parse(&pool(10, true), "a.toml").unwrap()).is_empty());
+        assert!(warnings(&parse(&pool(0, false), "a.toml").unwrap()).is_empty());
     }
 
     /// A newcomer's trial: a relative `token_file` was looked for in the directory the gate

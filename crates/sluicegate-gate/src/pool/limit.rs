@@ -32,6 +32,35 @@ impl Limit {
     ///
     /// The limiter's refusal, as text (the config check rules most of them out).
     pub fn build(pool: &config::Pool, store: Option<&Store>) -> Result<Limit, String> {
+        Limit::build_from(pool, store, None)
+    }
+
+    /// Builds the limit `pool` asks for in place of `old`. An adaptive limit that replaces an
+    /// adaptive one (a reload that changed its queue settings, bounds or algorithm) starts
+    /// from the limit the old one had learnt, within the new bounds, not from `initial`:
+    /// under load a restart at 20 queued and turned callers away for seconds (review 28,
+    /// finding 3).
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build).
+    pub fn build_replacing(
+        pool: &config::Pool,
+        store: Option<&Store>,
+        old: &Limit,
+    ) -> Result<Limit, String> {
+        let learnt = match old {
+            Limit::Adaptive(a, _) => Some(a.limit()),
+            Limit::Static(_) | Limit::Global(_) => None,
+        };
+        Limit::build_from(pool, store, learnt)
+    }
+
+    fn build_from(
+        pool: &config::Pool,
+        store: Option<&Store>,
+        learnt: Option<usize>,
+    ) -> Result<Limit, String> {
         if pool.scope == config::Scope::Global {
             let store = store.ok_or_else(|| {
                 format!(
@@ -56,9 +85,10 @@ impl Limit {
         };
         match (&pool.adaptive, pool.max_concurrency) {
             (Some(a), _) => {
-                let limiter = builder(a.initial.unwrap_or(20))?;
-                let (a, bounds) = adaptive(limiter, a);
-                Ok(Limit::Adaptive(a, bounds))
+                let bounds = adaptive_bounds(a);
+                let start = learnt.map_or(bounds.initial, |l| l.clamp(bounds.min, bounds.max));
+                let limiter = builder(start)?;
+                Ok(Limit::Adaptive(adaptive(limiter, a, start), bounds))
             }
             (None, max) => Ok(Limit::Static(builder(max.unwrap_or(0))?)),
         }
@@ -128,52 +158,80 @@ pub struct Bounds {
     pub max: usize,
 }
 
-fn adaptive(limiter: ConcurrencyLimiter, a: &config::Adaptive) -> (AdaptiveLimiter, Bounds) {
-    macro_rules! with_bounds {
-        ($cfg:expr) => {{
-            let mut c = $cfg;
-            if let Some(v) = a.initial {
-                c.initial = v;
-            }
-            if let Some(v) = a.max {
-                c.max = v;
-            }
-            c
-        }};
-    }
-    // A floor from the user, else the algorithm's default floor cut to the ceiling; the
-    // initial limit inside both (a ceiling below a default floor must not panic a clamp).
-    macro_rules! with_floor {
-        ($cfg:expr) => {{
-            let mut c = with_bounds!($cfg);
-            c.min = a.min.unwrap_or(c.min).min(c.max);
-            c.initial = c.initial.clamp(c.min, c.max);
-            c
-        }};
-    }
-    let bounds = |initial, min, max| Bounds { initial, min, max };
-    match a.algorithm {
+/// The config's bounds with the algorithm's defaults filled in: a floor from the user, else
+/// the algorithm's default floor cut to the ceiling; the initial limit inside both (a ceiling
+/// below a default floor must not panic a clamp). Vegas has a fixed floor of 1.
+fn adaptive_bounds(a: &config::Adaptive) -> Bounds {
+    let (initial, min, max) = match a.algorithm {
         Algorithm::Littles => {
-            let c = with_floor!(LittlesLawConfig::default());
-            let b = bounds(c.initial, c.min, c.max);
-            (AdaptiveLimiter::new(limiter, LittlesLaw::new(c)), b)
+            let c = LittlesLawConfig::default();
+            (c.initial, c.min, c.max)
         }
         Algorithm::Gradient2 => {
-            let c = with_floor!(Gradient2Config::default());
-            let b = bounds(c.initial, c.min, c.max);
-            (AdaptiveLimiter::new(limiter, Gradient2::new(c)), b)
+            let c = Gradient2Config::default();
+            (c.initial, c.min, c.max)
         }
         Algorithm::Aimd => {
-            let c = with_floor!(AimdConfig::default());
-            let b = bounds(c.initial, c.min, c.max);
-            (AdaptiveLimiter::new(limiter, Aimd::new(c)), b)
+            let c = AimdConfig::default();
+            (c.initial, c.min, c.max)
         }
-        // Vegas has a fixed floor of 1.
         Algorithm::Vegas => {
-            let mut c = with_bounds!(VegasConfig::default());
-            c.initial = c.initial.min(c.max);
-            let b = bounds(c.initial, 1, c.max);
-            (AdaptiveLimiter::new(limiter, Vegas::new(c)), b)
+            let c = VegasConfig::default();
+            (c.initial, 1, c.max)
+        }
+    };
+    let (initial, max) = (a.initial.unwrap_or(initial), a.max.unwrap_or(max));
+    let min = match a.algorithm {
+        Algorithm::Vegas => 1,
+        _ => a.min.unwrap_or(min).min(max),
+    };
+    let initial = match a.algorithm {
+        Algorithm::Vegas => initial.min(max),
+        _ => initial.clamp(min, max),
+    };
+    Bounds { initial, min, max }
+}
+
+/// The adaptive limiter over `limiter`, its algorithm within the config's bounds, starting
+/// at `start` (within them).
+fn adaptive(limiter: ConcurrencyLimiter, a: &config::Adaptive, start: usize) -> AdaptiveLimiter {
+    let Bounds { min, max, .. } = adaptive_bounds(a);
+    let initial = start;
+    match a.algorithm {
+        Algorithm::Littles => {
+            let c = LittlesLawConfig {
+                initial,
+                min,
+                max,
+                ..LittlesLawConfig::default()
+            };
+            AdaptiveLimiter::new(limiter, LittlesLaw::new(c))
+        }
+        Algorithm::Gradient2 => {
+            let c = Gradient2Config {
+                initial,
+                min,
+                max,
+                ..Gradient2Config::default()
+            };
+            AdaptiveLimiter::new(limiter, Gradient2::new(c))
+        }
+        Algorithm::Aimd => {
+            let c = AimdConfig {
+                initial,
+                min,
+                max,
+                ..AimdConfig::default()
+            };
+            AdaptiveLimiter::new(limiter, Aimd::new(c))
+        }
+        Algorithm::Vegas => {
+            let c = VegasConfig {
+                initial,
+                max,
+                ..VegasConfig::default()
+            };
+            AdaptiveLimiter::new(limiter, Vegas::new(c))
         }
     }
 }

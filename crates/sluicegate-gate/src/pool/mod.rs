@@ -136,7 +136,7 @@ impl Pool {
                 }
             }
             Some(old) => {
-                let new = Limit::build(cfg, store)?;
+                let new = Limit::build_replacing(cfg, store, &old.limit)?;
                 let users = Arc::downgrade(&old.limiter_users);
                 limiter_users = None;
                 let change = Change::HandOver {
