@@ -37,7 +37,8 @@ impl Limit {
 
     /// Builds the limit `pool` asks for in place of `old`. An adaptive limit that replaces an
     /// adaptive one (a reload that changed its queue settings, bounds or algorithm) starts
-    /// from the limit the old one had learnt, within the new bounds, not from `initial`:
+    /// from the limit the old one had learnt (the limit in force: in a probe, the probe's),
+    /// within the new bounds, not from `initial`:
     /// under load a restart at 20 queued and turned callers away for seconds (review 28,
     /// finding 3).
     ///
@@ -88,7 +89,10 @@ impl Limit {
                 let bounds = adaptive_bounds(a);
                 let start = learnt.map_or(bounds.initial, |l| l.clamp(bounds.min, bounds.max));
                 let limiter = builder(start)?;
-                Ok(Limit::Adaptive(adaptive(limiter, a, start), bounds))
+                Ok(Limit::Adaptive(
+                    adaptive(limiter, a.algorithm, bounds, start),
+                    bounds,
+                ))
             }
             (None, max) => Ok(Limit::Static(builder(max.unwrap_or(0))?)),
         }
@@ -192,12 +196,17 @@ fn adaptive_bounds(a: &config::Adaptive) -> Bounds {
     Bounds { initial, min, max }
 }
 
-/// The adaptive limiter over `limiter`, its algorithm within the config's bounds, starting
-/// at `start` (within them).
-fn adaptive(limiter: ConcurrencyLimiter, a: &config::Adaptive, start: usize) -> AdaptiveLimiter {
-    let Bounds { min, max, .. } = adaptive_bounds(a);
+/// The adaptive limiter over `limiter`: `algorithm` within `bounds` (from
+/// [`adaptive_bounds`]), starting at `start` (within them).
+fn adaptive(
+    limiter: ConcurrencyLimiter,
+    algorithm: Algorithm,
+    bounds: Bounds,
+    start: usize,
+) -> AdaptiveLimiter {
+    let Bounds { min, max, .. } = bounds;
     let initial = start;
-    match a.algorithm {
+    match algorithm {
         Algorithm::Littles => {
             let c = LittlesLawConfig {
                 initial,
