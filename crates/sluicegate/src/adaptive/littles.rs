@@ -281,6 +281,9 @@ pub struct LittlesLaw {
     /// A shallow probe read something other than the regime it expected: the next probe, due
     /// a window later, is at the full depth.
     probe_full: bool,
+    /// The start's RTs rose with the permits out on a line from the first permit: requests
+    /// that slow each other (a shared CPU or lock), no queue.
+    shared: Option<f64>,
 }
 
 impl LittlesLaw {
@@ -328,6 +331,7 @@ impl LittlesLaw {
             measured_at_start: false,
             demand: DemandStart::new(config.queue_target, config.min, config.max),
             probe_full: false,
+            shared: None,
         }
     }
 
@@ -657,6 +661,9 @@ impl LittlesLaw {
         };
         if b.passes + b.drops == 0 && self.probe.is_none() {
             return self.limit; // idle: no news is no reason to move
+        }
+        if let Some(cap) = self.shared {
+            return self.shared_limit(b, now, cap);
         }
         let base = self.base as f64;
         // The queue aimed for. Before the knee, `queue_target` of the limit and at least two
@@ -1007,6 +1014,24 @@ impl LittlesLaw {
         self.probe_limit(now).unwrap_or(self.base)
     }
 
+    /// The limit in front of requests that slow each other (the start's RTs rose on a line
+    /// with the permits out): no queue to read in the low RTs, which rise with every permit.
+    /// Grows × `max_step` while nearly every request finds every permit taken, up to `cap`
+    /// (where the line's throughput gains less than a fifth of a step); backs off on drops.
+    fn shared_limit(&mut self, b: &Bucket, now: Nanos, cap: f64) -> usize {
+        let (min, max) = (self.c.min, self.c.max);
+        let base = self.base as f64;
+        let mut next = self.base;
+        if b.fresh_drops > 0 && self.dropping() {
+            next = (base * self.c.backoff).floor() as usize;
+            self.cool_until = now + self.at_least_buckets(self.c.cool_down, 10);
+        } else if now >= self.cool_until && b.pinned() && base < cap {
+            next = ((base * self.c.max_step).max(base + 1.0).min(cap)).round() as usize;
+        }
+        self.base = clamp(next, min, max);
+        self.base
+    }
+
     /// The permits the window's buckets kept in service on average while nothing waited: the
     /// RTs summed over the time they span (Little's law: in flight = rate × mean RT) of the
     /// buckets outside probes whose own low RT reads less than `target` queued. A lower bound
@@ -1076,6 +1101,7 @@ impl LittlesLaw {
             && !self.probed
             && self.probe.is_none()
             && !self.demand.leapt()
+            && self.shared.is_none()
             && self.base == initial
             && self.limit == initial
     }
@@ -1094,9 +1120,28 @@ impl LittlesLaw {
         let (min, initial) = (self.c.min, clamp(self.c.initial, self.c.min, self.c.max));
         let least = (self.c.min_samples as u64).min(initial as u64 / 2);
         let target = (self.c.queue_target * initial as f64).max(MIN_QUEUE_TARGET);
+        if std::env::var_os("SG_DEBUG").is_some() {
+            let n = self.start.answers();
+            if [10u64, 15, 20, 30, 40, 60, 100].contains(&n) {
+                eprintln!("SHAPE n={n} t={:.3} {:?} fired={:?}", now.as_u64() as f64 / 1e9, self.start.shape(least), self.start.in_service(least, STARTUP_SIGNIFICANCE, target));
+            }
+        }
         let Some(in_service) = self.start.in_service(least, STARTUP_SIGNIFICANCE, target) else {
             return;
         };
+        if let Some(intercept) = self.start.line(least, STARTUP_SIGNIFICANCE) {
+            let e: f64 = std::env::var("SG_E").ok().and_then(|v| v.parse().ok()).unwrap_or(0.2);
+            let cap = intercept * (1.0 / e - 1.0);
+            if std::env::var_os("SG_DEBUG").is_some() {
+                eprintln!("LINE t={:.3} in_service={in_service:.1} cap={cap:.1} shape={:?}", now.as_u64() as f64 / 1e9, self.start.shape(least));
+            }
+            self.shared = Some(cap.max(initial as f64));
+            self.demand.end();
+            return;
+        }
+        if std::env::var_os("SG_DEBUG").is_some() {
+            eprintln!("PASTKNEE t={:.3} in_service={in_service:.1} shape={:?}", now.as_u64() as f64 / 1e9, self.start.shape(least));
+        }
         self.min_rt = self.start.unqueued_rt();
         self.low_floor = self.start.unqueued_low();
         self.probe_mid = self.start.unqueued_mid();

@@ -190,6 +190,11 @@ impl DemandStart {
 }
 
 impl DemandStart {
+    /// Over: the buckets decide.
+    pub(super) fn end(&mut self) {
+        self.phase = Phase::Done;
+    }
+
     /// The limiter's running count of callers held back.
     pub(super) fn on_demand(&mut self, blocked: u64) {
         self.blocked = self.blocked.max(blocked);

@@ -69,6 +69,10 @@ pub(super) struct StartTest {
     more_rts: Vec<f64>,
     /// The permits out when each request of the second group started, summed.
     more_in_flight: f64,
+    /// The first group's answers (at most `KEPT`), as (permits out at its start, RT in s).
+    few_pts: Vec<(f64, f64)>,
+    /// The second group's RTs and permits out, summed, with the squares of the RTs.
+    more_rt2: f64,
 }
 
 impl StartTest {
@@ -77,6 +81,9 @@ impl StartTest {
     /// as successes do, in both groups alike, but give no unqueued RT.
     pub(super) fn add(&mut self, rt: Duration, in_flight: usize, limit: usize, success: bool) {
         if in_flight * 2 <= limit {
+            if self.few_pts.len() < KEPT {
+                self.few_pts.push((in_flight as f64, rt.as_secs_f64()));
+            }
             self.few.add(rt.as_secs_f64());
             if success {
                 self.few_ok.add(rt.as_secs_f64());
@@ -91,7 +98,62 @@ impl StartTest {
                 self.more_rts.push(rt.as_secs_f64());
             }
             self.more_in_flight += in_flight as f64;
+            self.more_rt2 += rt.as_secs_f64().powi(2);
         }
+    }
+
+    /// The shape of RT against the permits out at the start: the first group's RTs fitted on
+    /// a line of the permits out (least squares), and that line carried to the second group's
+    /// mean permits out. Returns (slope ÷ its standard error, the second group's mean RT less
+    /// the line's there, in standard errors of that difference, the share of the lift from
+    /// the first group's mean RT to the second's that the line accounts for).
+    pub(super) fn shape(&self, least: u64) -> Option<(f64, f64, f64)> {
+        let n = self.few_pts.len();
+        if n < least.max(3) as usize || self.more.n < least.max(2) {
+            return None;
+        }
+        let nf = n as f64;
+        let (mx, my) = self
+            .few_pts
+            .iter()
+            .fold((0.0, 0.0), |(x, y), p| (x + p.0 / nf, y + p.1 / nf));
+        let sxx: f64 = self.few_pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+        if sxx <= 0.0 {
+            return None;
+        }
+        let sxy: f64 = self.few_pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+        let beta = sxy / sxx;
+        let alpha = my - beta * mx;
+        let s2 = self
+            .few_pts
+            .iter()
+            .map(|p| (p.1 - alpha - beta * p.0).powi(2))
+            .sum::<f64>()
+            / (nf - 2.0);
+        let beta_se = (s2 / sxx).sqrt();
+        let m = self.more.n as f64;
+        let at = self.more_in_flight / m;
+        let more_mean = self.more.mean();
+        let more_var = (self.more_rt2 / m - more_mean * more_mean).max(0.0) * m / (m - 1.0).max(1.0);
+        let pred = alpha + beta * at;
+        let pred_var = s2 * (1.0 / nf + (at - mx).powi(2) / sxx);
+        let excess = (more_mean - pred) / (pred_var + more_var / m).sqrt().max(1e-12);
+        Some((beta / beta_se.max(1e-12), excess, alpha / beta.max(1e-12)))
+    }
+
+    /// The RTs rise with the permits out on a line from the first permit, not on a hockey
+    /// stick: the first group's RTs rise with the permits out by `significance` standard
+    /// errors of the slope, and the second group's mean RT stands no more than that above the
+    /// line carried to its permits out.
+    pub(super) fn line(&self, least: u64, significance: f64) -> Option<f64> {
+        self.shape(least)
+            .filter(|&(slope, excess, _)| slope > significance && excess < significance)
+            .map(|(_, _, intercept)| intercept)
+    }
+
+    /// Answers filed.
+    pub(super) fn answers(&self) -> u64 {
+        self.few.n + self.more.n
     }
 
     /// The mean RT of the requests that started with few permits out and succeeded.
