@@ -1129,13 +1129,13 @@ impl LittlesLaw {
         let Some(in_service) = self.start.in_service(least, STARTUP_SIGNIFICANCE, target) else {
             return;
         };
-        if let Some(intercept) = self.start.line(least, STARTUP_SIGNIFICANCE) {
-            let e: f64 = std::env::var("SG_E").ok().and_then(|v| v.parse().ok()).unwrap_or(0.2);
-            let cap = intercept * (1.0 / e - 1.0);
+        let e: f64 = std::env::var("SG_E").ok().and_then(|v| v.parse().ok()).unwrap_or(0.2);
+        let line = self.start.line(least, STARTUP_SIGNIFICANCE).map(|i| i * (1.0 / e - 1.0));
+        if let Some(cap) = line.filter(|&cap| cap > initial as f64) {
             if std::env::var_os("SG_DEBUG").is_some() {
                 eprintln!("LINE t={:.3} in_service={in_service:.1} cap={cap:.1} shape={:?}", now.as_u64() as f64 / 1e9, self.start.shape(least));
             }
-            self.shared = Some(cap.max(initial as f64));
+            self.shared = Some(cap);
             self.demand.end();
             return;
         }

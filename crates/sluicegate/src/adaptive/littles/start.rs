@@ -107,7 +107,7 @@ impl StartTest {
     /// mean permits out. Returns (slope ÷ its standard error, the second group's mean RT less
     /// the line's there, in standard errors of that difference, the share of the lift from
     /// the first group's mean RT to the second's that the line accounts for).
-    pub(super) fn shape(&self, least: u64) -> Option<(f64, f64, f64)> {
+    pub(super) fn shape(&self, least: u64) -> Option<(f64, f64, f64, f64)> {
         let n = self.few_pts.len();
         if n < least.max(3) as usize || self.more.n < least.max(2) {
             return None;
@@ -138,7 +138,13 @@ impl StartTest {
         let pred = alpha + beta * at;
         let pred_var = s2 * (1.0 / nf + (at - mx).powi(2) / sxx);
         let excess = (more_mean - pred) / (pred_var + more_var / m).sqrt().max(1e-12);
-        Some((beta / beta_se.max(1e-12), excess, alpha / beta.max(1e-12)))
+        let alpha_se = (s2 * (1.0 / nf + mx * mx / sxx)).sqrt();
+        Some((
+            beta / beta_se.max(1e-12),
+            excess,
+            alpha / alpha_se.max(1e-12),
+            alpha / beta.max(1e-12),
+        ))
     }
 
     /// The RTs rise with the permits out on a line from the first permit, not on a hockey
@@ -147,8 +153,10 @@ impl StartTest {
     /// line carried to its permits out.
     pub(super) fn line(&self, least: u64, significance: f64) -> Option<f64> {
         self.shape(least)
-            .filter(|&(slope, excess, _)| slope > significance && excess < significance)
-            .map(|(_, _, intercept)| intercept)
+            .filter(|&(slope, excess, alpha, _)| {
+                slope > significance && excess < significance && alpha > significance
+            })
+            .map(|(_, _, _, intercept)| intercept)
     }
 
     /// Answers filed.
