@@ -1130,7 +1130,10 @@ impl LittlesLaw {
             return;
         };
         let e: f64 = std::env::var("SG_E").ok().and_then(|v| v.parse().ok()).unwrap_or(0.2);
-        let line = self.start.line(least, STARTUP_SIGNIFICANCE).map(|i| i * (1.0 / e - 1.0));
+        let line = self
+            .start
+            .line(least, STARTUP_SIGNIFICANCE, target)
+            .map(|i| i * (1.0 / e - 1.0));
         if let Some(cap) = line.filter(|&cap| cap > initial as f64) {
             if std::env::var_os("SG_DEBUG").is_some() {
                 eprintln!("LINE t={:.3} in_service={in_service:.1} cap={cap:.1} shape={:?}", now.as_u64() as f64 / 1e9, self.start.shape(least));

@@ -4,6 +4,22 @@
 use super::LOW_QUANTILE;
 use std::time::Duration;
 
+/// A line fitted to the RTs of the requests that started with few permits out, against the
+/// permits out when each started (s), and the second group against it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Shape {
+    slope: f64,
+    slope_se: f64,
+    intercept: f64,
+    intercept_se: f64,
+    /// The second group's mean RT less the line's at its mean permits out.
+    above: f64,
+    above_se: f64,
+    /// The second group's mean permits out and mean RT.
+    out: f64,
+    more: f64,
+}
+
 /// Running moments of a group of RTs: their count, sum, and the sum of their logarithms and
 /// of their squares.
 #[derive(Clone, Copy, Debug, Default)]
@@ -102,12 +118,10 @@ impl StartTest {
         }
     }
 
-    /// The shape of RT against the permits out at the start: the first group's RTs fitted on
-    /// a line of the permits out (least squares), and that line carried to the second group's
-    /// mean permits out. Returns (slope ÷ its standard error, the second group's mean RT less
-    /// the line's there, in standard errors of that difference, the share of the lift from
-    /// the first group's mean RT to the second's that the line accounts for).
-    pub(super) fn shape(&self, least: u64) -> Option<(f64, f64, f64, f64)> {
+    /// RT against the permits out at the start: the first group's RTs fitted on a line of the
+    /// permits out when each started (least squares), and that line carried to the second
+    /// group's mean permits out.
+    pub(super) fn shape(&self, least: u64) -> Option<Shape> {
         let n = self.few_pts.len();
         if n < least.max(3) as usize || self.more.n < least.max(2) {
             return None;
@@ -122,41 +136,56 @@ impl StartTest {
             return None;
         }
         let sxy: f64 = self.few_pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-        let beta = sxy / sxx;
-        let alpha = my - beta * mx;
+        let slope = sxy / sxx;
+        let intercept = my - slope * mx;
         let s2 = self
             .few_pts
             .iter()
-            .map(|p| (p.1 - alpha - beta * p.0).powi(2))
+            .map(|p| (p.1 - intercept - slope * p.0).powi(2))
             .sum::<f64>()
             / (nf - 2.0);
-        let beta_se = (s2 / sxx).sqrt();
         let m = self.more.n as f64;
-        let at = self.more_in_flight / m;
-        let more_mean = self.more.mean();
-        let more_var = (self.more_rt2 / m - more_mean * more_mean).max(0.0) * m / (m - 1.0).max(1.0);
-        let pred = alpha + beta * at;
-        let pred_var = s2 * (1.0 / nf + (at - mx).powi(2) / sxx);
-        let excess = (more_mean - pred) / (pred_var + more_var / m).sqrt().max(1e-12);
-        let alpha_se = (s2 * (1.0 / nf + mx * mx / sxx)).sqrt();
-        Some((
-            beta / beta_se.max(1e-12),
-            excess,
-            alpha / alpha_se.max(1e-12),
-            alpha / beta.max(1e-12),
-        ))
+        let out = self.more_in_flight / m;
+        let more = self.more.mean();
+        let more_var = (self.more_rt2 / m - more * more).max(0.0) * m / (m - 1.0).max(1.0);
+        let on_line = intercept + slope * out;
+        let on_line_var = s2 * (1.0 / nf + (out - mx).powi(2) / sxx);
+        Some(Shape {
+            slope,
+            slope_se: (s2 / sxx).sqrt(),
+            intercept,
+            intercept_se: (s2 * (1.0 / nf + mx * mx / sxx)).sqrt(),
+            above: more - on_line,
+            above_se: (on_line_var + more_var / m).sqrt(),
+            out,
+            more,
+        })
     }
 
-    /// The RTs rise with the permits out on a line from the first permit, not on a hockey
-    /// stick: the first group's RTs rise with the permits out by `significance` standard
-    /// errors of the slope, and the second group's mean RT stands no more than that above the
-    /// line carried to its permits out.
-    pub(super) fn line(&self, least: u64, significance: f64) -> Option<f64> {
-        self.shape(least)
-            .filter(|&(slope, excess, alpha, _)| {
-                slope > significance && excess < significance && alpha > significance
-            })
-            .map(|(_, _, _, intercept)| intercept)
+    /// The RTs rise with the permits out on a line from the first permit — requests that slow
+    /// each other, no queue — and not on a hockey stick (a queue in front of a pool): the
+    /// permits out at which the line's RT is twice its intercept (`intercept ÷ slope`), if
+    /// its slope and its intercept each stand `significance` standard errors above zero and
+    /// the second group waited no more than `target` permits on top of the line (Little's
+    /// law: its RT above the line × its answer rate), or stands within `significance`
+    /// standard errors of it.
+    ///
+    /// A queue in front of a pool of `W` workers is flat up to `W` permits out and then rises
+    /// by a service time every `W` permits: where the rise falls inside the first group, the
+    /// line fitted to it runs through the origin or below (a pool of 5 workers behind 20
+    /// permits, 10 workers behind 20: intercepts under 1.5 standard errors above zero in seeds
+    /// 1–30), and where it does not, its slope is no lift (`W` ≥ half the limit). Requests
+    /// that slow each other rise from the first permit: `shared_service_0.7x` (20 ms × (1 +
+    /// 0.1 n)) reads slopes of 16–32 standard errors and intercepts of 24–45, at 8.4–11.4
+    /// permits for the true 10.
+    pub(super) fn line(&self, least: u64, significance: f64, target: f64) -> Option<f64> {
+        let s = self.shape(least)?;
+        let queued = s.above / s.more.max(1e-12) * s.out;
+        let on_line = s.above < significance * s.above_se || queued <= target;
+        (s.slope > significance * s.slope_se
+            && s.intercept > significance * s.intercept_se
+            && on_line)
+            .then(|| s.intercept / s.slope)
     }
 
     /// Answers filed.
