@@ -188,11 +188,6 @@ impl StartTest {
             .then(|| s.intercept / s.slope)
     }
 
-    /// Answers filed.
-    pub(super) fn answers(&self) -> u64 {
-        self.few.n + self.more.n
-    }
-
     /// The mean RT of the requests that started with few permits out and succeeded.
     pub(super) fn unqueued_rt(&self) -> Option<Duration> {
         (self.few_ok.n > 0).then(|| Duration::from_secs_f64(self.few_ok.mean()))
@@ -383,6 +378,77 @@ mod tests {
             });
             assert!(at.is_some_and(|n| n <= 20), "seed {seed}: seen at {at:?}");
             assert_eq!(at, lifted, "seed {seed}");
+        }
+    }
+    /// 20 permits in front of `workers` (first come, first served), filled by an open stream
+    /// of arrivals one every 2 ms (the permits out ramp up from one, as at a real start) and
+    /// pinned after: each request takes 20 ms ± 5 % × (1 + `sharing` × the requests in
+    /// service when it starts). The start's test after `answers` answers.
+    fn ramp(workers: usize, sharing: f64, seed: u64, answers: usize) -> StartTest {
+        let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut free: BinaryHeap<Reverse<u64>> = (0..workers).map(|_| Reverse(0)).collect();
+        let mut out: BinaryHeap<Reverse<(u64, u64, usize)>> = BinaryHeap::new();
+        let mut t = StartTest::default();
+        let (mut now, mut arrivals, mut waiting, mut n) = (0u64, 0u64, 0usize, 0);
+        while n < answers {
+            while waiting > 0 && out.len() < 20 {
+                waiting -= 1;
+                let u = (-exponential(&mut rng, 1.0)).exp();
+                let busy = out.len().min(workers) as f64;
+                let service = 0.020 * (0.95 + 0.1 * u) * (1.0 + sharing * busy);
+                let Reverse(at) = free.pop().unwrap();
+                let end = at.max(now) + (service * 1e9) as u64 + 1;
+                free.push(Reverse(end));
+                out.push(Reverse((end, now, out.len() + 1)));
+            }
+            let next_arrival = arrivals * 2_000_000;
+            if out.peek().is_none_or(|r| next_arrival <= r.0.0) {
+                now = next_arrival;
+                arrivals += 1;
+                waiting += 1;
+                continue;
+            }
+            let Reverse((end, began, in_flight)) = out.pop().unwrap();
+            now = end;
+            t.add(Duration::from_nanos(end - began), in_flight, 20, true);
+            n += 1;
+        }
+        t
+    }
+
+    /// Requests that slow each other (20 ms × (1 + 0.1 n), no queue: `shared_service_0.7x`)
+    /// rise on a line from the first permit, whose RT doubles at about 10 permits out; the
+    /// start's test of a start past the knee reads the same RTs as a queue.
+    #[test]
+    fn requests_that_slow_each_other_rise_on_a_line() {
+        for seed in 1..=10 {
+            let t = ramp(1_000, 0.1, seed, 60);
+            let doubled = t.line(10, 3.0, 2.0);
+            assert!(
+                doubled.is_some_and(|n| (7.0..13.0).contains(&n)),
+                "seed {seed}: {doubled:?} {:?}",
+                t.shape(10)
+            );
+            assert!(t.in_service(10, 3.0, 2.0).is_some(), "seed {seed}");
+        }
+    }
+
+    /// A queue in front of a pool smaller than the limit rises on a hockey stick (flat up to
+    /// the workers, then a service time every `workers` permits): no line from the first
+    /// permit, whether the rise starts inside the first group (5 workers) or past it (10), or
+    /// the pool also slows with the requests in service.
+    #[test]
+    fn a_queue_in_front_of_a_small_pool_is_no_line() {
+        for seed in 1..=10 {
+            for (workers, sharing) in [(5, 0.0), (10, 0.0), (3, 0.0), (5, 0.1)] {
+                let t = ramp(workers, sharing, seed, 60);
+                assert_eq!(
+                    t.line(10, 3.0, 2.0),
+                    None,
+                    "seed {seed}, {workers} workers: {:?}",
+                    t.shape(10)
+                );
+            }
         }
     }
 }
