@@ -201,6 +201,18 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   with few out, so they waited; by Little's law the permits in service are the permits out
 ///   × the ratio of their mean RTs, and the limit drops there (plus the target queue) with
 ///   min RT, floor and median taken from the first requests.
+/// - **Requests that slow each other** (a shared CPU or lock: RT = `a + b n` at `n` in
+///   service, no queue anywhere) read as a start past the knee too: the requests that
+///   started with more permits out took longer. What tells them from a queue is the shape of
+///   RT against the permits out: a queue in front of a pool is flat up to the workers and then
+///   rises on a line through the origin (a hockey stick), requests that slow each other rise
+///   from the first permit. Where the first requests' RTs rise on a line with a slope and an
+///   intercept each three standard errors above zero, and the requests that found every
+///   permit taken are on it (no more than the target queue above it), there is no knee at
+///   the start; the limit grows × `max_step` a bucket while nearly every request finds every
+///   permit taken, up to where a step of it brings a fifth of a step more throughput
+///   (Little's law: `n ÷ (a + b n)`, at `4 a ÷ b`), and backs off on drops. The low RTs,
+///   which rise with every permit, are not read as a queue, and there are no probes.
 /// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
 /// - **Drops**: a bucket with drops, when the last buckets holding at least
