@@ -108,6 +108,9 @@ const CAME_BACK_SIGNIFICANCE: f64 = 2.0;
 /// 17 %; a quarter and a fifth, 0 %.)
 const SHARED_ELASTICITY: f64 = 0.2;
 
+/// The most recent answers kept for the line test at the first queue (a bound on memory).
+const RECENT_ANSWERS: usize = 1024;
+
 /// Standard errors by which a queue at the starting limit, measured from the first requests'
 /// low RT, must pass the target.
 const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
@@ -304,6 +307,9 @@ pub struct LittlesLaw {
     /// The start's RTs rose with the permits out on a line from the first permit: requests
     /// that slow each other (a shared CPU or lock), no queue.
     shared: Option<f64>,
+    /// The latest successful answers (at most [`RECENT_ANSWERS`]): RT, and the permits out
+    /// when each started.
+    recent_answers: VecDeque<(Duration, usize)>,
 }
 
 impl LittlesLaw {
@@ -352,6 +358,7 @@ impl LittlesLaw {
             demand: DemandStart::new(config.queue_target, config.min, config.max),
             probe_full: false,
             shared: None,
+            recent_answers: VecDeque::new(),
         }
     }
 
@@ -722,6 +729,33 @@ impl LittlesLaw {
         // At the starting limit, the buckets' floor is their own low RT, queued from the first
         // request when the resource is smaller than the limit: the first requests' is not.
         let queueing = queue.is_some_and(|q| q > startup_bar) || self.queued_at_start(target);
+        // The first queue of a start that was not pinned (a light load that grew): the recent
+        // answers by the permits out when each started may rise on a line from the first
+        // permit too, requests that slow each other rather than a queue.
+        if queueing && !self.knee_found && !self.restarted && !self.probed && self.probe.is_none()
+        {
+            // Split at half the most permits out among them, not half the limit: a light
+            // load that grew has not reached a limit set at twice its demand.
+            let peak = self.recent_answers.iter().map(|a| a.1).max().unwrap_or(0);
+            let least = (self.c.min_samples as u64).min(peak as u64 / 2).max(2);
+            let mut recent = StartTest::default();
+            for &(rt, in_flight) in &self.recent_answers {
+                recent.add(rt, in_flight, peak, true);
+            }
+            let knee = recent
+                .line(least, STARTUP_SIGNIFICANCE, target)
+                .map(|doubled| doubled * (1.0 / SHARED_ELASTICITY - 1.0))
+                .filter(|&knee| knee > peak as f64);
+            if std::env::var_os("SG_DEBUG").is_some() {
+                eprintln!("LATE t={:.3} base={} knee={knee:?} shape={:?}", now.as_u64() as f64 / 1e9, self.base, recent.shape(least));
+            }
+            if let Some(knee) = knee {
+                self.shared = Some(knee);
+                self.demand.end();
+                self.base = self.base.min(knee.ceil() as usize);
+                return self.shared_limit(b, now, knee);
+            }
+        }
         if let Some(knee) = self.full_pipe(b) {
             // The pass rate did not grow with the limit: the starting limit already queued the
             // resource, so the floor and min RT measured so far are queued ones (and a drain
@@ -1681,6 +1715,12 @@ impl LimitAlgorithm for LittlesLaw {
         match s.outcome {
             Outcome::Success => {
                 b.add(s.latency);
+                if self.shared.is_none() && !self.knee_found {
+                    if self.recent_answers.len() == RECENT_ANSWERS {
+                        self.recent_answers.pop_front();
+                    }
+                    self.recent_answers.push_back((s.latency, s.in_flight));
+                }
                 if let Some(p) = self.probe
                     && s.start >= p.start
                     && s.start < p.end
