@@ -732,8 +732,7 @@ impl LittlesLaw {
         // The first queue of a start that was not pinned (a light load that grew): the recent
         // answers by the permits out when each started may rise on a line from the first
         // permit too, requests that slow each other rather than a queue.
-        if queueing && !self.knee_found && !self.restarted && !self.probed && self.probe.is_none()
-        {
+        if queueing && !self.knee_found && !self.restarted && !self.probed && self.probe.is_none() {
             // Split at half the most permits out among them, not half the limit: a light
             // load that grew has not reached a limit set at twice its demand.
             let peak = self.recent_answers.iter().map(|a| a.1).max().unwrap_or(0);
@@ -746,9 +745,7 @@ impl LittlesLaw {
                 .line(least, STARTUP_SIGNIFICANCE, target)
                 .map(|doubled| doubled * (1.0 / SHARED_ELASTICITY - 1.0))
                 .filter(|&knee| knee > peak as f64);
-            if std::env::var_os("SG_DEBUG").is_some() {
-                eprintln!("LATE t={:.3} base={} knee={knee:?} shape={:?}", now.as_u64() as f64 / 1e9, self.base, recent.shape(least));
-            }
+            self.recent_answers = VecDeque::new();
             if let Some(knee) = knee {
                 self.shared = Some(knee);
                 self.demand.end();
@@ -1715,7 +1712,8 @@ impl LimitAlgorithm for LittlesLaw {
         match s.outcome {
             Outcome::Success => {
                 b.add(s.latency);
-                if self.shared.is_none() && !self.knee_found {
+                // Kept until the first queue only (the line test at it reads them).
+                if self.shared.is_none() && !self.knee_found && !self.restarted && !self.probed {
                     if self.recent_answers.len() == RECENT_ANSWERS {
                         self.recent_answers.pop_front();
                     }

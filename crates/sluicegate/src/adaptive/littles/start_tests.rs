@@ -173,6 +173,34 @@ fn littles_start_in_front_of_requests_that_slow_each_other_is_no_start_past_the_
     }
 }
 
+/// The same service under a light load that grows (100 arrivals a second for 3 s, about 2.5 in
+/// service, then 350): the start was never pinned, so the start's test never read the RTs, and
+/// at the step the buckets read the slowdown as the first queue and the limit fell to 6–11
+/// (a scenario of 0.2× then 0.7×: 14–20 % turned away). The answers before that queue, by the
+/// permits out when each started, rise on the same line: no knee, and the limit grows with
+/// the demand.
+#[test]
+fn littles_light_load_that_grows_in_front_of_requests_that_slow_each_other_finds_no_knee() {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(1_000, 20, 100, seed);
+        pool.sharing = 0.1;
+        pool.uniform = true;
+        pool.run(&mut l, 3_000, |_, _| {});
+        pool.gap_us = 1_000_000 / 350;
+        let mut lowest = usize::MAX;
+        pool.run(&mut l, 8_000, |t, l| {
+            if t > 5_000_000 {
+                lowest = lowest.min(l.limit());
+            }
+        });
+        assert!(
+            lowest >= 24,
+            "seed {seed}: the limit fell to {lowest} after the step"
+        );
+    }
+}
+
 /// The same test in front of a pool larger than the starting limit: both groups are served at
 /// once, their RTs have one distribution, and the test never fires — the limit never drops
 /// below the starting one on the way to the knee.
