@@ -23,7 +23,8 @@ fn slope_of(pts: &[(f64, f64)]) -> Option<f64> {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Shape {
     /// The slope of a line fitted to the low end alone (the answers at or below halfway from
-    /// the fewest permits out to their mean): a hockey stick is flat there.
+    /// the fewest permits out to their mean; the whole line's where they share one count): a
+    /// hockey stick is flat there.
     low_slope: f64,
     slope: f64,
     slope_se: f64,
@@ -168,7 +169,8 @@ impl StartTest {
         let on_line = intercept + slope * out;
         let on_line_var = s2 * (1.0 / nf + (out - mx).powi(2) / sxx);
         // The low end alone: the answers at or below halfway from the fewest permits out to
-        // their mean (no slope there without two permits out and three answers: no line).
+        // their mean (where they share one permits-out count, as under an even light load,
+        // the low end says nothing and the whole line judges).
         let least_out = self
             .few_pts
             .iter()
@@ -177,7 +179,7 @@ impl StartTest {
         let low: Vec<(f64, f64)> = (self.few_pts.iter().copied())
             .filter(|p| p.0 <= (least_out + mx) / 2.0)
             .collect();
-        let low_slope = slope_of(&low).unwrap_or(0.0);
+        let low_slope = slope_of(&low).unwrap_or(slope);
         Some(Shape {
             low_slope,
             slope,
