@@ -108,6 +108,31 @@ const CAME_BACK_SIGNIFICANCE: f64 = 2.0;
 /// 17 %; a quarter and a fifth, 0 %.)
 const SHARED_ELASTICITY: f64 = 0.2;
 
+/// Requests that slow each other: the line their RTs rise on (RT = `intercept` + `slope` ×
+/// permits out, s) and the knee it gives, where a step of the limit brings
+/// [`SHARED_ELASTICITY`] of a step more throughput.
+#[derive(Clone, Copy, Debug)]
+struct Shared {
+    intercept: f64,
+    slope: f64,
+    knee: f64,
+}
+
+impl Shared {
+    fn new((intercept, slope): (f64, f64)) -> Self {
+        Shared {
+            intercept,
+            slope,
+            knee: intercept / slope * (1.0 / SHARED_ELASTICITY - 1.0),
+        }
+    }
+
+    /// The RT the line gives at `permits` out.
+    fn rt(&self, permits: f64) -> f64 {
+        self.intercept + self.slope * permits
+    }
+}
+
 /// The most recent answers kept for the line test at the first queue (a bound on memory).
 const RECENT_ANSWERS: usize = 1024;
 
@@ -306,7 +331,7 @@ pub struct LittlesLaw {
     probe_full: bool,
     /// The start's RTs rose with the permits out on a line from the first permit: requests
     /// that slow each other (a shared CPU or lock), no queue.
-    shared: Option<f64>,
+    shared: Option<Shared>,
     /// The latest successful answers (at most [`RECENT_ANSWERS`]): RT, and the permits out
     /// when each started.
     recent_answers: VecDeque<(Duration, usize)>,
@@ -689,8 +714,8 @@ impl LittlesLaw {
         if b.passes + b.drops == 0 && self.probe.is_none() {
             return self.limit; // idle: no news is no reason to move
         }
-        if let Some(cap) = self.shared {
-            return self.shared_limit(b, now, cap);
+        if let Some(line) = self.shared {
+            return self.shared_limit(b, now, line);
         }
         let base = self.base as f64;
         // The queue aimed for. Before the knee, `queue_target` of the limit and at least two
@@ -743,14 +768,14 @@ impl LittlesLaw {
             }
             let knee = recent
                 .line(least, STARTUP_SIGNIFICANCE, target)
-                .map(|doubled| doubled * (1.0 / SHARED_ELASTICITY - 1.0))
-                .filter(|&knee| knee > peak as f64);
+                .map(Shared::new)
+                .filter(|line| line.knee > peak as f64);
             self.recent_answers = VecDeque::new();
-            if let Some(knee) = knee {
-                self.shared = Some(knee);
+            if let Some(line) = knee {
+                self.shared = Some(line);
                 self.demand.end();
-                self.base = self.base.min(knee.ceil() as usize);
-                return self.shared_limit(b, now, knee);
+                self.base = self.base.min(line.knee.ceil() as usize);
+                return self.shared_limit(b, now, line);
             }
         }
         if let Some(knee) = self.full_pipe(b) {
@@ -1067,17 +1092,23 @@ impl LittlesLaw {
 
     /// The limit in front of requests that slow each other (the start's RTs rose on a line
     /// with the permits out): no queue to read in the low RTs, which rise with every permit.
-    /// Grows × `max_step` while nearly every request finds every permit taken, up to `cap`
-    /// (where the line's throughput gains less than a fifth of a step); backs off on drops.
-    fn shared_limit(&mut self, b: &Bucket, now: Nanos, cap: f64) -> usize {
+    /// Grows × `max_step` while nearly every request finds every permit taken, up to the
+    /// line's knee, and while the line still holds: the last buckets' mean RT no more than
+    /// [`SAME_REGIME`]'s end over the line's at the limit (a slowdown that grows faster than
+    /// a line — throughput that peaks and falls — or a queue on top of it: the limit holds).
+    /// Backs off on drops.
+    fn shared_limit(&mut self, b: &Bucket, now: Nanos, line: Shared) -> usize {
         let (min, max) = (self.c.min, self.c.max);
         let base = self.base as f64;
         let mut next = self.base;
+        let on_line = self
+            .recent_rt(RT_BUCKETS)
+            .is_some_and(|rt| rt.as_secs_f64() <= *SAME_REGIME.end() * line.rt(base));
         if b.fresh_drops > 0 && self.dropping() {
             next = (base * self.c.backoff).floor() as usize;
             self.cool_until = now + self.at_least_buckets(self.c.cool_down, 10);
-        } else if now >= self.cool_until && b.pinned() && base < cap {
-            next = ((base * self.c.max_step).max(base + 1.0).min(cap)).round() as usize;
+        } else if now >= self.cool_until && b.pinned() && base < line.knee && on_line {
+            next = ((base * self.c.max_step).max(base + 1.0).min(line.knee)).round() as usize;
         }
         self.base = clamp(next, min, max);
         self.base
@@ -1181,10 +1212,10 @@ impl LittlesLaw {
         let knee = self
             .start
             .line(least, STARTUP_SIGNIFICANCE, target)
-            .map(|doubled| doubled * (1.0 / SHARED_ELASTICITY - 1.0))
-            .filter(|&knee| knee > initial as f64);
-        if let Some(knee) = knee {
-            self.shared = Some(knee);
+            .map(Shared::new)
+            .filter(|line| line.knee > initial as f64);
+        if let Some(line) = knee {
+            self.shared = Some(line);
             self.demand.end();
             return;
         }

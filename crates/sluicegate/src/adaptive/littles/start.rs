@@ -195,7 +195,7 @@ impl StartTest {
 
     /// The RTs rise with the permits out on a line from the first permit — requests that slow
     /// each other, no queue — and not on a hockey stick (a queue in front of a pool): the
-    /// permits out at which the line's RT is twice its intercept (`intercept ÷ slope`), if
+    /// line's intercept and slope (RT = intercept + slope × permits out, in seconds), if
     /// its slope and its intercept each stand `significance` standard errors above zero and
     /// the second group waited no more than `target` permits on top of the line (Little's
     /// law: its RT above the line × its answer rate), or stands within `significance`
@@ -213,7 +213,7 @@ impl StartTest {
     /// that slow each other rise from the first permit: `shared_service_0.7x` (20 ms × (1 +
     /// 0.1 n)) reads slopes of 16–32 standard errors and intercepts of 24–45, at 8.4–11.4
     /// permits for the true 10.
-    pub(super) fn line(&self, least: u64, significance: f64, target: f64) -> Option<f64> {
+    pub(super) fn line(&self, least: u64, significance: f64, target: f64) -> Option<(f64, f64)> {
         let s = self.shape(least)?;
         let queued = s.above / s.more.max(1e-12) * s.out;
         let on_line = s.above < significance * s.above_se || queued <= target;
@@ -222,7 +222,7 @@ impl StartTest {
             && s.intercept > significance * s.intercept_se
             && !flat_start
             && on_line)
-            .then(|| s.intercept / s.slope)
+            .then_some((s.intercept, s.slope))
     }
 
     /// The mean RT of the requests that started with few permits out and succeeded.
@@ -472,7 +472,7 @@ mod tests {
     fn requests_that_slow_each_other_rise_on_a_line() {
         for seed in 1..=10 {
             let t = ramp(1_000, 0.1, seed, 60);
-            let doubled = t.line(10, 3.0, 2.0);
+            let doubled = t.line(10, 3.0, 2.0).map(|(a, b)| a / b);
             assert!(
                 doubled.is_some_and(|n| (7.0..13.0).contains(&n)),
                 "seed {seed}: {doubled:?} {:?}",

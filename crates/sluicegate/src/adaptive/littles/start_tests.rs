@@ -374,3 +374,24 @@ fn littles_demand_led_start_knee_in_front_of_a_contended_pool_is_not_below_it() 
         );
     }
 }
+
+/// Requests read as slowing each other on a line (20 ms + 0.5 ms a permit: a knee at 160
+/// permits) in front of a service whose slowdown grows with the square of the permits out
+/// (20 ms × (1 + 0.0025 n²): throughput peaks at 20 and falls past it, review 28's thrashing
+/// upstream), every permit taken: the limit grows only while the line still gives the RTs,
+/// and holds near the peak instead of growing to the line's knee.
+#[test]
+fn littles_shared_limit_stops_growing_where_the_line_no_longer_holds() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    l.shared = Some(Shared::new((0.020, 0.0005)));
+    let mut t = 0.0f64;
+    while t < 10.0 {
+        let n = l.limit();
+        let rt = 0.020 * (1.0 + 0.0025 * (n * n) as f64);
+        t += rt / n as f64;
+        let end = Nanos::new((t * 1e9) as u64);
+        let start = Nanos::new(((t - rt).max(0.0) * 1e9) as u64);
+        l.on_sample(&Sample::success(start, end - start, n));
+    }
+    assert!(l.limit() <= 30, "limit {} past the peak at 20", l.limit());
+}
