@@ -94,7 +94,7 @@ pub fn timeline_csv(runs: &[Run]) -> String {
             let tick = (r.end.as_nanos() / engine::TICK.as_nanos()) as usize;
             if let Some(c) = turned.get_mut(tick) {
                 match r.fate {
-                    Fate::Rejected => c.0 += 1,
+                    Fate::Rejected | Fate::Shed => c.0 += 1,
                     Fate::QueueTimeout => c.1 += 1,
                     _ => {}
                 }

@@ -62,6 +62,14 @@ pub struct UpstreamModel {
     /// (review 28).
     #[serde(default)]
     pub sharing: f64,
+    /// A service that guards itself (none by default): while this many requests are in it
+    /// (in service or in its own queue), an arrival is answered at once — after only the
+    /// latency outside the workers — as an overload failure the limiter is told of as
+    /// `Dropped`, as the gate does an upstream's `503` (a connection cap, a load-shedding
+    /// middleware, Tomcat's `maxConnections`: issue #13, review 28 finding 3). With
+    /// `shed_at = workers` it has no queue at all.
+    #[serde(default)]
+    pub shed_at: Option<usize>,
     /// Changes over time, in time order.
     #[serde(default, rename = "change")]
     pub changes: Vec<Change>,
@@ -134,6 +142,7 @@ impl UpstreamModel {
             failures_reported_as: Reported::Ignored,
             contention: default_contention(),
             sharing: 0.0,
+            shed_at: None,
             changes: Vec::new(),
         }
     }
@@ -228,6 +237,9 @@ impl UpstreamModel {
         if !(self.sharing.is_finite() && self.sharing >= 0.0) {
             return Err("upstream.sharing must be >= 0".into());
         }
+        if self.shed_at == Some(0) {
+            return Err("upstream.shed_at must be at least 1".into());
+        }
         let mut last = Duration::ZERO;
         for c in &self.changes {
             if c.at < last {
@@ -267,6 +279,8 @@ pub enum Reply {
     Ok,
     /// Failed.
     Failed,
+    /// Refused at once: the upstream was full (`shed_at`).
+    Shed,
 }
 
 /// The running upstream. Thread-safe (a mutex), so the multi-threaded mode can share it.
@@ -357,15 +371,22 @@ impl Upstream {
         let wait = {
             let mut i = self.lock();
             let n = i.busy + i.waiting.len() + 1;
-            i.max_seen = i.max_seen.max(n);
-            if i.busy < i.state.workers {
-                i.busy += 1;
+            if self.model.shed_at.is_some_and(|k| n > k) {
                 None
             } else {
-                let (tx, rx) = oneshot::channel();
-                i.waiting.push_back(tx);
-                Some(rx)
+                i.max_seen = i.max_seen.max(n);
+                if i.busy < i.state.workers {
+                    i.busy += 1;
+                    Some(None)
+                } else {
+                    let (tx, rx) = oneshot::channel();
+                    i.waiting.push_back(tx);
+                    Some(Some(rx))
+                }
             }
+        };
+        let Some(wait) = wait else {
+            return self.shed(rng).await;
         };
         if let Some(rx) = wait {
             let _ = rx.await;
@@ -408,6 +429,24 @@ impl Upstream {
             sleep_ms_dithered(extra, rng).await;
         }
         if failed { Reply::Failed } else { Reply::Ok }
+    }
+
+    /// The answer of a full upstream (`shed_at`): no worker, only the latency outside them.
+    async fn shed(&self, rng: &Mutex<SmallRng>) -> Reply {
+        let extra = {
+            let i = self.lock();
+            let mut rng = rng.lock().unwrap_or_else(|e| e.into_inner());
+            let jitter = self
+                .model
+                .jitter
+                .as_ref()
+                .map_or(Duration::ZERO, |j| j.sample(&mut *rng));
+            (i.state.extra_latency + jitter) * self.scale
+        };
+        if !extra.is_zero() {
+            sleep_ms_dithered(extra, rng).await;
+        }
+        Reply::Shed
     }
 }
 
