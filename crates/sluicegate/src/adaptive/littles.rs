@@ -4,6 +4,7 @@
 //! RT cannot drift.
 
 mod bucket;
+mod cap;
 mod config;
 mod demand;
 mod start;
@@ -13,6 +14,7 @@ pub use config::LittlesLawConfig;
 use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
 use crate::clock::Nanos;
 use bucket::{Bucket, mean};
+use cap::ShedCap;
 use demand::{DemandStart, Verdict};
 use start::StartTest;
 use std::collections::VecDeque;
@@ -281,6 +283,9 @@ pub struct LittlesLaw {
     /// A shallow probe read something other than the regime it expected: the next probe, due
     /// a window later, is at the full depth.
     probe_full: bool,
+    /// The cap a resource that sheds load at once when full enforces, learnt from its fast
+    /// failures' permits out (its module says how): the limit is held at it.
+    shed: ShedCap,
 }
 
 impl LittlesLaw {
@@ -328,6 +333,7 @@ impl LittlesLaw {
             measured_at_start: false,
             demand: DemandStart::new(config.queue_target, config.min, config.max),
             probe_full: false,
+            shed: ShedCap::default(),
         }
     }
 
@@ -1539,6 +1545,19 @@ impl LittlesLaw {
         }
     }
 
+    /// The limit, held at the cap a resource that sheds when full enforces, if one is known.
+    fn capped(&mut self, now: Nanos) -> usize {
+        if let Some(cap) = self.shed.cap() {
+            let cap = cap.max(self.c.min);
+            if self.limit > cap {
+                self.log_limit(now, self.limit);
+                self.limit = cap;
+            }
+            self.base = self.base.min(cap);
+        }
+        self.limit
+    }
+
     /// The probe's limit while it holds the limit down.
     fn probe_limit(&self, now: Nanos) -> Option<usize> {
         self.probe.filter(|p| now < p.end).map(|p| p.limit)
@@ -1568,8 +1587,11 @@ impl LimitAlgorithm for LittlesLaw {
         // dependency down), and as a drop one client sending such requests backed every
         // client's limit off to the minimum (review 26). Left out as an ignored one is. A
         // resource that sheds load fast because it queues shows the queue in its answers.
+        // But a resource that refuses at once what passes its own cap (a full service's `503`)
+        // fails that way only from its cap up: such failures teach the cap (`cap.rs`).
         if s.outcome == Outcome::Dropped && self.floor().is_some_and(|floor| s.latency < floor) {
-            return self.limit;
+            self.shed.add(s.end(), s.in_flight, true);
+            return self.capped(s.end());
         }
         let end = s.end();
         let mut at = *self.bucket_end.get_or_insert(end + self.span);
@@ -1583,6 +1605,8 @@ impl LimitAlgorithm for LittlesLaw {
                 }
             }
             self.bucket_end = Some(if end < at { at } else { end + self.span });
+            let interval = self.at_least_buckets(self.c.probe_interval, 50);
+            self.shed.judge(end, interval, interval);
         }
         // Pinned: it took the last permit of the limit in force when it started.
         let pinned = s.in_flight >= self.limit_at(s.start);
@@ -1620,6 +1644,8 @@ impl LimitAlgorithm for LittlesLaw {
         b.max_in_flight = b.max_in_flight.max(s.in_flight);
         match s.outcome {
             Outcome::Success => {
+                self.shed.add(end, s.in_flight, false);
+                let b = &mut self.current;
                 b.add(s.latency);
                 if let Some(p) = self.probe
                     && s.start >= p.start
@@ -1635,7 +1661,7 @@ impl LimitAlgorithm for LittlesLaw {
             }
             Outcome::Ignored => {}
         }
-        self.limit
+        self.capped(end)
     }
 }
 

@@ -1,0 +1,166 @@
+//! A cap the resource enforces with fast failures: a service that guards itself (a connection
+//! cap, a load-shedding middleware, Tomcat's `maxConnections`) has no queue past its cap and
+//! answers every request beyond it at once with an overload failure (review 28 finding 3).
+//!
+//! Such a failure is faster than the unqueued answers, so the steering leaves it out as it
+//! leaves out a path in maintenance's (review 26): it says nothing of a queue. What tells the
+//! two apart is the permits out when each request started. A maintenance path fails at any
+//! count; a full service fails only from its cap up, and there nearly every time. So the
+//! recent answers are sorted by their permits out, and the split that best separates the fast
+//! failures from the rest (the most likely change point of the failure share) is a cap when
+//!
+//! - at least [`MIN_DROPS`] fast failures lie above it, a share of at least [`SHARE_ABOVE`] of
+//!   the answers there;
+//! - below it the share is at most [`RATIO`] of that, and at the share above, the answers
+//!   below would have shown [`SIGNIFICANCE`] standard errors (Poisson) more failures than they
+//!   did.
+//!
+//! The limit is then held at the cap, the permits out below the split (a request that started
+//! with that many out was served). Once held there no request passes it, so nothing shows the
+//! cap still stands: it lapses after a hold (the probe interval at first), its evidence is
+//! forgotten and the limit is free to grow; if the failures come back at the same count, the
+//! cap is learnt again within a few of them and the next hold is twice as long, up to
+//! [`MAX_HOLDS`] intervals. A cap learnt lower than the one in force replaces it at once.
+
+use crate::clock::Nanos;
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Fast failures above the split needed to call it a cap.
+const MIN_DROPS: usize = 5;
+/// The least failure share above the split: a full service refuses nearly every request past
+/// its cap (less the ones that started while a permit was in transit).
+const SHARE_ABOVE: f64 = 0.25;
+/// The failure share below the split may be at most this fraction of the share above.
+const RATIO: f64 = 0.1;
+/// Standard errors by which the answers below the split must fall short of the failures the
+/// share above would have given them.
+const SIGNIFICANCE: f64 = 3.0;
+/// Answers kept, at most (the newest).
+const MAX_SAMPLES: usize = 4096;
+/// The longest hold, in holds of the first length (doubling from one).
+const MAX_HOLDS: u32 = 8;
+/// A cap learnt again within this fraction of the one that lapsed is the same cap.
+const SAME_CAP: f64 = 0.1;
+
+/// The learner; see the module's doc.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ShedCap {
+    /// Recent answers: (end, permits out at the start, a fast failure).
+    samples: VecDeque<(Nanos, usize, bool)>,
+    /// Fast failures among `samples`.
+    drops: usize,
+    /// The cap in force, and until when.
+    cap: Option<(usize, Nanos)>,
+    /// The hold of the cap in force, or of the last one.
+    hold: Duration,
+    /// The last cap that lapsed.
+    lapsed: Option<usize>,
+}
+
+impl ShedCap {
+    /// The cap in force.
+    pub(super) fn cap(&self) -> Option<usize> {
+        self.cap.map(|(c, _)| c)
+    }
+
+    /// An answer (a success, or a failure faster than the unqueued answers), `in_flight`
+    /// permits out when it started.
+    pub(super) fn add(&mut self, end: Nanos, in_flight: usize, fast_drop: bool) {
+        self.samples.push_back((end, in_flight, fast_drop));
+        self.drops += usize::from(fast_drop);
+        while self.samples.len() > MAX_SAMPLES {
+            self.pop();
+        }
+    }
+
+    fn pop(&mut self) {
+        if let Some((_, _, d)) = self.samples.pop_front() {
+            self.drops -= usize::from(d);
+        }
+    }
+
+    /// At a bucket's close: forgets answers older than `window`, lets a cap whose hold is
+    /// over lapse, and looks for one. `hold` is the first hold.
+    pub(super) fn judge(&mut self, now: Nanos, window: Duration, hold: Duration) {
+        while self
+            .samples
+            .front()
+            .is_some_and(|&(end, _, _)| end + window < now)
+        {
+            self.pop();
+        }
+        if let Some((c, until)) = self.cap
+            && now >= until
+        {
+            // Nothing has passed the cap since: forget what set it and let the limit grow.
+            self.cap = None;
+            self.lapsed = Some(c);
+            self.samples.clear();
+            self.drops = 0;
+        }
+        let Some(found) = self.split() else {
+            return;
+        };
+        match self.cap {
+            Some((c, until)) => {
+                if found < c {
+                    self.cap = Some((found, until.max(now + self.hold)));
+                }
+            }
+            None => {
+                let same = self.lapsed.is_some_and(|l| {
+                    (found as f64 - l as f64).abs() <= SAME_CAP * l as f64 + 1.0
+                });
+                let longest = hold * MAX_HOLDS;
+                self.hold = if same {
+                    (self.hold * 2).clamp(hold, longest)
+                } else {
+                    hold
+                };
+                self.cap = Some((found, now + self.hold));
+            }
+        }
+    }
+
+    /// The cap the recent answers show, if any: the permits out below the best split.
+    fn split(&self) -> Option<usize> {
+        if self.drops < MIN_DROPS {
+            return None;
+        }
+        let mut v: Vec<(usize, bool)> = self.samples.iter().map(|&(_, n, d)| (n, d)).collect();
+        v.sort_unstable();
+        let (n, d) = (v.len() as f64, self.drops as f64);
+        let whole = n * h(d / n);
+        let mut best: Option<(f64, usize)> = None;
+        let mut below_drops = 0usize;
+        for i in 1..v.len() {
+            below_drops += usize::from(v[i - 1].1);
+            if v[i].0 == v[i - 1].0 {
+                continue;
+            }
+            let (nb, db) = (i as f64, below_drops as f64);
+            let (na, da) = (n - nb, d - db);
+            if (da as usize) < MIN_DROPS {
+                break; // fewer above every later split
+            }
+            let (pb, pa) = (db / nb, da / na);
+            let expected = nb * pa;
+            let evident = expected - db >= SIGNIFICANCE * expected.sqrt();
+            if pa < SHARE_ABOVE || pb > RATIO * pa || !evident {
+                continue;
+            }
+            let gain = nb * h(pb) + na * h(pa) - whole;
+            if best.is_none_or(|(g, _)| gain > g) {
+                best = Some((gain, v[i].0 - 1));
+            }
+        }
+        best.map(|(_, cap)| cap).filter(|&c| c >= 1)
+    }
+}
+
+/// `p ln p + (1 − p) ln(1 − p)`: the log-likelihood per answer of a failure share `p`.
+fn h(p: f64) -> f64 {
+    let term = |x: f64| if x > 0.0 { x * x.ln() } else { 0.0 };
+    term(p) + term(1.0 - p)
+}
