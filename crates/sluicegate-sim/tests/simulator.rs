@@ -284,7 +284,7 @@ fn timeline_counts_every_rejection_and_queue_timeout_once() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts")
+        Some("algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts,shed")
     );
     let (mut rejected, mut timeouts) = (0, 0);
     for line in lines {

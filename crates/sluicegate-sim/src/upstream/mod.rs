@@ -113,6 +113,8 @@ pub struct Change {
     pub extra_latency: Option<Duration>,
     /// New failure rate.
     pub failure_rate: Option<f64>,
+    /// New `shed_at` (0: it no longer sheds).
+    pub shed_at: Option<usize>,
 }
 
 /// What the upstream is like at some moment.
@@ -126,6 +128,8 @@ pub struct UpstreamState {
     pub extra_latency: Duration,
     /// Probability that a request fails.
     pub failure_rate: f64,
+    /// Requests in it past which it refuses at once (`shed_at`).
+    pub shed_at: Option<usize>,
 }
 
 impl UpstreamModel {
@@ -154,6 +158,7 @@ impl UpstreamModel {
             service_scale: 1.0,
             extra_latency: self.extra_latency,
             failure_rate: self.failure_rate,
+            shed_at: self.shed_at,
         }
     }
 
@@ -165,6 +170,9 @@ impl UpstreamModel {
             s.service_scale = c.service_scale.unwrap_or(s.service_scale);
             s.extra_latency = c.extra_latency.unwrap_or(s.extra_latency);
             s.failure_rate = c.failure_rate.unwrap_or(s.failure_rate);
+            if let Some(k) = c.shed_at {
+                s.shed_at = (k > 0).then_some(k);
+            }
         }
         s
     }
@@ -181,9 +189,9 @@ impl UpstreamModel {
     }
 
     /// Requests per second it completes in `state` when busy and not overcommitted (every
-    /// worker busy, each slowed by the others' `sharing`).
+    /// worker busy — no more than `shed_at` of them — each slowed by the others' `sharing`).
     pub fn capacity(&self, state: &UpstreamState) -> f64 {
-        let workers = state.workers as f64;
+        let workers = state.workers.min(state.shed_at.unwrap_or(usize::MAX)) as f64;
         workers / (self.mean_busy(state) * (1.0 + self.sharing * workers))
     }
 
@@ -371,7 +379,7 @@ impl Upstream {
         let wait = {
             let mut i = self.lock();
             let n = i.busy + i.waiting.len() + 1;
-            if self.model.shed_at.is_some_and(|k| n > k) {
+            if i.state.shed_at.is_some_and(|k| n > k) {
                 None
             } else {
                 i.max_seen = i.max_seen.max(n);

@@ -28,6 +28,9 @@ use std::time::Duration;
 
 /// Fast failures above the split needed to call it a cap.
 const MIN_DROPS: usize = 5;
+/// Fast failures above the split needed to learn again the cap that lapsed last (within
+/// [`SAME_CAP`]): its lapse was a test of it, and two failures where it stood pass it.
+const MIN_DROPS_AGAIN: usize = 2;
 /// The least failure share above the split: a full service refuses nearly every request past
 /// its cap (less the ones that started while a permit was in transit).
 const SHARE_ABOVE: f64 = 0.25;
@@ -39,7 +42,7 @@ const SIGNIFICANCE: f64 = 3.0;
 /// Answers kept, at most (the newest).
 const MAX_SAMPLES: usize = 4096;
 /// The longest hold, in holds of the first length (doubling from one).
-const MAX_HOLDS: u32 = 8;
+const MAX_HOLDS: u32 = 1;
 /// A cap learnt again within this fraction of the one that lapsed is the same cap.
 const SAME_CAP: f64 = 0.1;
 
@@ -56,6 +59,8 @@ pub(super) struct ShedCap {
     hold: Duration,
     /// The last cap that lapsed.
     lapsed: Option<usize>,
+    /// The first hold (the last `judge` was given).
+    first_hold: Duration,
 }
 
 impl ShedCap {
@@ -71,6 +76,10 @@ impl ShedCap {
         self.drops += usize::from(fast_drop);
         while self.samples.len() > MAX_SAMPLES {
             self.pop();
+        }
+        // After a lapse every failure past the old cap is one too many: judged at once.
+        if fast_drop && self.cap.is_none() && self.lapsed.is_some() {
+            self.learn(end);
         }
     }
 
@@ -99,9 +108,17 @@ impl ShedCap {
             self.samples.clear();
             self.drops = 0;
         }
+        self.first_hold = hold;
+        self.learn(now);
+    }
+
+    /// Takes the cap the recent answers show, if any.
+    fn learn(&mut self, now: Nanos) {
+        let hold = self.first_hold;
         let Some(found) = self.split() else {
             return;
         };
+        let same = self.near_lapsed(found);
         match self.cap {
             Some((c, until)) => {
                 if found < c {
@@ -109,9 +126,6 @@ impl ShedCap {
                 }
             }
             None => {
-                let same = self.lapsed.is_some_and(|l| {
-                    (found as f64 - l as f64).abs() <= SAME_CAP * l as f64 + 1.0
-                });
                 let longest = hold * MAX_HOLDS;
                 self.hold = if same {
                     (self.hold * 2).clamp(hold, longest)
@@ -123,9 +137,17 @@ impl ShedCap {
         }
     }
 
+    /// `cap` is the one that lapsed last, or within [`SAME_CAP`] of it.
+    fn near_lapsed(&self, cap: usize) -> bool {
+        self.lapsed
+            .is_some_and(|l| (cap as f64 - l as f64).abs() <= SAME_CAP * l as f64 + 1.0)
+    }
+
     /// The cap the recent answers show, if any: the permits out below the best split.
     fn split(&self) -> Option<usize> {
-        if self.drops < MIN_DROPS {
+        let again = self.lapsed.is_some();
+        let least = if again { MIN_DROPS_AGAIN } else { MIN_DROPS };
+        if self.drops < least {
             return None;
         }
         let mut v: Vec<(usize, bool)> = self.samples.iter().map(|&(_, n, d)| (n, d)).collect();
@@ -141,7 +163,7 @@ impl ShedCap {
             }
             let (nb, db) = (i as f64, below_drops as f64);
             let (na, da) = (n - nb, d - db);
-            if (da as usize) < MIN_DROPS {
+            if (da as usize) < least {
                 break; // fewer above every later split
             }
             let (pb, pa) = (db / nb, da / na);
@@ -150,9 +172,14 @@ impl ShedCap {
             if pa < SHARE_ABOVE || pb > RATIO * pa || !evident {
                 continue;
             }
+            let cap = v[i].0 - 1;
+            // Fewer than MIN_DROPS only where the cap that lapsed stood.
+            if (da as usize) < MIN_DROPS && !self.near_lapsed(cap) {
+                continue;
+            }
             let gain = nb * h(pb) + na * h(pa) - whole;
             if best.is_none_or(|(g, _)| gain > g) {
-                best = Some((gain, v[i].0 - 1));
+                best = Some((gain, cap));
             }
         }
         best.map(|(_, cap)| cap).filter(|&c| c >= 1)
