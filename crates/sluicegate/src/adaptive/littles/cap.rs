@@ -16,11 +16,13 @@
 //!   did.
 //!
 //! The limit is then held at the cap, the permits out below the split (a request that started
-//! with that many out was served). Once held there no request passes it, so nothing shows the
-//! cap still stands: it lapses after a hold (the probe interval at first), its evidence is
-//! forgotten and the limit is free to grow; if the failures come back at the same count, the
-//! cap is learnt again within a few of them and the next hold is twice as long, up to
-//! [`MAX_HOLDS`] intervals. A cap learnt lower than the one in force replaces it at once.
+//! with that many out was served). Once held there no request passes it, so nothing shows
+//! whether the cap still stands: it lapses after a hold (the probe interval), its evidence is
+//! forgotten and the limit is free to grow — the service may have grown. If the failures come
+//! back where it stood, [`MIN_DROPS_AGAIN`] of them learn it again, judged as each comes. (A
+//! hold doubled at each such return, up to 8 intervals, held a cap 16.5 s after the service
+//! doubled: `self_shedding_grows`.) A cap learnt lower than the one in force replaces it at
+//! once.
 
 use crate::clock::Nanos;
 use std::collections::VecDeque;
@@ -32,8 +34,9 @@ const MIN_DROPS: usize = 5;
 /// [`SAME_CAP`]): its lapse was a test of it, and two failures where it stood pass it.
 const MIN_DROPS_AGAIN: usize = 2;
 /// The least failure share above the split: a full service refuses nearly every request past
-/// its cap (less the ones that started while a permit was in transit).
-const SHARE_ABOVE: f64 = 0.25;
+/// its cap (less the ones that started while a permit was in transit, or out of order with
+/// another that started with one permit fewer out).
+const SHARE_ABOVE: f64 = 0.5;
 /// The failure share below the split may be at most this fraction of the share above.
 const RATIO: f64 = 0.1;
 /// Standard errors by which the answers below the split must fall short of the failures the
@@ -41,8 +44,6 @@ const RATIO: f64 = 0.1;
 const SIGNIFICANCE: f64 = 3.0;
 /// Answers kept, at most (the newest).
 const MAX_SAMPLES: usize = 4096;
-/// The longest hold, in holds of the first length (doubling from one).
-const MAX_HOLDS: u32 = 1;
 /// A cap learnt again within this fraction of the one that lapsed is the same cap.
 const SAME_CAP: f64 = 0.1;
 
@@ -55,12 +56,10 @@ pub(super) struct ShedCap {
     drops: usize,
     /// The cap in force, and until when.
     cap: Option<(usize, Nanos)>,
-    /// The hold of the cap in force, or of the last one.
+    /// The last cap that lapsed, and when.
+    lapsed: Option<(usize, Nanos)>,
+    /// How long a cap holds (the last `judge` was given).
     hold: Duration,
-    /// The last cap that lapsed.
-    lapsed: Option<usize>,
-    /// The first hold (the last `judge` was given).
-    first_hold: Duration,
 }
 
 impl ShedCap {
@@ -77,8 +76,12 @@ impl ShedCap {
         while self.samples.len() > MAX_SAMPLES {
             self.pop();
         }
-        // After a lapse every failure past the old cap is one too many: judged at once.
-        if fast_drop && self.cap.is_none() && self.lapsed.is_some() {
+        // For a hold after a lapse every failure past the old cap is one too many: judged at
+        // once.
+        if fast_drop
+            && self.cap.is_none()
+            && self.lapsed.is_some_and(|(_, at)| end < at + self.hold)
+        {
             self.learn(end);
         }
     }
@@ -90,7 +93,7 @@ impl ShedCap {
     }
 
     /// At a bucket's close: forgets answers older than `window`, lets a cap whose hold is
-    /// over lapse, and looks for one. `hold` is the first hold.
+    /// over lapse, and looks for one; a cap found holds for `hold`.
     pub(super) fn judge(&mut self, now: Nanos, window: Duration, hold: Duration) {
         while self
             .samples
@@ -104,43 +107,30 @@ impl ShedCap {
         {
             // Nothing has passed the cap since: forget what set it and let the limit grow.
             self.cap = None;
-            self.lapsed = Some(c);
+            self.lapsed = Some((c, now));
             self.samples.clear();
             self.drops = 0;
         }
-        self.first_hold = hold;
+        self.hold = hold;
         self.learn(now);
     }
 
-    /// Takes the cap the recent answers show, if any.
+    /// Takes the cap the recent answers show, if any: a new one holds for the hold from now,
+    /// a lower one than in force replaces it at once (its hold unchanged).
     fn learn(&mut self, now: Nanos) {
-        let hold = self.first_hold;
         let Some(found) = self.split() else {
             return;
         };
-        let same = self.near_lapsed(found);
-        match self.cap {
-            Some((c, until)) => {
-                if found < c {
-                    self.cap = Some((found, until.max(now + self.hold)));
-                }
-            }
-            None => {
-                let longest = hold * MAX_HOLDS;
-                self.hold = if same {
-                    (self.hold * 2).clamp(hold, longest)
-                } else {
-                    hold
-                };
-                self.cap = Some((found, now + self.hold));
-            }
-        }
+        self.cap = match self.cap {
+            Some((c, until)) => Some((c.min(found), until)),
+            None => Some((found, now + self.hold)),
+        };
     }
 
     /// `cap` is the one that lapsed last, or within [`SAME_CAP`] of it.
     fn near_lapsed(&self, cap: usize) -> bool {
         self.lapsed
-            .is_some_and(|l| (cap as f64 - l as f64).abs() <= SAME_CAP * l as f64 + 1.0)
+            .is_some_and(|(l, _)| (cap as f64 - l as f64).abs() <= SAME_CAP * l as f64 + 1.0)
     }
 
     /// The cap the recent answers show, if any: the permits out below the best split.
