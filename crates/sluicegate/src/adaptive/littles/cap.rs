@@ -77,10 +77,12 @@ impl ShedCap {
             self.pop();
         }
         // For a hold after a lapse every failure past the old cap is one too many: judged at
-        // once.
+        // once (only those: a sort of the answers each time).
         if fast_drop
             && self.cap.is_none()
-            && self.lapsed.is_some_and(|(_, at)| end < at + self.hold)
+            && self
+                .lapsed
+                .is_some_and(|(c, at)| in_flight > c && end < at + self.hold)
         {
             self.learn(end);
         }
