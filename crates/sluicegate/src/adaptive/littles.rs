@@ -64,11 +64,6 @@ struct Probe {
 /// Buckets the queue estimate (and the recent RT) is taken over.
 const RT_BUCKETS: usize = 3;
 
-/// How far the limit outside a cap learnt from fast failures (`cap.rs`) may stand above it
-/// (the limit in force is held at the cap): three × 0.9 cuts of the steering without a step
-/// up in between before the cap is cut into.
-const CAP_ROOM: f64 = 1.25;
-
 /// Buckets of data before a saturated warm-up trusts its mean RT.
 const WARM_BUCKETS: u64 = 3;
 
@@ -1553,27 +1548,21 @@ impl LittlesLaw {
     }
 
     /// The limit, held at the cap a resource that sheds when full enforces, if one is known.
-    ///
-    /// The steering goes on underneath, with room of [`CAP_ROOM`] × the cap: held at the cap,
-    /// where the resource never queues, its queue estimate is noise, and with the limit
-    /// itself clamped there its cuts took 20 permits for 20 workers to 15–17 for 7 s
-    /// (`self_shedding_2x` seed 8: goodput 0.944).
+    /// The steering goes on underneath, within its own bound (`cap.rs`).
     fn capped(&mut self, now: Nanos) -> usize {
         let cap = self.shed_cap();
         if self.limit > cap {
             self.log_limit(now, self.limit);
             self.limit = cap;
         }
-        if cap < usize::MAX {
-            let room = (cap as f64 * CAP_ROOM).ceil() as usize;
-            self.base = self.base.min(room.min(self.c.max));
-        }
+        self.base = self.base.min(self.shed.base_bound().max(self.c.min));
         self.limit
     }
 
-    /// The cap learnt from fast failures (at least `min`), or none (`usize::MAX`).
+    /// The most the limit in force may be by the cap learnt from fast failures (at least
+    /// `min`; `usize::MAX`: no bound).
     fn shed_cap(&self) -> usize {
-        self.shed.cap().map_or(usize::MAX, |c| c.max(self.c.min))
+        self.shed.limit_bound().max(self.c.min)
     }
 
     /// The probe's limit while it holds the limit down.
