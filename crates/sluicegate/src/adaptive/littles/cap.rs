@@ -15,8 +15,8 @@
 //!   below would have shown [`SIGNIFICANCE`] standard errors (Poisson) more failures than they
 //!   did.
 //!
-//! The limit is then held at the cap, the permits out below the split (a request that started
-//! with that many out was served). Once held there no request passes it, so nothing shows
+//! The limit is then held at the cap, the most permits out below the split (a request that
+//! started with that many out was served). Once held there no request passes it, so nothing shows
 //! whether the cap still stands: it lapses after a hold (the probe interval), its evidence is
 //! forgotten and the limit is free to grow — the service may have grown. If the failures come
 //! back where it stood, [`MIN_DROPS_AGAIN`] of them learn it again, judged as each comes. (A
@@ -67,6 +67,8 @@ pub(super) struct ShedCap {
     samples: VecDeque<(Nanos, usize, bool)>,
     /// Fast failures among `samples`.
     drops: usize,
+    /// Fast failures since the answers were last judged.
+    pending: usize,
     /// The cap in force, and until when.
     cap: Option<(usize, Nanos)>,
     /// The last cap that lapsed, and when.
@@ -114,15 +116,19 @@ impl ShedCap {
         while self.samples.len() > MAX_SAMPLES {
             self.pop();
         }
-        // For a hold after a lapse every failure past the old cap is one too many: judged at
-        // once (only those: a sort of the answers each time).
-        if fast_drop
-            && self.cap.is_none()
-            && self
+        // A failure frees its permit at once and the next caller in the limiter's queue takes
+        // it: past the cap, the whole queue went through in a tenth of a second, every caller
+        // refused (the real gate: 500 at each lapse). So without a cap in force the answers
+        // are judged at once, at every [`MIN_DROPS`]-th fast failure (a sort of the answers
+        // each time), and for a hold after a lapse at each past the old cap.
+        if fast_drop && self.cap.is_none() {
+            self.pending += 1;
+            let past_old = self
                 .lapsed
-                .is_some_and(|(c, at)| in_flight > c && end < at + self.hold)
-        {
-            self.learn(end);
+                .is_some_and(|(c, at)| in_flight > c && end < at + self.hold);
+            if past_old || self.pending >= MIN_DROPS {
+                self.learn(end);
+            }
         }
     }
 
@@ -145,11 +151,13 @@ impl ShedCap {
         if let Some((c, until)) = self.cap
             && now >= until
         {
-            // Nothing has passed the cap since: forget what set it and let the limit grow.
+            // Nothing has passed the cap since: forget the failures that set it (the answers
+            // below it stay: with them two failures past it are evidence at once) and let the
+            // limit grow.
             self.cap = None;
             self.lapsed = Some((c, now));
             self.since_lapse = 0;
-            self.samples.clear();
+            self.samples.retain(|&(_, _, d)| !d);
             self.drops = 0;
         }
         self.since_lapse = self.since_lapse.saturating_add(1);
@@ -160,6 +168,7 @@ impl ShedCap {
     /// Takes the cap the recent answers show, if any: a new one holds for the hold from now,
     /// a lower one than in force replaces it at once (its hold unchanged).
     fn learn(&mut self, now: Nanos) {
+        self.pending = 0;
         let Some(found) = self.split() else {
             return;
         };
@@ -204,7 +213,10 @@ impl ShedCap {
             if pa < SHARE_ABOVE || pb > RATIO * pa || !evident {
                 continue;
             }
-            let cap = v[i].0 - 1;
+            // The most permits out at which answers below the split were seen: one more may
+            // still be served, but only this many are known to be (at 2× every answer starts
+            // with all 20 out, and the failures after a raise to 27 with 28 out).
+            let cap = v[i - 1].0;
             // Fewer than MIN_DROPS only where the cap that lapsed stood.
             if (da as usize) < MIN_DROPS && !self.near_lapsed(cap) {
                 continue;
