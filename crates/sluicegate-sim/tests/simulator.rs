@@ -244,6 +244,35 @@ fn under_capacity_the_start_leaps_to_the_demand_the_limiter_held_back() {
     }
 }
 
+/// Review 28 finding 2, end to end through the real limiter: `no_queue_0.8x` (50 workers of
+/// 50 ms at 0.8× load, `max_queue = 0`), shortened to 10 s. Nobody waits for a permit, so the
+/// callers turned away were the only trace of the demand, and the algorithm was not told of
+/// them apart: the limit stayed at the starting 20 for good (half the callers turned away at
+/// first, 7 % over 40 s). The limiter now counts them, and the limit passes the demand (40 out
+/// on average) within the first second; over 10 s the start's first tenths of a second are
+/// most of what is turned away (1.0–1.4 %).
+#[test]
+fn without_a_queue_the_limit_grows_past_the_demand_it_turns_away() {
+    let s = shortened("no_queue_0.8x", 10);
+    for seed in [1, 2] {
+        let run = engine::run(&s, Algo::Littles, seed);
+        let by_1s = run
+            .timeline
+            .iter()
+            .filter(|p| p.t <= Duration::from_secs(1))
+            .map(|p| p.limit)
+            .max()
+            .unwrap();
+        let summary = stats::summarise(&s, &run);
+        assert!(by_1s >= 50, "seed {seed}: limit {by_1s} by 1 s");
+        assert!(
+            summary.rejected <= 0.025,
+            "seed {seed}: {:.2} % rejected",
+            summary.rejected * 100.0
+        );
+    }
+}
+
 /// The threaded mode runs the real limiter on a multi-threaded runtime, in real time, under
 /// the adaptive limit: every arrival ends in exactly one recorded outcome, and at the end no
 /// permit is out and the limiter's counters balance. (It asserts no timing: on a loaded

@@ -18,6 +18,8 @@ files![
     "heavy_tail_0.8x",
     "report_generator_0.5x",
     "shared_service_0.7x",
+    "no_queue_0.5x",
+    "no_queue_0.8x",
     // Overloaded, 5 to 2000 workers, 2 ms to 2 s of service.
     "overload_3x",
     "overload_10x",
@@ -37,6 +39,7 @@ files![
     "load_steps",
     "failures",
     "fast_failures_unseen",
+    "no_queue_3x",
     // The upstream changes under load.
     "capacity_halves",
     "capacity_fifth",

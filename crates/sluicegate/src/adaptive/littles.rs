@@ -102,6 +102,13 @@ const STARTUP_SIGNIFICANCE: f64 = 3.0;
 /// to have come back: three waited for 15–23 permits of 50 workers after a return from 10.
 const CAME_BACK_SIGNIFICANCE: f64 = 2.0;
 
+/// Standard deviations of a Poisson demand's concurrency a limit without a queue leaves room
+/// for under a load below capacity, as the demand-led start's leaps do: callers that cannot
+/// wait are turned away in the tail past it (2.6, the normal tail's 0.5 % of issue 13's
+/// under-capacity target, lost 0.4–0.6 % in `no_queue_0.8x`: beyond the workers the resource's
+/// own queue decays by the load's share, not as a normal tail).
+const PEAK_ROOM: f64 = 3.0;
+
 /// Standard errors by which a queue at the starting limit, measured from the first requests'
 /// low RT, must pass the target.
 const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
@@ -200,6 +207,14 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 /// - **Drops**: a bucket with drops, when the last buckets holding at least
 ///   `1 / drop_fraction` samples have `drop_fraction` drops, multiplies the limit by
 ///   `backoff`; for `cool_down` after that the limit may fall but not rise.
+/// - **No queue in the limiter** (`max_queue` 0: callers that find every permit taken are
+///   turned away at once, [`LimitAlgorithm::on_turned_away`]): nobody waits, so no bucket is
+///   pinned and the callers held back never outnumber the answers. The demand-led start
+///   counts the arrivals instead (answers and callers turned away); a bucket that turned
+///   callers away grows as a pinned one does; and while the demand (arrivals a second × min
+///   RT) is below the knee, the limit leaves room for three standard deviations of it above
+///   it — the peaks' only wait is then inside the resource — until a bucket is pinned or
+///   callers wait in the limiter.
 /// - Always within `[min, max]`; an idle bucket changes nothing.
 ///
 /// Buckets are indexed by each sample's end time, so the algorithm needs no clock of its own.
@@ -280,6 +295,14 @@ pub struct LittlesLaw {
     measured_at_start: bool,
     /// The demand-led start (its own module says how it leaps and where it stops).
     demand: DemandStart,
+    /// The limiter's running counts of callers held back and, of those, turned away at once,
+    /// and both as the last bucket closed.
+    held_back: u64,
+    turned_away: u64,
+    counted: (u64, u64),
+    /// The room a limit without a queue leaves for the demand's peaks
+    /// ([`room_without_queue`](Self::room_without_queue)).
+    room: Option<f64>,
     /// A shallow probe read something other than the regime it expected: the next probe, due
     /// a window later, is at the full depth.
     probe_full: bool,
@@ -332,6 +355,10 @@ impl LittlesLaw {
             start: StartTest::default(),
             measured_at_start: false,
             demand: DemandStart::new(config.queue_target, config.min, config.max),
+            held_back: 0,
+            turned_away: 0,
+            counted: (0, 0),
+            room: None,
             probe_full: false,
             shed: ShedCap::default(),
         }
@@ -466,6 +493,13 @@ impl LittlesLaw {
     fn close_bucket(&mut self, closed_at: Nanos) {
         let mut b = std::mem::replace(&mut self.current, Bucket::new(self.span));
         b.probed = self.probe.is_some();
+        let (held_back, turned_away) = self.counted;
+        b.turned_away = self.turned_away.saturating_sub(turned_away);
+        b.waited = self
+            .held_back
+            .saturating_sub(held_back)
+            .saturating_sub(b.turned_away);
+        self.counted = (self.held_back, self.turned_away);
         b.seal(self.c.min_samples);
         // The first buckets see only the requests that finished soon after the start: their
         // low RT reads low, and a floor taken from it would read every later bucket as queued.
@@ -821,7 +855,12 @@ impl LittlesLaw {
             };
             let next = if steering {
                 base + self.c.queue_gain * (target - q)
-            } else if b.pinned() {
+            } else if b.pinned() || b.turned_away_at_once() {
+                // Pinned, or (no queue in the limiter) callers turned away for want of a
+                // permit while the resource shows no queue: a load it could carry is being
+                // refused. Without a queue nobody waits for a permit, so a bucket is never
+                // pinned: held at the starting limit, 50 workers at half their capacity lost
+                // 29 % (review 28).
                 (base * step).max(base + 1.0)
             } else {
                 // Some request found every permit taken, but most did not: demand only
@@ -909,6 +948,10 @@ impl LittlesLaw {
         } else {
             self.base // not enough data for a queue estimate yet
         };
+        if let Some(room) = self.room_without_queue(b, min_rt) {
+            // A step at most, as growth is.
+            next = next.max(room.min((base * self.c.max_step).max(base + 1.0)).ceil() as usize);
+        }
         if let Some(cap) = self.restart_cap.filter(|&c| !self.knee_found && next >= c) {
             // The restarted slow start reached what the old capacity allows at the new RT.
             next = cap;
@@ -1565,6 +1608,40 @@ impl LittlesLaw {
         self.shed.limit_bound().max(self.c.min)
     }
 
+    /// Without a queue in the limiter (callers turned away at once, and fewer waited than
+    /// half the answers), the limit a load below capacity needs: its Poisson peaks cannot wait
+    /// for a permit, so the limit leaves room for [`PEAK_ROOM`] standard deviations of the
+    /// demand's concurrency (arrivals a second × min RT, the callers turned away counted), and
+    /// the resource's own queue takes the rare peak past its workers.
+    ///
+    /// Measured on each bucket that turned callers away, and kept through the buckets that
+    /// turned none away (the room is why they did not: held at the knee between refusals, 50
+    /// workers at 0.8 of their capacity lost 1–2 %). It stands over the steering's cuts: the
+    /// queue a peak leaves inside the resource is the only wait it can have (cut back to the
+    /// knee whenever a peak queued, the same load lost 0.6–0.7 %, now 0.3–0.4 %). Dropped
+    /// once a bucket is pinned, callers wait in the limiter, or the demand reaches the knee:
+    /// overloaded, the steering holds the knee as with a queue. (Room there let the limit
+    /// swing a step past it: 2–3 % of the goodput in `two_speeds_2x` and `heavy_tail_3x`,
+    /// where a queue timeout of 0.5–1 s against a slow mode's RT turns nearly every caller
+    /// away at once by its predicted wait.) Not applied during a probe, which holds the limit
+    /// down.
+    fn room_without_queue(&mut self, b: &Bucket, min_rt: Duration) -> Option<f64> {
+        if self.probe.is_some() {
+            return None;
+        }
+        let queued = b.waited > 0 && !b.turned_away_at_once();
+        if queued || b.pinned() {
+            self.room = None;
+        } else if b.turned_away_at_once() {
+            let arrivals =
+                (b.passes + b.drops + b.turned_away) as f64 / b.span.as_secs_f64().max(1e-9);
+            let demand = arrivals * min_rt.as_secs_f64();
+            self.room = (!self.knee.is_some_and(|knee| demand >= knee as f64))
+                .then(|| demand + PEAK_ROOM * demand.sqrt());
+        }
+        self.room
+    }
+
     /// The probe's limit while it holds the limit down.
     fn probe_limit(&self, now: Nanos) -> Option<usize> {
         self.probe.filter(|p| now < p.end).map(|p| p.limit)
@@ -1581,7 +1658,13 @@ impl LimitAlgorithm for LittlesLaw {
     }
 
     fn on_demand(&mut self, blocked: u64) {
+        self.held_back = self.held_back.max(blocked);
         self.demand.on_demand(blocked);
+    }
+
+    fn on_turned_away(&mut self, turned_away: u64) {
+        self.turned_away = self.turned_away.max(turned_away);
+        self.demand.on_turned_away(turned_away);
     }
 
     fn on_sample(&mut self, s: &Sample) -> usize {

@@ -363,22 +363,32 @@ fn littles_skips_ignored_samples() {
 proptest! {
     #[test]
     fn littles_limit_stays_within_min_and_max(
-        samples in prop::collection::vec((0u64..5_000, 1u64..2_000, 0u8..3), 1..400),
+        samples in prop::collection::vec(
+            (0u64..5_000, 1u64..2_000, 0u8..3, 1usize..120, 0u64..4, 0u64..4),
+            1..400,
+        ),
         min in 1usize..10,
         span in 0usize..100,
     ) {
         let max = min + span;
         let mut l = LittlesLaw::new(LittlesLawConfig { min, max, ..LittlesLawConfig::default() });
         let mut t = 0u64;
-        for (gap_us, rt_us, o) in samples {
+        // The limiter's running counts: callers held back and, of those (or, misused, more),
+        // turned away at once, as a pool with or without a queue tells them.
+        let (mut held, mut turned) = (0u64, 0u64);
+        for (gap_us, rt_us, o, in_flight, waited, turned_away) in samples {
             t += gap_us * 1000;
+            held += waited + turned_away;
+            turned += turned_away;
             let outcome = [Outcome::Success, Outcome::Dropped, Outcome::Ignored][o as usize];
             let s = Sample {
                 start: Nanos::new(t),
                 latency: Duration::from_micros(rt_us * 100),
-                in_flight: 3,
+                in_flight,
                 outcome,
             };
+            l.on_demand(held);
+            l.on_turned_away(turned);
             let limit = l.on_sample(&s);
             prop_assert!((min..=max).contains(&limit), "limit {} not in [{}, {}]", limit, min, max);
         }
