@@ -447,7 +447,11 @@ rate = 0.8
         (share - expected).abs() < 0.1 * expected,
         "shed {share:.4}, Erlang B {expected:.4}"
     );
-    assert!(none.records.iter().all(|r| r.fate != Fate::Shed || r.latency() < Duration::from_millis(1)));
+    assert!(
+        none.records
+            .iter()
+            .all(|r| r.fate != Fate::Shed || r.latency() < Duration::from_millis(1))
+    );
     let summary = stats::summarise(&s, &none);
     assert!((summary.rejected - share).abs() < 1e-9, "{summary:?}");
     let fixed = engine::run(&s, Algo::FixedExact, 1);

@@ -244,7 +244,11 @@ fn feed_capped(
         let end = idx * 100 * MS + (i * 100 * MS) / n.max(1);
         let start = Nanos::new(end - rt_ms * MS);
         let in_flight = 1 + (i as usize * 7) % spread;
-        l.on_sample(&Sample::success(start, Duration::from_millis(rt_ms), in_flight));
+        l.on_sample(&Sample::success(
+            start,
+            Duration::from_millis(rt_ms),
+            in_flight,
+        ));
     }
     let mut limit = l.limit();
     for (k, &at) in drops_at.iter().enumerate() {
@@ -286,7 +290,10 @@ fn littles_holds_the_limit_at_the_cap_a_service_enforces_with_fast_failures() {
     let mut free_at = None;
     for idx in 31..=90 {
         let limit = feed(&mut l, idx, 100, 20, 20, Outcome::Success);
-        assert!(limit <= 20 || free_at.is_some() || idx >= 72, "bucket {idx}: {limit}");
+        assert!(
+            limit <= 20 || free_at.is_some() || idx >= 72,
+            "bucket {idx}: {limit}"
+        );
         if limit > 20 && free_at.is_none() {
             free_at = Some(idx);
         }
