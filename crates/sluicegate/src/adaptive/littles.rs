@@ -215,6 +215,10 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   RT) is below the knee, the limit leaves room for three standard deviations of it above
 ///   it — the peaks' only wait is then inside the resource — until a bucket is pinned or
 ///   callers wait in the limiter.
+/// - **A cap enforced with fast failures** (a service that answers `503` at once past its own
+///   connection cap): such failures, faster than the floor, are left out of the steering as
+///   any fast failure is, but start only from the cap up; the cap is learnt from their permits
+///   out and the limit held at it until it lapses (`cap.rs`).
 /// - Always within `[min, max]`; an idle bucket changes nothing.
 ///
 /// Buckets are indexed by each sample's end time, so the algorithm needs no clock of its own.
