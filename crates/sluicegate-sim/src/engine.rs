@@ -29,6 +29,9 @@ pub enum Fate {
     Late,
     /// The upstream failed it.
     Failed,
+    /// The upstream refused it at once, full (`shed_at`): turned away as the limiter's
+    /// rejections are, by the upstream instead.
+    Shed,
     /// Turned away by the limiter (queue full, predicted timeout).
     Rejected,
     /// Waited the whole queue timeout.
@@ -318,6 +321,11 @@ async fn request(ctx: Arc<Ctx>, arrival: Instant) {
             let reply = ctx.upstream.call(&ctx.rng).await;
             let late = Instant::now() - arrival > ctx.deadline;
             match (reply, late) {
+                (Reply::Shed, _) => {
+                    // The gate reports an upstream's `503` as a drop.
+                    permit.dropped();
+                    Fate::Shed
+                }
                 (Reply::Failed, _) => {
                     permit.finish(ctx.upstream.failures_reported_as());
                     Fate::Failed

@@ -27,7 +27,8 @@ pub struct Summary {
     /// 99th percentile of (latency ÷ the upstream's unloaded p99 when the request arrived):
     /// p99 ÷ unloaded p99, fair across upstream changes.
     pub p99_ratio: f64,
-    /// Turned away by the limiter (queue full, predicted timeout) ÷ arrivals.
+    /// Turned away by the limiter (queue full, predicted timeout) or by a full upstream at
+    /// once (`shed_at`: what a limit set right would have queued instead) ÷ arrivals.
     pub rejected: f64,
     /// Queue timeouts, answers after the deadline and requests unfinished at the end ÷ arrivals.
     pub timed_out: f64,
@@ -87,7 +88,7 @@ pub fn summarise(s: &Scenario, run: &Run) -> Summary {
         p99: quantile(&latencies, 0.99),
         p999: quantile(&latencies, 0.999),
         p99_ratio: quantile(&ratios, 0.99),
-        rejected: count(Fate::Rejected) / arrivals,
+        rejected: (count(Fate::Rejected) + count(Fate::Shed)) / arrivals,
         timed_out: (count(Fate::QueueTimeout) + count(Fate::Late) + unfinished) / arrivals,
         converge,
         converge_each,

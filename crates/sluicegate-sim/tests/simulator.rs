@@ -244,6 +244,35 @@ fn under_capacity_the_start_leaps_to_the_demand_the_limiter_held_back() {
     }
 }
 
+/// Review 28 finding 2, end to end through the real limiter: `no_queue_0.8x` (50 workers of
+/// 50 ms at 0.8× load, `max_queue = 0`), shortened to 10 s. Nobody waits for a permit, so the
+/// callers turned away were the only trace of the demand, and the algorithm was not told of
+/// them apart: the limit stayed at the starting 20 for good (half the callers turned away at
+/// first, 7 % over 40 s). The limiter now counts them, and the limit passes the demand (40 out
+/// on average) within the first second; over 10 s the start's first tenths of a second are
+/// most of what is turned away (1.0–1.4 %).
+#[test]
+fn without_a_queue_the_limit_grows_past_the_demand_it_turns_away() {
+    let s = shortened("no_queue_0.8x", 10);
+    for seed in [1, 2] {
+        let run = engine::run(&s, Algo::Littles, seed);
+        let by_1s = run
+            .timeline
+            .iter()
+            .filter(|p| p.t <= Duration::from_secs(1))
+            .map(|p| p.limit)
+            .max()
+            .unwrap();
+        let summary = stats::summarise(&s, &run);
+        assert!(by_1s >= 50, "seed {seed}: limit {by_1s} by 1 s");
+        assert!(
+            summary.rejected <= 0.025,
+            "seed {seed}: {:.2} % rejected",
+            summary.rejected * 100.0
+        );
+    }
+}
+
 /// The threaded mode runs the real limiter on a multi-threaded runtime, in real time, under
 /// the adaptive limit: every arrival ends in exactly one recorded outcome, and at the end no
 /// permit is out and the limiter's counters balance. (It asserts no timing: on a loaded
@@ -284,7 +313,7 @@ fn timeline_counts_every_rejection_and_queue_timeout_once() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts")
+        Some("algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts,shed")
     );
     let (mut rejected, mut timeouts) = (0, 0);
     for line in lines {
@@ -380,4 +409,52 @@ queue_timeout = "1s"
         "goodput {} at half the worker count",
         tenth.goodput
     );
+}
+
+/// Erlang B: the share of arrivals an M/M/c/c system (no queue) turns away at offered load
+/// `a = λ/μ`.
+fn erlang_b(c: usize, a: f64) -> f64 {
+    (1..=c).fold(1.0, |b, k| a * b / (k as f64 + a * b))
+}
+
+/// `shed_at`: a service with no queue of its own answers every arrival that finds `shed_at`
+/// in it at once, as an overload failure (review 28 finding 3). With no limit it turns away
+/// Erlang B's share (20 workers at 16 erlangs: 6.4 %), each told to the limiter as a drop
+/// answered in no time, and counted with the rejections; a fixed limit at the cap queues the
+/// Poisson peaks instead and loses none, and the upstream never holds more than the cap.
+#[test]
+fn a_service_that_sheds_when_full_turns_away_erlang_bs_share() {
+    const SHED: &str = r#"
+description = "20 workers, 50 ms exponential, shed at 20, 0.8x"
+duration = "200s"
+deadline = "1s"
+
+[upstream]
+workers = 20
+service = { dist = "exponential", mean = "50ms" }
+shed_at = 20
+
+[load]
+kind = "open"
+rate = 0.8
+"#;
+    let s = Scenario::parse("shed", SHED).unwrap();
+    let none = engine::run(&s, Algo::None, 1);
+    let shed = none.records.iter().filter(|r| r.fate == Fate::Shed).count() as f64;
+    let share = shed / none.arrivals as f64;
+    let expected = erlang_b(20, 16.0);
+    assert!(
+        (share - expected).abs() < 0.1 * expected,
+        "shed {share:.4}, Erlang B {expected:.4}"
+    );
+    assert!(
+        none.records
+            .iter()
+            .all(|r| r.fate != Fate::Shed || r.latency() < Duration::from_millis(1))
+    );
+    let summary = stats::summarise(&s, &none);
+    assert!((summary.rejected - share).abs() < 1e-9, "{summary:?}");
+    let fixed = engine::run(&s, Algo::FixedExact, 1);
+    assert!(fixed.records.iter().all(|r| r.fate != Fate::Shed));
+    assert!(stats::summarise(&s, &fixed).goodput > 0.98);
 }

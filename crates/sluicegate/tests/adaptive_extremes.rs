@@ -57,6 +57,8 @@ fn extreme_samples_and_late_clocks_never_panic() {
                     Sample::success(Nanos::new(t), latency, in_flight)
                 };
                 algorithm.on_demand(blocked * 3);
+                // Of those, turned away at once: none, some, or (a count from elsewhere) more.
+                algorithm.on_turned_away(blocked * (start % 5));
                 let limit = algorithm.on_sample(&sample);
                 assert!(limit >= 1, "{}: limit {limit}", algorithm.name());
                 t = t.saturating_add(rng.random_range(0..2_000_000));

@@ -111,9 +111,12 @@ async fn generic_layer_counts_an_error_as_a_drop() {
     assert_eq!(adaptive.limiter().snapshot().in_flight, 0);
 }
 
-/// A fixed limit that records the demand counts the limiter tells it.
+/// A fixed limit that records the demand counts the limiter tells it: callers held back, and
+/// of those turned away without waiting.
 #[derive(Debug)]
-struct Recorder(usize, std::sync::Arc<std::sync::Mutex<Vec<u64>>>);
+struct Recorder(usize, Seen, Seen);
+
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<u64>>>;
 
 impl sluicegate::adaptive::LimitAlgorithm for Recorder {
     fn name(&self) -> &'static str {
@@ -128,17 +131,58 @@ impl sluicegate::adaptive::LimitAlgorithm for Recorder {
     fn on_demand(&mut self, blocked: u64) {
         self.1.lock().unwrap().push(blocked);
     }
+    fn on_turned_away(&mut self, turned_away: u64) {
+        self.2.lock().unwrap().push(turned_away);
+    }
 }
 
 /// One permit and a queue, under a [`Recorder`]: the limiter and the counts it is told.
-fn recorded() -> (AdaptiveLimiter, std::sync::Arc<std::sync::Mutex<Vec<u64>>>) {
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+fn recorded() -> (AdaptiveLimiter, Seen) {
+    let (adaptive, seen, _) = recorded_with_queue(10);
+    (adaptive, seen)
+}
+
+/// One permit and a queue of `max_queue`, under a [`Recorder`]: the limiter and the counts it
+/// is told (held back, turned away at once).
+fn recorded_with_queue(max_queue: usize) -> (AdaptiveLimiter, Seen, Seen) {
+    let (seen, turned_away) = (Seen::default(), Seen::default());
     let limiter = ConcurrencyLimiter::builder(1)
-        .max_queue(10)
+        .max_queue(max_queue)
         .build()
         .unwrap();
-    let adaptive = AdaptiveLimiter::new(limiter, Recorder(1, seen.clone()));
-    (adaptive, seen)
+    let adaptive = AdaptiveLimiter::new(limiter, Recorder(1, seen.clone(), turned_away.clone()));
+    (adaptive, seen, turned_away)
+}
+
+/// Review 28 finding 2: without a queue (`max_queue = 0`) every caller held back is turned
+/// away at once, and the algorithm must be told so apart from those that wait (a Little's-law
+/// limit reads its demand from them). Both paths count it: `AdaptiveLimiter::acquire` and a
+/// layer acquiring from the limiter; a caller that waits is not counted as turned away.
+#[tokio::test(start_paused = true)]
+async fn callers_turned_away_without_waiting_are_counted_apart_for_the_algorithm() {
+    let (adaptive, held, turned_away) = recorded_with_queue(0);
+    let first = adaptive.acquire().await.unwrap();
+    assert!(adaptive.acquire().await.is_err(), "no queue: turned away");
+    let layer = ConcurrencyLimitLayer::adaptive(adaptive.clone());
+    let (mut service, _handle) = mock::spawn_layer::<u32, u32, _>(layer);
+    assert_ready_ok!(service.poll_ready(), "ready, with the rejection to answer");
+    assert!(service.call(1).await.is_err());
+    first.success();
+    assert_eq!(*held.lock().unwrap(), vec![2]);
+    assert_eq!(*turned_away.lock().unwrap(), vec![2]);
+
+    // With a queue, a caller held back waits: held back, not turned away.
+    let (adaptive, held, turned_away) = recorded_with_queue(10);
+    let first = adaptive.acquire().await.unwrap();
+    let waiter = {
+        let adaptive = adaptive.clone();
+        tokio::spawn(async move { adaptive.acquire().await.unwrap().success() })
+    };
+    tokio::task::yield_now().await;
+    first.success();
+    waiter.await.unwrap();
+    assert_eq!(*held.lock().unwrap(), vec![1, 1]);
+    assert_eq!(*turned_away.lock().unwrap(), vec![0, 0]);
 }
 
 #[tokio::test(start_paused = true)]

@@ -131,6 +131,15 @@ impl Limit {
         }
     }
 
+    /// A request turned away at its first try, without waiting (no queue, the queue full, its
+    /// wait predicted past the timeout), besides [`held_back`](Self::held_back): without a
+    /// queue, the only demand above the limit an adaptive limit can see.
+    pub fn turned_away(&self) {
+        if let Limit::Adaptive(a, _) = self {
+            a.turned_away();
+        }
+    }
+
     /// The pool algorithm's name (`static` for a static limit).
     pub fn algorithm(&self) -> &'static str {
         match self {

@@ -199,6 +199,9 @@ pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<Gat
         Some(Ok(permit)) => Ok(permit),
         Some(Err(rejected)) => {
             pool.limit.held_back();
+            if !rejected.is_closed() {
+                pool.limit.turned_away();
+            }
             Err(rejected)
         }
         None => {

@@ -85,25 +85,28 @@ pub fn csv(summaries: &[Summary]) -> String {
 
 /// Timeline of every run of one scenario as CSV.
 pub fn timeline_csv(runs: &[Run]) -> String {
-    let mut t =
-        String::from("algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts\n");
+    let mut t = String::from(
+        "algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts,shed\n",
+    );
     for run in runs {
-        // Requests turned away or timed out in the queue in each tick (by when they ended).
-        let mut turned = vec![(0u64, 0u64); run.timeline.len()];
+        // Requests turned away, timed out in the queue, or refused by a full upstream
+        // (`shed_at`) in each tick (by when they ended).
+        let mut turned = vec![(0u64, 0u64, 0u64); run.timeline.len()];
         for r in &run.records {
             let tick = (r.end.as_nanos() / engine::TICK.as_nanos()) as usize;
             if let Some(c) = turned.get_mut(tick) {
                 match r.fate {
                     Fate::Rejected => c.0 += 1,
                     Fate::QueueTimeout => c.1 += 1,
+                    Fate::Shed => c.2 += 1,
                     _ => {}
                 }
             }
         }
-        for (p, (rejected, timeouts)) in run.timeline.iter().zip(turned) {
+        for (p, (rejected, timeouts, shed)) in run.timeline.iter().zip(turned) {
             let _ = writeln!(
                 t,
-                "{},{:.1},{},{},{},{},{},{}",
+                "{},{:.1},{},{},{},{},{},{},{}",
                 run.algo,
                 p.t.as_secs_f64(),
                 p.limit,
@@ -111,7 +114,8 @@ pub fn timeline_csv(runs: &[Run]) -> String {
                 p.queued,
                 p.upstream,
                 rejected,
-                timeouts
+                timeouts,
+                shed
             );
         }
     }

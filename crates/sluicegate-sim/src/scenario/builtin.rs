@@ -18,6 +18,9 @@ files![
     "heavy_tail_0.8x",
     "report_generator_0.5x",
     "shared_service_0.7x",
+    "no_queue_0.5x",
+    "no_queue_0.8x",
+    "self_shedding_0.8x",
     // Overloaded, 5 to 2000 workers, 2 ms to 2 s of service.
     "overload_3x",
     "overload_10x",
@@ -37,11 +40,15 @@ files![
     "load_steps",
     "failures",
     "fast_failures_unseen",
+    "no_queue_3x",
+    "self_shedding_2x",
     // The upstream changes under load.
     "capacity_halves",
     "capacity_fifth",
     "latency_spike",
     "network_delay_spike",
+    "self_shedding_grows",
+    "self_shedding_shrinks",
     // For --threads (real time); in virtual time like any other.
     "threaded_overload",
 ];

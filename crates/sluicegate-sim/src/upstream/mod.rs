@@ -62,6 +62,14 @@ pub struct UpstreamModel {
     /// (review 28).
     #[serde(default)]
     pub sharing: f64,
+    /// A service that guards itself (none by default): while this many requests are in it
+    /// (in service or in its own queue), an arrival is answered at once — after only the
+    /// latency outside the workers — as an overload failure the limiter is told of as
+    /// `Dropped`, as the gate does an upstream's `503` (a connection cap, a load-shedding
+    /// middleware, Tomcat's `maxConnections`: issue #13, review 28 finding 3). With
+    /// `shed_at = workers` it has no queue at all.
+    #[serde(default)]
+    pub shed_at: Option<usize>,
     /// Changes over time, in time order.
     #[serde(default, rename = "change")]
     pub changes: Vec<Change>,
@@ -105,6 +113,8 @@ pub struct Change {
     pub extra_latency: Option<Duration>,
     /// New failure rate.
     pub failure_rate: Option<f64>,
+    /// New `shed_at` (0: it no longer sheds).
+    pub shed_at: Option<usize>,
 }
 
 /// What the upstream is like at some moment.
@@ -118,6 +128,8 @@ pub struct UpstreamState {
     pub extra_latency: Duration,
     /// Probability that a request fails.
     pub failure_rate: f64,
+    /// Requests in it past which it refuses at once (`shed_at`).
+    pub shed_at: Option<usize>,
 }
 
 impl UpstreamModel {
@@ -134,6 +146,7 @@ impl UpstreamModel {
             failures_reported_as: Reported::Ignored,
             contention: default_contention(),
             sharing: 0.0,
+            shed_at: None,
             changes: Vec::new(),
         }
     }
@@ -145,6 +158,7 @@ impl UpstreamModel {
             service_scale: 1.0,
             extra_latency: self.extra_latency,
             failure_rate: self.failure_rate,
+            shed_at: self.shed_at,
         }
     }
 
@@ -156,6 +170,9 @@ impl UpstreamModel {
             s.service_scale = c.service_scale.unwrap_or(s.service_scale);
             s.extra_latency = c.extra_latency.unwrap_or(s.extra_latency);
             s.failure_rate = c.failure_rate.unwrap_or(s.failure_rate);
+            if let Some(k) = c.shed_at {
+                s.shed_at = (k > 0).then_some(k);
+            }
         }
         s
     }
@@ -172,9 +189,9 @@ impl UpstreamModel {
     }
 
     /// Requests per second it completes in `state` when busy and not overcommitted (every
-    /// worker busy, each slowed by the others' `sharing`).
+    /// worker busy — no more than `shed_at` of them — each slowed by the others' `sharing`).
     pub fn capacity(&self, state: &UpstreamState) -> f64 {
-        let workers = state.workers as f64;
+        let workers = state.workers.min(state.shed_at.unwrap_or(usize::MAX)) as f64;
         workers / (self.mean_busy(state) * (1.0 + self.sharing * workers))
     }
 
@@ -228,6 +245,9 @@ impl UpstreamModel {
         if !(self.sharing.is_finite() && self.sharing >= 0.0) {
             return Err("upstream.sharing must be >= 0".into());
         }
+        if self.shed_at == Some(0) {
+            return Err("upstream.shed_at must be at least 1".into());
+        }
         let mut last = Duration::ZERO;
         for c in &self.changes {
             if c.at < last {
@@ -267,6 +287,8 @@ pub enum Reply {
     Ok,
     /// Failed.
     Failed,
+    /// Refused at once: the upstream was full (`shed_at`).
+    Shed,
 }
 
 /// The running upstream. Thread-safe (a mutex), so the multi-threaded mode can share it.
@@ -357,15 +379,22 @@ impl Upstream {
         let wait = {
             let mut i = self.lock();
             let n = i.busy + i.waiting.len() + 1;
-            i.max_seen = i.max_seen.max(n);
-            if i.busy < i.state.workers {
-                i.busy += 1;
+            if i.state.shed_at.is_some_and(|k| n > k) {
                 None
             } else {
-                let (tx, rx) = oneshot::channel();
-                i.waiting.push_back(tx);
-                Some(rx)
+                i.max_seen = i.max_seen.max(n);
+                if i.busy < i.state.workers {
+                    i.busy += 1;
+                    Some(None)
+                } else {
+                    let (tx, rx) = oneshot::channel();
+                    i.waiting.push_back(tx);
+                    Some(Some(rx))
+                }
             }
+        };
+        let Some(wait) = wait else {
+            return self.shed(rng).await;
         };
         if let Some(rx) = wait {
             let _ = rx.await;
@@ -408,6 +437,24 @@ impl Upstream {
             sleep_ms_dithered(extra, rng).await;
         }
         if failed { Reply::Failed } else { Reply::Ok }
+    }
+
+    /// The answer of a full upstream (`shed_at`): no worker, only the latency outside them.
+    async fn shed(&self, rng: &Mutex<SmallRng>) -> Reply {
+        let extra = {
+            let i = self.lock();
+            let mut rng = rng.lock().unwrap_or_else(|e| e.into_inner());
+            let jitter = self
+                .model
+                .jitter
+                .as_ref()
+                .map_or(Duration::ZERO, |j| j.sample(&mut *rng));
+            (i.state.extra_latency + jitter) * self.scale
+        };
+        if !extra.is_zero() {
+            sleep_ms_dithered(extra, rng).await;
+        }
+        Reply::Shed
     }
 }
 

@@ -93,6 +93,19 @@ pub trait LimitAlgorithm: Send + fmt::Debug {
     fn on_demand(&mut self, blocked: u64) {
         let _ = blocked;
     }
+
+    /// Of the callers held back (counted by [`on_demand`](Self::on_demand) too),
+    /// `turned_away` so far did not wait at all: the queue was full or absent (`max_queue`
+    /// 0), or their wait was predicted past their timeout. Without a queue in the limiter
+    /// they are the only trace of demand above the limit: nobody waits for a permit, so no
+    /// request starts "with every permit taken" for long. [`AdaptiveLimiter`] calls it with
+    /// its running count just before each [`on_sample`](Self::on_sample), as `on_demand`.
+    /// The default ignores it.
+    ///
+    /// [`AdaptiveLimiter`]: super::AdaptiveLimiter
+    fn on_turned_away(&mut self, turned_away: u64) {
+        let _ = turned_away;
+    }
 }
 
 impl<A: LimitAlgorithm + ?Sized> LimitAlgorithm for Box<A> {
@@ -110,6 +123,10 @@ impl<A: LimitAlgorithm + ?Sized> LimitAlgorithm for Box<A> {
 
     fn on_demand(&mut self, blocked: u64) {
         (**self).on_demand(blocked);
+    }
+
+    fn on_turned_away(&mut self, turned_away: u64) {
+        (**self).on_turned_away(turned_away);
     }
 }
 

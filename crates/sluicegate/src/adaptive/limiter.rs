@@ -48,6 +48,9 @@ struct Shared {
     /// Callers of [`AdaptiveLimiter::acquire`] that found every permit taken: the demand the
     /// limit held back, for [`LimitAlgorithm::on_demand`].
     blocked: AtomicU64,
+    /// Of those, the callers turned away without waiting, for
+    /// [`LimitAlgorithm::on_turned_away`].
+    turned_away: AtomicU64,
 }
 
 /// The algorithm, and whether it still sets the limit: one lock over both, so that a sample
@@ -98,6 +101,7 @@ impl AdaptiveLimiter {
                 clock,
                 in_flight: AtomicUsize::new(0),
                 blocked: AtomicU64::new(0),
+                turned_away: AtomicU64::new(0),
             }),
         }
     }
@@ -140,6 +144,19 @@ impl AdaptiveLimiter {
         self.shared.blocked.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts one caller held back that was turned away without waiting (the queue full or
+    /// absent, or its wait predicted past its timeout), besides [`held_back`](Self::held_back):
+    /// the algorithm reads it through [`LimitAlgorithm::on_turned_away`]. Without a queue
+    /// (`max_queue` 0) these are the only callers held back, and a Little's-law limit that is
+    /// not told of them cannot grow past its starting limit under a load below capacity.
+    /// [`acquire`](Self::acquire) counts its own callers; a path that acquires from
+    /// [`limiter`](Self::limiter) calls this when its first try was rejected (a
+    /// [`Rejected`] other than [`Rejected::Closed`]).
+    #[inline]
+    pub fn turned_away(&self) {
+        self.shared.turned_away.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The current limit.
     pub fn limit(&self) -> usize {
         self.limiter.max()
@@ -173,6 +190,9 @@ impl AdaptiveLimiter {
             let polled = Pin::new(&mut acquire).poll(cx);
             if std::mem::take(&mut first) && !matches!(polled, Poll::Ready(Ok(_))) {
                 self.held_back();
+                if matches!(polled, Poll::Ready(Err(ref rejected)) if !rejected.is_closed()) {
+                    self.turned_away();
+                }
             }
             polled
         })
@@ -223,6 +243,9 @@ impl AdaptiveLimiter {
         steering
             .algorithm
             .on_demand(self.shared.blocked.load(Ordering::Relaxed));
+        steering
+            .algorithm
+            .on_turned_away(self.shared.turned_away.load(Ordering::Relaxed));
         let limit = steering.algorithm.on_sample(&sample);
         // Under the lock: `detach` waits for this, so no limit is set after it returns.
         if !steering.detached && limit != self.limiter.max() {

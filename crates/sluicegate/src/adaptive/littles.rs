@@ -4,6 +4,7 @@
 //! RT cannot drift.
 
 mod bucket;
+mod cap;
 mod config;
 mod demand;
 mod start;
@@ -13,6 +14,7 @@ pub use config::LittlesLawConfig;
 use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
 use crate::clock::Nanos;
 use bucket::{Bucket, mean};
+use cap::ShedCap;
 use demand::{DemandStart, Verdict};
 use start::StartTest;
 use std::collections::VecDeque;
@@ -135,6 +137,12 @@ impl Shared {
 
 /// The most recent answers kept for the line test at the first queue (a bound on memory).
 const RECENT_ANSWERS: usize = 1024;
+/// Standard deviations of a Poisson demand's concurrency a limit without a queue leaves room
+/// for under a load below capacity, as the demand-led start's leaps do: callers that cannot
+/// wait are turned away in the tail past it (2.6, the normal tail's 0.5 % of issue 13's
+/// under-capacity target, lost 0.4–0.6 % in `no_queue_0.8x`: beyond the workers the resource's
+/// own queue decays by the load's share, not as a normal tail).
+const PEAK_ROOM: f64 = 3.0;
 
 /// Standard errors by which a queue at the starting limit, measured from the first requests'
 /// low RT, must pass the target.
@@ -246,6 +254,18 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 /// - **Drops**: a bucket with drops, when the last buckets holding at least
 ///   `1 / drop_fraction` samples have `drop_fraction` drops, multiplies the limit by
 ///   `backoff`; for `cool_down` after that the limit may fall but not rise.
+/// - **No queue in the limiter** (`max_queue` 0: callers that find every permit taken are
+///   turned away at once, [`LimitAlgorithm::on_turned_away`]): nobody waits, so no bucket is
+///   pinned and the callers held back never outnumber the answers. The demand-led start
+///   counts the arrivals instead (answers and callers turned away); a bucket that turned
+///   callers away grows as a pinned one does; and while the demand (arrivals a second × min
+///   RT) is below the knee, the limit leaves room for three standard deviations of it above
+///   it — the peaks' only wait is then inside the resource — until a bucket is pinned or
+///   callers wait in the limiter.
+/// - **A cap enforced with fast failures** (a service that answers `503` at once past its own
+///   connection cap): such failures, faster than the floor, are left out of the steering as
+///   any fast failure is, but start only from the cap up; the cap is learnt from their permits
+///   out and the limit held at it until it lapses (`cap.rs`).
 /// - Always within `[min, max]`; an idle bucket changes nothing.
 ///
 /// Buckets are indexed by each sample's end time, so the algorithm needs no clock of its own.
@@ -326,6 +346,14 @@ pub struct LittlesLaw {
     measured_at_start: bool,
     /// The demand-led start (its own module says how it leaps and where it stops).
     demand: DemandStart,
+    /// The limiter's running counts of callers held back and, of those, turned away at once,
+    /// and both as the last bucket closed.
+    held_back: u64,
+    turned_away: u64,
+    counted: (u64, u64),
+    /// The room a limit without a queue leaves for the demand's peaks
+    /// ([`room_without_queue`](Self::room_without_queue)).
+    room: Option<f64>,
     /// A shallow probe read something other than the regime it expected: the next probe, due
     /// a window later, is at the full depth.
     probe_full: bool,
@@ -335,6 +363,9 @@ pub struct LittlesLaw {
     /// The latest successful answers (at most [`RECENT_ANSWERS`]): RT, and the permits out
     /// when each started.
     recent_answers: VecDeque<(Duration, usize)>,
+    /// The cap a resource that sheds load at once when full enforces, learnt from its fast
+    /// failures' permits out (its module says how): the limit is held at it.
+    shed: ShedCap,
 }
 
 impl LittlesLaw {
@@ -381,9 +412,14 @@ impl LittlesLaw {
             start: StartTest::default(),
             measured_at_start: false,
             demand: DemandStart::new(config.queue_target, config.min, config.max),
+            held_back: 0,
+            turned_away: 0,
+            counted: (0, 0),
+            room: None,
             probe_full: false,
             shared: None,
             recent_answers: VecDeque::new(),
+            shed: ShedCap::default(),
         }
     }
 
@@ -516,6 +552,13 @@ impl LittlesLaw {
     fn close_bucket(&mut self, closed_at: Nanos) {
         let mut b = std::mem::replace(&mut self.current, Bucket::new(self.span));
         b.probed = self.probe.is_some();
+        let (held_back, turned_away) = self.counted;
+        b.turned_away = self.turned_away.saturating_sub(turned_away);
+        b.waited = self
+            .held_back
+            .saturating_sub(held_back)
+            .saturating_sub(b.turned_away);
+        self.counted = (self.held_back, self.turned_away);
         b.seal(self.c.min_samples);
         // The first buckets see only the requests that finished soon after the start: their
         // low RT reads low, and a floor taken from it would read every later bucket as queued.
@@ -534,7 +577,7 @@ impl LittlesLaw {
         let before = self.limit;
         // While the demand-led start checks a leap, the limit is its to hold.
         if !self.demand.holds() {
-            self.limit = self.next_limit(&b, closed_at);
+            self.limit = self.next_limit(&b, closed_at).min(self.shed_cap());
         }
         if self.limit != before {
             self.log_limit(closed_at, before);
@@ -898,7 +941,12 @@ impl LittlesLaw {
             };
             let next = if steering {
                 base + self.c.queue_gain * (target - q)
-            } else if b.pinned() {
+            } else if b.pinned() || b.turned_away_at_once() {
+                // Pinned, or (no queue in the limiter) callers turned away for want of a
+                // permit while the resource shows no queue: a load it could carry is being
+                // refused. Without a queue nobody waits for a permit, so a bucket is never
+                // pinned: held at the starting limit, 50 workers at half their capacity lost
+                // 29 % (review 28).
                 (base * step).max(base + 1.0)
             } else {
                 // Some request found every permit taken, but most did not: demand only
@@ -986,6 +1034,10 @@ impl LittlesLaw {
         } else {
             self.base // not enough data for a queue estimate yet
         };
+        if let Some(room) = self.room_without_queue(b, min_rt) {
+            // A step at most, as growth is.
+            next = next.max(room.min((base * self.c.max_step).max(base + 1.0)).ceil() as usize);
+        }
         if let Some(cap) = self.restart_cap.filter(|&c| !self.knee_found && next >= c) {
             // The restarted slow start reached what the old capacity allows at the new RT.
             next = cap;
@@ -1597,9 +1649,10 @@ impl LittlesLaw {
             decided: true,
             ..p
         });
-        if self.limit != self.base {
+        let to = self.base.min(self.shed_cap());
+        if self.limit != to {
             self.log_limit(now, self.limit);
-            self.limit = self.base;
+            self.limit = to;
         }
     }
 
@@ -1646,10 +1699,11 @@ impl LittlesLaw {
                 knee
             }
         };
+        self.base = to;
+        let to = to.min(self.shed_cap());
         if to != self.limit {
             self.log_limit(now, self.limit);
         }
-        self.base = to;
         self.limit = to;
     }
 
@@ -1659,6 +1713,58 @@ impl LittlesLaw {
         if self.limit_log.len() > LIMIT_LOG {
             self.limit_log.pop_front();
         }
+    }
+
+    /// The limit, held at the cap a resource that sheds when full enforces, if one is known.
+    /// The steering goes on underneath, within its own bound (`cap.rs`).
+    fn capped(&mut self, now: Nanos) -> usize {
+        let cap = self.shed_cap();
+        if self.limit > cap {
+            self.log_limit(now, self.limit);
+            self.limit = cap;
+        }
+        self.base = self.base.min(self.shed.base_bound().max(self.c.min));
+        self.limit
+    }
+
+    /// The most the limit in force may be by the cap learnt from fast failures (at least
+    /// `min`; `usize::MAX`: no bound).
+    fn shed_cap(&self) -> usize {
+        self.shed.limit_bound().max(self.c.min)
+    }
+
+    /// Without a queue in the limiter (callers turned away at once, and fewer waited than
+    /// half the answers), the limit a load below capacity needs: its Poisson peaks cannot wait
+    /// for a permit, so the limit leaves room for [`PEAK_ROOM`] standard deviations of the
+    /// demand's concurrency (arrivals a second × min RT, the callers turned away counted), and
+    /// the resource's own queue takes the rare peak past its workers.
+    ///
+    /// Measured on each bucket that turned callers away, and kept through the buckets that
+    /// turned none away (the room is why they did not: held at the knee between refusals, 50
+    /// workers at 0.8 of their capacity lost 1–2 %). It stands over the steering's cuts: the
+    /// queue a peak leaves inside the resource is the only wait it can have (cut back to the
+    /// knee whenever a peak queued, the same load lost 0.6–0.7 %, now 0.3–0.4 %). Dropped
+    /// once a bucket is pinned, callers wait in the limiter, or the demand reaches the knee:
+    /// overloaded, the steering holds the knee as with a queue. (Room there let the limit
+    /// swing a step past it: 2–3 % of the goodput in `two_speeds_2x` and `heavy_tail_3x`,
+    /// where a queue timeout of 0.5–1 s against a slow mode's RT turns nearly every caller
+    /// away at once by its predicted wait.) Not applied during a probe, which holds the limit
+    /// down.
+    fn room_without_queue(&mut self, b: &Bucket, min_rt: Duration) -> Option<f64> {
+        if self.probe.is_some() {
+            return None;
+        }
+        let queued = b.waited > 0 && !b.turned_away_at_once();
+        if queued || b.pinned() {
+            self.room = None;
+        } else if b.turned_away_at_once() {
+            let arrivals =
+                (b.passes + b.drops + b.turned_away) as f64 / b.span.as_secs_f64().max(1e-9);
+            let demand = arrivals * min_rt.as_secs_f64();
+            self.room = (!self.knee.is_some_and(|knee| demand >= knee as f64))
+                .then(|| demand + PEAK_ROOM * demand.sqrt());
+        }
+        self.room
     }
 
     /// The probe's limit while it holds the limit down.
@@ -1677,7 +1783,13 @@ impl LimitAlgorithm for LittlesLaw {
     }
 
     fn on_demand(&mut self, blocked: u64) {
+        self.held_back = self.held_back.max(blocked);
         self.demand.on_demand(blocked);
+    }
+
+    fn on_turned_away(&mut self, turned_away: u64) {
+        self.turned_away = self.turned_away.max(turned_away);
+        self.demand.on_turned_away(turned_away);
     }
 
     fn on_sample(&mut self, s: &Sample) -> usize {
@@ -1690,8 +1802,11 @@ impl LimitAlgorithm for LittlesLaw {
         // dependency down), and as a drop one client sending such requests backed every
         // client's limit off to the minimum (review 26). Left out as an ignored one is. A
         // resource that sheds load fast because it queues shows the queue in its answers.
+        // But a resource that refuses at once what passes its own cap (a full service's `503`)
+        // fails that way only from its cap up: such failures teach the cap (`cap.rs`).
         if s.outcome == Outcome::Dropped && self.floor().is_some_and(|floor| s.latency < floor) {
-            return self.limit;
+            self.shed.add(s.end(), s.in_flight, true);
+            return self.capped(s.end());
         }
         let end = s.end();
         let mut at = *self.bucket_end.get_or_insert(end + self.span);
@@ -1705,6 +1820,8 @@ impl LimitAlgorithm for LittlesLaw {
                 }
             }
             self.bucket_end = Some(if end < at { at } else { end + self.span });
+            let interval = self.at_least_buckets(self.c.probe_interval, 50);
+            self.shed.judge(end, interval, interval);
         }
         // Pinned: it took the last permit of the limit in force when it started.
         let pinned = s.in_flight >= self.limit_at(s.start);
@@ -1742,6 +1859,8 @@ impl LimitAlgorithm for LittlesLaw {
         b.max_in_flight = b.max_in_flight.max(s.in_flight);
         match s.outcome {
             Outcome::Success => {
+                self.shed.add(end, s.in_flight, false);
+                let b = &mut self.current;
                 b.add(s.latency);
                 // Kept until the first queue only (the line test at it reads them).
                 if self.shared.is_none() && !self.knee_found && !self.restarted && !self.probed {
@@ -1764,7 +1883,7 @@ impl LimitAlgorithm for LittlesLaw {
             }
             Outcome::Ignored => {}
         }
-        self.limit
+        self.capped(end)
     }
 }
 

@@ -73,6 +73,10 @@ impl<A: LimitAlgorithm> LimitAlgorithm for Windowed<A> {
         self.inner.on_demand(blocked);
     }
 
+    fn on_turned_away(&mut self, turned_away: u64) {
+        self.inner.on_turned_away(turned_away);
+    }
+
     fn on_sample(&mut self, s: &Sample) -> usize {
         let s = &s.bounded();
         if s.outcome == Outcome::Ignored || s.latency < self.config.min_rtt {

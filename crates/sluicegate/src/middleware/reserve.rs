@@ -67,6 +67,9 @@ impl Reservation {
                 && let Some(adaptive) = adaptive
             {
                 adaptive.held_back();
+                if matches!(polled, Poll::Ready(Err(ref rejected)) if !rejected.is_closed()) {
+                    adaptive.turned_away();
+                }
             }
             match polled {
                 Poll::Pending => return Poll::Pending,

@@ -31,6 +31,10 @@ pub(super) struct Bucket {
     pub(super) at_limit: u64,
     /// A min-RT probe was under way: its pass rate understates the resource.
     pub(super) probed: bool,
+    /// Callers held back while it was open that were turned away without waiting, and those
+    /// that waited for a permit (the limiter's counts, taken as it closes).
+    pub(super) turned_away: u64,
+    pub(super) waited: u64,
 }
 
 impl Bucket {
@@ -99,6 +103,16 @@ impl Bucket {
     /// limits the pass rate.
     pub(super) fn pinned(&self) -> bool {
         self.pressed(0.9)
+    }
+
+    /// Callers were turned away at once, and fewer waited for a permit than half the answers:
+    /// the limiter has no queue (or one too small to hold a caller long), so the demand the
+    /// limit holds back leaves instead of waiting, and its requests, never started, cannot
+    /// show it by starting with every permit taken. (Overloaded with a queue, callers are
+    /// turned away at once too, when it is full or their wait would pass its timeout, but
+    /// nearly every answer is of a caller that waited.)
+    pub(super) fn turned_away_at_once(&self) -> bool {
+        self.turned_away > 0 && 2 * self.waited < self.passes + self.drops
     }
 
     /// At least `share` of the requests started with every permit taken.

@@ -93,6 +93,7 @@ const KEPT: usize = 4096;
 struct Mark {
     at: Nanos,
     blocked: u64,
+    turned_away: u64,
     answers: u64,
 }
 
@@ -127,8 +128,10 @@ pub(super) enum Verdict {
 /// The demand-led start's state.
 #[derive(Clone, Debug)]
 pub(super) struct DemandStart {
-    /// The limiter's running count of callers that found every permit taken.
+    /// The limiter's running count of callers that found every permit taken, and of those
+    /// turned away without waiting.
     blocked: u64,
+    turned_away: u64,
     /// Answers seen (successes and drops).
     answers: u64,
     phase: Phase,
@@ -169,6 +172,7 @@ impl DemandStart {
     pub(super) fn new(queue_target: f64, min: usize, max: usize) -> Self {
         DemandStart {
             blocked: 0,
+            turned_away: 0,
             answers: 0,
             phase: Phase::Watching,
             start: None,
@@ -200,6 +204,26 @@ impl DemandStart {
         self.blocked = self.blocked.max(blocked);
     }
 
+    /// The limiter's running count of callers turned away without waiting.
+    pub(super) fn on_turned_away(&mut self, turned_away: u64) {
+        self.turned_away = self.turned_away.max(turned_away);
+    }
+
+    /// The callers held back since `mark` as they count for the demand, `n` answers since:
+    /// with a queue in the limiter, those held back (each waits, then answers, so while the
+    /// limit is pinned they are the arrivals); without one (callers turned away at once, and
+    /// fewer waited than half the answers), the answers and those turned away, who left
+    /// without a trace in the answers.
+    fn held_since(&self, mark: &Mark, n: u64) -> f64 {
+        let held = self.blocked - mark.blocked;
+        let turned_away = (self.turned_away - mark.turned_away).min(held);
+        if turned_away > 0 && 2 * (held - turned_away) < n {
+            (n + turned_away) as f64
+        } else {
+            held as f64
+        }
+    }
+
     /// The 5th-percentile RT of the answers at the starting limit (unqueued, by the rank test).
     pub(super) fn floor(&self) -> Option<Duration> {
         let mut before: Vec<f64> = self.few.iter().chain(&self.more).copied().collect();
@@ -220,6 +244,7 @@ impl DemandStart {
         Mark {
             at,
             blocked: self.blocked,
+            turned_away: self.turned_away,
             answers: self.answers,
         }
     }
@@ -290,7 +315,7 @@ impl DemandStart {
         }
         // Held back a second × RT against answers a second × RT (the limit): compare the
         // counts themselves, each a Poisson count over the same time.
-        let held = (self.blocked - start.blocked) as f64;
+        let held = self.held_since(&start, n);
         if held - n as f64 <= FIRST_LEAP_SIGNIFICANCE * (held + n as f64).sqrt() || !self.clear() {
             return Verdict::Wait;
         }
@@ -359,7 +384,7 @@ impl DemandStart {
         if n < self.least {
             return Verdict::Wait;
         }
-        let held_back = (self.blocked - mark.blocked) as f64 / dt;
+        let held_back = self.held_since(&mark, n) / dt;
         // Callers still held back, on more than half the answers' count: demand reaches the
         // limit. Fewer, and the leap covered it.
         if held_back * 2.0 < rate {

@@ -229,6 +229,109 @@ fn littles_does_not_back_off_on_failures_faster_than_its_floor() {
     );
 }
 
+/// Feeds bucket `idx` with `n` answers of `rt_ms` whose permits out at their start run
+/// through `1..=spread` (a Poisson load's counts, roughly), then one fast failure (1 ms, under
+/// the 20 ms floor) for each count in `drops_at`.
+fn feed_capped(
+    l: &mut LittlesLaw,
+    idx: u64,
+    n: u64,
+    rt_ms: u64,
+    spread: usize,
+    drops_at: &[usize],
+) -> usize {
+    for i in 0..n {
+        let end = idx * 100 * MS + (i * 100 * MS) / n.max(1);
+        let start = Nanos::new(end - rt_ms * MS);
+        let in_flight = 1 + (i as usize * 7) % spread;
+        l.on_sample(&Sample::success(
+            start,
+            Duration::from_millis(rt_ms),
+            in_flight,
+        ));
+    }
+    let mut limit = l.limit();
+    for (k, &at) in drops_at.iter().enumerate() {
+        let end = idx * 100 * MS + 99 * MS - k as u64 * 1000;
+        limit = l.on_sample(&Sample {
+            start: Nanos::new(end - MS),
+            latency: Duration::from_millis(1),
+            in_flight: at,
+            outcome: Outcome::Dropped,
+        });
+    }
+    limit
+}
+
+/// A service that guards itself (review 28 finding 3: a connection cap, Tomcat's
+/// `maxConnections`) answers `503` at once to every request past its cap of 20: failures
+/// faster than the floor, which the rule above leaves out. Left out, the limit stays at twice
+/// the demand and lets the peaks through to be refused. They come only from 21 permits out
+/// up, where answers at fewer succeed: the limit is held at 20. Nothing passes 20 after
+/// that, so after a hold (the probe interval, 5 s) the cap lapses and the limit is free
+/// again; failures where it stood learn it again at once.
+#[test]
+fn littles_holds_the_limit_at_the_cap_a_service_enforces_with_fast_failures() {
+    let (mut l, mut clean) = (warmed(), warmed());
+    let mut capped_at = None;
+    for idx in 22..=30 {
+        feed_capped(&mut clean, idx, 100, 20, 20, &[]);
+        let limit = feed_capped(&mut l, idx, 100, 20, 20, &[21, 22, 23]);
+        if limit <= 20 && capped_at.is_none() {
+            capped_at = Some(idx);
+        }
+    }
+    assert!(clean.limit() > 30, "without failures {}", clean.limit());
+    // Six failures past 20 by bucket 23: the cap is learnt as it closes.
+    assert_eq!(capped_at, Some(24));
+    assert_eq!(l.limit(), 20);
+    // Demand beyond the cap: every request finds all 20 permits out, and none fails (none
+    // can pass 20). Held for 5 s from bucket 23's close, then free to grow.
+    let mut free_at = None;
+    for idx in 31..=90 {
+        let limit = feed(&mut l, idx, 100, 20, 20, Outcome::Success);
+        assert!(
+            limit <= 20 || free_at.is_some() || idx >= 72,
+            "bucket {idx}: {limit}"
+        );
+        if limit > 20 && free_at.is_none() {
+            free_at = Some(idx);
+        }
+    }
+    assert!(
+        free_at.is_some_and(|i| (72..=76).contains(&i)),
+        "lapsed at {free_at:?}"
+    );
+    // Two failures where it stood: learnt again at once.
+    let end = 91 * 100 * MS;
+    for in_flight in [21, 22] {
+        l.on_sample(&Sample {
+            start: Nanos::new(end - MS),
+            latency: Duration::from_millis(1),
+            in_flight,
+            outcome: Outcome::Dropped,
+        });
+    }
+    assert_eq!(feed(&mut l, 91, 1, 20, 20, Outcome::Success), 20);
+}
+
+/// Fast failures at every count of permits out (a path in maintenance: review 26) or in a
+/// share that rises with them (a service shared with other callers) but stays short of half
+/// the answers anywhere are no cap: the limit is the one the same answers give without them.
+#[test]
+fn littles_learns_no_cap_from_fast_failures_spread_over_the_permits_out() {
+    let (mut l, mut spread, mut clean) = (warmed(), warmed(), warmed());
+    for idx in 22..=80 {
+        let c = feed_capped(&mut clean, idx, 100, 20, 30, &[]);
+        // Five a bucket at 2, 8, 14, 20, 26 out; or six at 10–30, denser higher up (a third
+        // of the answers at 29 and 30 out).
+        let a = feed_capped(&mut l, idx, 100, 20, 30, &[2, 8, 14, 20, 26]);
+        let b = feed_capped(&mut spread, idx, 100, 20, 30, &[10, 18, 24, 27, 29, 30]);
+        assert_eq!(a, c, "bucket {idx}");
+        assert_eq!(b, c, "bucket {idx}");
+    }
+}
+
 /// The start's late answers (`few_slow_workers_3x`, 5 workers, a 5 s deadline): the requests
 /// that queued inside at the starting limit answer after their deadline for seconds after the
 /// limit has come down, and each bucket of them backed it off again (seed 17: 4 → 3 → 2 permits
@@ -267,22 +370,32 @@ fn littles_skips_ignored_samples() {
 proptest! {
     #[test]
     fn littles_limit_stays_within_min_and_max(
-        samples in prop::collection::vec((0u64..5_000, 1u64..2_000, 0u8..3), 1..400),
+        samples in prop::collection::vec(
+            (0u64..5_000, 1u64..2_000, 0u8..3, 1usize..120, 0u64..4, 0u64..4),
+            1..400,
+        ),
         min in 1usize..10,
         span in 0usize..100,
     ) {
         let max = min + span;
         let mut l = LittlesLaw::new(LittlesLawConfig { min, max, ..LittlesLawConfig::default() });
         let mut t = 0u64;
-        for (gap_us, rt_us, o) in samples {
+        // The limiter's running counts: callers held back and, of those (or, misused, more),
+        // turned away at once, as a pool with or without a queue tells them.
+        let (mut held, mut turned) = (0u64, 0u64);
+        for (gap_us, rt_us, o, in_flight, waited, turned_away) in samples {
             t += gap_us * 1000;
+            held += waited + turned_away;
+            turned += turned_away;
             let outcome = [Outcome::Success, Outcome::Dropped, Outcome::Ignored][o as usize];
             let s = Sample {
                 start: Nanos::new(t),
                 latency: Duration::from_micros(rt_us * 100),
-                in_flight: 3,
+                in_flight,
                 outcome,
             };
+            l.on_demand(held);
+            l.on_turned_away(turned);
             let limit = l.on_sample(&s);
             prop_assert!((min..=max).contains(&limit), "limit {} not in [{}, {}]", limit, min, max);
         }
