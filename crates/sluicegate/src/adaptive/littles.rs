@@ -1144,8 +1144,9 @@ impl LittlesLaw {
 
     /// The limit in front of requests that slow each other (the start's RTs rose on a line
     /// with the permits out): no queue to read in the low RTs, which rise with every permit.
-    /// Grows × `max_step` while nearly every request finds every permit taken, up to the
-    /// line's knee, and while the line still holds: the last buckets' mean RT no more than
+    /// Grows × `max_step` while nearly every request finds every permit taken (or, without a
+    /// queue in the limiter, callers were turned away), up to the line's knee, and while the
+    /// line still holds: the last buckets' mean RT no more than
     /// [`SAME_REGIME`]'s end over the line's at the limit (a slowdown that grows faster than
     /// a line — throughput that peaks and falls — or a queue on top of it: the limit holds).
     /// Backs off on drops.
@@ -1159,7 +1160,11 @@ impl LittlesLaw {
         if b.fresh_drops > 0 && self.dropping() {
             next = (base * self.c.backoff).floor() as usize;
             self.cool_until = now + self.at_least_buckets(self.c.cool_down, 10);
-        } else if now >= self.cool_until && b.pinned() && base < line.knee && on_line {
+        } else if now >= self.cool_until
+            && (b.pinned() || b.turned_away_at_once())
+            && base < line.knee
+            && on_line
+        {
             next = ((base * self.c.max_step).max(base + 1.0).min(line.knee)).round() as usize;
         }
         self.base = clamp(next, min, max);
