@@ -67,6 +67,16 @@ impl OpenPool {
         super::tests::exponential_us(&mut self.rng, self.mean_us) + 1
     }
 
+    /// Runs until `from_ms`, then until `to_ms`: the share of the arrivals in between turned
+    /// away (with [`no_queue`](Self::no_queue)).
+    fn turned_away_between(&mut self, l: &mut LittlesLaw, from_ms: u64, to_ms: u64) -> f64 {
+        self.run(l, from_ms, |_, _| {});
+        let (turned_away, arrivals) = (self.turned_away, self.next_arrival / self.gap_us);
+        self.run(l, to_ms, |_, _| {});
+        (self.turned_away - turned_away) as f64
+            / (self.next_arrival / self.gap_us - arrivals) as f64
+    }
+
     /// Runs until `to_ms`, calling `each` with the time (µs) after every answer.
     fn run(&mut self, l: &mut LittlesLaw, to_ms: u64, mut each: impl FnMut(u64, &LittlesLaw)) {
         while self.t < to_ms * 1000 {
@@ -424,11 +434,7 @@ fn littles_without_a_queue_grows_to_the_demand_it_turns_away() {
         let mut l = LittlesLaw::new(LittlesLawConfig::default());
         let mut pool = OpenPool::new(50, 50, per_second, seed);
         pool.no_queue = true;
-        pool.run(&mut l, 3_000, |_, _| {});
-        let (turned_away, arrivals) = (pool.turned_away, pool.next_arrival / pool.gap_us);
-        pool.run(&mut l, 20_000, |_, _| {});
-        let share = (pool.turned_away - turned_away) as f64
-            / (pool.next_arrival / pool.gap_us - arrivals) as f64;
+        let share = pool.turned_away_between(&mut l, 3_000, 20_000);
         assert!(
             share <= 0.005,
             "{per_second}/s, seed {seed}: {:.1} % turned away from 3 s on, limit {}",
@@ -451,11 +457,7 @@ fn littles_in_front_of_requests_that_slow_each_other_without_a_queue_grows_on_ca
         pool.sharing = 0.1;
         pool.uniform = true;
         pool.no_queue = true;
-        pool.run(&mut l, 3_000, |_, _| {});
-        let (turned_away, arrivals) = (pool.turned_away, pool.next_arrival / pool.gap_us);
-        pool.run(&mut l, 20_000, |_, _| {});
-        let share = (pool.turned_away - turned_away) as f64
-            / (pool.next_arrival / pool.gap_us - arrivals) as f64;
+        let share = pool.turned_away_between(&mut l, 3_000, 20_000);
         assert!(
             share <= 0.01,
             "seed {seed}: {:.1} % turned away from 3 s on, limit {}",
