@@ -21,6 +21,7 @@ files![
     "no_queue_0.5x",
     "no_queue_0.8x",
     "self_shedding_0.8x",
+    "random_drops_0.8x",
     // Overloaded, 5 to 2000 workers, 2 ms to 2 s of service.
     "overload_3x",
     "overload_10x",
@@ -42,6 +43,7 @@ files![
     "fast_failures_unseen",
     "no_queue_3x",
     "self_shedding_2x",
+    "random_drops_1.5x",
     // The upstream changes under load.
     "capacity_halves",
     "capacity_fifth",

@@ -4,6 +4,7 @@
 //! RT cannot drift.
 
 mod bucket;
+mod calm;
 mod cap;
 mod config;
 mod demand;
@@ -14,6 +15,7 @@ pub use config::LittlesLawConfig;
 use super::algorithm::{LimitAlgorithm, Outcome, Sample, clamp};
 use crate::clock::Nanos;
 use bucket::{Bucket, mean};
+use calm::CalmDrops;
 use cap::ShedCap;
 use demand::{DemandStart, Verdict};
 use start::StartTest;
@@ -253,7 +255,12 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
 /// - **Drops**: a bucket with drops, when the last buckets holding at least
 ///   `1 / drop_fraction` samples have `drop_fraction` drops, multiplies the limit by
-///   `backoff`; for `cool_down` after that the limit may fall but not rise.
+///   `backoff`; for `cool_down` after that the limit may fall but not rise. Counted against
+///   the share of drops the resource shows with no queue (a service that fails 5 % of
+///   requests at any load backs off only past 5 % + `drop_fraction`, by more than chance:
+///   `calm.rs`); a drop answered faster than the floor is left out (it may teach a cap the
+///   service enforces, `cap.rs`), and so is one sooner than the window's median answer: it
+///   was refused, not kept past a deadline, and a queue it waited in shows in the answers.
 /// - **No queue in the limiter** (`max_queue` 0: callers that find every permit taken are
 ///   turned away at once, [`LimitAlgorithm::on_turned_away`]): nobody waits, so no bucket is
 ///   pinned and the callers held back never outnumber the answers. The demand-led start
@@ -366,6 +373,11 @@ pub struct LittlesLaw {
     /// The cap a resource that sheds load at once when full enforces, learnt from its fast
     /// failures' permits out (its module says how): the limit is held at it.
     shed: ShedCap,
+    /// The drops of buckets in which the resource kept no queue: the share it fails anyway.
+    calm: CalmDrops,
+    /// The window's median RT as its last bucket closed ([`Self::mid_of_window`]): a drop
+    /// answered sooner was refused, not kept past a deadline.
+    recent_mid: Option<Duration>,
 }
 
 impl LittlesLaw {
@@ -420,6 +432,8 @@ impl LittlesLaw {
             shared: None,
             recent_answers: VecDeque::new(),
             shed: ShedCap::default(),
+            calm: CalmDrops::default(),
+            recent_mid: None,
         }
     }
 
@@ -529,10 +543,13 @@ impl LittlesLaw {
     }
 
     /// Mean of the median RTs of the window's buckets (those with enough answers for one).
-    fn recent_mid(&self) -> Option<Duration> {
-        let mids: Vec<Duration> = self.closed.iter().filter_map(Bucket::mid_rt).collect();
-        let n = u32::try_from(mids.len()).ok().filter(|&n| n > 0)?;
-        Some(mids.iter().sum::<Duration>() / n)
+    fn mid_of_window(&self) -> Option<Duration> {
+        let (sum, n) = self
+            .closed
+            .iter()
+            .filter_map(Bucket::mid_rt)
+            .fold((Duration::ZERO, 0u32), |(s, n), mid| (s + mid, n + 1));
+        (n > 0).then(|| sum / n)
     }
 
     /// The next bucket's length: at least `bucket`, at least the recent mean RT (a limit
@@ -582,6 +599,8 @@ impl LittlesLaw {
         if self.limit != before {
             self.log_limit(closed_at, before);
         }
+        self.note_calm(&b);
+        self.recent_mid = self.mid_of_window();
         self.span = self.next_span(&b);
         self.current.span = self.span;
         self.recent_limits.push_back(self.limit);
@@ -1088,7 +1107,7 @@ impl LittlesLaw {
         let measured = self.probed || self.measured_at_start;
         let inflated = (queueing || !measured)
             && self.since_probe >= self.c.pass_buckets
-            && match (self.probe_mid.filter(|_| measured), self.recent_mid()) {
+            && match (self.probe_mid.filter(|_| measured), self.mid_of_window()) {
                 (Some(unqueued), Some(mid)) => {
                     mid.as_secs_f64() > self.c.probe_trigger * unqueued.as_secs_f64()
                 }
@@ -1427,8 +1446,13 @@ impl LittlesLaw {
     /// over the fewest recent buckets that hold enough samples to resolve that fraction (100
     /// for 1 %): in a bucket of 60 answers one late answer is 1.7 %, and a heavy-tailed service
     /// whose own tail passes the deadline once in 2500 requests backed off every few seconds.
+    ///
+    /// Against the share of drops the resource shows with no queue ([`CalmDrops`]): a service
+    /// that fails 5 % of requests at any load backs off only when more fail, and the window
+    /// then holds more samples, enough to tell.
     fn dropping(&self) -> bool {
-        let enough = (1.0 / self.c.drop_fraction.max(1e-9)).ceil();
+        let fraction = self.c.drop_fraction;
+        let enough = self.calm.window(fraction).ceil();
         let (mut drops, mut samples) = (0u64, 0u64);
         for b in self.closed.iter().rev() {
             drops += b.fresh_drops;
@@ -1437,7 +1461,23 @@ impl LittlesLaw {
                 break;
             }
         }
-        samples > 0 && drops as f64 >= self.c.drop_fraction * samples as f64
+        self.calm.overload(drops, samples, fraction)
+    }
+
+    /// Counts `b`'s drops into the background share if the resource kept no queue of its own
+    /// in it (its low RT over the floor, × its pass rate, under the starting queue target) and
+    /// no probe was under way.
+    fn note_calm(&mut self, b: &Bucket) {
+        let Some(floor) = self.floor() else {
+            return;
+        };
+        let target = (self.c.queue_target * self.base as f64).max(MIN_QUEUE_TARGET);
+        let calm = !b.probed
+            && b.low_rt()
+                .is_some_and(|low| low.saturating_sub(floor).as_secs_f64() * b.rate() < target);
+        if calm {
+            self.calm.add(b.fresh_drops, b.passes + b.drops);
+        }
     }
 
     /// The limit in force at `t` (as far back as the log goes; before it, the oldest limit it
@@ -1883,8 +1923,14 @@ impl LimitAlgorithm for LittlesLaw {
                 }
             }
             Outcome::Dropped => {
+                // Answered sooner than most answers: refused, not kept past a deadline (a
+                // failure that is fast when the resource is calm comes back later than its
+                // floor once it queued behind others). It does not back off: a queue it
+                // waited in shows in the answers' RTs, and the steering reads it there.
+                let refused = self.recent_mid.is_some_and(|mid| s.latency < mid);
+                let b = &mut self.current;
                 b.drops += 1;
-                b.fresh_drops += u64::from(fresh);
+                b.fresh_drops += u64::from(fresh && !refused);
             }
             Outcome::Ignored => {}
         }

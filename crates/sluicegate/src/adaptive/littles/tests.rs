@@ -229,6 +229,80 @@ fn littles_does_not_back_off_on_failures_faster_than_its_floor() {
     );
 }
 
+/// A service that fails a share of requests whatever its load (a dependency down for some
+/// keys), with failures as slow as its answers: read as overload, 5 % of them backed the limit
+/// off every few buckets and turned away a third of a load it carried (`random_drops_0.8x`).
+/// The share shown while the resource kept no queue is its background; only more backs off.
+#[test]
+fn littles_does_not_back_off_on_the_share_of_failures_it_shows_unloaded() {
+    let (mut l, mut clean) = (warmed(), warmed());
+    for idx in 22..=40 {
+        feed(&mut clean, idx, 95, 20, IDLE, Outcome::Success);
+        feed(&mut l, idx, 95, 20, IDLE, Outcome::Success);
+        feed(&mut l, idx, 5, 20, IDLE, Outcome::Dropped);
+    }
+    // The first buckets of failures back off (nothing tells them from overload yet); once
+    // their share is known, the limit is back with the clean one and stays there.
+    for idx in 41..=120 {
+        feed(&mut clean, idx, 95, 20, IDLE, Outcome::Success);
+        feed(&mut l, idx, 95, 20, IDLE, Outcome::Success);
+        feed(&mut l, idx, 5, 20, IDLE, Outcome::Dropped);
+        assert_eq!(l.limit(), clean.limit(), "bucket {idx}");
+    }
+    // Half the answers failing at once is more than the background and its noise: it backs
+    // off. (Calm buckets join the background after they are judged: it follows a new share
+    // within a thousand answers.)
+    feed(&mut clean, 121, 50, 20, IDLE, Outcome::Success);
+    feed(&mut l, 121, 50, 20, IDLE, Outcome::Success);
+    feed(&mut l, 121, 50, 20, IDLE, Outcome::Dropped);
+    feed(&mut clean, 122, 1, 20, IDLE, Outcome::Success);
+    feed(&mut l, 122, 1, 20, IDLE, Outcome::Success);
+    assert!(
+        l.limit() < clean.limit(),
+        "{} vs {}",
+        l.limit(),
+        clean.limit()
+    );
+}
+
+/// A failure answered sooner than most answers (above the floor, under their median) was
+/// refused, not kept past a deadline: queued behind others, failures that are fast when the
+/// resource is calm come back later than its floor, and 5 % of them at 2 % of the service
+/// time backed off a service at 1.5× to 0.94 of its capacity (`random_drops_1.5x`, 0.97
+/// since). They do not back off (a queue they waited in shows in the answers); a late one
+/// (past the median) does, as before.
+#[test]
+fn littles_reads_failures_sooner_than_most_answers_as_refusals_not_overload() {
+    let (mut l, mut clean) = (warmed(), warmed());
+    let two_speeds = |l: &mut LittlesLaw, idx: u64| {
+        feed(l, idx, 30, 20, IDLE, Outcome::Success);
+        feed(l, idx, 70, 60, IDLE, Outcome::Success);
+    };
+    for idx in 22..=30 {
+        two_speeds(&mut clean, idx);
+        two_speeds(&mut l, idx);
+    }
+    for idx in 31..=40 {
+        two_speeds(&mut clean, idx);
+        two_speeds(&mut l, idx);
+        // Over the 20 ms floor, under the 60 ms median.
+        feed(&mut l, idx, 5, 40, IDLE, Outcome::Dropped);
+        assert_eq!(l.limit(), clean.limit(), "bucket {idx}");
+    }
+    // Past the median, the same failures back off.
+    two_speeds(&mut clean, 41);
+    two_speeds(&mut l, 41);
+    feed(&mut l, 41, 5, 90, IDLE, Outcome::Dropped);
+    two_speeds(&mut clean, 42);
+    two_speeds(&mut l, 42);
+    assert!(
+        l.limit() < clean.limit(),
+        "{} vs {}",
+        l.limit(),
+        clean.limit()
+    );
+}
+
 /// Feeds bucket `idx` with `n` answers of `rt_ms` whose permits out at their start run
 /// through `1..=spread` (a Poisson load's counts, roughly), then one fast failure (1 ms, under
 /// the 20 ms floor) for each count in `drops_at`.

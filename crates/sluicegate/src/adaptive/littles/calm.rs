@@ -1,0 +1,129 @@
+//! The failure share the resource shows when it is not loaded: the background against which
+//! drops are read as overload.
+//!
+//! A drop backs the limit off because overload makes failures (answers past the client's
+//! deadline, a queue that sheds). But some services fail a share of requests whatever their
+//! load — a dependency down for some keys, a flaky path — and answer those failures with a
+//! latency like their successes' (faster than the unqueued answers they are left out
+//! already: `littles.rs`, `on_sample`). Read as overload, 5 % of requests failing at 2 % of
+//! their service time backed the limit off every few buckets and turned away a third of a
+//! load the service carried (`random_drops_0.8x`). So the buckets in which the resource kept
+//! no queue of its own (calm ones, probes left out) give the share of drops it shows anyway,
+//! and only drops beyond that share, by more than chance explains, are overload.
+
+use std::collections::VecDeque;
+
+/// Samples of calm buckets remembered, at most (the newest whole buckets): the background
+/// share to within ±0.7 % at a share of 5 % (one standard error), and a new background is
+/// learnt within this many calm answers.
+const MEMORY: u64 = 1000;
+
+/// Calm drops needed before their share counts: fewer are chance (two late answers in a
+/// thousand said the next two were background, and a back-off that should have come did not).
+const LEAST_DROPS: u64 = 5;
+
+/// Standard errors (Poisson) of the background by which the drops of the window judged must
+/// exceed it, on top of the drop fraction: one-sided, a back-off on chance alone about once
+/// in 700 judgements.
+pub(super) const SIGNIFICANCE: f64 = 3.0;
+
+/// The drops and samples of the recent calm buckets.
+#[derive(Clone, Debug, Default)]
+pub(super) struct CalmDrops {
+    /// `(drops, samples)` of each calm bucket remembered, oldest first.
+    buckets: VecDeque<(u64, u64)>,
+    drops: u64,
+    samples: u64,
+}
+
+impl CalmDrops {
+    /// A calm bucket's drops and samples (passes and drops).
+    pub(super) fn add(&mut self, drops: u64, samples: u64) {
+        if samples == 0 {
+            return;
+        }
+        self.buckets.push_back((drops, samples));
+        self.drops += drops;
+        self.samples += samples;
+        while self.samples - self.buckets.front().map_or(0, |&(_, n)| n) >= MEMORY {
+            let (d, n) = self.buckets.pop_front().expect("front seen above");
+            self.drops -= d;
+            self.samples -= n;
+        }
+    }
+
+    /// The share of calm samples that were drops (0 with fewer than [`LEAST_DROPS`]).
+    pub(super) fn share(&self) -> f64 {
+        if self.drops < LEAST_DROPS {
+            0.0
+        } else {
+            self.drops as f64 / self.samples as f64
+        }
+    }
+
+    /// Whether `drops` of `samples` are overload: at least `fraction` of them beyond the
+    /// background share, and more than [`SIGNIFICANCE`] standard errors of it beyond. With
+    /// no background, `fraction` of them, as before there was one.
+    pub(super) fn overload(&self, drops: u64, samples: u64, fraction: f64) -> bool {
+        if samples == 0 {
+            return false;
+        }
+        let (n, p) = (samples as f64, self.share());
+        drops as f64 >= n * (p + fraction) + SIGNIFICANCE * (n * p).sqrt()
+    }
+
+    /// The samples the window judged should hold to resolve `fraction` beyond the background:
+    /// `1 ÷ fraction` with none, more as it grows (its noise then hides a small excess).
+    pub(super) fn window(&self, fraction: f64) -> f64 {
+        (1.0 + self.share() / fraction) / fraction
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_background_one_drop_in_a_hundred_is_overload() {
+        let calm = CalmDrops::default();
+        assert!(calm.overload(1, 100, 0.01));
+        assert!(!calm.overload(0, 100, 0.01));
+        assert_eq!(calm.window(0.01), 100.0);
+    }
+
+    #[test]
+    fn a_steady_background_share_is_not_overload_but_a_rise_over_it_is() {
+        let mut calm = CalmDrops::default();
+        for _ in 0..20 {
+            calm.add(5, 100); // 5 % fail whatever the load
+        }
+        assert!((calm.share() - 0.05).abs() < 1e-9);
+        let n = calm.window(0.01); // 600 samples
+        assert_eq!(n, 600.0);
+        // The background itself, and a chance excess of two standard errors: not overload.
+        assert!(!calm.overload(30, 600, 0.01));
+        assert!(!calm.overload(30 + 11, 600, 0.01));
+        // A tenth of the answers failing: overload.
+        assert!(calm.overload(60, 600, 0.01));
+    }
+
+    #[test]
+    fn it_remembers_only_the_newest_calm_samples() {
+        let mut calm = CalmDrops::default();
+        for _ in 0..20 {
+            calm.add(10, 100);
+        }
+        for _ in 0..10 {
+            calm.add(0, 100);
+        }
+        // The last 1000 samples are the ten clean buckets: the old failures are forgotten.
+        assert_eq!(calm.share(), 0.0);
+        calm.add(0, 0);
+        assert_eq!(calm.share(), 0.0);
+        // Four drops in a thousand are chance; five are a share.
+        calm.add(4, 100);
+        assert_eq!(calm.share(), 0.0);
+        calm.add(1, 100);
+        assert!((calm.share() - 0.005).abs() < 1e-9);
+    }
+}
