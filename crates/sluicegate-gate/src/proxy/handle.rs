@@ -299,3 +299,98 @@ fn ends_with_the_connection(mut response: Response<GateBody>) -> Response<GateBo
     );
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config;
+    use crate::pool::Limit;
+    use tokio::net::{TcpListener, TcpStream};
+
+    /// A gate with one adaptive pool `api` of 2 permits (its upstream never called) and
+    /// `max_queue` places in its queue.
+    async fn gate(max_queue: usize) -> Arc<Gate> {
+        let text = format!(
+            "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\nmax_queue = {max_queue}\n\
+             queue_timeout = \"1h\"\npredictive = false\n[pools.adaptive]\ninitial = 2\nmin = 1\n\
+             max = 10\n\n[[routes]]\npool = \"api\"\n"
+        );
+        Arc::new(
+            Gate::new(config::parse(&text, "adaptive.toml").unwrap(), None)
+                .await
+                .unwrap(),
+        )
+    }
+
+    /// A client connection on loopback, kept open.
+    async fn conn() -> (Conn, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (accepted, peer) = listener.accept().await.unwrap();
+        let (conn, _hyper_side) = Conn::new(accepted, peer).unwrap();
+        (conn, client)
+    }
+
+    /// Both permits of `pool`, held as running requests hold them.
+    async fn fill(pool: &Pool, conn: &Conn) -> Vec<Held> {
+        let mut running = Vec::new();
+        for _ in 0..2 {
+            running.push(admit(pool, conn).await.expect("a free permit"));
+        }
+        running
+    }
+
+    fn counts(pool: &Pool) -> (u64, u64) {
+        match &pool.limit {
+            Limit::Adaptive(a, _) => a.held_back_counts(),
+            other => panic!("not adaptive: {other:?}"),
+        }
+    }
+
+    /// The adaptive limit learns the demand it holds back from the pool's admission: a request
+    /// turned away at its first try (no queue) is held back *and* turned away — without a
+    /// queue these are the only demand above the limit it can see (review 28: the limit
+    /// stayed at `initial`, 29–53 % turned away under capacity); one that waits is held back
+    /// only; one refused by a closed pool is neither turned away nor a sign of demand the
+    /// upstream could serve.
+    #[tokio::test]
+    async fn admission_tells_the_adaptive_limit_who_was_held_back_and_turned_away() {
+        let (conn, _client) = conn().await;
+
+        let no_queue = gate(0).await;
+        let pool = no_queue.state().pool("api").unwrap().clone();
+        let running = fill(&pool, &conn).await;
+        assert_eq!(counts(&pool), (0, 0), "free permits hold nobody back");
+        for turned in 1..=3 {
+            assert!(admit(&pool, &conn).await.is_err(), "no queue: turned away");
+            assert_eq!(counts(&pool), (turned, turned));
+        }
+        no_queue.set_open("api", false).unwrap();
+        assert!(admit(&pool, &conn).await.is_err(), "closed");
+        assert_eq!(
+            counts(&pool),
+            (4, 3),
+            "a closed pool's refusal is no demand turned away"
+        );
+        drop(running);
+
+        let queued = gate(4).await;
+        let pool = queued.state().pool("api").unwrap().clone();
+        let mut running = fill(&pool, &conn).await;
+        let mut waiting = Box::pin(admit(&pool, &conn));
+        assert!(
+            poll_immediate(waiting.as_mut()).await.is_none(),
+            "no permit free"
+        );
+        assert_eq!(counts(&pool), (1, 0), "waiting: held back, not turned away");
+        running
+            .pop()
+            .unwrap()
+            .finish(sluicegate::adaptive::Outcome::Success);
+        let started = waiting.await;
+        assert!(started.is_ok(), "its turn came");
+        assert_eq!(counts(&pool), (1, 0));
+    }
+}

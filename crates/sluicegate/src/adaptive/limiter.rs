@@ -157,6 +157,16 @@ impl AdaptiveLimiter {
         self.shared.turned_away.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The callers held back so far ([`held_back`](Self::held_back), and those `acquire`
+    /// counted itself) and, of them, those turned away without waiting
+    /// ([`turned_away`](Self::turned_away)): the totals the algorithm is told.
+    pub fn held_back_counts(&self) -> (u64, u64) {
+        (
+            self.shared.blocked.load(Ordering::Relaxed),
+            self.shared.turned_away.load(Ordering::Relaxed),
+        )
+    }
+
     /// The current limit.
     pub fn limit(&self) -> usize {
         self.limiter.max()
