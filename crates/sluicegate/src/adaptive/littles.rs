@@ -1562,12 +1562,20 @@ impl LittlesLaw {
         self.last_probe = (now, window);
         let earliest = now + short_rt.map_or(shortest, |rt| rt * 3).min(span);
         // The blind probe before, at this depth (its censoring is the depth's), lends its
-        // answers; a shallow probe or a check measures something else.
+        // answers; a shallow probe or a check measures something else, and leaves them to the
+        // next probe at the depth (taken and dropped, a 3× slower service's first full probe,
+        // blind by a few answers, lent none to its second across the shallow one between, and
+        // the regime went unmeasured until a third: `latency_spike` seed 1, 7 s).
         let limit = clamp(limit, self.c.min, self.c.max);
-        let pool = self.blind_answers.take().filter(|(depth, _)| {
+        let usable = self.blind_answers.as_ref().is_some_and(|(depth, _)| {
             let r = limit as f64 / (*depth).max(1) as f64;
             !shallow && SAME_REGIME.contains(&r)
         });
+        let pool = if usable {
+            self.blind_answers.take()
+        } else {
+            None
+        };
         let carried = pool.as_ref().map_or(0, |(_, b)| b.passes);
         self.probe = Some(Probe {
             rate,

@@ -933,6 +933,31 @@ fn littles_blind_probe_lends_its_answers_to_the_next_at_its_depth() {
     assert_eq!(probes, 2, "{starts:?} {measured_at:?}");
 }
 
+/// A shallow probe cannot use a blind probe's answers (its depth censors them otherwise) and
+/// took them anyway, dropping them: in front of a service that became 3× slower the first
+/// full-depth probe went blind by five answers, a shallow one followed, and the next full one
+/// had to gather its fifty alone, blind again (`latency_spike` seed 1: the new regime measured
+/// at 27.2 s for a change at 20 s; 24.4 s with the answers lent across).
+#[test]
+fn littles_shallow_probe_leaves_a_blind_probes_answers_to_the_next_at_its_depth() {
+    let mut l = warmed();
+    let mut answers = Bucket::new(Duration::from_millis(400));
+    for _ in 0..45 {
+        answers.add(Duration::from_millis(150));
+    }
+    l.blind_answers = Some((25, answers));
+    let rt = Some(Duration::from_millis(130));
+    l.start_probe(Nanos::new(23_400 * MS), rt, 30, true);
+    assert_eq!(l.probe.map(|p| p.carried), Some(0), "shallow: nothing lent");
+    l.probe = None;
+    l.start_probe(Nanos::new(26_000 * MS), rt, 24, false);
+    assert_eq!(
+        l.probe.map(|p| p.carried),
+        Some(45),
+        "full depth: the blind probe's answers"
+    );
+}
+
 /// Pins early probes on a mean RT that no probe can measure (`heavy_tail_3x`, `two_speeds_2x`):
 /// a probe follows the requests it admitted for about one probe length, so the slow answers of
 /// a two-speed service (10 % take 500 ms) fall outside it and its mean RT is the fast mode's;
