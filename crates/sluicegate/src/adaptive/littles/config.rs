@@ -50,7 +50,10 @@ pub struct LittlesLawConfig {
     /// unqueued ones.
     pub probe_gain: f64,
     /// Drops, as a fraction of the samples of the last buckets holding at least
-    /// `1 / drop_fraction` of them, that trigger a back-off (0.01).
+    /// `1 / drop_fraction` of them, that trigger a back-off (0.01): beyond the share of drops
+    /// the resource shows while it keeps no queue, and by more than chance (the buckets then
+    /// hold more samples). Drops answered sooner than most answers are refusals and not
+    /// counted.
     pub drop_fraction: f64,
     /// Factor on the limit on a back-off (0.9); also the largest step down a bucket.
     pub backoff: f64,
