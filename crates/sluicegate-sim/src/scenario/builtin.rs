@@ -51,6 +51,7 @@ files![
     "network_delay_spike",
     "self_shedding_grows",
     "self_shedding_shrinks",
+    "maintenance_0.8x",
     // For --threads (real time); in virtual time like any other.
     "threaded_overload",
 ];

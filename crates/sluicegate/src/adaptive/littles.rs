@@ -65,6 +65,8 @@ struct Probe {
 
 /// Buckets the queue estimate (and the recent RT) is taken over.
 const RT_BUCKETS: usize = 3;
+/// Buckets a back-off's cool-down lasts at least.
+const COOL_BUCKETS: u64 = 10;
 
 /// Buckets of data before a saturated warm-up trusts its mean RT.
 const WARM_BUCKETS: u64 = 3;
@@ -311,6 +313,8 @@ pub struct LittlesLaw {
     last_probe: (Nanos, f64),
     closed_total: u64,
     cool_until: Nanos,
+    /// The cool-down also lasts until this many buckets have closed ([`Self::cooling`]).
+    cool_buckets: u64,
     /// The pass rate last measured while the resource queued: its capacity, remembered
     /// through quiet spells so a burst finds the limit already there.
     capacity: f64,
@@ -407,6 +411,7 @@ impl LittlesLaw {
             last_probe: (Nanos::ZERO, 0.0),
             closed_total: 0,
             cool_until: Nanos::ZERO,
+            cool_buckets: 0,
             capacity: 0.0,
             served_most: (0.0, Duration::ZERO),
             recent_limits: VecDeque::new(),
@@ -457,6 +462,21 @@ impl LittlesLaw {
 
     /// `d` stretched to `buckets` of the current span, if that is longer: time constants
     /// given in seconds still hold for a resource whose every answer takes seconds.
+    /// Starts the cool-down after a back-off: `cool_down`, and at least [`COOL_BUCKETS`]
+    /// buckets closed — counted as they close, not as time from the present bucket's length:
+    /// a back-off in the long buckets of a stall (a few successes a second while a service
+    /// fails nearly every request: each bucket waits for `min_samples` of them, up to a
+    /// minute) held the limit down for minutes after the service recovered.
+    fn cool_down_from(&mut self, now: Nanos) {
+        self.cool_until = now + self.c.cool_down;
+        self.cool_buckets = self.closed_total + COOL_BUCKETS;
+    }
+
+    /// Whether a back-off's cool-down holds the limit from rising.
+    fn cooling(&self, now: Nanos) -> bool {
+        now < self.cool_until || self.closed_total < self.cool_buckets
+    }
+
     fn at_least_buckets(&self, d: Duration, buckets: u32) -> Duration {
         d.max(self.span * buckets)
     }
@@ -1065,8 +1085,8 @@ impl LittlesLaw {
         }
         if b.fresh_drops > 0 && self.dropping() {
             next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
-            self.cool_until = now + self.at_least_buckets(self.c.cool_down, 10);
-        } else if now < self.cool_until {
+            self.cool_down_from(now);
+        } else if self.cooling(now) {
             next = next.min(self.base);
         }
         self.base = clamp(next, min, max);
@@ -1178,8 +1198,8 @@ impl LittlesLaw {
             .is_some_and(|rt| rt.as_secs_f64() <= *SAME_REGIME.end() * line.rt(base));
         if b.fresh_drops > 0 && self.dropping() {
             next = (base * self.c.backoff).floor() as usize;
-            self.cool_until = now + self.at_least_buckets(self.c.cool_down, 10);
-        } else if now >= self.cool_until
+            self.cool_down_from(now);
+        } else if !self.cooling(now)
             && (b.pinned() || b.turned_away_at_once())
             && base < line.knee
             && on_line

@@ -229,6 +229,44 @@ fn littles_does_not_back_off_on_failures_faster_than_its_floor() {
     );
 }
 
+/// A back-off's cool-down lasts 1 s and ten buckets — counted as they close. It was ten
+/// times the length of the bucket it began in: in a stall (a service failing nearly every
+/// request, a few successes a second) each bucket waits seconds for its `min_samples`
+/// successes, and a back-off there held the limit down for minutes after the service
+/// recovered (a maintenance window at 0.8×: 25 % turned away for the 20 s after it, seed 2).
+#[test]
+fn littles_cool_down_after_a_back_off_in_long_buckets_ends_with_ten_short_ones() {
+    let (mut l, mut clean) = (warmed(), warmed());
+    let at = |l: &mut LittlesLaw, end_ms: u64, rt_ms: u64, outcome: Outcome| {
+        l.on_sample(&Sample {
+            start: Nanos::new((end_ms - rt_ms) * MS),
+            latency: Duration::from_millis(rt_ms),
+            in_flight: IDLE,
+            outcome,
+        });
+    };
+    // A stall: two answers a second for 20 s, so the buckets last 5 s; `l` sees drops in it
+    // and backs off.
+    let mut backed_off = false;
+    for k in 0..40 {
+        let t = 2_200 + k * 500;
+        at(&mut l, t, 20, Outcome::Success);
+        at(&mut clean, t, 20, Outcome::Success);
+        if (30..33).contains(&k) {
+            at(&mut l, t + 10, 20, Outcome::Dropped);
+        }
+        backed_off |= l.limit() < clean.limit();
+    }
+    // The service is back: 1000 answers a second, 100 ms buckets, for 10 s.
+    for idx in 220..=320 {
+        feed(&mut l, idx, 100, 20, IDLE, Outcome::Success);
+        feed(&mut clean, idx, 100, 20, IDLE, Outcome::Success);
+        backed_off |= l.limit() < clean.limit();
+    }
+    assert!(backed_off, "the drop backed off");
+    assert_eq!(l.limit(), clean.limit(), "limit held down after the stall");
+}
+
 /// A service that fails a share of requests whatever its load (a dependency down for some
 /// keys), with failures as slow as its answers: read as overload, 5 % of them backed the limit
 /// off every few buckets and turned away a third of a load it carried (`random_drops_0.8x`).
