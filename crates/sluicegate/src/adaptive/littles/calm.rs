@@ -8,8 +8,19 @@
 //! already: `littles.rs`, `on_sample`). Read as overload, 5 % of requests failing at 2 % of
 //! their service time backed the limit off every few buckets and turned away a third of a
 //! load the service carried (`random_drops_0.8x`). So the buckets in which the resource kept
-//! no queue of its own (calm ones, probes left out) give the share of drops it shows anyway,
-//! and only drops beyond that share, by more than chance explains, are overload.
+//! no queue of its own beyond the queue target (calm ones, probes left out) give the share of
+//! drops it shows anyway, and only drops beyond that share, by more than chance explains, are
+//! overload.
+//!
+//! Calm is "no queue beyond the target", not "unloaded": at the steering's set point in
+//! overload most buckets are calm, and drops there join the background (review 30b: late
+//! answers past a deadline shorter than the queueing delay, a service's own `503`s that come
+//! later than the floor). A rule that took calm to need unpinned buckets lost the change
+//! altogether (failures at any load at 1.5×: 0.97 → 0.08 of capacity): in overload nearly
+//! every bucket is pinned, and the background was never learnt. What keeps true overload in
+//! view is the queue: drops that overload causes come with one, in buckets that are not calm.
+//! Before a probe the floor is the least of the buckets' low RTs, and the bucket that set it
+//! reads calm however queued it is: hence [`LEAST_SAMPLES`].
 
 use std::collections::VecDeque;
 
@@ -21,6 +32,12 @@ const MEMORY: u64 = 1000;
 /// Calm drops needed before their share counts: fewer are chance (two late answers in a
 /// thousand said the next two were background, and a back-off that should have come did not).
 const LEAST_DROPS: u64 = 5;
+
+/// Calm samples needed before their share counts: a background of a few dozen samples is no
+/// share (before a probe, the bucket whose low RT set the floor reads calm queued or not: in
+/// front of 5 workers of 500 ms, 36 late answers of 67 in two such buckets made a background
+/// of 54 %, and the back-off after the workers fell to 2 waited 35 s; review30b).
+const LEAST_SAMPLES: u64 = 200;
 
 /// Standard errors (Poisson) of the background by which the drops of the window judged must
 /// exceed it, on top of the drop fraction: one-sided, a back-off on chance alone about once
@@ -52,9 +69,10 @@ impl CalmDrops {
         }
     }
 
-    /// The share of calm samples that were drops (0 with fewer than [`LEAST_DROPS`]).
+    /// The share of calm samples that were drops (0 with fewer than [`LEAST_DROPS`] drops or
+    /// [`LEAST_SAMPLES`] samples).
     pub(super) fn share(&self) -> f64 {
-        if self.drops < LEAST_DROPS {
+        if self.drops < LEAST_DROPS || self.samples < LEAST_SAMPLES {
             0.0
         } else {
             self.drops as f64 / self.samples as f64
@@ -125,5 +143,18 @@ mod tests {
         assert_eq!(calm.share(), 0.0);
         calm.add(1, 100);
         assert!((calm.share() - 0.005).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_few_dozen_calm_samples_are_no_share() {
+        // Review 30b: before a probe, two queued buckets of 67 answers, 36 of them late, read
+        // calm and made a background of 54 %; the back-off a fall in capacity called for then
+        // waited 35 s.
+        let mut calm = CalmDrops::default();
+        calm.add(36, 67);
+        assert_eq!(calm.share(), 0.0);
+        assert!(calm.overload(36, 67, 0.01));
+        calm.add(60, 140);
+        assert!((calm.share() - 96.0 / 207.0).abs() < 1e-9);
     }
 }
