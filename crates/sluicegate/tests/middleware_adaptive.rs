@@ -185,6 +185,24 @@ async fn callers_turned_away_without_waiting_are_counted_apart_for_the_algorithm
     assert_eq!(*turned_away.lock().unwrap(), vec![0, 0]);
 }
 
+/// Review 30: a closed limiter's refusals are no demand the resource could serve. Counted as
+/// held back (not turned away), they read to a Little's-law limit as callers that waited.
+#[tokio::test(start_paused = true)]
+async fn a_closed_limiters_refusals_are_not_counted_as_demand() {
+    let (adaptive, held, turned_away) = recorded_with_queue(0);
+    let first = adaptive.acquire().await.unwrap();
+    adaptive.limiter().close();
+    assert!(adaptive.acquire().await.is_err(), "closed");
+    let layer = ConcurrencyLimitLayer::adaptive(adaptive.clone());
+    let (mut service, _handle) = mock::spawn_layer::<u32, u32, _>(layer);
+    assert_ready_ok!(service.poll_ready(), "ready, with the rejection to answer");
+    assert!(service.call(1).await.is_err());
+    first.success();
+    assert_eq!(*held.lock().unwrap(), vec![0]);
+    assert_eq!(*turned_away.lock().unwrap(), vec![0]);
+    assert_eq!(adaptive.held_back_counts(), (0, 0));
+}
+
 #[tokio::test(start_paused = true)]
 async fn callers_acquire_finds_every_permit_taken_are_counted_for_the_algorithm() {
     let (adaptive, seen) = recorded();

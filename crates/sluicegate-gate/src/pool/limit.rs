@@ -7,7 +7,7 @@ use sluicegate::adaptive::{
     AdaptiveLimiter, AdaptivePermit, Aimd, AimdConfig, Gradient2, Gradient2Config, LittlesLaw,
     LittlesLawConfig, Outcome, Vegas, VegasConfig,
 };
-use sluicegate::concurrency::{ConcurrencyLimiter, OwnedPermit, QueueOrder};
+use sluicegate::concurrency::{ConcurrencyLimiter, OwnedPermit, QueueOrder, Rejected};
 
 use sluicegate_redis::GlobalPermit;
 
@@ -123,20 +123,15 @@ impl Limit {
         }
     }
 
-    /// A request found no slot free at its first try (it waits or is turned away): an adaptive
-    /// limit counts it as demand held back (a Little's-law start leaps to it); others ignore it.
-    pub fn held_back(&self) {
+    /// A request found no slot free at its first try: it waits (`None`) or was refused at
+    /// once (`Some`). An adaptive limit counts it as demand held back (a Little's-law start
+    /// leaps to it) and, refused, as turned away — without a queue, the only demand above the
+    /// limit it can see — unless the pool is closed
+    /// ([`AdaptiveLimiter::first_try_failed`](sluicegate::adaptive::AdaptiveLimiter::first_try_failed));
+    /// others ignore it.
+    pub fn first_try_failed(&self, refused: Option<&Rejected>) {
         if let Limit::Adaptive(a, _) = self {
-            a.held_back();
-        }
-    }
-
-    /// A request turned away at its first try, without waiting (no queue, the queue full, its
-    /// wait predicted past the timeout), besides [`held_back`](Self::held_back): without a
-    /// queue, the only demand above the limit an adaptive limit can see.
-    pub fn turned_away(&self) {
-        if let Limit::Adaptive(a, _) = self {
-            a.turned_away();
+            a.first_try_failed(refused);
         }
     }
 

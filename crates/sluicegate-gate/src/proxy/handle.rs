@@ -198,14 +198,11 @@ pub(super) async fn admit(pool: &Pool, conn: &Conn) -> Result<Held, Response<Gat
     let result = match poll_immediate(acquire.as_mut()).await {
         Some(Ok(permit)) => Ok(permit),
         Some(Err(rejected)) => {
-            pool.limit.held_back();
-            if !rejected.is_closed() {
-                pool.limit.turned_away();
-            }
+            pool.limit.first_try_failed(Some(&rejected));
             Err(rejected)
         }
         None => {
-            pool.limit.held_back();
+            pool.limit.first_try_failed(None);
             let start = Instant::now();
             let r = tokio::select! {
                 biased;
@@ -353,8 +350,8 @@ mod tests {
     /// turned away at its first try (no queue) is held back *and* turned away — without a
     /// queue these are the only demand above the limit it can see (review 28: the limit
     /// stayed at `initial`, 29–53 % turned away under capacity); one that waits is held back
-    /// only; one refused by a closed pool is neither turned away nor a sign of demand the
-    /// upstream could serve.
+    /// only; one refused by a closed pool is neither (review 30: held back, it read as a
+    /// caller that waited).
     #[tokio::test]
     async fn admission_tells_the_adaptive_limit_who_was_held_back_and_turned_away() {
         let (conn, _client) = conn().await;
@@ -371,8 +368,8 @@ mod tests {
         assert!(admit(&pool, &conn).await.is_err(), "closed");
         assert_eq!(
             counts(&pool),
-            (4, 3),
-            "a closed pool's refusal is no demand turned away"
+            (3, 3),
+            "a closed pool's refusal is no demand"
         );
         drop(running);
 

@@ -136,9 +136,10 @@ impl AdaptiveLimiter {
     /// away): the demand the limit holds back, which the algorithm reads through
     /// [`LimitAlgorithm::on_demand`]. [`acquire`](Self::acquire) counts its own callers; a
     /// path that acquires from [`limiter`](Self::limiter) and [`wrap`](Self::wrap)s the permit
-    /// itself (the tower layers, the gate's pools) calls this when its first try found no
-    /// permit, or the algorithm never sees the demand (a Little's-law start then grows by
-    /// its slow start alone).
+    /// itself (the tower layers, the gate's pools) calls
+    /// [`first_try_failed`](Self::first_try_failed) when its first try found no permit, or the
+    /// algorithm never sees the demand (a Little's-law start then grows by its slow start
+    /// alone).
     #[inline]
     pub fn held_back(&self) {
         self.shared.blocked.fetch_add(1, Ordering::Relaxed);
@@ -150,8 +151,8 @@ impl AdaptiveLimiter {
     /// (`max_queue` 0) these are the only callers held back, and a Little's-law limit that is
     /// not told of them cannot grow past its starting limit under a load below capacity.
     /// [`acquire`](Self::acquire) counts its own callers; a path that acquires from
-    /// [`limiter`](Self::limiter) calls this when its first try was rejected (a
-    /// [`Rejected`] other than [`Rejected::Closed`]).
+    /// [`limiter`](Self::limiter) counts them through
+    /// [`first_try_failed`](Self::first_try_failed).
     #[inline]
     pub fn turned_away(&self) {
         self.shared.turned_away.fetch_add(1, Ordering::Relaxed);
@@ -165,6 +166,22 @@ impl AdaptiveLimiter {
             self.shared.blocked.load(Ordering::Relaxed),
             self.shared.turned_away.load(Ordering::Relaxed),
         )
+    }
+
+    /// Counts a caller whose first try found no permit, for a path that acquires from
+    /// [`limiter`](Self::limiter) itself: one that waits (`None`) is held back
+    /// ([`held_back`](Self::held_back)); one refused at once (`Some`) is held back and turned
+    /// away ([`turned_away`](Self::turned_away)) — unless the limiter is closed: its refusals
+    /// say nothing of the demand the resource could serve, and counted as held back they read
+    /// as callers that waited (review 30).
+    pub fn first_try_failed(&self, refused: Option<&Rejected>) {
+        if refused.is_some_and(Rejected::is_closed) {
+            return;
+        }
+        self.held_back();
+        if refused.is_some() {
+            self.turned_away();
+        }
     }
 
     /// The current limit.
@@ -198,10 +215,11 @@ impl AdaptiveLimiter {
         let mut first = true;
         let permit = std::future::poll_fn(|cx| {
             let polled = Pin::new(&mut acquire).poll(cx);
-            if std::mem::take(&mut first) && !matches!(polled, Poll::Ready(Ok(_))) {
-                self.held_back();
-                if matches!(polled, Poll::Ready(Err(ref rejected)) if !rejected.is_closed()) {
-                    self.turned_away();
+            if std::mem::take(&mut first) {
+                match &polled {
+                    Poll::Ready(Ok(_)) => {}
+                    Poll::Ready(Err(rejected)) => self.first_try_failed(Some(rejected)),
+                    Poll::Pending => self.first_try_failed(None),
                 }
             }
             polled

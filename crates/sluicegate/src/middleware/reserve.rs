@@ -62,13 +62,11 @@ impl Reservation {
             .get_or_insert_with(|| Box::new(Slow::Acquiring(limiter.acquire_owned())));
         if let Slow::Acquiring(acquire) = &mut **slow {
             let polled = Pin::new(acquire).poll(cx);
-            if first
-                && !matches!(polled, Poll::Ready(Ok(_)))
-                && let Some(adaptive) = adaptive
-            {
-                adaptive.held_back();
-                if matches!(polled, Poll::Ready(Err(ref rejected)) if !rejected.is_closed()) {
-                    adaptive.turned_away();
+            if first && let Some(adaptive) = adaptive {
+                match &polled {
+                    Poll::Ready(Ok(_)) => {}
+                    Poll::Ready(Err(rejected)) => adaptive.first_try_failed(Some(rejected)),
+                    Poll::Pending => adaptive.first_try_failed(None),
                 }
             }
             match polled {
