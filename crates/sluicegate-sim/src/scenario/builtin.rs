@@ -42,6 +42,7 @@ files![
     "failures",
     "fast_failures_unseen",
     "no_queue_3x",
+    "no_queue_fixed_2x",
     "self_shedding_2x",
     "random_drops_1.5x",
     // The upstream changes under load.

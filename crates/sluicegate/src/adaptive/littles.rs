@@ -1818,7 +1818,9 @@ impl LittlesLaw {
     /// queue a peak leaves inside the resource is the only wait it can have (cut back to the
     /// knee whenever a peak queued, the same load lost 0.6–0.7 %, now 0.3–0.4 %). Dropped
     /// once a bucket is pinned, callers wait in the limiter, or the demand reaches the knee:
-    /// overloaded, the steering holds the knee as with a queue. (Room there let the limit
+    /// overloaded, the steering holds the knee as with a queue — as far as the low RTs show
+    /// the queue: in front of a near-fixed service they do not, and the limit sits above the
+    /// workers (`no_queue_fixed_2x`, review 30). (Room there let the limit
     /// swing a step past it: 2–3 % of the goodput in `two_speeds_2x` and `heavy_tail_3x`,
     /// where a queue timeout of 0.5–1 s against a slow mode's RT turns nearly every caller
     /// away at once by its predicted wait.) Not applied during a probe, which holds the limit
