@@ -45,6 +45,7 @@ files![
     "no_queue_fixed_2x",
     "self_shedding_2x",
     "random_drops_1.5x",
+    "flapping_failures_1.5x",
     // The upstream changes under load.
     "capacity_halves",
     "capacity_fifth",
