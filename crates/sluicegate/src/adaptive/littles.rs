@@ -460,8 +460,6 @@ impl LittlesLaw {
         if t > 0.0 { n as f64 / t } else { 0.0 }
     }
 
-    /// `d` stretched to `buckets` of the current span, if that is longer: time constants
-    /// given in seconds still hold for a resource whose every answer takes seconds.
     /// Starts the cool-down after a back-off: `cool_down`, and at least [`COOL_BUCKETS`]
     /// buckets closed — counted as they close, not as time from the present bucket's length:
     /// a back-off in the long buckets of a stall (a few successes a second while a service
@@ -477,6 +475,8 @@ impl LittlesLaw {
         now < self.cool_until || self.closed_total < self.cool_buckets
     }
 
+    /// `d` stretched to `buckets` of the current span, if that is longer: time constants
+    /// given in seconds still hold for a resource whose every answer takes seconds.
     fn at_least_buckets(&self, d: Duration, buckets: u32) -> Duration {
         d.max(self.span * buckets)
     }
@@ -532,8 +532,7 @@ impl LittlesLaw {
             .rev()
             .take(RT_BUCKETS)
             .try_fold(f64::INFINITY, |least, b| {
-                let (low, se) = b.low_rt().zip(b.low_se())?;
-                let q = low.saturating_sub(floor).as_secs_f64() * b.rate();
+                let (q, se) = b.queue_over(floor).zip(b.low_se())?;
                 let noise = se.as_secs_f64() * b.rate();
                 (q - target > STARTUP_SIGNIFICANCE * noise).then_some(least.min(q))
             })
@@ -1223,10 +1222,7 @@ impl LittlesLaw {
             .closed
             .iter()
             .filter(|b| !b.probed)
-            .filter(|b| {
-                b.low_rt()
-                    .is_some_and(|low| low.saturating_sub(floor).as_secs_f64() * b.rate() < target)
-            })
+            .filter(|b| b.queue_over(floor).is_some_and(|q| q < target))
             .fold((0.0, 0.0), |(r, s), b| {
                 (r + b.rt_sum.as_secs_f64(), s + b.span.as_secs_f64())
             });
@@ -1492,9 +1488,7 @@ impl LittlesLaw {
             return;
         };
         let target = (self.c.queue_target * self.base as f64).max(MIN_QUEUE_TARGET);
-        let calm = !b.probed
-            && b.low_rt()
-                .is_some_and(|low| low.saturating_sub(floor).as_secs_f64() * b.rate() < target);
+        let calm = !b.probed && b.queue_over(floor).is_some_and(|q| q < target);
         if calm {
             self.calm.add(b.fresh_drops, b.passes + b.drops);
         }

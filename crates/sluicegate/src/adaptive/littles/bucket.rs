@@ -121,6 +121,13 @@ impl Bucket {
         samples > 0 && self.at_limit as f64 >= share * samples as f64
     }
 
+    /// The requests its low RT shows waiting above `floor` (Little's law: that wait × its pass
+    /// rate), once sealed with a low RT.
+    pub(super) fn queue_over(&self, floor: Duration) -> Option<f64> {
+        self.low
+            .map(|low| low.saturating_sub(floor).as_secs_f64() * self.rate())
+    }
+
     /// Rate of successes per second over the bucket's span.
     pub(super) fn rate(&self) -> f64 {
         self.passes as f64 / self.span.as_secs_f64().max(1e-9)

@@ -36,13 +36,13 @@ const LEAST_DROPS: u64 = 5;
 /// Calm samples needed before their share counts: a background of a few dozen samples is no
 /// share (before a probe, the bucket whose low RT set the floor reads calm queued or not: in
 /// front of 5 workers of 500 ms, 36 late answers of 67 in two such buckets made a background
-/// of 54 %, and the back-off after the workers fell to 2 waited 35 s; review30b).
+/// of 54 %, and the back-off after the workers fell to 2 waited 35 s; review 30b).
 const LEAST_SAMPLES: u64 = 200;
 
 /// Standard errors (Poisson) of the background by which the drops of the window judged must
 /// exceed it, on top of the drop fraction: one-sided, a back-off on chance alone about once
 /// in 700 judgements.
-pub(super) const SIGNIFICANCE: f64 = 3.0;
+const SIGNIFICANCE: f64 = 3.0;
 
 /// The drops and samples of the recent calm buckets.
 #[derive(Clone, Debug, Default)]
