@@ -255,7 +255,9 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   which rise with every permit, are not read as a queue, and there are no probes.
 /// - **Warm-up**: `initial` until there is an RT; saturated from the start, the mean RT of
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
-/// - **Drops**: a bucket with drops, when the last buckets holding at least
+/// - **Drops**: a bucket with drops in which the limit held demand back (a request found
+///   every permit taken, or a caller waited or was turned away: below the limit a lower one
+///   changes nothing the resource sees), when the last buckets holding at least
 ///   `1 / drop_fraction` samples have `drop_fraction` drops, multiplies the limit by
 ///   `backoff`; for `cool_down` after that the limit may fall but not rise. Counted against
 ///   the share of drops the resource shows with no queue (a service that fails 5 % of
@@ -1082,7 +1084,7 @@ impl LittlesLaw {
             self.knee_found = true;
             self.knee = Some(cap);
         }
-        if b.fresh_drops > 0 && self.dropping() {
+        if b.fresh_drops > 0 && b.bound() && self.dropping() {
             next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
             self.cool_down_from(now);
         } else if self.cooling(now) {
@@ -1195,7 +1197,7 @@ impl LittlesLaw {
         let on_line = self
             .recent_rt(RT_BUCKETS)
             .is_some_and(|rt| rt.as_secs_f64() <= *SAME_REGIME.end() * line.rt(base));
-        if b.fresh_drops > 0 && self.dropping() {
+        if b.fresh_drops > 0 && b.bound() && self.dropping() {
             next = (base * self.c.backoff).floor() as usize;
             self.cool_down_from(now);
         } else if !self.cooling(now)

@@ -105,6 +105,14 @@ impl Bucket {
         self.pressed(0.9)
     }
 
+    /// The limit held some demand back: a request started with every permit taken, or a
+    /// caller waited for a permit or was turned away. A back-off for drops needs it: below
+    /// the limit, a lower limit changes nothing the resource sees, and only walks toward the
+    /// demand, which a failing service keeps small (its callers retry less, or fail fast).
+    pub(super) fn bound(&self) -> bool {
+        self.saturated || self.waited > 0 || self.turned_away > 0
+    }
+
     /// Callers were turned away at once, and fewer waited for a permit than half the answers:
     /// the limiter has no queue (or one too small to hold a caller long), so the demand the
     /// limit holds back leaves instead of waiting, and its requests, never started, cannot

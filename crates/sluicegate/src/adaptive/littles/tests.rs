@@ -37,6 +37,14 @@ fn warmed_with(config: LittlesLawConfig) -> LittlesLaw {
     l
 }
 
+/// One more caller waited for a permit (the limiter's count, taken as a bucket closes): the
+/// limit bound in the bucket open now (after its first sample), so drops there may back it
+/// off.
+fn held_one_back(l: &mut LittlesLaw) {
+    let held = l.held_back + 1;
+    l.on_demand(held);
+}
+
 #[test]
 fn littles_keeps_initial_limit_until_a_bucket_has_enough_samples() {
     let mut l = LittlesLaw::new(LittlesLawConfig::default());
@@ -193,8 +201,9 @@ fn littles_slow_start_without_more_throughput_returns_below_the_starting_limit()
 fn littles_backs_off_on_drops_and_does_not_rise_during_cool_down() {
     let mut l = warmed();
     feed(&mut l, 22, 98, 20, IDLE, Outcome::Success);
+    held_one_back(&mut l);
     feed(&mut l, 22, 2, 20, IDLE, Outcome::Dropped);
-    // Closing bucket 22: 2 % drops → min(40, floor(40 × 0.9)) = 36.
+    // Closing bucket 22 (a caller waited: the limit bound): 2 % drops → min(40, floor(40 × 0.9)) = 36.
     assert_eq!(feed(&mut l, 23, 100, 20, IDLE, Outcome::Success), 36);
     // Bucket 23 was clean and the formula says 40, but the cool-down (1 s) holds 36.
     assert_eq!(feed(&mut l, 24, 100, 20, IDLE, Outcome::Success), 36);
@@ -216,17 +225,55 @@ fn littles_does_not_back_off_on_failures_faster_than_its_floor() {
     for idx in 22..=60 {
         feed(&mut clean, idx, 90, 20, IDLE, Outcome::Success);
         feed(&mut l, idx, 90, 20, IDLE, Outcome::Success);
+        held_one_back(&mut clean);
+        held_one_back(&mut l);
         feed(&mut l, idx, 10, 1, IDLE, Outcome::Dropped);
         assert_eq!(l.limit(), clean.limit(), "bucket {idx}");
     }
     // As slow as the answers, the same failures back off.
     feed(&mut clean, 61, 90, 20, IDLE, Outcome::Success);
     feed(&mut l, 61, 90, 20, IDLE, Outcome::Success);
+    held_one_back(&mut clean);
+    held_one_back(&mut l);
     feed(&mut l, 61, 10, 20, IDLE, Outcome::Dropped);
     assert!(
         feed(&mut l, 62, 90, 20, IDLE, Outcome::Success)
             < feed(&mut clean, 62, 90, 20, IDLE, Outcome::Success)
     );
+}
+
+/// A maintenance window (`maintenance_0.8x`: 99 % of requests failing for 10 s at 0.8× of
+/// capacity) backed the limit off from the knee in its first buckets, though no request found
+/// every permit taken: a lower limit then changes nothing the resource sees and only walks
+/// toward the demand, which a failing service keeps small. When the window closed the load
+/// came back at once and the limit regrew behind it (0.5–1.3 % turned away, seeds 1–30).
+/// Drops back off only in a bucket where the limit held demand back: a request found every
+/// permit taken, or a caller waited or was turned away.
+#[test]
+fn littles_does_not_back_off_on_drops_where_the_limit_did_not_bind() {
+    for bound in [false, true] {
+        let (mut l, mut clean) = (warmed(), warmed());
+        for idx in 22..=40 {
+            feed(&mut clean, idx, 50, 20, IDLE, Outcome::Success);
+            feed(&mut l, idx, 50, 20, IDLE, Outcome::Success);
+            if bound {
+                held_one_back(&mut clean);
+                held_one_back(&mut l);
+            }
+            feed(&mut l, idx, 50, 20, IDLE, Outcome::Dropped);
+            if bound {
+                break;
+            }
+            assert_eq!(l.limit(), clean.limit(), "bucket {idx}");
+        }
+        if bound {
+            // The same drops where a caller waited: a back-off.
+            assert!(
+                feed(&mut l, 23, 1, 20, IDLE, Outcome::Success)
+                    < feed(&mut clean, 23, 1, 20, IDLE, Outcome::Success)
+            );
+        }
+    }
 }
 
 /// A back-off's cool-down lasts 1 s and ten buckets — counted as they close. It was ten
@@ -253,6 +300,8 @@ fn littles_cool_down_after_a_back_off_in_long_buckets_ends_with_ten_short_ones()
         at(&mut l, t, 20, Outcome::Success);
         at(&mut clean, t, 20, Outcome::Success);
         if (30..33).contains(&k) {
+            held_one_back(&mut l);
+            held_one_back(&mut clean);
             at(&mut l, t + 10, 20, Outcome::Dropped);
         }
         backed_off |= l.limit() < clean.limit();
@@ -277,6 +326,8 @@ fn littles_does_not_back_off_on_the_share_of_failures_it_shows_unloaded() {
     for idx in 22..=40 {
         feed(&mut clean, idx, 95, 20, IDLE, Outcome::Success);
         feed(&mut l, idx, 95, 20, IDLE, Outcome::Success);
+        held_one_back(&mut clean);
+        held_one_back(&mut l);
         feed(&mut l, idx, 5, 20, IDLE, Outcome::Dropped);
     }
     // The first buckets of failures back off (nothing tells them from overload yet); once
@@ -284,6 +335,8 @@ fn littles_does_not_back_off_on_the_share_of_failures_it_shows_unloaded() {
     for idx in 41..=120 {
         feed(&mut clean, idx, 95, 20, IDLE, Outcome::Success);
         feed(&mut l, idx, 95, 20, IDLE, Outcome::Success);
+        held_one_back(&mut clean);
+        held_one_back(&mut l);
         feed(&mut l, idx, 5, 20, IDLE, Outcome::Dropped);
         assert_eq!(l.limit(), clean.limit(), "bucket {idx}");
     }
@@ -292,6 +345,8 @@ fn littles_does_not_back_off_on_the_share_of_failures_it_shows_unloaded() {
     // within a thousand answers.)
     feed(&mut clean, 121, 50, 20, IDLE, Outcome::Success);
     feed(&mut l, 121, 50, 20, IDLE, Outcome::Success);
+    held_one_back(&mut clean);
+    held_one_back(&mut l);
     feed(&mut l, 121, 50, 20, IDLE, Outcome::Dropped);
     feed(&mut clean, 122, 1, 20, IDLE, Outcome::Success);
     feed(&mut l, 122, 1, 20, IDLE, Outcome::Success);
@@ -315,6 +370,7 @@ fn littles_reads_failures_sooner_than_most_answers_as_refusals_not_overload() {
     let two_speeds = |l: &mut LittlesLaw, idx: u64| {
         feed(l, idx, 30, 20, IDLE, Outcome::Success);
         feed(l, idx, 70, 60, IDLE, Outcome::Success);
+        held_one_back(l);
     };
     for idx in 22..=30 {
         two_speeds(&mut clean, idx);
@@ -455,11 +511,13 @@ fn littles_does_not_back_off_on_drops_of_requests_started_under_a_limit_since_cu
     for (rt_ms, after) in [(20, 32), (1800, 40)] {
         let mut l = warmed();
         feed(&mut l, 22, 98, 20, IDLE, Outcome::Success);
+        held_one_back(&mut l);
         feed(&mut l, 22, 2, 20, IDLE, Outcome::Dropped);
         assert_eq!(feed(&mut l, 23, 100, 20, IDLE, Outcome::Success), 36);
         // Past the cool-down, 2 % drops again: of requests that started 20 ms before (under
         // 36), or 1.8 s before (under 40, before the cut to 36).
         feed(&mut l, 40, 98, 20, IDLE, Outcome::Success);
+        held_one_back(&mut l);
         feed(&mut l, 40, 2, rt_ms, IDLE, Outcome::Dropped);
         assert_eq!(
             feed(&mut l, 41, 1, 20, IDLE, Outcome::Success),
@@ -661,10 +719,12 @@ fn littles_judges_the_drop_fraction_over_enough_samples_to_resolve_it() {
     assert_eq!(l.limit(), 40);
     // One late answer among 50: 2 % of the bucket, but 1 in 150 over the last two buckets.
     feed(&mut l, 22, 49, 20, IDLE, Outcome::Success);
+    held_one_back(&mut l);
     feed(&mut l, 22, 1, 20, IDLE, Outcome::Dropped);
     assert_eq!(feed(&mut l, 23, 50, 20, IDLE, Outcome::Success), 40);
     // Drops at 2 % of 100 samples and more still back off.
     feed(&mut l, 24, 48, 20, IDLE, Outcome::Success);
+    held_one_back(&mut l);
     feed(&mut l, 24, 2, 20, IDLE, Outcome::Dropped);
     assert_eq!(feed(&mut l, 25, 50, 20, IDLE, Outcome::Success), 36);
 }
