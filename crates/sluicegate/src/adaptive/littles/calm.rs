@@ -29,10 +29,6 @@ use std::collections::VecDeque;
 /// learnt within this many calm answers.
 const MEMORY: u64 = 1000;
 
-/// Calm drops needed before their share counts: fewer are chance (two late answers in a
-/// thousand said the next two were background, and a back-off that should have come did not).
-const LEAST_DROPS: u64 = 5;
-
 /// Calm samples needed before their share counts: a background of a few dozen samples is no
 /// share (before a probe, the bucket whose low RT set the floor reads calm queued or not: in
 /// front of 5 workers of 500 ms, 36 late answers of 67 in two such buckets made a background
@@ -69,10 +65,14 @@ impl CalmDrops {
         }
     }
 
-    /// The share of calm samples that were drops (0 with fewer than [`LEAST_DROPS`] drops or
-    /// [`LEAST_SAMPLES`] samples).
+    /// The share of calm samples that were drops (0 with fewer than [`LEAST_SAMPLES`] samples).
+    /// One drop makes a share: its error goes into the judgement ([`Self::overload`]). (Five
+    /// were needed before, as two read as exact held back a back-off that should have come; but
+    /// failures that flap — 30 % for 3 s in every 6 s — left two to four calm drops in the
+    /// memory between bursts, and each burst's first buckets backed off on 2 % fresh drops
+    /// before five were seen: `flapping_failures_1.5x` 0.91–0.95 of capacity, 0.97 since.)
     pub(super) fn share(&self) -> f64 {
-        if self.drops < LEAST_DROPS || self.samples < LEAST_SAMPLES {
+        if self.samples < LEAST_SAMPLES {
             0.0
         } else {
             self.drops as f64 / self.samples as f64
@@ -80,14 +80,21 @@ impl CalmDrops {
     }
 
     /// Whether `drops` of `samples` are overload: at least `fraction` of them beyond the
-    /// background share, and more than [`SIGNIFICANCE`] standard errors of it beyond. With
-    /// no background, `fraction` of them, as before there was one.
+    /// background share, and more than [`SIGNIFICANCE`] standard errors beyond: the error of
+    /// the drops judged (Poisson, `n p`) and that of the share itself, learnt from the calm
+    /// samples `N` (`n² p ÷ N`: a share of one drop in a thousand is not exact). With no
+    /// background, `fraction` of them, as before there was one.
     pub(super) fn overload(&self, drops: u64, samples: u64, fraction: f64) -> bool {
         if samples == 0 {
             return false;
         }
         let (n, p) = (samples as f64, self.share());
-        drops as f64 >= n * (p + fraction) + SIGNIFICANCE * (n * p).sqrt()
+        let variance = if p > 0.0 {
+            n * p * (1.0 + n / self.samples as f64)
+        } else {
+            0.0
+        };
+        drops as f64 >= n * (p + fraction) + SIGNIFICANCE * variance.sqrt()
     }
 
     /// The samples the window judged should hold to resolve `fraction` beyond the background:
@@ -138,11 +145,24 @@ mod tests {
         assert_eq!(calm.share(), 0.0);
         calm.add(0, 0);
         assert_eq!(calm.share(), 0.0);
-        // Four drops in a thousand are chance; five are a share.
-        calm.add(4, 100);
-        assert_eq!(calm.share(), 0.0);
+        // One drop in a thousand is a share.
         calm.add(1, 100);
+        assert!((calm.share() - 0.001).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_share_learnt_from_few_drops_is_not_taken_as_exact() {
+        // Five drops in a thousand calm samples: a share of 0.5 %, give or take 0.22 %.
+        let mut calm = CalmDrops::default();
+        for k in 0..10 {
+            calm.add(u64::from(k % 2 == 0), 100);
+        }
         assert!((calm.share() - 0.005).abs() < 1e-9);
+        // A thousand judged: 15 expected at the share and the fraction, and 3 standard
+        // errors of both the judged drops and the share (9.5) on top. 22 would pass with the
+        // share taken as exact (3 × √5 = 6.7); they are not overload, 25 are.
+        assert!(!calm.overload(22, 1000, 0.01));
+        assert!(calm.overload(25, 1000, 0.01));
     }
 
     #[test]
