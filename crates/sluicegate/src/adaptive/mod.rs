@@ -19,6 +19,7 @@
 
 mod aimd;
 mod algorithm;
+mod explanation;
 mod fixed;
 mod gradient2;
 mod limiter;
@@ -28,6 +29,7 @@ mod windowed;
 
 pub use aimd::{Aimd, AimdConfig};
 pub use algorithm::{LimitAlgorithm, Outcome, Sample};
+pub use explanation::{Cap, CapSource, ChangeCause, Explanation, LimitChange, Phase};
 pub use fixed::Fixed;
 pub use gradient2::{Gradient2, Gradient2Config};
 pub use limiter::{AdaptiveLimiter, AdaptivePermit};
