@@ -84,13 +84,19 @@ impl LittlesLaw {
     }
 
     /// The last change in the log and its cause, read off the state it left: a probe that
-    /// started then, a cool-down that started then (a back-off for drops), a cap in force at
-    /// the limit; otherwise the direction.
+    /// started then, or a rise right after the last probe's cut (its end), a cool-down that
+    /// started then (a back-off for drops), a cap in force at the limit; otherwise the
+    /// direction.
     fn last_change(&self, now: Nanos) -> Option<LimitChange> {
         let &(at, from) = self.limit_log.back()?;
         let to = self.limit;
+        // A probe holds the limit down until it ends: the first rise after its cut ends it.
+        let after_probe =
+            self.limit_log.iter().rev().nth(1).is_some_and(|&(cut, _)| {
+                self.last_probe.0 > Nanos::ZERO && cut == self.last_probe.0
+            });
         let cause = if to > from {
-            if self.probe.is_some_and(|p| p.end <= at) {
+            if after_probe || self.probe.is_some_and(|p| p.end <= at) {
                 ChangeCause::ProbeEnded
             } else {
                 ChangeCause::Raise

@@ -1815,3 +1815,44 @@ fn littles_explains_a_cap_learnt_from_fast_failures() {
     assert_eq!(cap.source, CapSource::AfterCap, "{e:?}");
     assert!(cap.limit > 20 && cap.holds_for.is_none(), "{e:?}");
 }
+
+/// The explanation names a probe while it holds the limit down (the phase, and its cut as the
+/// last change) and its end as the next change, once the limit is back.
+#[test]
+fn littles_explains_a_probe_and_its_end() {
+    use crate::adaptive::{ChangeCause, Phase};
+    let mut l = warmed();
+    feed(&mut l, 22, 100, 40, FULL, Outcome::Success); // a queue: the knee is found
+    let mut t = 2300;
+    while !l.probing() {
+        sample_at(&mut l, t, 20);
+        t += 1;
+        assert!(t < 60_000, "no probe");
+    }
+    let e = l.explain(Nanos::new(t * MS));
+    assert_eq!(e.phase, Some(Phase::Probing), "{e:?}");
+    let cut = e.last_change.expect("the probe's cut");
+    assert_eq!(cut.cause, ChangeCause::Probe, "{e:?}");
+    assert!(cut.to < cut.from && cut.to == l.limit(), "{e:?}");
+    // The limit it returns to: the steering's, which may have moved as the probe started.
+    assert!(e.steered_limit.is_some_and(|s| s > cut.to), "{e:?}");
+    while l.limit() <= cut.to {
+        sample_at(&mut l, t, 20);
+        t += 1;
+        assert!(t < 60_000, "the probe never let go");
+    }
+    let e = l.explain(Nanos::new(t * MS));
+    let end = e.last_change.expect("the probe's end");
+    assert_eq!(
+        (end.from, end.cause),
+        (cut.to, ChangeCause::ProbeEnded),
+        "{e:?}"
+    );
+    assert!(l.probing(), "its answers are still followed");
+    // Once they are, the probe is over: its end is still named, from the log.
+    let mut over = l.clone();
+    over.probe = None;
+    let e = over.explain(Nanos::new(t * MS));
+    assert_eq!(e.last_change, Some(end), "{e:?}");
+    assert_ne!(e.phase, Some(Phase::Probing), "{e:?}");
+}
