@@ -15,7 +15,9 @@
 //! [`AdaptiveLimiter`] puts an algorithm in charge of a
 //! [`ConcurrencyLimiter`](crate::concurrency::ConcurrencyLimiter)'s limit: the seam the
 //! middleware, the gate and the simulator share. [`Windowed`] aggregates samples into Netflix-style windows before an inner algorithm sees
-//! them. The repository's guide `docs/adaptive.md` gives the reasoning behind each formula.
+//! them. [`LimitAlgorithm::explain`] (and [`AdaptiveLimiter::explain`]) say why a limit sits
+//! where it does, as an [`Explanation`] for a status page. The repository's guide
+//! `docs/adaptive.md` gives the reasoning behind each formula.
 
 mod aimd;
 mod algorithm;
