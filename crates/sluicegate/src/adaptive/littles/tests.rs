@@ -1753,6 +1753,9 @@ fn littles_explains_a_back_off_for_drops_and_its_cool_down() {
     use crate::adaptive::{ChangeCause, LimitChange, Phase};
     let mut l = warmed();
     feed(&mut l, 22, 98, 20, IDLE, Outcome::Success);
+    // A caller waited for a permit in the bucket of the drops: the limit bound there.
+    let held = l.held_back + 1;
+    l.on_demand(held);
     feed(&mut l, 22, 2, 20, IDLE, Outcome::Dropped);
     assert_eq!(feed(&mut l, 23, 100, 20, IDLE, Outcome::Success), 36);
     let e = l.explain(Nanos::new(24 * 100 * MS));
