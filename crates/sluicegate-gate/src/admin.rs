@@ -318,6 +318,7 @@ fn explanation(e: &Explanation) -> Value {
     put("floor_rt_ms", e.floor_rt.map(ms));
     put("queue", e.queue.map(|q| round(q, 2)));
     put("pass_rate", e.pass_rate.map(|r| round(r, 1)));
+    put("demand", e.demand.map(|r| round(r, 1)));
     put("capacity", e.capacity.map(|r| round(r, 1)));
     put("at_limit", e.at_limit.map(|s| round(s, 3)));
     put(

@@ -13,6 +13,8 @@ impl LittlesLaw {
         let window = || self.closed.iter();
         let samples: u64 = window().map(|b| b.passes + b.drops).sum();
         let at_limit: u64 = window().map(|b| b.at_limit).sum();
+        let turned_away: u64 = window().map(|b| b.turned_away).sum();
+        let span: f64 = window().map(|b| b.span.as_secs_f64()).sum();
         Explanation {
             phase: Some(self.phase(now)),
             steered_limit: Some(self.base),
@@ -33,6 +35,7 @@ impl LittlesLaw {
                 .then(|| self.queue_estimate())
                 .flatten(),
             pass_rate: (!self.closed.is_empty()).then(|| Self::rate_of(window())),
+            demand: (span > 0.0).then(|| (samples + turned_away) as f64 / span),
             capacity: (self.capacity > 0.0).then_some(self.capacity),
             at_limit: (samples > 0).then(|| at_limit as f64 / samples as f64),
             last_change: self.last_change(now),

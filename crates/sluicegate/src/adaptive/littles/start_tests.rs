@@ -501,9 +501,27 @@ fn littles_explains_requests_that_slow_each_other_as_shared_mode() {
         pool.run(&mut l, 3_000, |_, _| {});
         let e = l.explanation(Nanos::new(pool.t * 1000));
         assert_eq!(e.shared, Some(false), "seed {seed}: {e:?}");
+
         assert!(
             e.min_rt.is_some() && e.floor_rt.is_some(),
             "seed {seed}: {e:?}"
         );
+    }
+}
+
+/// Without a queue in the limiter, the demand the explanation shows counts the callers turned
+/// away as well as the answers: 2000 arrivals a second in front of 50 workers of 50 ms (1000
+/// answers a second at most) read as about 2000 a second, twice the pass rate.
+#[test]
+fn littles_explains_the_demand_with_the_callers_turned_away() {
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(50, 50, 2_000, seed);
+        pool.no_queue = true;
+        pool.run(&mut l, 5_000, |_, _| {});
+        let e = l.explanation(Nanos::new(pool.t * 1000));
+        let (demand, passed) = (e.demand.expect("a demand"), e.pass_rate.expect("a rate"));
+        assert!((1_800.0..=2_200.0).contains(&demand), "seed {seed}: {e:?}");
+        assert!(passed < 0.6 * demand, "seed {seed}: {e:?}");
     }
 }
