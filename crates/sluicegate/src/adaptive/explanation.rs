@@ -66,7 +66,8 @@ pub enum Phase {
     /// No answer time measured yet: the limit is the initial one.
     WarmingUp,
     /// Looking for the knee: the limit grows while demand fills it (a slow start, or leaps to
-    /// the demand it held back) until the resource first queues.
+    /// the demand it held back) until the resource first queues. A light load that never
+    /// fills the limit leaves it here, the limit following the demand.
     Starting,
     /// Looking for the knee again: the resource changed (much slower answers, or workers
     /// that came back), and the knee it had no longer holds.

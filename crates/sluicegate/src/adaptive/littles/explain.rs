@@ -61,8 +61,12 @@ impl LittlesLaw {
     }
 
     /// The cap learnt from fast failures in force, or the bound on the growth after it
-    /// lapsed, or a restarted start's bound.
+    /// lapsed, or a restarted start's bound: whichever holds, if it is below `max`.
     fn cap(&self, now: Nanos) -> Option<Cap> {
+        self.any_cap(now).filter(|cap| cap.limit < self.c.max)
+    }
+
+    fn any_cap(&self, now: Nanos) -> Option<Cap> {
         if let Some((_, until)) = self.shed.in_force() {
             return Some(Cap {
                 limit: self.shed_cap(),
