@@ -2,6 +2,7 @@
 //! open, reload, Prometheus metrics. Loopback only unless a bearer token is configured.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -11,6 +12,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use serde_json::{Value, json};
+use sluicegate::adaptive::Explanation;
 
 use crate::gate::{ChangeError, Gate, LimitsChange};
 use crate::pool::{Outcome, TunnelEnd};
@@ -253,7 +255,12 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
         "upstream": p.upstream.to_string(),
         "algorithm": p.limit.algorithm(),
         "limit": s.limit,
-        "adaptive": p.limit.bounds().map(|b| json!({ "initial": b.initial, "min": b.min, "max": b.max })),
+        "adaptive": p.limit.bounds().map(|b| json!({
+            "initial": b.initial,
+            "min": b.min,
+            "max": b.max,
+            "state": p.limit.explain().as_ref().map(explanation),
+        })),
         "in_flight": c.in_flight,
         "queued": c.queued,
         "scope": if p.limit.global().is_some() || p.global_rate.is_some() { "global" } else { "local" },
@@ -277,6 +284,55 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
                 .collect::<serde_json::Map<_, _>>(),
         },
     })
+}
+
+/// An adaptive limit's explanation as JSON: the fields its algorithm fills, the rest left
+/// out; times in milliseconds (to the microsecond), rates in answers a second.
+fn explanation(e: &Explanation) -> Value {
+    let ms = |d: Duration| json!((d.as_secs_f64() * 1e6).round() / 1e3);
+    let round = |x: f64, places: i32| {
+        let scale = 10f64.powi(places);
+        json!((x * scale).round() / scale)
+    };
+    let mut out = serde_json::Map::new();
+    let mut put = |name: &str, value: Option<Value>| {
+        if let Some(v) = value {
+            out.insert(name.to_owned(), v);
+        }
+    };
+    put("phase", e.phase.map(|p| json!(p.as_str())));
+    put("steered_limit", e.steered_limit.map(|n| json!(n)));
+    put(
+        "cap",
+        e.cap.map(|c| {
+            json!({
+                "limit": c.limit,
+                "source": c.source.as_str(),
+                "holds_for_ms": c.holds_for.map(ms),
+            })
+        }),
+    );
+    put("shared", e.shared.map(|s| json!(s)));
+    put("knee", e.knee.map(|n| json!(n)));
+    put("min_rt_ms", e.min_rt.map(ms));
+    put("floor_rt_ms", e.floor_rt.map(ms));
+    put("queue", e.queue.map(|q| round(q, 2)));
+    put("pass_rate", e.pass_rate.map(|r| round(r, 1)));
+    put("demand", e.demand.map(|r| round(r, 1)));
+    put("capacity", e.capacity.map(|r| round(r, 1)));
+    put("at_limit", e.at_limit.map(|s| round(s, 3)));
+    put(
+        "last_change",
+        e.last_change.map(|c| {
+            json!({
+                "from": c.from,
+                "to": c.to,
+                "cause": c.cause.as_str(),
+                "ago_ms": ms(c.ago),
+            })
+        }),
+    );
+    Value::Object(out)
 }
 
 async fn status(State(admin): State<Admin>) -> Response {

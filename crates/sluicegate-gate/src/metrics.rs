@@ -67,6 +67,21 @@ pub fn render(
             }
         }
     }
+    let name = "sluicegate_pool_limit_cap";
+    let _ = writeln!(
+        out,
+        "# HELP {name} The most an adaptive pool's limit may be now, below its max, and what set it (`source`: fast_failures, after_cap, capacity; pools with such a cap only).\n# TYPE {name} gauge"
+    );
+    for p in pools {
+        if let Some(cap) = p.limit.explain().and_then(|e| e.cap) {
+            let source = cap.source.as_str();
+            let _ = writeln!(
+                out,
+                "{name}{{pool=\"{}\",source=\"{source}\"}} {}",
+                p.name, cap.limit
+            );
+        }
+    }
     gauge(
         &mut out,
         "sluicegate_pool_in_flight",

@@ -151,7 +151,10 @@ async fn dashboard_moves_under_load_and_sets_a_limit_the_gate_obeys() {
              max_concurrency = 8\nmax_queue = 100\nqueue_timeout = \"5s\"\n\
              [[pools]]\nname = \"ws\"\nupstream = \"http://{}\"\nmax_concurrency = 2\n\
              tunnel_idle_timeout = \"1h\"\n\
+             [[pools]]\nname = \"auto\"\nupstream = \"http://{up_addr}\"\n\
+             [pools.adaptive]\nalgorithm = \"littles\"\n\
              [[routes]]\npool = \"ws\"\npath_prefix = \"/ws\"\n\
+             [[routes]]\npool = \"auto\"\npath_prefix = \"/auto\"\n\
              [[routes]]\npool = \"reports\"\n",
             ws_up.addr
         ),
@@ -204,6 +207,13 @@ async fn dashboard_moves_under_load_and_sets_a_limit_the_gate_obeys() {
         text(&page, &format!("{card} [data-f=\"tunnels\"]")).await,
         "0"
     );
+    // An adaptive pool's card says why its limit sits where it does (from `/status`): no
+    // request has reached it, so it is warming up; a static pool's says nothing.
+    eventually("the adaptive pool's phase on the page", || async {
+        text(&page, "section[data-pool=\"auto\"] [data-f=\"why\"]").await == "warming up"
+    })
+    .await;
+    assert_eq!(text(&page, &format!("{card} [data-f=\"why\"]")).await, "");
     let first = text(&page, "#status").await;
     assert!(first.starts_with("live"), "status line: {first}");
     // Each outcome is drawn in a colour of its own (review 4, finding 10: the 9th reason

@@ -240,9 +240,10 @@ pool = "api"
     let limit = s["limit"].as_u64().unwrap();
     assert!((2..=5).contains(&limit), "{s}");
     // Its bounds are shown, so that a limit at one reads as such (review 27, finding 7).
+    // AIMD explains nothing beyond its limit: an empty state.
     assert_eq!(
         s["adaptive"],
-        serde_json::json!({ "initial": 3, "min": 2, "max": 5 }),
+        serde_json::json!({ "initial": 3, "min": 2, "max": 5, "state": {} }),
         "{s}"
     );
     let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
@@ -254,6 +255,74 @@ pool = "api"
         metrics.contains("sluicegate_pool_limit_max{pool=\"api\"} 5"),
         "{metrics}"
     );
+}
+
+/// `GET /status` says why an adaptive pool's limit sits where it does (review 30): the state
+/// its algorithm explains, inside the pool's `adaptive` object — for Little's law at least its
+/// phase, the limit it steers and whether requests slow each other — and nothing for a static
+/// pool, which has no `adaptive` object. `/metrics` has the cap gauge, with no series while
+/// no cap is learnt.
+#[tokio::test]
+async fn status_explains_an_adaptive_limit_and_not_a_static_one() {
+    let up = Upstream::start().await;
+    let text = format!(
+        r#"listen = ["127.0.0.1:0"]
+[admin]
+listen = "127.0.0.1:0"
+[[pools]]
+name = "api"
+upstream = "{0}"
+[pools.adaptive]
+algorithm = "littles"
+initial = 4
+min = 1
+max = 50
+[[pools]]
+name = "fixed"
+upstream = "{0}"
+max_concurrency = 4
+[[routes]]
+path_prefix = "/fast"
+pool = "api"
+[[routes]]
+pool = "fixed"
+"#,
+        up.url()
+    );
+    let gate = serve("status-state", &text).await;
+    for i in 0..20 {
+        assert_eq!(get(gate.proxy, "/fast", &i.to_string()).await.status, 200);
+    }
+    let s = gate.pool("api").await;
+    assert_eq!(s["algorithm"], "littles", "{s}");
+    let state = &s["adaptive"]["state"];
+    let phases = [
+        "warming_up",
+        "starting",
+        "restarting",
+        "probing",
+        "cooling_down",
+        "steady",
+    ];
+    assert!(
+        state["phase"].as_str().is_some_and(|p| phases.contains(&p)),
+        "{s}"
+    );
+    assert_eq!(state["shared"], false, "{s}");
+    let steered = state["steered_limit"].as_u64().expect("a steered limit");
+    assert!((1..=50).contains(&steered), "{s}");
+    assert!(state.get("cap").is_none(), "no cap learnt: {s}");
+
+    let s = gate.pool("fixed").await;
+    assert_eq!(s["algorithm"], "static", "{s}");
+    assert!(s["adaptive"].is_null(), "{s}");
+
+    let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
+    assert!(
+        metrics.contains("# TYPE sluicegate_pool_limit_cap gauge"),
+        "{metrics}"
+    );
+    assert!(!metrics.contains("sluicegate_pool_limit_cap{"), "{metrics}");
 }
 
 /// A gate with one pool `api` in front of `up`, its queue timeout 20 s, and an admin API.

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use sluicegate::adaptive::{
-    AdaptiveLimiter, AdaptivePermit, Aimd, AimdConfig, Gradient2, Gradient2Config, LittlesLaw,
-    LittlesLawConfig, Outcome, Vegas, VegasConfig,
+    AdaptiveLimiter, AdaptivePermit, Aimd, AimdConfig, Explanation, Gradient2, Gradient2Config,
+    LittlesLaw, LittlesLawConfig, Outcome, Vegas, VegasConfig,
 };
 use sluicegate::concurrency::{ConcurrencyLimiter, OwnedPermit, QueueOrder, Rejected};
 
@@ -141,6 +141,16 @@ impl Limit {
             Limit::Static(_) => "static",
             Limit::Global(_) => "global",
             Limit::Adaptive(a, _) => a.algorithm_name(),
+        }
+    }
+
+    /// Why an adaptive limit sits where it does, as its algorithm explains it
+    /// ([`AdaptiveLimiter::explain`]: a brief hold of the lock the samples take); `None` for
+    /// the others.
+    pub fn explain(&self) -> Option<Explanation> {
+        match self {
+            Limit::Adaptive(a, _) => Some(a.explain()),
+            _ => None,
         }
     }
 

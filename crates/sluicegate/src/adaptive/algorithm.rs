@@ -1,5 +1,6 @@
 //! The [`LimitAlgorithm`] trait and the [`Sample`] it is fed.
 
+use super::explanation::Explanation;
 use crate::clock::Nanos;
 use std::fmt;
 use std::time::Duration;
@@ -106,6 +107,17 @@ pub trait LimitAlgorithm: Send + fmt::Debug {
     fn on_turned_away(&mut self, turned_away: u64) {
         let _ = turned_away;
     }
+
+    /// Why the limit sits where it does, as of `now` (on the clock the samples are timed
+    /// with): what the algorithm is doing and what it has measured, for a status page. Off
+    /// the hot path: [`AdaptiveLimiter::explain`] calls it under the lock the samples take.
+    /// The default explains nothing (every field `None`).
+    ///
+    /// [`AdaptiveLimiter::explain`]: super::AdaptiveLimiter::explain
+    fn explain(&self, now: Nanos) -> Explanation {
+        let _ = now;
+        Explanation::default()
+    }
 }
 
 impl<A: LimitAlgorithm + ?Sized> LimitAlgorithm for Box<A> {
@@ -127,6 +139,10 @@ impl<A: LimitAlgorithm + ?Sized> LimitAlgorithm for Box<A> {
 
     fn on_turned_away(&mut self, turned_away: u64) {
         (**self).on_turned_away(turned_away);
+    }
+
+    fn explain(&self, now: Nanos) -> Explanation {
+        (**self).explain(now)
     }
 }
 

@@ -1,6 +1,7 @@
 //! [`AdaptiveLimiter`]: a [`ConcurrencyLimiter`] whose limit a [`LimitAlgorithm`] moves.
 
 use super::algorithm::{LimitAlgorithm, Outcome, Sample};
+use super::explanation::Explanation;
 use crate::clock::{Clock, Nanos};
 use crate::concurrency::{ConcurrencyLimiter, OwnedPermit, Rejected};
 use crate::sync::{Arc, Mutex, lock};
@@ -192,6 +193,15 @@ impl AdaptiveLimiter {
     /// The algorithm's name.
     pub fn algorithm_name(&self) -> &'static str {
         lock(&self.shared.steering).algorithm.name()
+    }
+
+    /// Why the limit sits where it does, as the algorithm explains it now
+    /// ([`LimitAlgorithm::explain`]; every field `None` for an algorithm that explains
+    /// nothing). Reads the clock once and holds the lock the samples take for as long as the
+    /// algorithm reads its state: for a status page, not for every request.
+    pub fn explain(&self) -> Explanation {
+        let now = self.shared.clock.now();
+        lock(&self.shared.steering).algorithm.explain(now)
     }
 
     /// Waits for a permit as [`ConcurrencyLimiter::acquire`] does.
@@ -482,6 +492,27 @@ mod tests {
         );
         adaptive.limiter().set_max(1).unwrap();
         assert!(waiter.poll().is_ready());
+    }
+
+    /// The limiter hands on the algorithm's explanation, timed on its own clock: Little's law
+    /// names its phase and when the limit last moved; an algorithm that explains nothing
+    /// gives an empty one.
+    #[tokio::test(start_paused = true)]
+    async fn explain_reads_the_algorithm_on_the_limiter_clock() {
+        use crate::adaptive::{Explanation, LittlesLaw, LittlesLawConfig, Phase};
+        let limiter = ConcurrencyLimiter::builder(1).build().unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, Aimd::new(AimdConfig::default()));
+        adaptive.acquire().await.unwrap().success();
+        assert_eq!(adaptive.explain(), Explanation::default());
+
+        let limiter = ConcurrencyLimiter::builder(1).build().unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, LittlesLaw::new(LittlesLawConfig::default()));
+        let e = adaptive.explain();
+        assert_eq!(
+            (e.phase, e.steered_limit, e.shared),
+            (Some(Phase::WarmingUp), Some(20), Some(false))
+        );
+        assert_eq!(e.last_change, None);
     }
 
     #[tokio::test(start_paused = true)]

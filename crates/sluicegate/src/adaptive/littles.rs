@@ -8,6 +8,7 @@ mod calm;
 mod cap;
 mod config;
 mod demand;
+mod explain;
 mod start;
 
 pub use config::LittlesLawConfig;
@@ -1851,6 +1852,10 @@ impl LimitAlgorithm for LittlesLaw {
 
     fn limit(&self) -> usize {
         self.limit
+    }
+
+    fn explain(&self, now: Nanos) -> super::Explanation {
+        self.explanation(now) // littles/explain.rs
     }
 
     fn on_demand(&mut self, blocked: u64) {

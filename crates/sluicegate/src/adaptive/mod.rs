@@ -15,10 +15,13 @@
 //! [`AdaptiveLimiter`] puts an algorithm in charge of a
 //! [`ConcurrencyLimiter`](crate::concurrency::ConcurrencyLimiter)'s limit: the seam the
 //! middleware, the gate and the simulator share. [`Windowed`] aggregates samples into Netflix-style windows before an inner algorithm sees
-//! them. The repository's guide `docs/adaptive.md` gives the reasoning behind each formula.
+//! them. [`LimitAlgorithm::explain`] (and [`AdaptiveLimiter::explain`]) say why a limit sits
+//! where it does, as an [`Explanation`] for a status page. The repository's guide
+//! `docs/adaptive.md` gives the reasoning behind each formula.
 
 mod aimd;
 mod algorithm;
+mod explanation;
 mod fixed;
 mod gradient2;
 mod limiter;
@@ -28,6 +31,7 @@ mod windowed;
 
 pub use aimd::{Aimd, AimdConfig};
 pub use algorithm::{LimitAlgorithm, Outcome, Sample};
+pub use explanation::{Cap, CapSource, ChangeCause, Explanation, LimitChange, Phase};
 pub use fixed::Fixed;
 pub use gradient2::{Gradient2, Gradient2Config};
 pub use limiter::{AdaptiveLimiter, AdaptivePermit};

@@ -1,6 +1,8 @@
 //! [`Vegas`]: TCP Vegas's queue estimate applied to concurrency (Netflix concurrency-limits).
 
 use super::algorithm::{LimitAlgorithm, Outcome, Sample, log10_step};
+use super::explanation::Explanation;
+use crate::clock::Nanos;
 use std::time::Duration;
 
 /// Settings for [`Vegas`]; the defaults are Netflix's.
@@ -94,6 +96,14 @@ impl LimitAlgorithm for Vegas {
 
     fn limit(&self) -> usize {
         self.estimate as usize
+    }
+
+    /// The no-load RTT it measures queueing against, as `min_rt`.
+    fn explain(&self, _now: Nanos) -> Explanation {
+        Explanation {
+            min_rt: self.rtt_noload,
+            ..Explanation::default()
+        }
     }
 
     fn on_sample(&mut self, s: &Sample) -> usize {

@@ -77,6 +77,10 @@ impl<A: LimitAlgorithm> LimitAlgorithm for Windowed<A> {
         self.inner.on_turned_away(turned_away);
     }
 
+    fn explain(&self, now: Nanos) -> super::Explanation {
+        self.inner.explain(now)
+    }
+
     fn on_sample(&mut self, s: &Sample) -> usize {
         let s = &s.bounded();
         if s.outcome == Outcome::Ignored || s.latency < self.config.min_rtt {

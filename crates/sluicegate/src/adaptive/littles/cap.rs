@@ -109,6 +109,11 @@ impl ShedCap {
         }
     }
 
+    /// The cap in force and until when it holds, if one is.
+    pub(super) fn in_force(&self) -> Option<(usize, Nanos)> {
+        self.cap
+    }
+
     fn regrowth(&self) -> usize {
         match self.lapsed {
             Some((c, _)) if self.since_lapse < REGROWTH_BUCKETS => {

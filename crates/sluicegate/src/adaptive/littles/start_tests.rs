@@ -466,3 +466,62 @@ fn littles_in_front_of_requests_that_slow_each_other_without_a_queue_grows_on_ca
         );
     }
 }
+
+/// The explanation says when the limit is that of requests that slow each other (shared mode,
+/// where no queue is read and the knee is the line's): in front of the service of
+/// `littles_start_in_front_of_requests_that_slow_each_other_is_no_start_past_the_knee` it is
+/// on, with the line's knee past the limit and no queue; in front of a pool with a queue
+/// (`littles_start_below_the_knee_is_not_taken_for_one_past_it`) it is off.
+#[test]
+fn littles_explains_requests_that_slow_each_other_as_shared_mode() {
+    use crate::adaptive::Phase;
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(1_000, 20, 350, seed);
+        pool.sharing = 0.1;
+        pool.uniform = true;
+        pool.run(&mut l, 5_000, |_, _| {});
+        let e = l.explanation(Nanos::new(pool.t * 1000));
+        assert_eq!(e.shared, Some(true), "seed {seed}: {e:?}");
+        assert_eq!(
+            e.queue, None,
+            "seed {seed}: no queue is read in shared mode"
+        );
+        assert_eq!(e.floor_rt, None, "seed {seed}: nor a floor");
+        let knee = e.knee.expect("the line's knee");
+        assert!(
+            knee >= l.limit(),
+            "seed {seed}: knee {knee}, limit {}",
+            l.limit()
+        );
+        assert_eq!(e.phase, Some(Phase::Steady), "seed {seed}: {e:?}");
+
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(40, 50, 2_000, seed);
+        pool.run(&mut l, 3_000, |_, _| {});
+        let e = l.explanation(Nanos::new(pool.t * 1000));
+        assert_eq!(e.shared, Some(false), "seed {seed}: {e:?}");
+
+        assert!(
+            e.min_rt.is_some() && e.floor_rt.is_some(),
+            "seed {seed}: {e:?}"
+        );
+    }
+}
+
+/// Without a queue in the limiter, the demand the explanation shows counts the callers turned
+/// away as well as the answers: 2000 arrivals a second in front of 50 workers of 50 ms (1000
+/// answers a second at most) read as about 2000 a second, twice the pass rate.
+#[test]
+fn littles_explains_the_demand_with_the_callers_turned_away() {
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(50, 50, 2_000, seed);
+        pool.no_queue = true;
+        pool.run(&mut l, 5_000, |_, _| {});
+        let e = l.explanation(Nanos::new(pool.t * 1000));
+        let (demand, passed) = (e.demand.expect("a demand"), e.pass_rate.expect("a rate"));
+        assert!((1_800.0..=2_200.0).contains(&demand), "seed {seed}: {e:?}");
+        assert!(passed < 0.6 * demand, "seed {seed}: {e:?}");
+    }
+}

@@ -1819,3 +1819,134 @@ fn littles_large_pool_holds_a_queue_no_larger_than_its_noise() {
         );
     }
 }
+
+/// Before any answer the explanation is the warm-up's: nothing measured, nothing moved.
+#[test]
+fn littles_explains_the_warm_up_before_any_answer() {
+    use crate::adaptive::{Explanation, Phase};
+    let l = LittlesLaw::new(LittlesLawConfig::default());
+    let e = l.explain(Nanos::ZERO);
+    assert_eq!(
+        e,
+        Explanation {
+            phase: Some(Phase::WarmingUp),
+            steered_limit: Some(20),
+            shared: Some(false),
+            ..Explanation::default()
+        }
+    );
+}
+
+/// The explanation names a back-off for drops as the last change, and the cool-down after it
+/// as the phase (the limit may fall, not rise); once the limit grows again, a raise.
+#[test]
+fn littles_explains_a_back_off_for_drops_and_its_cool_down() {
+    use crate::adaptive::{ChangeCause, LimitChange, Phase};
+    let mut l = warmed();
+    feed(&mut l, 22, 98, 20, IDLE, Outcome::Success);
+    // A caller waited for a permit in the bucket of the drops: the limit bound there.
+    let held = l.held_back + 1;
+    l.on_demand(held);
+    feed(&mut l, 22, 2, 20, IDLE, Outcome::Dropped);
+    assert_eq!(feed(&mut l, 23, 100, 20, IDLE, Outcome::Success), 36);
+    let e = l.explain(Nanos::new(24 * 100 * MS));
+    assert_eq!(e.phase, Some(Phase::CoolingDown), "{e:?}");
+    assert_eq!(
+        e.last_change,
+        Some(LimitChange {
+            from: 40,
+            to: 36,
+            ago: Duration::from_millis(100),
+            cause: ChangeCause::Drops,
+        })
+    );
+    assert_eq!(feed(&mut l, 40, 100, 20, IDLE, Outcome::Success), 36);
+    assert_eq!(feed(&mut l, 41, 1, 20, IDLE, Outcome::Success), 40);
+    let e = l.explain(Nanos::new(42 * 100 * MS));
+    assert_ne!(e.phase, Some(Phase::CoolingDown), "{e:?}");
+    let change = e.last_change.expect("a change");
+    assert_eq!(
+        (change.from, change.to, change.cause),
+        (36, 40, ChangeCause::Raise)
+    );
+    // Application-limited: few requests found every permit taken.
+    assert!(e.at_limit.is_some_and(|s| s < 0.1), "{e:?}");
+    assert!(e.pass_rate.is_some_and(|r| r > 0.0), "{e:?}");
+}
+
+/// The explanation shows the cap learnt from fast failures (the service of
+/// `littles_holds_the_limit_at_the_cap_a_service_enforces_with_fast_failures`, refusing at
+/// once past 20), what set it and how long it holds, and names it as the last change; after it
+/// lapses, the bound on the growth back. The same answers without the failures show no cap.
+#[test]
+fn littles_explains_a_cap_learnt_from_fast_failures() {
+    use crate::adaptive::{CapSource, ChangeCause};
+    let (mut l, mut clean) = (warmed(), warmed());
+    for idx in 22..=30 {
+        feed_capped(&mut clean, idx, 100, 20, 20, &[]);
+        feed_capped(&mut l, idx, 100, 20, 20, &[21, 22, 23]);
+    }
+    let now = Nanos::new(31 * 100 * MS);
+    assert_eq!(clean.explain(now).cap, None);
+    let e = l.explain(now);
+    let cap = e.cap.expect("a cap");
+    assert_eq!(
+        (cap.limit, cap.source),
+        (20, CapSource::FastFailures),
+        "{e:?}"
+    );
+    // Learnt as bucket 23 closed (at 2.4 s), held for the probe interval (5 s).
+    let left = cap.holds_for.expect("a hold").as_secs_f64();
+    assert!((4.0..=5.0).contains(&left), "{e:?}");
+    let change = e.last_change.expect("a change");
+    assert_eq!((change.to, change.cause), (20, ChangeCause::Cap), "{e:?}");
+    assert!(change.from > 20, "{e:?}");
+    for idx in 31..=80 {
+        feed(&mut l, idx, 100, 20, 20, Outcome::Success);
+    }
+    let e = l.explain(Nanos::new(81 * 100 * MS));
+    let cap = e.cap.expect("the bound after the lapse");
+    assert_eq!(cap.source, CapSource::AfterCap, "{e:?}");
+    assert!(cap.limit > 20 && cap.holds_for.is_none(), "{e:?}");
+}
+
+/// The explanation names a probe while it holds the limit down (the phase, and its cut as the
+/// last change) and its end as the next change, once the limit is back.
+#[test]
+fn littles_explains_a_probe_and_its_end() {
+    use crate::adaptive::{ChangeCause, Phase};
+    let mut l = warmed();
+    feed(&mut l, 22, 100, 40, FULL, Outcome::Success); // a queue: the knee is found
+    let mut t = 2300;
+    while !l.probing() {
+        sample_at(&mut l, t, 20);
+        t += 1;
+        assert!(t < 60_000, "no probe");
+    }
+    let e = l.explain(Nanos::new(t * MS));
+    assert_eq!(e.phase, Some(Phase::Probing), "{e:?}");
+    let cut = e.last_change.expect("the probe's cut");
+    assert_eq!(cut.cause, ChangeCause::Probe, "{e:?}");
+    assert!(cut.to < cut.from && cut.to == l.limit(), "{e:?}");
+    // The limit it returns to: the steering's, which may have moved as the probe started.
+    assert!(e.steered_limit.is_some_and(|s| s > cut.to), "{e:?}");
+    while l.limit() <= cut.to {
+        sample_at(&mut l, t, 20);
+        t += 1;
+        assert!(t < 60_000, "the probe never let go");
+    }
+    let e = l.explain(Nanos::new(t * MS));
+    let end = e.last_change.expect("the probe's end");
+    assert_eq!(
+        (end.from, end.cause),
+        (cut.to, ChangeCause::ProbeEnded),
+        "{e:?}"
+    );
+    assert!(l.probing(), "its answers are still followed");
+    // Once they are, the probe is over: its end is still named, from the log.
+    let mut over = l.clone();
+    over.probe = None;
+    let e = over.explain(Nanos::new(t * MS));
+    assert_eq!(e.last_change, Some(end), "{e:?}");
+    assert_ne!(e.phase, Some(Phase::Probing), "{e:?}");
+}
