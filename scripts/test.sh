@@ -6,7 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+# The tests' temporary files (gate configs, scenario output, a browser profile: a few dozen
+# directories a run) go to a directory of the suite's own, removed when it ends.
+TMPDIR=$(mktemp -d -t sluicegate-suite.XXXXXX)
+export TMPDIR
+trap 'rm -f "$log"; rm -rf "$TMPDIR"' EXIT
 started=$SECONDS
 # Each step's name and how long it took, for the closing summary (where the suite's ~20 minutes
 # go on a clean clone: mostly building).

@@ -1,0 +1,7 @@
+set -x
+for v in old new; do
+SGBIN=/tmp/sluicegate-$v python3 run2.py maint08-$v --upstream "python3 pyup2.py --port {port} --latency 50ms --dist exp --workers 20 --change 15s:fail=0.99:0.2 --change 25s:fail=0:0.2" --pool adaptive --load "--rate 320 --duration 40s --patience 2s"
+SGBIN=/tmp/sluicegate-$v python3 run2.py flap15-$v --upstream "python3 pyup2.py --port {port} --latency 50ms --dist exp --workers 20  --change 6s:fail=0.3:0.2 --change 12s:fail=0.3:0.2 --change 18s:fail=0.3:0.2 --change 24s:fail=0.3:0.2 --change 30s:fail=0.3:0.2 --change 36s:fail=0.3:0.2 --change 9s:fail=0:0.2 --change 15s:fail=0:0.2 --change 21s:fail=0:0.2 --change 27s:fail=0:0.2 --change 33s:fail=0:0.2 --change 39s:fail=0:0.2" --pool adaptive --load "--rate 600 --duration 40s --patience 2s"
+done
+SGBIN=/tmp/sluicegate-new python3 run2.py maint08-static20 --upstream "python3 pyup2.py --port {port} --latency 50ms --dist exp --workers 20 --change 15s:fail=0.99:0.2 --change 25s:fail=0:0.2" --pool static:20 --load "--rate 320 --duration 40s --patience 2s"
+SGBIN=/tmp/sluicegate-new python3 run2.py flap15-static20 --upstream "python3 pyup2.py --port {port} --latency 50ms --dist exp --workers 20  --change 6s:fail=0.3:0.2 --change 12s:fail=0.3:0.2 --change 18s:fail=0.3:0.2 --change 24s:fail=0.3:0.2 --change 30s:fail=0.3:0.2 --change 36s:fail=0.3:0.2 --change 9s:fail=0:0.2 --change 15s:fail=0:0.2 --change 21s:fail=0:0.2 --change 27s:fail=0:0.2 --change 33s:fail=0:0.2 --change 39s:fail=0:0.2" --pool static:20 --load "--rate 600 --duration 40s --patience 2s"
