@@ -1085,7 +1085,15 @@ impl LittlesLaw {
             self.knee_found = true;
             self.knee = Some(cap);
         }
-        if b.fresh_drops > 0 && b.bound() && self.dropping() {
+        // Below the knee, with no queue in the resource beyond the target, drops do not back
+        // off: a lower limit relieves nothing there, and the drops are the resource's own
+        // (a deadline inside its service-time tail) or the wait for a permit in front of it,
+        // which a lower limit only lengthens. Read as overload they walked the limit from the
+        // knee to 1–2 in front of 50 idle workers and held it there (a service 3× slower with
+        // a 300 ms deadline: 0.56 of capacity, the oracle 0.96; review 31).
+        let unqueued_below_knee =
+            queue.is_some_and(|q| q < target) && self.knee.is_some_and(|k| self.base < k);
+        if b.fresh_drops > 0 && b.bound() && !unqueued_below_knee && self.dropping() {
             next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
             self.cool_down_from(now);
         } else if self.cooling(now) {

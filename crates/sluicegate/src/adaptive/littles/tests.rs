@@ -1950,3 +1950,54 @@ fn littles_explains_a_probe_and_its_end() {
     assert_eq!(e.last_change, Some(end), "{e:?}");
     assert_ne!(e.phase, Some(Phase::Probing), "{e:?}");
 }
+
+/// Review 31: a service 3× slower with a 300 ms deadline fails 13 % of requests past their
+/// deadline unqueued, and more after a wait for a permit. Read as overload, the drops walked
+/// the limit down a back-off per cool-down, from the knee to 1–2 in front of 50 idle workers
+/// (`calm_rare_drops_slow_1.5x`: 0.56 of capacity, the oracle 0.96). Below the knee, in
+/// buckets where the resource shows no queue, a lower limit relieves nothing: drops there do
+/// not back off. At the knee and above they still do.
+#[test]
+fn littles_does_not_back_off_below_the_knee_on_drops_without_a_queue() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    // 50 workers of 50 ms: the knee is 50.
+    let limits = drive(&mut l, 1000, 10_000, 50);
+    let knee = *limits.last().unwrap();
+    assert!((45..=60).contains(&knee), "{limits:?}");
+    // Then one answer in 25 is dropped (past its client's deadline), at the RT of the rest.
+    let mut limits = Vec::new();
+    let mut owed = 0.0;
+    let mut n = 0u64;
+    for t in 10_000..30_000u64 {
+        let limit = l.limit();
+        owed += limit.min(50) as f64 / 50.0;
+        while owed >= 1.0 {
+            owed -= 1.0;
+            n += 1;
+            let end = t * MS;
+            let rt = 50 * (limit as u64).max(50) / 50;
+            l.on_sample(&Sample {
+                start: Nanos::new(end - rt * MS),
+                latency: Duration::from_millis(rt),
+                in_flight: FULL,
+                outcome: if n.is_multiple_of(25) {
+                    Outcome::Dropped
+                } else {
+                    Outcome::Success
+                },
+            });
+        }
+        if t.is_multiple_of(100) {
+            limits.push(l.limit());
+        }
+    }
+    // Backed off at the knee, but not walked down from there: below 0.8 × the knee only in
+    // the dips of two probes (a tenth of a second each). Walked down by a back-off per
+    // cool-down, it spent over a second there, down to 29.
+    assert!(limits.iter().any(|&limit| limit < knee), "{limits:?}");
+    let low = limits
+        .iter()
+        .filter(|&&limit| (limit as f64) < 0.8 * knee as f64)
+        .count();
+    assert!(low <= 3, "{knee}: {limits:?}");
+}
