@@ -258,7 +258,8 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   the first buckets (the very first left out) stands in for min RT until the first probe.
 /// - **Drops**: a bucket with drops in which the limit held demand back (a request found
 ///   every permit taken, or a caller waited or was turned away: below the limit a lower one
-///   changes nothing the resource sees), when the last buckets holding at least
+///   changes nothing the resource sees; nor below the knee while the resource shows no
+///   queue beyond the target), when the last buckets holding at least
 ///   `1 / drop_fraction` samples have `drop_fraction` drops, multiplies the limit by
 ///   `backoff`; for `cool_down` after that the limit may fall but not rise. Counted against
 ///   the share of drops the resource shows with no queue (a service that fails 5 % of
