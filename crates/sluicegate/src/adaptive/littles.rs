@@ -1494,7 +1494,10 @@ impl LittlesLaw {
 
     /// Counts `b`'s drops into the background share if the resource kept no queue of its own
     /// in it (its low RT over the floor, × its pass rate, under the starting queue target) and
-    /// no probe was under way.
+    /// no probe was under way. Its late drops, fresh or not: the share is how often the
+    /// resource fails, whatever limit the failed requests started under (fresh ones alone
+    /// left out most of a background while the limit fell, and the back-offs on it walked
+    /// the limit down: review 31).
     fn note_calm(&mut self, b: &Bucket) {
         let Some(floor) = self.floor() else {
             return;
@@ -1502,7 +1505,7 @@ impl LittlesLaw {
         let target = (self.c.queue_target * self.base as f64).max(MIN_QUEUE_TARGET);
         let calm = !b.probed && b.queue_over(floor).is_some_and(|q| q < target);
         if calm {
-            self.calm.add(b.fresh_drops, b.passes + b.drops);
+            self.calm.add(b.late_drops, b.passes + b.drops);
         }
     }
 
@@ -1970,6 +1973,7 @@ impl LimitAlgorithm for LittlesLaw {
                 let refused = self.recent_mid.is_some_and(|mid| s.latency < mid);
                 let b = &mut self.current;
                 b.drops += 1;
+                b.late_drops += u64::from(!refused);
                 b.fresh_drops += u64::from(fresh && !refused);
             }
             Outcome::Ignored => {}

@@ -20,8 +20,11 @@ pub(super) struct Bucket {
     pub(super) passes: u64,
     pub(super) rt_sum: Duration,
     pub(super) drops: u64,
-    /// Of `drops`, those whose request started under a limit no higher than the limit when
-    /// it was answered: only these back the limit off.
+    /// Of `drops`, those answered no sooner than the window's median (sooner, a drop was
+    /// refused, not kept past a deadline): the background share counts these.
+    pub(super) late_drops: u64,
+    /// Of `late_drops`, those whose request started under a limit no higher than the limit
+    /// when it was answered: only these back the limit off.
     pub(super) fresh_drops: u64,
     /// The most permits out when one of its requests started.
     pub(super) max_in_flight: usize,

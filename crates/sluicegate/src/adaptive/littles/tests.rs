@@ -387,6 +387,40 @@ fn littles_reads_a_few_calm_drops_as_a_background_share() {
     assert_eq!(l.limit(), clean.limit());
 }
 
+/// The background share counts a calm bucket's late drops whether their requests started
+/// under the present limit or a higher one: while a limit falls, most drops are of requests
+/// that started before the cut, and with fresh ones alone the share missed most of a
+/// background; each judgement then read the background's fresh drops as overload and walked
+/// the limit down (a service 3× slower with a 300 ms deadline, 13 % of its answers late with
+/// no queue: 0.68 of capacity over 20 seeds, 0.91 since; review 31).
+#[test]
+fn littles_counts_late_drops_of_requests_started_under_a_higher_limit_as_background() {
+    let (mut l, mut clean) = (warmed(), warmed());
+    // Both back off once at 2.3 s (40 → 36).
+    for m in [&mut l, &mut clean] {
+        feed(m, 22, 98, 20, IDLE, Outcome::Success);
+        held_one_back(m);
+        feed(m, 22, 2, 20, IDLE, Outcome::Dropped);
+    }
+    // Then 5 % of `l`'s answers fail late, in calm buckets: requests that started at 2.2 s,
+    // under 40, before the cut. Not fresh, they back nothing off; they are its background.
+    for idx in 23..=40 {
+        feed(&mut clean, idx, 95, 20, IDLE, Outcome::Success);
+        feed(&mut l, idx, 95, 20, IDLE, Outcome::Success);
+        feed(&mut l, idx, 5, idx * 100 - 2200, IDLE, Outcome::Dropped);
+    }
+    assert_eq!(l.limit(), clean.limit());
+    // The same share of fresh drops where the limit bound: the background, not overload.
+    for m in [&mut l, &mut clean] {
+        feed(m, 41, 95, 20, IDLE, Outcome::Success);
+        held_one_back(m);
+    }
+    feed(&mut l, 41, 5, 20, IDLE, Outcome::Dropped);
+    feed(&mut clean, 42, 1, 20, IDLE, Outcome::Success);
+    feed(&mut l, 42, 1, 20, IDLE, Outcome::Success);
+    assert_eq!(l.limit(), clean.limit());
+}
+
 /// A failure answered sooner than most answers (above the floor, under their median) was
 /// refused, not kept past a deadline: queued behind others, failures that are fast when the
 /// resource is calm come back later than its floor, and 5 % of them at 2 % of the service
