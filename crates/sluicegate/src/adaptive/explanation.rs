@@ -45,7 +45,8 @@ pub struct Explanation {
     /// The demand the algorithm sees: requests a second over the recent window, answered
     /// (successes and drops) or turned away without waiting for a permit (a caller that waits
     /// in the limiter's queue counts when answered: a queue that grows is demand not seen
-    /// yet). Above [`pass_rate`](Self::pass_rate), callers were refused or failed; well above
+    /// yet, and one that times out in the queue is never counted). Above
+    /// [`pass_rate`](Self::pass_rate), callers were refused or failed; well above
     /// [`capacity`](Self::capacity), the resource is overloaded.
     pub demand: Option<f64>,
     /// Answers a second last measured while the resource queued: its capacity, remembered
