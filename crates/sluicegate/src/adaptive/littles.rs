@@ -813,7 +813,7 @@ impl LittlesLaw {
         // noise is 2–3). In between (the knee found, the floor not yet probed: the floor is
         // the first buckets' and reads low), the noise between one and two requests, or the
         // share where that is more.
-        let share = (self.c.queue_target * base).max(MIN_QUEUE_TARGET);
+        let share = self.starting_queue_target();
         let noise = QUEUE_NOISE * self.queue_noise();
         let target = if self.knee_found && self.probed {
             noise.min(share).max(1.0)
@@ -1492,6 +1492,12 @@ impl LittlesLaw {
         self.calm.overload(drops, samples, fraction)
     }
 
+    /// The queue aimed for before the knee: `queue_target` of the limit, and at least
+    /// [`MIN_QUEUE_TARGET`] requests.
+    fn starting_queue_target(&self) -> f64 {
+        (self.c.queue_target * self.base as f64).max(MIN_QUEUE_TARGET)
+    }
+
     /// Counts `b`'s drops into the background share if the resource kept no queue of its own
     /// in it (its low RT over the floor, × its pass rate, under the starting queue target) and
     /// no probe was under way. Its late drops, fresh or not: the share is how often the
@@ -1502,7 +1508,7 @@ impl LittlesLaw {
         let Some(floor) = self.floor() else {
             return;
         };
-        let target = (self.c.queue_target * self.base as f64).max(MIN_QUEUE_TARGET);
+        let target = self.starting_queue_target();
         let calm = !b.probed && b.queue_over(floor).is_some_and(|q| q < target);
         if calm {
             self.calm.add(b.late_drops, b.passes + b.drops);
@@ -1596,15 +1602,10 @@ impl LittlesLaw {
         // blind by a few answers, lent none to its second across the shallow one between, and
         // the regime went unmeasured until a third: `latency_spike` seed 1, 7 s).
         let limit = clamp(limit, self.c.min, self.c.max);
-        let usable = self.blind_answers.as_ref().is_some_and(|(depth, _)| {
+        let pool = self.blind_answers.take_if(|(depth, _)| {
             let r = limit as f64 / (*depth).max(1) as f64;
             !shallow && SAME_REGIME.contains(&r)
         });
-        let pool = if usable {
-            self.blind_answers.take()
-        } else {
-            None
-        };
         let carried = pool.as_ref().map_or(0, |(_, b)| b.passes);
         self.probe = Some(Probe {
             rate,
