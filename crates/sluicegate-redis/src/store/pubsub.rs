@@ -673,6 +673,18 @@ mod tests {
         tokio::time::timeout(PATIENCE, woken).await.expect(why);
     }
 
+    /// Waits until the listener has read the answer to `sub`'s subscription: Redis counts the
+    /// subscriber when it takes the SUBSCRIBE, and the listener wakes the waiters when it reads
+    /// the answer, later. A message published after it comes after that answer, so once it has
+    /// woken `sub`, a wake armed from then on is not the subscription's own.
+    async fn settled(redis: &RedisServer, sub: &Subscription, channel: &str) {
+        until("not subscribed", || subscribers(redis, channel) == 1).await;
+        wakes(sub, "the listener did not read a message", || {
+            publish(redis, channel)
+        })
+        .await;
+    }
+
     async fn until(why: &str, mut what: impl FnMut() -> bool) {
         let deadline = std::time::Instant::now() + PATIENCE;
         while !what() {
@@ -707,10 +719,8 @@ mod tests {
         let redis = RedisServer::start();
         let store = store(&redis).await;
         let (a, b) = (store.subscribe("a"), store.subscribe("b"));
-        until("not subscribed", || {
-            subscribers(&redis, "a") == 1 && subscribers(&redis, "b") == 1
-        })
-        .await;
+        settled(&redis, &a, "a").await;
+        settled(&redis, &b, "b").await;
         let (woken_a, woken_b) = (a.wake().notified(), b.wake().notified());
         tokio::pin!(woken_a, woken_b);
         woken_a.as_mut().enable();
@@ -744,7 +754,7 @@ mod tests {
         let redis = RedisServer::start();
         let store = store(&redis).await;
         let a = store.subscribe("a");
-        until("not subscribed", || subscribers(&redis, "a") == 1).await;
+        settled(&redis, &a, "a").await;
         wakes(&a, "the resubscription woke the waiter", || {
             let _: u64 = redis::cmd("CLIENT")
                 .arg("KILL")
