@@ -102,6 +102,8 @@ struct Ctx {
     scale: u32,
     /// The client deadline, in tokio time.
     deadline: Duration,
+    /// The caller's upstream timeout, in tokio time.
+    upstream_timeout: Option<Duration>,
     records: Mutex<Vec<Record>>,
     arrivals: Mutex<Vec<Duration>>,
 }
@@ -220,6 +222,7 @@ async fn simulate(s: Scenario, algo: Algo, seed: u64, scale: u32) -> Run {
             Arc::new(clock),
         ),
         deadline: s.deadline * scale,
+        upstream_timeout: s.limiter.upstream_timeout.map(|t| t * scale),
         scale,
         records: Mutex::new(Vec::new()),
         arrivals: Mutex::new(Vec::new()),
@@ -318,7 +321,12 @@ async fn request(ctx: Arc<Ctx>, arrival: Instant) {
         Err(_) | Ok(Err(Rejected::QueueTimeout { .. })) => Fate::QueueTimeout,
         Ok(Err(_)) => Fate::Rejected,
         Ok(Ok(permit)) => {
-            let reply = ctx.upstream.call(&ctx.rng).await;
+            let Some(reply) = call(&ctx).await else {
+                // Given up at the upstream timeout: the permit goes back as a drop, as the
+                // gate's `504` does.
+                permit.dropped();
+                return record(&ctx, arrival, Fate::Late);
+            };
             let late = Instant::now() - arrival > ctx.deadline;
             match (reply, late) {
                 (Reply::Shed, _) => {
@@ -341,6 +349,24 @@ async fn request(ctx: Arc<Ctx>, arrival: Instant) {
             }
         }
     };
+    record(&ctx, arrival, fate);
+}
+
+/// Calls the upstream: its reply, or `None` if the caller's upstream timeout passed first. The
+/// upstream then works on, unseen by the limit, as one that does not notice its caller close
+/// the connection (a proxy's upstream timeout in front of most application servers).
+async fn call(ctx: &Arc<Ctx>) -> Option<Reply> {
+    let Some(within) = ctx.upstream_timeout else {
+        return Some(ctx.upstream.call(&ctx.rng).await);
+    };
+    let upstream = ctx.clone();
+    let call = tokio::spawn(async move { upstream.upstream.call(&upstream.rng).await });
+    // The task only ends by returning: a join error would be a panic inside the upstream.
+    let reply = tokio::time::timeout(within, call).await.ok()?;
+    Some(reply.expect("the upstream call panicked"))
+}
+
+fn record(ctx: &Ctx, arrival: Instant, fate: Fate) {
     let record = Record {
         arrival: ctx.since(arrival),
         end: ctx.since(Instant::now()),

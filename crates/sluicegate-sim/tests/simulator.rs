@@ -477,3 +477,40 @@ rate = 0.8
     assert!(fixed.records.iter().all(|r| r.fate != Fate::Shed));
     assert!(stats::summarise(&s, &fixed).goodput > 0.98);
 }
+
+/// A proxy's upstream timeout (`[limiter] upstream_timeout`): the caller gives up that long
+/// after it got its permit and frees the permit as a drop, while the upstream works on. With
+/// a fixed limit of the worker count the workers then hold more requests than the limit lets
+/// out (the hidden load behind the real gate's `504`s, `docs/reviews/2026-12-05-lead32`);
+/// without the timeout they never do. Every request given up ends `Late`.
+#[test]
+fn an_upstream_timeout_frees_the_permit_while_the_upstream_works_on() {
+    let text = MMC
+        .replace("duration = \"600s\"", "duration = \"60s\"")
+        .replace("rate = 0.8", "rate = 1.5");
+    let plain = Scenario::parse("fixed", &text).unwrap();
+    let timed = Scenario::parse(
+        "fixed_timeout",
+        &text.replace("[limiter]", "[limiter]\nupstream_timeout = \"150ms\""),
+    )
+    .unwrap();
+    assert_eq!(
+        timed.limiter.upstream_timeout,
+        Some(Duration::from_millis(150))
+    );
+    let most = |run: &engine::Run| run.timeline.iter().map(|p| p.upstream).max().unwrap();
+    let run = engine::run(&plain, Algo::FixedExact, 42);
+    assert_eq!(most(&run), 10, "a limit of the worker count, no timeout");
+    let run = engine::run(&timed, Algo::FixedExact, 42);
+    assert!(most(&run) > 10, "{} in the upstream", most(&run));
+    assert!(run.timeline.iter().all(|p| p.in_flight <= 10));
+    let late = run.records.iter().filter(|r| r.fate == Fate::Late).count();
+    // An exponential 100 ms service passes 150 ms in e^-1.5 = 22 % of requests, more with the
+    // hidden load queued in front of them.
+    let served = run.records.iter().filter(|r| r.fate == Fate::Good).count();
+    assert!(
+        late * 100 > 22 * (late + served) * 9 / 10,
+        "{late} late of {}",
+        late + served
+    );
+}

@@ -7,7 +7,7 @@ pub mod duration;
 
 use crate::load::Load;
 use crate::upstream::{UpstreamModel, UpstreamState};
-use duration::de_duration;
+use duration::{de_duration, de_opt_duration};
 use serde::Deserialize;
 use std::path::Path;
 use std::time::Duration;
@@ -51,6 +51,11 @@ pub struct LimiterSettings {
     pub queue_timeout: Duration,
     /// Turn away at once a caller whose predicted wait exceeds its timeout (true).
     pub predictive: bool,
+    /// A proxy's upstream timeout (none): a caller gives up on its upstream this long after
+    /// it got its permit and frees the permit as a drop, while the upstream works on, as an
+    /// upstream that does not notice a closed connection does.
+    #[serde(deserialize_with = "de_opt_duration")]
+    pub upstream_timeout: Option<Duration>,
 }
 
 impl Default for LimiterSettings {
@@ -59,6 +64,7 @@ impl Default for LimiterSettings {
             max_queue: 1000,
             queue_timeout: Duration::from_millis(100),
             predictive: true,
+            upstream_timeout: None,
         }
     }
 }
