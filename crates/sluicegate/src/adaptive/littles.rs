@@ -142,6 +142,9 @@ impl Shared {
 
 /// The most recent answers kept for the line test at the first queue (a bound on memory).
 const RECENT_ANSWERS: usize = 1024;
+/// Successes kept for the pooled queue estimate, in `min_samples`: four buckets' worth of the
+/// three it reads, for buckets that overfill.
+const LAST_ANSWERS: usize = 4 * RT_BUCKETS;
 /// Standard deviations of a Poisson demand's concurrency a limit without a queue leaves room
 /// for under a load below capacity, as the demand-led start's leaps do: callers that cannot
 /// wait are turned away in the tail past it (2.6, the normal tail's 0.5 % of issue 13's
@@ -378,6 +381,9 @@ pub struct LittlesLaw {
     /// The latest successful answers (at most [`RECENT_ANSWERS`]): RT, and the permits out
     /// when each started.
     recent_answers: VecDeque<(Duration, usize)>,
+    /// The last successes (when each ended, its RT), up to [`LAST_ANSWERS`] × `min_samples`:
+    /// a queue estimate pooled across buckets too short for a low RT of their own.
+    last_rts: VecDeque<(Nanos, Duration)>,
     /// The cap a resource that sheds load at once when full enforces, learnt from its fast
     /// failures' permits out (its module says how): the limit is held at it.
     shed: ShedCap,
@@ -440,6 +446,7 @@ impl LittlesLaw {
             probe_full: false,
             shared: None,
             recent_answers: VecDeque::new(),
+            last_rts: VecDeque::new(),
             shed: ShedCap::default(),
             calm: CalmDrops::default(),
             recent_mid: None,
@@ -521,6 +528,32 @@ impl LittlesLaw {
         let floor = self.floor()?;
         let (low, rate) = self.recent_low()?;
         Some(low.saturating_sub(floor).as_secs_f64() * rate)
+    }
+
+    /// The queue estimate from the successes that ended in the last [`RT_BUCKETS`] buckets
+    /// taken together (at least twice `min_samples` of them): their low RT over `floor` × the
+    /// buckets' pass rate. It stands in where a bucket of them has too few successes for a low
+    /// RT of its own (at 10–20 answers a second about half do). Only successes from the window
+    /// count: older ones would read no queue through a collapse that stops the successes.
+    fn pooled_queue(&self, floor: Duration, now: Nanos) -> Option<f64> {
+        if self.closed.len() < RT_BUCKETS {
+            return None;
+        }
+        let recent = self.closed.iter().rev().take(RT_BUCKETS);
+        let span: Duration = recent.clone().map(|b| b.span).sum();
+        let since = now.as_u64().saturating_sub(span.as_nanos() as u64);
+        let mut rts: Vec<Duration> = self
+            .last_rts
+            .iter()
+            .filter(|(end, _)| end.as_u64() >= since)
+            .map(|&(_, rt)| rt)
+            .collect();
+        if rts.len() < 2 * self.c.min_samples.max(1) {
+            return None;
+        }
+        let k = ((LOW_QUANTILE * rts.len() as f64).ceil() as usize).clamp(1, rts.len());
+        let (_, low, _) = rts.select_nth_unstable(k - 1);
+        Some(low.saturating_sub(floor).as_secs_f64() * Self::rate_of(recent))
     }
 
     /// A queue standing above `target` in every one of the last buckets, each reading it
@@ -825,6 +858,10 @@ impl LittlesLaw {
             share
         };
         let queue = self.queue_estimate();
+        let pooled = match queue {
+            Some(q) => Some(q),
+            None => self.floor().and_then(|f| self.pooled_queue(f, now)),
+        };
         // Past the starting limit, the slow start ends only at a queue its own noise cannot
         // explain: at a limit of a few dozen in front of a slow pool, a bucket holds a few dozen
         // answers (an early one a dozen), its 5th percentile is their smallest or second
@@ -1073,6 +1110,16 @@ impl LittlesLaw {
                 next
             }
             .round() as usize
+        } else if pooled.is_some_and(|p| p < target / 4.0)
+            && b.pinned()
+            && self.probe.is_none()
+            && base < 0.5 * self.served_most.0 * min_rt.as_secs_f64()
+        {
+            // Too few answers a bucket for an estimate of their own, pinned at under half the
+            // permits the resource kept in service at its most, and the answers of the last
+            // buckets together show no queue: a limit walked down (to 1, in front of 20 workers
+            // back at full speed) grows a step at a time.
+            (base * self.c.max_step).max(base + 1.0).round() as usize
         } else {
             self.base // not enough data for a queue estimate yet
         };
@@ -1092,8 +1139,22 @@ impl LittlesLaw {
         // which a lower limit only lengthens. Read as overload they walked the limit from the
         // knee to 1–2 in front of 50 idle workers and held it there (a service 3× slower with
         // a 300 ms deadline: 0.56 of capacity, the oracle 0.96; review 31).
+        // In a restarted start (a slowdown or the workers' return: the knee unknown, the limit
+        // below the cap the old capacity allows at the new RT), the cap stands in for the knee,
+        // and outside probes the pooled estimate for a missing one: a service 3× slower behind
+        // a 300 ms timeout gave buckets of 4–15 answers, and its drops walked the restarted
+        // start down to a limit of 1 (`littles_regrows_after_a_slow_spell_behind_an_upstream_timeout`).
+        let restarting = self.restarted
+            && !self.knee_found
+            && self.restart_cap.is_some_and(|cap| self.base < cap);
+        let estimate = if restarting && self.probe.is_none() && !b.probed {
+            pooled
+        } else {
+            queue
+        };
+        let knee = self.knee.or(self.restart_cap.filter(|_| restarting));
         let unqueued_below_knee =
-            queue.is_some_and(|q| q < target) && self.knee.is_some_and(|k| self.base < k);
+            estimate.is_some_and(|q| q < target) && knee.is_some_and(|k| self.base < k);
         if b.fresh_drops > 0 && b.bound() && !unqueued_below_knee && self.dropping() {
             next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
             self.cool_down_from(now);
@@ -1949,6 +2010,10 @@ impl LimitAlgorithm for LittlesLaw {
         match s.outcome {
             Outcome::Success => {
                 self.shed.add(end, s.in_flight, false);
+                if self.last_rts.len() >= LAST_ANSWERS * self.c.min_samples.max(1) {
+                    self.last_rts.pop_front();
+                }
+                self.last_rts.push_back((end, s.latency));
                 let b = &mut self.current;
                 b.add(s.latency);
                 // Kept until the first queue only (the line test at it reads them).
