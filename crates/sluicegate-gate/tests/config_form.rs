@@ -355,7 +355,8 @@ async fn admin_status(gate: &Gate, method: &str, path: &str, headers: &[(&str, &
 #[tokio::test]
 async fn the_admin_api_refuses_other_origins_and_rebound_names() {
     let up = Upstream::start().await;
-    let gate = serve(&write_config("origin", &config(&up, 2, ""))).await;
+    let path = write_config("origin", &config(&up, 2, ""));
+    let gate = serve(&path).await;
     let here = gate.admin.unwrap().to_string();
     let port = gate.admin.unwrap().port();
     let close = "/pools/api/close";
@@ -410,7 +411,8 @@ async fn with_a_token_any_name_and_any_case_of_bearer() {
             token.display()
         ),
     );
-    let gate = serve(&write_config("token-any", &text)).await;
+    let path = write_config("token-any", &text);
+    let gate = serve(&path).await;
     for auth in [
         "Bearer s3cret-token",
         "bearer s3cret-token",

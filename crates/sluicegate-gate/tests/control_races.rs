@@ -12,7 +12,7 @@ mod support;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::time::Duration;
@@ -261,7 +261,7 @@ struct AdminLog {
 
 struct Ctx {
     gate: Gate,
-    path: PathBuf,
+    path: support::ConfigFile,
     upstream: SocketAddr,
 }
 

@@ -754,12 +754,8 @@ async fn a_refusal_before_the_body_reaches_a_client_that_sends_it_all_first() {
         "listen = [\"127.0.0.1:0\"]\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 1\nrate = \"0/s\"\n\n[[routes]]\npool = \"api\"\n",
         up.url()
     );
-    let gate = Gate::start(&[
-        "serve",
-        "--config",
-        write_config("linger", &text).to_str().unwrap(),
-    ])
-    .await;
+    let path = write_config("linger", &text);
+    let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
     const LEN: usize = 8 << 20;
     let mut s = raw(
         gate.proxy,

@@ -189,8 +189,9 @@ impl Gate {
 }
 
 /// Writes `text` to a fresh file in a temporary directory of its own (two tests of one
-/// binary giving the same `name` still get two files); returns its path.
-pub fn write_config(name: &str, text: &str) -> PathBuf {
+/// binary giving the same `name` still get two files); the directory goes when the returned
+/// file is dropped.
+pub fn write_config(name: &str, text: &str) -> ConfigFile {
     static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!(
@@ -200,7 +201,42 @@ pub fn write_config(name: &str, text: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("gate.toml");
     rewrite(&path, text);
-    path
+    ConfigFile { path }
+}
+
+/// A config file written by [`write_config`]; dropping it removes its directory (a plain
+/// `cargo test` left one in the temporary directory for every test that wrote a config).
+#[derive(Debug)]
+pub struct ConfigFile {
+    path: PathBuf,
+}
+
+impl std::ops::Deref for ConfigFile {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for ConfigFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for ConfigFile {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
+    }
+}
+
+impl Drop for ConfigFile {
+    fn drop(&mut self) {
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 /// Replaces the file at `path` with `text`.

@@ -11,7 +11,7 @@ mod redis;
 mod upstream;
 
 pub use client::{Reply, get, raw, request, status_and_body};
-pub use gate::{Gate, rewrite, write_config};
+pub use gate::{ConfigFile, Gate, rewrite, write_config};
 pub use raw_upstream::{RawUpstream, Script};
 pub use redis::{
     RedisServer, ReservedPort, assert_dies_with_a_killed_test_process, tied_to_this_process,
