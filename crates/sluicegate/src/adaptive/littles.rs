@@ -530,30 +530,46 @@ impl LittlesLaw {
         Some(low.saturating_sub(floor).as_secs_f64() * rate)
     }
 
-    /// The queue estimate from the successes that ended in the last [`RT_BUCKETS`] buckets
-    /// taken together (at least twice `min_samples` of them): their low RT over `floor` × the
-    /// buckets' pass rate. It stands in where a bucket of them has too few successes for a low
-    /// RT of its own (at 10–20 answers a second about half do). Only successes from the window
-    /// count: older ones would read no queue through a collapse that stops the successes.
-    fn pooled_queue(&self, floor: Duration, now: Nanos) -> Option<f64> {
+    /// The successes that ended in the last [`RT_BUCKETS`] buckets, taken together, and the
+    /// buckets' pass rate: at least twice `min_samples` of them, or `None`. They stand in where
+    /// a bucket has too few successes for a low RT of its own (at 10–20 answers a second about
+    /// half do). Only successes from those buckets count: older ones would read no queue
+    /// through a collapse that stops the successes.
+    fn pooled_answers(&self, now: Nanos) -> Option<(Vec<Duration>, f64)> {
         if self.closed.len() < RT_BUCKETS {
             return None;
         }
         let recent = self.closed.iter().rev().take(RT_BUCKETS);
         let span: Duration = recent.clone().map(|b| b.span).sum();
         let since = now.as_u64().saturating_sub(span.as_nanos() as u64);
-        let mut rts: Vec<Duration> = self
+        let rts: Vec<Duration> = self
             .last_rts
             .iter()
             .filter(|(end, _)| end.as_u64() >= since)
             .map(|&(_, rt)| rt)
             .collect();
-        if rts.len() < 2 * self.c.min_samples.max(1) {
-            return None;
-        }
-        let k = ((LOW_QUANTILE * rts.len() as f64).ceil() as usize).clamp(1, rts.len());
-        let (_, low, _) = rts.select_nth_unstable(k - 1);
-        Some(low.saturating_sub(floor).as_secs_f64() * Self::rate_of(recent))
+        (rts.len() >= 2 * self.c.min_samples.max(1)).then(|| (rts, Self::rate_of(recent)))
+    }
+
+    /// The queue estimate from the pooled answers: their low RT over `floor` × the pass rate.
+    fn pooled_queue(&self, floor: Duration, now: Nanos) -> Option<f64> {
+        let (mut rts, rate) = self.pooled_answers(now)?;
+        let low = low_quantile(&mut rts);
+        Some(low.saturating_sub(floor).as_secs_f64() * rate)
+    }
+
+    /// The pooled answers read as a slower service, not a queue: their low RT is no more than
+    /// twice `floor` × the factor their mean RT rose over `min_rt` by. A queue adds its wait to
+    /// every request, and lifts the low RT far more than the mean in proportion; a slower
+    /// service multiplies every RT alike (as [`Self::wait_added`] tells a probe's reading).
+    fn pooled_slower_service(&self, floor: Duration, min_rt: Duration, now: Nanos) -> bool {
+        let Some((mut rts, _)) = self.pooled_answers(now) else {
+            return false;
+        };
+        let mean = rts.iter().sum::<Duration>().as_secs_f64() / rts.len() as f64;
+        let low = low_quantile(&mut rts);
+        let scale = (mean / min_rt.as_secs_f64().max(1e-9)).max(1.0);
+        low.as_secs_f64() <= 2.0 * scale * floor.as_secs_f64()
     }
 
     /// A queue standing above `target` in every one of the last buckets, each reading it
@@ -1147,7 +1163,18 @@ impl LittlesLaw {
         let restarting = self.restarted
             && !self.knee_found
             && self.restart_cap.is_some_and(|cap| self.base < cap);
-        let estimate = if restarting && self.probe.is_none() && !b.probed {
+        // Elsewhere below the knee, pooled answers that read as a slower service (the whole
+        // distribution scaled, its low end with it), not as a queue (a wait added to each), also
+        // stand in: the same service with its knee known walked down to 1–3 (four seeds of
+        // ten of `slow_service_upstream_timeout_1.5x`).
+        let outside_probes = self.probe.is_none() && !b.probed;
+        let slower_service = queue.is_none()
+            && outside_probes
+            && self
+                .floor()
+                .zip(self.min_rt)
+                .is_some_and(|(floor, min_rt)| self.pooled_slower_service(floor, min_rt, now));
+        let estimate = if slower_service || (restarting && outside_probes) {
             pooled
         } else {
             queue
@@ -2046,6 +2073,12 @@ impl LimitAlgorithm for LittlesLaw {
         }
         self.capped(end)
     }
+}
+
+/// The [`LOW_QUANTILE`] of `rts` (not empty).
+fn low_quantile(rts: &mut [Duration]) -> Duration {
+    let k = ((LOW_QUANTILE * rts.len() as f64).ceil() as usize).clamp(1, rts.len());
+    *rts.select_nth_unstable(k - 1).1
 }
 
 #[cfg(test)]

@@ -535,6 +535,33 @@ fn littles_explains_the_demand_with_the_callers_turned_away() {
     }
 }
 
+/// The same slow spell, judged inside it, over 20 seeds. Where the slowdown did not restart
+/// the start (the knee known), the buckets had no queue estimate either, and the deadline's
+/// drops walked the limit to 1 while 20 workers were there (8 seeds of 20; the median seed's
+/// lowest limit 2.5). The answers of the last buckets, pooled, read as a slower service (the
+/// low RT rose with the mean, no wait added to each) and now stand in for the drop rule. The
+/// spell still costs permits (a probe, and the drops before the pooled answers show the new
+/// regime): the lowest limit is 2–9, its median 5.
+#[test]
+fn littles_is_not_walked_to_one_permit_by_a_slow_spell_behind_an_upstream_timeout() {
+    let mut lowest: Vec<usize> = (1..=20)
+        .map(|seed| {
+            let mut l = LittlesLaw::new(LittlesLawConfig::default());
+            let mut pool = OpenPool::new(20, 50, 600, seed);
+            pool.deadline_us = 300_000;
+            pool.abandon = true;
+            pool.run(&mut l, 10_000, |_, _| {});
+            pool.mean_us = 150_000.0;
+            let mut lowest = usize::MAX;
+            pool.run(&mut l, 25_000, |_, l| lowest = lowest.min(l.limit()));
+            lowest
+        })
+        .collect();
+    assert!(lowest.iter().all(|&n| n >= 2), "{lowest:?}");
+    lowest.sort_unstable();
+    assert!(lowest[10] >= 4, "median {}: {lowest:?}", lowest[10]);
+}
+
 /// Pins the return from a slow spell behind a proxy's upstream timeout (`lead31` in the real
 /// gate, `docs/reviews/2026-12-05-lead32`): 20 workers of 50 ms turn 150 ms for 15 s under 600
 /// arrivals a second, and the proxy gives up at 300 ms, freeing the permit while the worker
