@@ -797,10 +797,21 @@ impl LittlesLaw {
                     let keep = self.closed.len().saturating_sub(1);
                     self.closed.drain(..keep);
                     if ratio > self.c.probe_trigger {
+                        let old_knee = self.knee.unwrap_or(self.base) as f64;
                         self.knee_found = false;
                         self.knee = None;
                         self.restarted = true;
-                        let cap = self.capacity * rt.as_secs_f64() * (1.0 + self.c.queue_target);
+                        // What the old capacity serves at the new RT: a delay outside the
+                        // resource (a check probe confirmed it) takes that many more permits.
+                        // A slower service on the same workers does not: its knee stays where
+                        // it was, and the capacity's cap let a restarted start grow to 3× the
+                        // workers where a timeout hid the queue from the successes
+                        // (`littles_restart_after_a_slowdown_does_not_outgrow_the_workers`).
+                        let mut cap =
+                            self.capacity * rt.as_secs_f64() * (1.0 + self.c.queue_target);
+                        if !probe.check {
+                            cap = cap.min(old_knee);
+                        }
                         self.restart_cap =
                             (cap > 0.0).then(|| (cap + MIN_QUEUE_TARGET).ceil() as usize);
                     }

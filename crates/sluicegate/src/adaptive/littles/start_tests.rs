@@ -593,3 +593,29 @@ fn littles_regrows_after_a_slow_spell_behind_an_upstream_timeout() {
         );
     }
 }
+
+/// The same slow spell, its highest limit, over 20 seeds. The slowdown restarts the start, and
+/// the restart's cap was the old capacity × the new min RT: for a service 3× slower, three
+/// times the 20 workers. With the timeout censoring the queue out of the successes (a request
+/// that waits past 300 ms is a drop, not an RT), the restarted start grew on readings of no
+/// queue up to 54 permits, and the requests the proxy gave up on piled up in the upstream
+/// (the simulator: `slow_service_upstream_timeout_1.5x` seed 4 served 0.35 of capacity). A
+/// slowdown that adds no wait to each request is a slower service on the same workers: its
+/// restart is capped at the old knee.
+#[test]
+fn littles_restart_after_a_slowdown_does_not_outgrow_the_workers() {
+    let highest: Vec<usize> = (1..=20)
+        .map(|seed| {
+            let mut l = LittlesLaw::new(LittlesLawConfig::default());
+            let mut pool = OpenPool::new(20, 50, 600, seed);
+            pool.deadline_us = 300_000;
+            pool.abandon = true;
+            pool.run(&mut l, 10_000, |_, _| {});
+            pool.mean_us = 150_000.0;
+            let mut highest = 0;
+            pool.run(&mut l, 25_000, |_, l| highest = highest.max(l.limit()));
+            highest
+        })
+        .collect();
+    assert!(highest.iter().all(|&n| n <= 30), "{highest:?}");
+}
