@@ -1,0 +1,1 @@
+for i in $(seq 24); do curl -s 127.0.0.1:$1/status | python3 -c 'import json,sys; d=json.load(sys.stdin); p=d["pools"]["p"]; s=p["adaptive"]["state"]; print(p["limit"], json.dumps({k:s.get(k) for k in ["phase","steered_limit","knee","queue","floor_rt_ms","min_rt_ms","pass_rate","at_limit","last_change","cap"]}))'; sleep 1; done
