@@ -635,6 +635,19 @@ impl LittlesLaw {
         } else {
             self.span // silence: keep the span until there is news
         };
+        // A bucket answered mostly by drops (the successes stopped: a capacity fall behind a
+        // proxy's upstream timeout, every request given up) sized the next for `min_samples`
+        // successes at one or two a second: 15 s without a decision while the drops came in,
+        // the limit held at twice the workers left and their backlog growing (review 32).
+        // A bucket with over twice as many drops as successes lets the next one grow to twice
+        // its own span at most. (Over as many: `littles_is_not_walked_to_one_permit_by_a_slow_
+        // spell_behind_an_upstream_timeout` lost a seed to 1, the shorter buckets backing off
+        // more often in the slow spell.)
+        let fill = if last.drops > 2 * last.passes {
+            fill.min(2 * last.span)
+        } else {
+            fill
+        };
         self.c.bucket.max(rt).max(fill)
     }
 

@@ -619,3 +619,53 @@ fn littles_restart_after_a_slowdown_does_not_outgrow_the_workers() {
         .collect();
     assert!(highest.iter().all(|&n| n <= 30), "{highest:?}");
 }
+
+/// Pins a capacity fall behind a proxy's upstream timeout at a low answer rate (review 32,
+/// `docs/reviews/2026-12-05-review32/scen/lr_fall_ut_lowrate_1.5x.toml`): 10 workers of
+/// 300 ms under 50 arrivals a second, the proxy giving up at 900 ms while the worker works on;
+/// at 15 s six workers leave. The successes stop (every request waits past the timeout behind
+/// the abandoned ones) and the answers are drops. Sized for `min_samples` successes at the
+/// last bucket's one or two a second, the next bucket lasted up to 23 s: no decision while
+/// the drops came in, the limit held at twice the workers left, and their backlog grew (in
+/// the simulator, seeds 4 and 7 of the scenario: 0.587 -> 0.377 and 0.643 -> 0.314 once the
+/// pooled "slower service" reading had kept the limit higher before the fall). A bucket
+/// answered by over twice as many drops as successes now lets the next grow to twice its own
+/// span at most. Over 20
+/// seeds: the longest bucket 22.9 s before, 12.9 s now (a bucket after one that still had
+/// more successes than drops); the workers' backlog past 5 s on 4 seeds before (8.3, 17.8,
+/// 23.7 and 11.3 s), on 2 now (23.7 s, one seed's collapse this does not reach, and 7.0 s).
+#[test]
+fn littles_decides_within_seconds_when_the_successes_stop_behind_an_upstream_timeout() {
+    let mut clogged = Vec::new();
+    for seed in 1..=20 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(10, 300, 50, seed);
+        pool.contention = 0.5;
+        pool.deadline_us = 900_000;
+        pool.abandon = true;
+        pool.run(&mut l, 15_000, |_, _| {});
+        for _ in 0..6 {
+            pool.free.pop();
+        }
+        pool.workers = 4;
+        let mut longest = Duration::ZERO;
+        let mut backlog = 0;
+        while pool.t < 35_000_000 {
+            let to = pool.t / 1000 + 100;
+            pool.run(&mut l, to, |_, l| longest = longest.max(l.span));
+            let last_free = pool.free.iter().map(|r| r.0).max().unwrap_or(0);
+            backlog = backlog.max(last_free.saturating_sub(pool.t));
+        }
+        assert!(
+            longest < Duration::from_secs(15),
+            "seed {seed}: a bucket of {longest:?}"
+        );
+        if backlog > 5_000_000 {
+            clogged.push((seed, backlog / 1000));
+        }
+    }
+    assert!(
+        clogged.len() <= 2,
+        "backlogs past 5 s (seed, ms): {clogged:?}"
+    );
+}
