@@ -535,31 +535,17 @@ fn littles_explains_the_demand_with_the_callers_turned_away() {
     }
 }
 
-/// The same slow spell, judged inside it, over 20 seeds. Where the slowdown did not restart
-/// the start (the knee known), the buckets had no queue estimate either, and the deadline's
-/// drops walked the limit to 1 while 20 workers were there (8 seeds of 20; the median seed's
-/// lowest limit 2.5). The answers of the last buckets, pooled, read as a slower service (the
-/// low RT rose with the mean, no wait added to each) and now stand in for the drop rule. The
-/// spell still costs permits (a probe, and the drops before the pooled answers show the new
-/// regime): the lowest limit is 2–9, its median 5.
-#[test]
-fn littles_is_not_walked_to_one_permit_by_a_slow_spell_behind_an_upstream_timeout() {
-    let mut lowest: Vec<usize> = (1..=20)
-        .map(|seed| {
-            let mut l = LittlesLaw::new(LittlesLawConfig::default());
-            let mut pool = OpenPool::new(20, 50, 600, seed);
-            pool.deadline_us = 300_000;
-            pool.abandon = true;
-            pool.run(&mut l, 10_000, |_, _| {});
-            pool.mean_us = 150_000.0;
-            let mut lowest = usize::MAX;
-            pool.run(&mut l, 25_000, |_, l| lowest = lowest.min(l.limit()));
-            lowest
-        })
-        .collect();
-    assert!(lowest.iter().all(|&n| n >= 2), "{lowest:?}");
-    lowest.sort_unstable();
-    assert!(lowest[10] >= 4, "median {}: {lowest:?}", lowest[10]);
+/// 20 workers of 50 ms under 600 arrivals a second behind a proxy that gives up at 300 ms and
+/// frees the permit while the worker works on, run for 10 s; then the service turns 3× slower
+/// (150 ms), from where the caller runs it on.
+fn slowed_behind_an_upstream_timeout(seed: u64) -> (LittlesLaw, OpenPool) {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let mut pool = OpenPool::new(20, 50, 600, seed);
+    pool.deadline_us = 300_000;
+    pool.abandon = true;
+    pool.run(&mut l, 10_000, |_, _| {});
+    pool.mean_us = 150_000.0;
+    (l, pool)
 }
 
 /// Pins the return from a slow spell behind a proxy's upstream timeout (`lead31` in the real
@@ -572,17 +558,11 @@ fn littles_is_not_walked_to_one_permit_by_a_slow_spell_behind_an_upstream_timeou
 /// gate: 113 answers a second against 294 for a static 20; the simulator: 0.46 of capacity,
 /// the oracle 0.98). In a restarted start the successes of the last three buckets now stand in
 /// for the missing estimate, pooled, and the restart's cap for the unknown knee; and a limit
-/// pinned far below what the resource served grows on them. (The limit still falls to 1–3 in
-/// the spell itself.)
+/// pinned far below what the resource served grows on them. (Inside the spell: the next test.)
 #[test]
 fn littles_regrows_after_a_slow_spell_behind_an_upstream_timeout() {
     for seed in 1..=5 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = OpenPool::new(20, 50, 600, seed);
-        pool.deadline_us = 300_000;
-        pool.abandon = true;
-        pool.run(&mut l, 10_000, |_, _| {});
-        pool.mean_us = 150_000.0;
+        let (mut l, mut pool) = slowed_behind_an_upstream_timeout(seed);
         pool.run(&mut l, 25_000, |_, _| {});
         pool.mean_us = 50_000.0;
         pool.run(&mut l, 30_000, |_, _| {});
@@ -592,6 +572,28 @@ fn littles_regrows_after_a_slow_spell_behind_an_upstream_timeout() {
             "seed {seed}: limit {limit} 5 s after the service came back"
         );
     }
+}
+
+/// The same slow spell, judged inside it, over 20 seeds. Where the slowdown did not restart
+/// the start (the knee known), the buckets had no queue estimate either, and the deadline's
+/// drops walked the limit to 1 while 20 workers were there (8 seeds of 20; the median seed's
+/// lowest limit 2.5). The answers of the last buckets, pooled, read as a slower service (the
+/// low RT rose with the mean, no wait added to each) and now stand in for the drop rule. The
+/// spell still costs permits (a probe, and the drops before the pooled answers show the new
+/// regime): the lowest limit is 2–9, its median 5.
+#[test]
+fn littles_is_not_walked_to_one_permit_by_a_slow_spell_behind_an_upstream_timeout() {
+    let mut lowest: Vec<usize> = (1..=20)
+        .map(|seed| {
+            let (mut l, mut pool) = slowed_behind_an_upstream_timeout(seed);
+            let mut lowest = usize::MAX;
+            pool.run(&mut l, 25_000, |_, l| lowest = lowest.min(l.limit()));
+            lowest
+        })
+        .collect();
+    assert!(lowest.iter().all(|&n| n >= 2), "{lowest:?}");
+    lowest.sort_unstable();
+    assert!(lowest[10] >= 4, "median {}: {lowest:?}", lowest[10]);
 }
 
 /// The same slow spell, its highest limit, over 20 seeds. The slowdown restarts the start, and
@@ -606,12 +608,7 @@ fn littles_regrows_after_a_slow_spell_behind_an_upstream_timeout() {
 fn littles_restart_after_a_slowdown_does_not_outgrow_the_workers() {
     let highest: Vec<usize> = (1..=20)
         .map(|seed| {
-            let mut l = LittlesLaw::new(LittlesLawConfig::default());
-            let mut pool = OpenPool::new(20, 50, 600, seed);
-            pool.deadline_us = 300_000;
-            pool.abandon = true;
-            pool.run(&mut l, 10_000, |_, _| {});
-            pool.mean_us = 150_000.0;
+            let (mut l, mut pool) = slowed_behind_an_upstream_timeout(seed);
             let mut highest = 0;
             pool.run(&mut l, 25_000, |_, l| highest = highest.max(l.limit()));
             highest
@@ -630,10 +627,10 @@ fn littles_restart_after_a_slowdown_does_not_outgrow_the_workers() {
 /// the simulator, seeds 4 and 7 of the scenario: 0.587 -> 0.377 and 0.643 -> 0.314 once the
 /// pooled "slower service" reading had kept the limit higher before the fall). A bucket
 /// answered by over twice as many drops as successes now lets the next grow to twice its own
-/// span at most. Over 20
-/// seeds: the longest bucket 22.9 s before, 12.9 s now (a bucket after one that still had
-/// more successes than drops); the workers' backlog past 5 s on 4 seeds before (8.3, 17.8,
-/// 23.7 and 11.3 s), on 2 now (23.7 s, one seed's collapse this does not reach, and 7.0 s).
+/// span at most. Over 20 seeds: the longest bucket 22.9 s before, 12.9 s now (a bucket after
+/// one that still had more successes than drops); the workers' backlog past 5 s on 4 seeds
+/// before (8.3, 17.8, 23.7 and 11.3 s), on 2 now (23.7 s, one seed's collapse this does not
+/// reach, and 7.0 s).
 #[test]
 fn littles_decides_within_seconds_when_the_successes_stop_behind_an_upstream_timeout() {
     let mut clogged = Vec::new();
