@@ -530,46 +530,33 @@ impl LittlesLaw {
         Some(low.saturating_sub(floor).as_secs_f64() * rate)
     }
 
-    /// The successes that ended in the last [`RT_BUCKETS`] buckets, taken together, and the
-    /// buckets' pass rate: at least twice `min_samples` of them, or `None`. They stand in where
-    /// a bucket has too few successes for a low RT of its own (at 10–20 answers a second about
-    /// half do). Only successes from those buckets count: older ones would read no queue
-    /// through a collapse that stops the successes.
-    fn pooled_answers(&self, now: Nanos) -> Option<(Vec<Duration>, f64)> {
+    /// The successes that ended in the last [`RT_BUCKETS`] buckets, taken together: at least
+    /// twice `min_samples` of them, or `None`. They stand in where a bucket has too few
+    /// successes for a low RT of its own (at 10–20 answers a second about half do). Only
+    /// successes from those buckets count: older ones would read no queue through a collapse
+    /// that stops the successes.
+    fn pooled_answers(&self, now: Nanos) -> Option<Pooled> {
         if self.closed.len() < RT_BUCKETS {
             return None;
         }
         let recent = self.closed.iter().rev().take(RT_BUCKETS);
         let span: Duration = recent.clone().map(|b| b.span).sum();
         let since = now.as_u64().saturating_sub(span.as_nanos() as u64);
-        let rts: Vec<Duration> = self
+        let mut rts: Vec<Duration> = self
             .last_rts
             .iter()
             .filter(|(end, _)| end.as_u64() >= since)
             .map(|&(_, rt)| rt)
             .collect();
-        (rts.len() >= 2 * self.c.min_samples.max(1)).then(|| (rts, Self::rate_of(recent)))
-    }
-
-    /// The queue estimate from the pooled answers: their low RT over `floor` × the pass rate.
-    fn pooled_queue(&self, floor: Duration, now: Nanos) -> Option<f64> {
-        let (mut rts, rate) = self.pooled_answers(now)?;
-        let low = low_quantile(&mut rts);
-        Some(low.saturating_sub(floor).as_secs_f64() * rate)
-    }
-
-    /// The pooled answers read as a slower service, not a queue: their low RT is no more than
-    /// twice `floor` × the factor their mean RT rose over `min_rt` by. A queue adds its wait to
-    /// every request, and lifts the low RT far more than the mean in proportion; a slower
-    /// service multiplies every RT alike (as [`Self::wait_added`] tells a probe's reading).
-    fn pooled_slower_service(&self, floor: Duration, min_rt: Duration, now: Nanos) -> bool {
-        let Some((mut rts, _)) = self.pooled_answers(now) else {
-            return false;
-        };
+        if rts.len() < 2 * self.c.min_samples.max(1) {
+            return None;
+        }
         let mean = rts.iter().sum::<Duration>().as_secs_f64() / rts.len() as f64;
-        let low = low_quantile(&mut rts);
-        let scale = (mean / min_rt.as_secs_f64().max(1e-9)).max(1.0);
-        low.as_secs_f64() <= 2.0 * scale * floor.as_secs_f64()
+        Some(Pooled {
+            low: low_quantile(&mut rts),
+            mean,
+            rate: Self::rate_of(recent),
+        })
     }
 
     /// A queue standing above `target` in every one of the last buckets, each reading it
@@ -898,9 +885,15 @@ impl LittlesLaw {
             share
         };
         let queue = self.queue_estimate();
+        // Read only where the buckets give no estimate of their own.
+        let answers = if queue.is_none() {
+            self.pooled_answers(now)
+        } else {
+            None
+        };
         let pooled = match queue {
             Some(q) => Some(q),
-            None => self.floor().and_then(|f| self.pooled_queue(f, now)),
+            None => self.floor().zip(answers.as_ref()).map(|(f, a)| a.queue(f)),
         };
         // Past the starting limit, the slow start ends only at a queue its own noise cannot
         // explain: at a limit of a few dozen in front of a slow pool, a bucket holds a few dozen
@@ -1192,12 +1185,12 @@ impl LittlesLaw {
         // stand in: the same service with its knee known walked down to 1–3 (four seeds of
         // ten of `slow_service_upstream_timeout_1.5x`).
         let outside_probes = self.probe.is_none() && !b.probed;
-        let slower_service = queue.is_none()
-            && outside_probes
-            && self
-                .floor()
-                .zip(self.min_rt)
-                .is_some_and(|(floor, min_rt)| self.pooled_slower_service(floor, min_rt, now));
+        let slower_service = outside_probes
+            && answers.as_ref().is_some_and(|a| {
+                self.floor()
+                    .zip(self.min_rt)
+                    .is_some_and(|(floor, min_rt)| a.slower_service(floor, min_rt))
+            });
         let estimate = if slower_service || (restarting && outside_probes) {
             pooled
         } else {
@@ -2099,10 +2092,42 @@ impl LimitAlgorithm for LittlesLaw {
     }
 }
 
+/// The rank of the `q`-quantile of `n` samples (`n` ≥ 1): the `ceil(q n)`-th smallest, at
+/// least the first.
+fn rank(q: f64, n: usize) -> usize {
+    ((q * n as f64).ceil() as usize).clamp(1, n)
+}
+
 /// The [`LOW_QUANTILE`] of `rts` (not empty).
 fn low_quantile(rts: &mut [Duration]) -> Duration {
-    let k = ((LOW_QUANTILE * rts.len() as f64).ceil() as usize).clamp(1, rts.len());
-    *rts.select_nth_unstable(k - 1).1
+    *rts.select_nth_unstable(rank(LOW_QUANTILE, rts.len()) - 1).1
+}
+
+/// The pooled answers of the last buckets ([`LittlesLaw::pooled_answers`]), as the queue
+/// estimate and the slower-service test read them.
+struct Pooled {
+    /// Their [`LOW_QUANTILE`].
+    low: Duration,
+    /// Their mean, in seconds.
+    mean: f64,
+    /// The buckets' pass rate, per second.
+    rate: f64,
+}
+
+impl Pooled {
+    /// The queue estimate: their low RT over `floor` × the pass rate.
+    fn queue(&self, floor: Duration) -> f64 {
+        self.low.saturating_sub(floor).as_secs_f64() * self.rate
+    }
+
+    /// They read as a slower service, not a queue: their low RT is no more than twice `floor`
+    /// × the factor their mean RT rose over `min_rt` by. A queue adds its wait to every
+    /// request, and lifts the low RT far more than the mean in proportion; a slower service
+    /// multiplies every RT alike (as [`LittlesLaw::wait_added`] tells a probe's reading).
+    fn slower_service(&self, floor: Duration, min_rt: Duration) -> bool {
+        let scale = (self.mean / min_rt.as_secs_f64().max(1e-9)).max(1.0);
+        self.low.as_secs_f64() <= 2.0 * scale * floor.as_secs_f64()
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! A bucket of samples: counts, RT sum, the RTs themselves until it closes, and its low
 //! quantile.
 
-use super::LOW_QUANTILE;
+use super::{LOW_QUANTILE, rank};
 use std::time::Duration;
 
 /// One bucket's worth of samples.
@@ -89,13 +89,13 @@ impl Bucket {
         if n < min_samples.max(1) {
             return None;
         }
-        let k = ((LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
+        let k = rank(LOW_QUANTILE, n);
         let (_, kth, _) = self.rts.select_nth_unstable(k - 1);
         let low = *kth;
         // The standard error of a p-quantile of n samples is √(p(1 − p) / n) ÷ the density
         // there; the density is read off the RTs themselves, as p ÷ the gap from the
         // p-quantile to the 2p-quantile.
-        let k2 = ((2.0 * LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
+        let k2 = rank(2.0 * LOW_QUANTILE, n);
         let (_, k2th, _) = self.rts.select_nth_unstable(k2 - 1);
         let gap = k2th.saturating_sub(low).as_secs_f64();
         let se = (LOW_QUANTILE * (1.0 - LOW_QUANTILE) / n as f64).sqrt() * gap / LOW_QUANTILE;

@@ -42,7 +42,7 @@
 //! before the first leap (the start's tests, a bucket's growth) ends the demand-led start.
 
 use super::super::algorithm::clamp;
-use super::{LOW_QUANTILE, MIN_QUEUE_TARGET};
+use super::{LOW_QUANTILE, MIN_QUEUE_TARGET, rank};
 use crate::clock::{Nanos, saturating_nanos};
 use std::time::Duration;
 
@@ -506,8 +506,8 @@ fn low(rts: &mut [f64]) -> Option<(f64, f64)> {
         return None;
     }
     rts.sort_unstable_by(f64::total_cmp);
-    let k1 = ((LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
-    let k2 = ((2.0 * LOW_QUANTILE * n as f64).ceil() as usize).clamp(k1 + 1, n);
+    let k1 = rank(LOW_QUANTILE, n);
+    let k2 = rank(2.0 * LOW_QUANTILE, n).max(k1 + 1);
     let gap = (rts[k2 - 1] - rts[k1 - 1]).max(1e-12);
     let density = (k2 - k1) as f64 / n as f64 / gap;
     Some((

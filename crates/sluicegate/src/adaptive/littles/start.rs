@@ -1,7 +1,7 @@
 //! The start's test of a starting limit already past the knee: the RTs of the requests that
 //! started with few permits out against those of the requests that found every permit taken.
 
-use super::LOW_QUANTILE;
+use super::{LOW_QUANTILE, rank};
 use std::time::Duration;
 
 /// The slope of `pts` (permits out, RT) by least squares, with at least three answers at
@@ -246,8 +246,8 @@ impl StartTest {
             return None;
         }
         rts.sort_unstable();
-        let k1 = ((LOW_QUANTILE * n as f64).ceil() as usize).clamp(1, n);
-        let k2 = ((2.0 * LOW_QUANTILE * n as f64).ceil() as usize).clamp(k1 + 1, n);
+        let k1 = rank(LOW_QUANTILE, n);
+        let k2 = rank(2.0 * LOW_QUANTILE, n).max(k1 + 1);
         let gap = rts[k2 - 1].saturating_sub(rts[k1 - 1]).as_secs_f64();
         let density = (k2 - k1) as f64 / n as f64 / gap.max(1e-12);
         let se = (LOW_QUANTILE * (1.0 - LOW_QUANTILE) / n as f64).sqrt() / density;
@@ -263,8 +263,7 @@ impl StartTest {
     fn few_quantile(&self, q: f64) -> Option<Duration> {
         let mut rts: Vec<Duration> = self.few_rts.iter().copied().collect();
         let n = rts.len();
-        let k = ((q * n as f64).ceil() as usize).clamp(1, n.max(1));
-        (n > 0).then(|| *rts.select_nth_unstable(k - 1).1)
+        (n > 0).then(|| *rts.select_nth_unstable(rank(q, n) - 1).1)
     }
 
     /// The permits in service (Little's law: `k × RT_few ÷ RT_more` for the `k` out on
@@ -298,7 +297,7 @@ impl StartTest {
         let rate = out / self.more.mean().max(1e-12);
         let few_low = self.unqueued_low()?.as_secs_f64();
         let mut more = self.more_rts.clone();
-        let k = ((LOW_QUANTILE * more.len() as f64).ceil() as usize).clamp(1, more.len());
+        let k = rank(LOW_QUANTILE, more.len());
         let more_low = *more.select_nth_unstable_by(k - 1, f64::total_cmp).1;
         ((more_low - few_low) * rate > target).then_some(in_service)
     }
