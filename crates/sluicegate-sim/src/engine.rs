@@ -5,7 +5,8 @@
 //! limiter, its queue timeouts and the algorithm run unchanged while 90 s of traffic take well
 //! under a second; one thread and a seeded RNG make a run deterministic. The threaded mode
 //! ([`run_threaded`]) runs the same tasks on a multi-threaded runtime in real time, so the
-//! limiter's lock-free paths race for real under the adaptive limit.
+//! limiter's lock-free paths race for real under the adaptive limit. A traced run
+//! ([`Mode::trace`]) also keeps what the algorithm said of itself at every timeline point.
 
 use crate::algo::Algo;
 use crate::load::Load;
@@ -13,7 +14,7 @@ use crate::scenario::Scenario;
 use crate::upstream::{Reply, Upstream};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use sluicegate::adaptive::AdaptiveLimiter;
+use sluicegate::adaptive::{AdaptiveLimiter, Explanation};
 use sluicegate::clock::{Clock, Nanos};
 use sluicegate::concurrency::{ConcurrencyLimiter, Rejected};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -89,6 +90,9 @@ pub struct Run {
     pub records: Vec<Record>,
     /// The timeline.
     pub timeline: Vec<Point>,
+    /// What the algorithm said of itself ([`AdaptiveLimiter::explain`]) at each point of the
+    /// timeline, in step with it; empty unless the run was traced ([`Mode::trace`]).
+    pub explained: Vec<Explanation>,
     /// The limiter's counters at the end, after every request finished.
     pub end: sluicegate::concurrency::Snapshot,
 }
@@ -106,6 +110,8 @@ struct Ctx {
     upstream_timeout: Option<Duration>,
     records: Mutex<Vec<Record>>,
     arrivals: Mutex<Vec<Duration>>,
+    /// Keep the algorithm's explanation at every timeline point.
+    trace: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -130,18 +136,51 @@ impl Ctx {
     }
 }
 
+/// How a run is made: in virtual time (the default) or in real time on threads, traced or
+/// not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mode {
+    /// `Some(n)`: in real time on a runtime of `n` worker threads ([`run_threaded`]);
+    /// `None`: in virtual time ([`run`]).
+    pub threads: Option<usize>,
+    /// Keep what the algorithm says of itself at every timeline point ([`Run::explained`]).
+    /// Reading it changes nothing in a virtual-time run: the same requests end the same way.
+    pub trace: bool,
+}
+
 /// Runs `scenario` with `algo` from `seed` and returns what happened.
 ///
 /// # Panics
 ///
 /// If the runtime cannot be built (out of resources).
 pub fn run(scenario: &Scenario, algo: Algo, seed: u64) -> Run {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("building the simulation runtime");
-    rt.block_on(simulate(scenario.clone(), algo, seed, VIRTUAL_SCALE))
+    run_as(scenario, algo, seed, Mode::default())
+}
+
+/// Runs `scenario` with `algo` from `seed` as `mode` says.
+///
+/// # Panics
+///
+/// If the runtime cannot be built (out of resources).
+pub fn run_as(scenario: &Scenario, algo: Algo, seed: u64, mode: Mode) -> Run {
+    let (rt, scale) = match mode.threads {
+        Some(threads) => (
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(threads.max(1))
+                .enable_time()
+                .build(),
+            1,
+        ),
+        None => (
+            tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build(),
+            VIRTUAL_SCALE,
+        ),
+    };
+    let rt = rt.expect("building the simulation runtime");
+    rt.block_on(simulate(scenario.clone(), algo, seed, scale, mode.trace))
 }
 
 /// Tokio time per unit of simulated time in virtual mode. tokio's timer counts whole
@@ -158,12 +197,11 @@ pub const VIRTUAL_SCALE: u32 = 1000;
 ///
 /// If the runtime cannot be built (out of resources).
 pub fn run_threaded(scenario: &Scenario, algo: Algo, seed: u64, threads: usize) -> Run {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads.max(1))
-        .enable_time()
-        .build()
-        .expect("building the simulation runtime");
-    rt.block_on(simulate(scenario.clone(), algo, seed, 1))
+    let mode = Mode {
+        threads: Some(threads),
+        trace: false,
+    };
+    run_as(scenario, algo, seed, mode)
 }
 
 /// Virtual time since the start of the run: the clock injected into the limiter and the
@@ -196,7 +234,7 @@ impl Clock for RunClock {
     }
 }
 
-async fn simulate(s: Scenario, algo: Algo, seed: u64, scale: u32) -> Run {
+async fn simulate(s: Scenario, algo: Algo, seed: u64, scale: u32, trace: bool) -> Run {
     // The limiter runs on tokio time (its queue timeout is a tokio timer, its wait estimate
     // must agree with it); the algorithm is timed in simulated time.
     let limiter_clock = RunClock::start();
@@ -226,6 +264,7 @@ async fn simulate(s: Scenario, algo: Algo, seed: u64, scale: u32) -> Run {
         scale,
         records: Mutex::new(Vec::new()),
         arrivals: Mutex::new(Vec::new()),
+        trace,
     });
     let end = ctx.t0 + ctx.tokio(s.duration);
     for at in s.change_times() {
@@ -252,7 +291,7 @@ async fn simulate(s: Scenario, algo: Algo, seed: u64, scale: u32) -> Run {
     sleep_until(end + ctx.deadline).await;
     let drained = ctx.limiter.limiter().drain();
     let _ = tokio::time::timeout(ctx.deadline * 10, drained).await;
-    let timeline = sampler.await.unwrap_or_default();
+    let (timeline, explained) = sampler.await.unwrap_or_default();
     let records = std::mem::take(&mut *lock(&ctx.records));
     let arrival_times = std::mem::take(&mut *lock(&ctx.arrivals));
     Run {
@@ -262,12 +301,14 @@ async fn simulate(s: Scenario, algo: Algo, seed: u64, scale: u32) -> Run {
         arrival_times,
         records,
         timeline,
+        explained,
         end: ctx.limiter.limiter().snapshot(),
     }
 }
 
-async fn sample(ctx: Arc<Ctx>, end: Instant) -> Vec<Point> {
-    let mut out = Vec::new();
+/// The timeline, and the algorithm's explanation at each of its points when tracing.
+async fn sample(ctx: Arc<Ctx>, end: Instant) -> (Vec<Point>, Vec<Explanation>) {
+    let (mut out, mut explained) = (Vec::new(), Vec::new());
     let mut t = ctx.t0;
     while t <= end {
         sleep_until(t).await;
@@ -279,9 +320,12 @@ async fn sample(ctx: Arc<Ctx>, end: Instant) -> Vec<Point> {
             queued: snap.queued,
             upstream: ctx.upstream.in_system(),
         });
+        if ctx.trace {
+            explained.push(ctx.limiter.explain());
+        }
         t += ctx.tokio(TICK);
     }
-    out
+    (out, explained)
 }
 
 async fn open_loop(ctx: Arc<Ctx>, end: Instant, rate_at: impl Fn(Duration) -> f64) {

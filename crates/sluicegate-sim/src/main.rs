@@ -3,7 +3,7 @@
 //! ```text
 //! sluicegate-sim scorecard [--scenarios DIR_OR_FILE] [--scenario NAME]... [--algo NAME]...
 //!                          [--seed N] [--seeds COUNT] [--threads N] [--out DIR]
-//!                          [--baselines CSV]
+//!                          [--baselines CSV] [--trace]
 //! sluicegate-sim list [--scenarios DIR_OR_FILE]
 //! ```
 
@@ -77,6 +77,11 @@ enum Command {
         /// tables and the judging (re-run ours alone against unchanged baselines)
         #[arg(long, value_name = "CSV")]
         baselines: Option<PathBuf>,
+        /// Also write trace_<scenario>.csv: what each algorithm said of itself every 100 ms
+        /// of the first seed's run (phase, knee, min RT, floor, queue, rates, its last move
+        /// of the limit and why); ours fills it, the baselines leave it empty
+        #[arg(long)]
+        trace: bool,
     },
     /// List the scenarios (with what each shows) and the algorithms.
     List {
@@ -118,6 +123,7 @@ fn main() -> ExitCode {
             out,
             quiet,
             baselines,
+            trace,
         } => {
             let mut all = load(scenarios.as_ref()).unwrap_or_else(|e| fail(ErrorKind::Io, e));
             if let Some(bad) = scenario.iter().find(|n| !all.iter().any(|s| &s.name == *n)) {
@@ -143,6 +149,7 @@ fn main() -> ExitCode {
                 seeds,
                 threads: threads.map(usize::from),
                 progress: !quiet,
+                trace,
                 baselines: baselines.map_or_else(Vec::new, |p| {
                     std::fs::read_to_string(&p)
                         .map_err(|e| e.to_string())

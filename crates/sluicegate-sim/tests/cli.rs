@@ -145,4 +145,22 @@ fn a_scenario_file_runs_and_writes_the_scorecard() {
     ] {
         assert!(out.join(f).exists(), "{f}");
     }
+    // The trace only where asked for.
+    assert!(!out.join("trace_tiny.csv").exists());
+    let traced = dir.join("traced");
+    let o = sim(&[
+        "scorecard",
+        "--scenarios",
+        file.to_str().unwrap(),
+        "--algo",
+        "littles",
+        "--quiet",
+        "--trace",
+        "--out",
+        traced.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trace = std::fs::read_to_string(traced.join("trace_tiny.csv")).unwrap();
+    assert!(trace.starts_with("algorithm,t_s,limit,phase,"), "{trace}");
+    assert!(trace.lines().skip(1).all(|l| l.starts_with("littles,")));
 }

@@ -108,6 +108,7 @@ fn a_small_scorecard_judges_ours_against_the_best_baseline_and_the_oracle() {
         threads: None,
         progress: false,
         baselines: Vec::new(),
+        trace: false,
     };
     let out = std::env::temp_dir().join(format!("sluicegate-sim-small-{}", std::process::id()));
     let card = report::scorecard(&[s.clone()], &algos, &opts, &out).unwrap();

@@ -320,31 +320,93 @@ fn threaded_mode_accounts_for_every_request_under_the_adaptive_limit() {
     assert!(run.records.iter().any(|r| r.fate == Fate::Good));
 }
 
-/// The timeline counts, per 100 ms, the callers turned away and those that timed out in the
-/// queue: its columns add up to the run's own records, so a trace shows when the rejections
-/// happened.
+/// The timeline counts, per 100 ms, the callers turned away, those that timed out in the
+/// queue and the answers in time and late: its columns add up to the run's own records, so a
+/// trace shows when the rejections happened and how much each second served.
 #[test]
-fn timeline_counts_every_rejection_and_queue_timeout_once() {
+fn timeline_counts_every_rejection_queue_timeout_and_answer_once() {
     let s = shortened("cache_3x", 2);
     let run = engine::run(&s, Algo::Littles, 1);
-    let count = |f: Fate| run.records.iter().filter(|r| r.fate == f).count() as u64;
+    let last_tick = run.timeline.last().unwrap().t + engine::TICK;
+    let count = |f: Fate| {
+        run.records
+            .iter()
+            .filter(|r| r.fate == f && r.end < last_tick)
+            .count() as u64
+    };
     let csv = sluicegate_sim::report::timeline_csv(std::slice::from_ref(&run));
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts,shed")
+        Some(
+            "algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts,shed,good,late"
+        )
     );
-    let (mut rejected, mut timeouts) = (0, 0);
+    let mut sums = [0u64; 5];
     for line in lines {
         let cols: Vec<&str> = line.split(',').collect();
-        rejected += cols[6].parse::<u64>().unwrap();
-        timeouts += cols[7].parse::<u64>().unwrap();
+        for (sum, col) in sums.iter_mut().zip(&cols[6..]) {
+            *sum += col.parse::<u64>().unwrap();
+        }
     }
     assert!(count(Fate::Rejected) > 0, "3x overload turns callers away");
-    // Requests that ended after the last tick (served late) are not in the timeline; the
-    // turned-away ones all end while arrivals last.
-    assert_eq!(rejected, count(Fate::Rejected));
-    assert_eq!(timeouts, count(Fate::QueueTimeout));
+    assert!(count(Fate::Good) > 0);
+    // Requests that ended after the last tick (served late) are not in the timeline.
+    assert_eq!(sums[0], count(Fate::Rejected));
+    assert_eq!(sums[1], count(Fate::QueueTimeout));
+    assert_eq!(sums[2], count(Fate::Shed));
+    assert_eq!(sums[3], count(Fate::Good));
+    assert_eq!(sums[4], count(Fate::Late));
+}
+
+/// A traced run keeps what ours said of itself at every timeline point, and reading it
+/// changes nothing: the same requests end the same way as in the run that was not traced.
+#[test]
+fn a_traced_run_explains_each_point_and_serves_the_same() {
+    let s = shortened("capacity_fifth", 25);
+    let plain = engine::run(&s, Algo::Littles, 3);
+    let mode = engine::Mode {
+        threads: None,
+        trace: true,
+    };
+    let traced = engine::run_as(&s, Algo::Littles, 3, mode);
+    assert!(plain.explained.is_empty());
+    assert_eq!(traced.records, plain.records);
+    assert_eq!(traced.timeline, plain.timeline);
+    assert_eq!(traced.explained.len(), traced.timeline.len());
+    // Past the warm-up ours names its phase and measures min RT; by the fall (20 s) its limit
+    // has moved at least once.
+    let late = &traced.explained[traced.explained.len() - 1];
+    assert!(late.phase.is_some() && late.min_rt.is_some(), "{late:?}");
+    assert!(late.last_change.is_some(), "{late:?}");
+    let csv = sluicegate_sim::report::trace_csv(std::slice::from_ref(&traced));
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&header[..4], ["algorithm", "t_s", "limit", "phase"]);
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), traced.timeline.len());
+    assert!(rows.iter().all(|r| r.len() == header.len()));
+    // The limit column is the timeline's, and the phase is filled once the warm-up is over.
+    for (row, p) in rows.iter().zip(&traced.timeline) {
+        assert_eq!(row[2], p.limit.to_string());
+    }
+    assert!(!rows.last().unwrap()[3].is_empty());
+}
+
+/// A baseline explains nothing: its trace rows carry the timeline's columns and leave the
+/// algorithm's empty.
+#[test]
+fn a_baselines_trace_leaves_the_algorithms_columns_empty() {
+    let s = shortened("overload_3x", 2);
+    let mode = engine::Mode {
+        threads: None,
+        trace: true,
+    };
+    let run = engine::run_as(&s, Algo::Aimd, 1, mode);
+    let csv = sluicegate_sim::report::trace_csv(std::slice::from_ref(&run));
+    let row: Vec<&str> = csv.lines().nth(5).unwrap().split(',').collect();
+    assert_eq!(row[0], "aimd");
+    assert!(row[3..].iter().all(|c| c.is_empty()), "{row:?}");
 }
 
 /// 50 workers of a fixed 50 ms that end on a 1 ms tick (`sluicegate upstream`, tokio's timer),

@@ -86,27 +86,30 @@ pub fn csv(summaries: &[Summary]) -> String {
 /// Timeline of every run of one scenario as CSV.
 pub fn timeline_csv(runs: &[Run]) -> String {
     let mut t = String::from(
-        "algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts,shed\n",
+        "algorithm,t_s,limit,in_flight,queued,upstream,rejected,queue_timeouts,shed,good,late\n",
     );
     for run in runs {
-        // Requests turned away, timed out in the queue, or refused by a full upstream
-        // (`shed_at`) in each tick (by when they ended).
-        let mut turned = vec![(0u64, 0u64, 0u64); run.timeline.len()];
+        // Requests turned away, timed out in the queue, refused by a full upstream
+        // (`shed_at`), answered in time and answered late, in each tick (by when they ended).
+        let mut ended = vec![[0u64; 5]; run.timeline.len()];
         for r in &run.records {
             let tick = (r.end.as_nanos() / engine::TICK.as_nanos()) as usize;
-            if let Some(c) = turned.get_mut(tick) {
-                match r.fate {
-                    Fate::Rejected => c.0 += 1,
-                    Fate::QueueTimeout => c.1 += 1,
-                    Fate::Shed => c.2 += 1,
-                    _ => {}
-                }
+            let column = match r.fate {
+                Fate::Rejected => 0,
+                Fate::QueueTimeout => 1,
+                Fate::Shed => 2,
+                Fate::Good => 3,
+                Fate::Late => 4,
+                _ => continue,
+            };
+            if let Some(c) = ended.get_mut(tick) {
+                c[column] += 1;
             }
         }
-        for (p, (rejected, timeouts, shed)) in run.timeline.iter().zip(turned) {
+        for (p, [rejected, timeouts, shed, good, late]) in run.timeline.iter().zip(ended) {
             let _ = writeln!(
                 t,
-                "{},{:.1},{},{},{},{},{},{},{}",
+                "{},{:.1},{},{},{},{},{},{},{},{},{}",
                 run.algo,
                 p.t.as_secs_f64(),
                 p.limit,
@@ -115,7 +118,55 @@ pub fn timeline_csv(runs: &[Run]) -> String {
                 p.upstream,
                 rejected,
                 timeouts,
-                shed
+                shed,
+                good,
+                late
+            );
+        }
+    }
+    t
+}
+
+/// What each traced run's algorithm said of itself ([`engine::Run::explained`]) at every
+/// point of its timeline, as CSV: its phase, the limit it steers and any cap on it, the
+/// knee, min RT and floor, the queue it reads, the rates, and its last move of the limit and
+/// why. An algorithm that explains nothing (the baselines) leaves its columns empty.
+pub fn trace_csv(runs: &[Run]) -> String {
+    let mut t = String::from(
+        "algorithm,t_s,limit,phase,steered_limit,cap,cap_source,shared,knee,min_rt_ms,\
+         floor_rt_ms,queue,pass_rate,demand,capacity,at_limit,last_from,last_to,last_cause,\
+         last_ago_s\n",
+    );
+    fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
+        v.map_or_else(String::new, f)
+    }
+    let millis = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1000.0);
+    for run in runs {
+        for (p, e) in run.timeline.iter().zip(&run.explained) {
+            let change = e.last_change;
+            let _ = writeln!(
+                t,
+                "{},{:.1},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                run.algo,
+                p.t.as_secs_f64(),
+                p.limit,
+                opt(e.phase, |x| x.as_str().to_string()),
+                opt(e.steered_limit, |x| x.to_string()),
+                opt(e.cap, |c| c.limit.to_string()),
+                opt(e.cap, |c| c.source.as_str().to_string()),
+                opt(e.shared, |x| x.to_string()),
+                opt(e.knee, |x| x.to_string()),
+                opt(e.min_rt, millis),
+                opt(e.floor_rt, millis),
+                opt(e.queue, |x| format!("{x:.2}")),
+                opt(e.pass_rate, |x| format!("{x:.1}")),
+                opt(e.demand, |x| format!("{x:.1}")),
+                opt(e.capacity, |x| format!("{x:.1}")),
+                opt(e.at_limit, |x| format!("{x:.3}")),
+                opt(change, |c| c.from.to_string()),
+                opt(change, |c| c.to.to_string()),
+                opt(change, |c| c.cause.as_str().to_string()),
+                opt(change, |c| format!("{:.1}", c.ago.as_secs_f64())),
             );
         }
     }
@@ -124,17 +175,13 @@ pub fn timeline_csv(runs: &[Run]) -> String {
 
 /// Runs `jobs` of scenario `s`, in order of the result: in virtual time on every core (each
 /// run is its own single-threaded runtime, so results do not depend on how many run at
-/// once), or one after another in real time on `threads` threads.
-fn run_all(s: &Scenario, jobs: &[(Algo, u64)], threads: Option<usize>) -> Vec<(Run, Duration)> {
+/// once), or one after another in real time on `mode.threads` threads.
+fn run_all(s: &Scenario, jobs: &[(Algo, u64)], mode: engine::Mode) -> Vec<(Run, Duration)> {
     let timed = |&(a, seed): &(Algo, u64)| {
         let started = std::time::Instant::now();
-        let run = match threads {
-            Some(n) => engine::run_threaded(s, a, seed, n),
-            None => engine::run(s, a, seed),
-        };
-        (run, started.elapsed())
+        (engine::run_as(s, a, seed, mode), started.elapsed())
     };
-    if threads.is_some() {
+    if mode.threads.is_some() {
         return jobs.iter().map(timed).collect();
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -174,6 +221,9 @@ pub struct Options {
     /// Rows of an earlier scorecard ([`baselines::read`]) for the algorithms not run now: they
     /// join the tables and the judging as if run again.
     pub baselines: Vec<Summary>,
+    /// Also write `trace_<scenario>.csv`: what each algorithm said of itself every
+    /// [`engine::TICK`] of the first seed's run ([`trace_csv`]).
+    pub trace: bool,
 }
 
 /// What a scorecard produced.
@@ -219,7 +269,11 @@ pub fn scorecard(
             .iter()
             .flat_map(|&a| (0..opts.seeds.max(1)).map(move |k| (a, opts.seed + k)))
             .collect();
-        let mut done = run_all(s, &jobs, opts.threads).into_iter();
+        let mode = engine::Mode {
+            threads: opts.threads,
+            trace: opts.trace,
+        };
+        let mut done = run_all(s, &jobs, mode).into_iter();
         for &a in algos {
             let mut each = Vec::new();
             for k in 0..opts.seeds.max(1) {
@@ -267,6 +321,9 @@ pub fn scorecard(
             out.join(format!("timeline_{}.csv", s.name)),
             timeline_csv(&runs),
         )?;
+        if opts.trace {
+            std::fs::write(out.join(format!("trace_{}.csv", s.name)), trace_csv(&runs))?;
+        }
         chart(s, &runs, best, &out.join(format!("{}.svg", s.name))).map_err(io::Error::other)?;
         verdicts.extend(verdict);
         summaries.extend(here);
