@@ -9,6 +9,7 @@ mod cap;
 mod config;
 mod demand;
 mod explain;
+mod pooled;
 mod start;
 
 pub use config::LittlesLawConfig;
@@ -19,6 +20,7 @@ use bucket::{Bucket, mean};
 use calm::CalmDrops;
 use cap::ShedCap;
 use demand::{DemandStart, Verdict};
+use pooled::Pooled;
 use start::StartTest;
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -2101,33 +2103,6 @@ fn rank(q: f64, n: usize) -> usize {
 /// The [`LOW_QUANTILE`] of `rts` (not empty).
 fn low_quantile(rts: &mut [Duration]) -> Duration {
     *rts.select_nth_unstable(rank(LOW_QUANTILE, rts.len()) - 1).1
-}
-
-/// The pooled answers of the last buckets ([`LittlesLaw::pooled_answers`]), as the queue
-/// estimate and the slower-service test read them.
-struct Pooled {
-    /// Their [`LOW_QUANTILE`].
-    low: Duration,
-    /// Their mean, in seconds.
-    mean: f64,
-    /// The buckets' pass rate, per second.
-    rate: f64,
-}
-
-impl Pooled {
-    /// The queue estimate: their low RT over `floor` × the pass rate.
-    fn queue(&self, floor: Duration) -> f64 {
-        self.low.saturating_sub(floor).as_secs_f64() * self.rate
-    }
-
-    /// They read as a slower service, not a queue: their low RT is no more than twice `floor`
-    /// × the factor their mean RT rose over `min_rt` by. A queue adds its wait to every
-    /// request, and lifts the low RT far more than the mean in proportion; a slower service
-    /// multiplies every RT alike (as [`LittlesLaw::wait_added`] tells a probe's reading).
-    fn slower_service(&self, floor: Duration, min_rt: Duration) -> bool {
-        let scale = (self.mean / min_rt.as_secs_f64().max(1e-9)).max(1.0);
-        self.low.as_secs_f64() <= 2.0 * scale * floor.as_secs_f64()
-    }
 }
 
 #[cfg(test)]
