@@ -79,7 +79,8 @@ enum Command {
         baselines: Option<PathBuf>,
         /// Also write trace_<scenario>.csv: what each algorithm said of itself every 100 ms
         /// of the first seed's run (phase, knee, min RT, floor, queue, rates, its last move
-        /// of the limit and why); ours fills it, the baselines leave it empty
+        /// of the limit and why); ours fills it, Vegas gives its no-load RTT as min RT, the
+        /// other baselines leave it empty
         #[arg(long)]
         trace: bool,
     },

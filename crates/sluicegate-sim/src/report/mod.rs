@@ -130,7 +130,8 @@ pub fn timeline_csv(runs: &[Run]) -> String {
 /// What each traced run's algorithm said of itself ([`engine::Run::explained`]) at every
 /// point of its timeline, as CSV: its phase, the limit it steers and any cap on it, the
 /// knee, min RT and floor, the queue it reads, the rates, and its last move of the limit and
-/// why. An algorithm that explains nothing (the baselines) leaves its columns empty.
+/// why. Of the baselines, Vegas gives its no-load RTT as min RT; the others explain nothing
+/// and leave the algorithm's columns empty.
 pub fn trace_csv(runs: &[Run]) -> String {
     let mut t = String::from(
         "algorithm,t_s,limit,phase,steered_limit,cap,cap_source,shared,knee,min_rt_ms,\
@@ -175,10 +176,20 @@ pub fn trace_csv(runs: &[Run]) -> String {
 
 /// Runs `jobs` of scenario `s`, in order of the result: in virtual time on every core (each
 /// run is its own single-threaded runtime, so results do not depend on how many run at
-/// once), or one after another in real time on `mode.threads` threads.
-fn run_all(s: &Scenario, jobs: &[(Algo, u64)], mode: engine::Mode) -> Vec<(Run, Duration)> {
+/// once), or one after another in real time on `mode.threads` threads. Only the runs of
+/// `first` (the seed whose timeline is kept) are traced.
+fn run_all(
+    s: &Scenario,
+    jobs: &[(Algo, u64)],
+    first: u64,
+    mode: engine::Mode,
+) -> Vec<(Run, Duration)> {
     let timed = |&(a, seed): &(Algo, u64)| {
         let started = std::time::Instant::now();
+        let mode = engine::Mode {
+            trace: mode.trace && seed == first,
+            ..mode
+        };
         (engine::run_as(s, a, seed, mode), started.elapsed())
     };
     if mode.threads.is_some() {
@@ -273,7 +284,7 @@ pub fn scorecard(
             threads: opts.threads,
             trace: opts.trace,
         };
-        let mut done = run_all(s, &jobs, mode).into_iter();
+        let mut done = run_all(s, &jobs, opts.seed, mode).into_iter();
         for &a in algos {
             let mut each = Vec::new();
             for k in 0..opts.seeds.max(1) {
