@@ -1178,7 +1178,8 @@ impl LittlesLaw {
         // below the cap the old capacity allows at the new RT), the cap stands in for the knee,
         // and outside probes the pooled estimate for a missing one: a service 3× slower behind
         // a 300 ms timeout gave buckets of 4–15 answers, and its drops walked the restarted
-        // start down to a limit of 1 (`littles_regrows_after_a_slow_spell_behind_an_upstream_timeout`).
+        // start down to a limit of 1
+        // (`littles_regrows_after_a_slow_spell_behind_an_upstream_timeout`).
         let restarting = self.restarted
             && !self.knee_found
             && self.restart_cap.is_some_and(|cap| self.base < cap);

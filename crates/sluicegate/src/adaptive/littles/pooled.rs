@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-/// The pooled answers of the last buckets ([`LittlesLaw::pooled_answers`](super::LittlesLaw::pooled_answers)), as the queue
-/// estimate and the slower-service test read them.
+/// The pooled answers of the last buckets
+/// ([`LittlesLaw::pooled_answers`](super::LittlesLaw::pooled_answers)), as the queue estimate
+/// and the slower-service test read them.
 pub(super) struct Pooled {
     /// Their [`LOW_QUANTILE`](super::LOW_QUANTILE).
     pub(super) low: Duration,
@@ -23,7 +24,8 @@ impl Pooled {
     /// They read as a slower service, not a queue: their low RT is no more than twice `floor`
     /// × the factor their mean RT rose over `min_rt` by. A queue adds its wait to every
     /// request, and lifts the low RT far more than the mean in proportion; a slower service
-    /// multiplies every RT alike (as [`LittlesLaw::wait_added`](super::LittlesLaw::wait_added) tells a probe's reading).
+    /// multiplies every RT alike (as
+    /// [`LittlesLaw::wait_added`](super::LittlesLaw::wait_added) tells a probe's reading).
     pub(super) fn slower_service(&self, floor: Duration, min_rt: Duration) -> bool {
         let scale = (self.mean / min_rt.as_secs_f64().max(1e-9)).max(1.0);
         self.low.as_secs_f64() <= 2.0 * scale * floor.as_secs_f64()
