@@ -32,6 +32,9 @@ pub enum Algo {
     FixedDouble,
     /// A fixed limit half the worker count.
     FixedHalf,
+    /// A fixed limit of this many permits: what [`crate::ceiling`] tries (not a contestant of
+    /// the scorecard, not in [`Algo::ALL`]).
+    FixedAt(usize),
     /// No limit at all.
     None,
 }
@@ -65,6 +68,7 @@ impl Algo {
             Algo::FixedExact => "fixed_c",
             Algo::FixedDouble => "fixed_2c",
             Algo::FixedHalf => "fixed_c/2",
+            Algo::FixedAt(_) => "fixed_at",
             Algo::None => "none",
         }
     }
@@ -75,7 +79,11 @@ impl Algo {
     pub fn is_baseline(self) -> bool {
         !matches!(
             self,
-            Algo::Littles | Algo::FixedExact | Algo::FixedDouble | Algo::FixedHalf
+            Algo::Littles
+                | Algo::FixedExact
+                | Algo::FixedDouble
+                | Algo::FixedHalf
+                | Algo::FixedAt(_)
         )
     }
 
@@ -92,6 +100,7 @@ impl Algo {
             Algo::FixedExact => "oracle: a fixed limit equal to the worker count",
             Algo::FixedDouble => "a fixed limit twice the worker count (told c)",
             Algo::FixedHalf => "a fixed limit half the worker count (told c)",
+            Algo::FixedAt(_) => "a fixed limit of a given size (the ceiling's search)",
             Algo::None => "no limit",
         }
     }
@@ -114,6 +123,7 @@ impl Algo {
             Algo::FixedExact => Box::new(Fixed::new(workers).named(self.name())),
             Algo::FixedDouble => Box::new(Fixed::new(workers * 2).named(self.name())),
             Algo::FixedHalf => Box::new(Fixed::new((workers / 2).max(1)).named(self.name())),
+            Algo::FixedAt(n) => Box::new(Fixed::new(n.max(1)).named(self.name())),
             Algo::None => Box::new(Fixed::unlimited()),
         }
     }

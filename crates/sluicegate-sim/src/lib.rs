@@ -14,11 +14,13 @@
 //! | [`engine`] | runs one scenario with one algorithm and records what happened |
 //! | [`stats`] | the numbers a run is judged by |
 //! | [`judge`] | ours against the best non-oracle baseline and the oracle, per scenario |
+//! | [`ceiling`] | the best a fixed limit does in a scenario (a search over fixed limits) |
 //! | [`report`] | scorecard tables, CSV and SVG charts |
 //!
 //! [`ConcurrencyLimiter`]: sluicegate::concurrency::ConcurrencyLimiter
 
 pub mod algo;
+pub mod ceiling;
 pub mod engine;
 pub mod judge;
 pub mod load;

@@ -4,14 +4,16 @@
 //! sluicegate-sim scorecard [--scenarios DIR_OR_FILE] [--scenario NAME]... [--algo NAME]...
 //!                          [--seed N] [--seeds COUNT] [--threads N] [--out DIR]
 //!                          [--baselines CSV] [--trace]
+//! sluicegate-sim ceiling [--scenarios DIR_OR_FILE] [--scenario NAME]... [--seed N] [--seeds COUNT]
 //! sluicegate-sim list [--scenarios DIR_OR_FILE]
 //! ```
 
 use clap::error::ErrorKind;
 use clap::{CommandFactory, Parser, Subcommand};
 use sluicegate_sim::algo::Algo;
+use sluicegate_sim::ceiling;
 use sluicegate_sim::report::{self, Options};
-use sluicegate_sim::scenario::Scenario;
+use sluicegate_sim::scenario::{Regime, Scenario};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -84,6 +86,26 @@ enum Command {
         #[arg(long)]
         trace: bool,
     },
+    /// The best a fixed limit does in each overloaded scenario: searches fixed limits from
+    /// 0.5 to 6 × the worker count and prints the best one's goodput beside the worker
+    /// count's, and whether any fixed limit reaches 0.95 of capacity.
+    Ceiling {
+        /// A scenario file or a directory of *.toml scenario files [default: the built-in set]
+        #[arg(long, value_name = "DIR_OR_FILE")]
+        scenarios: Option<PathBuf>,
+        /// Search only this scenario (repeatable; `list` names them; under-capacity ones too)
+        #[arg(long, value_name = "NAME")]
+        scenario: Vec<String>,
+        /// First seed
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Seeds per limit; a limit's goodput is their mean
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+        seeds: u64,
+        /// No per-limit progress on stderr
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// List the scenarios (with what each shows) and the algorithms.
     List {
         /// A scenario file or a directory of *.toml scenario files [default: the built-in set]
@@ -94,6 +116,24 @@ enum Command {
 
 fn load(path: Option<&PathBuf>) -> Result<Vec<Scenario>, String> {
     path.map_or_else(|| Ok(Scenario::builtin()), |p| Scenario::load(p))
+}
+
+/// The scenarios named (all of them if none is), or the usage error naming the valid ones.
+fn choose(mut all: Vec<Scenario>, names: &[String]) -> Vec<Scenario> {
+    if let Some(bad) = names.iter().find(|n| !all.iter().any(|s| &s.name == *n)) {
+        let valid: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+        fail(
+            ErrorKind::InvalidValue,
+            format!(
+                "unknown scenario '{bad}'\n  [possible values: {}]",
+                valid.join(", ")
+            ),
+        );
+    }
+    if !names.is_empty() {
+        all.retain(|s| names.contains(&s.name));
+    }
+    all
 }
 
 fn fail(kind: ErrorKind, msg: String) -> ! {
@@ -114,6 +154,35 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
+        Command::Ceiling {
+            scenarios,
+            scenario,
+            seed,
+            seeds,
+            quiet,
+        } => {
+            let all = load(scenarios.as_ref()).unwrap_or_else(|e| fail(ErrorKind::Io, e));
+            let chosen = choose(all, &scenario);
+            let chosen: Vec<Scenario> = if scenario.is_empty() {
+                chosen
+                    .into_iter()
+                    .filter(|s| s.regime() == Regime::Over)
+                    .collect()
+            } else {
+                chosen
+            };
+            let mut ceilings = Vec::new();
+            for s in &chosen {
+                let c = ceiling::search(s, seed, seeds, &mut |limit, goodput| {
+                    if !quiet {
+                        eprintln!("{:<24} fixed {limit:>5}: goodput {goodput:.3}", s.name);
+                    }
+                });
+                ceilings.push(c);
+            }
+            println!("{}", ceiling::table(&ceilings));
+            ExitCode::SUCCESS
+        }
         Command::Scorecard {
             scenarios,
             scenario,
@@ -126,20 +195,8 @@ fn main() -> ExitCode {
             baselines,
             trace,
         } => {
-            let mut all = load(scenarios.as_ref()).unwrap_or_else(|e| fail(ErrorKind::Io, e));
-            if let Some(bad) = scenario.iter().find(|n| !all.iter().any(|s| &s.name == *n)) {
-                let valid: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
-                fail(
-                    ErrorKind::InvalidValue,
-                    format!(
-                        "unknown scenario '{bad}'\n  [possible values: {}]",
-                        valid.join(", ")
-                    ),
-                );
-            }
-            if !scenario.is_empty() {
-                all.retain(|s| scenario.contains(&s.name));
-            }
+            let all = load(scenarios.as_ref()).unwrap_or_else(|e| fail(ErrorKind::Io, e));
+            let all = choose(all, &scenario);
             let algos = if algo.is_empty() {
                 Algo::ALL.to_vec()
             } else {

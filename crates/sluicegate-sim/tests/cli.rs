@@ -27,6 +27,7 @@ fn help_works_on_every_command_and_explains_the_columns() {
         &["scorecard", "--help"],
         &["scorecard", "-h"],
         &["list", "--help"],
+        &["ceiling", "--help"],
     ] {
         let o = sim(args);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
@@ -62,6 +63,51 @@ fn unknown_scenario_is_rejected_with_the_valid_names() {
         "{err}"
     );
     assert!(stdout(&o).is_empty(), "no table: {}", stdout(&o));
+}
+
+/// A scenario file `tiny.toml` in `dir`: 5 workers of 10–30 ms at 2× for 3 s.
+fn tiny_scenario(dir: &std::path::Path) -> std::path::PathBuf {
+    let file = dir.join("tiny.toml");
+    std::fs::write(
+        &file,
+        "description = \"tiny\"\nduration = \"3s\"\ndeadline = \"1s\"\n[upstream]\nworkers = 5\nservice = { dist = \"uniform\", min = \"10ms\", max = \"30ms\" }\n[load]\nkind = \"open\"\nrate = 2.0\n",
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn ceiling_rejects_an_unknown_scenario_too() {
+    let o = sim(&["ceiling", "--scenario", "overload_30x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("unknown scenario 'overload_30x'"));
+}
+
+#[test]
+fn ceiling_prints_the_best_fixed_limit_of_a_scenario_file() {
+    let dir = temp_dir("ceiling");
+    let file = tiny_scenario(&dir);
+    let o = sim(&[
+        "ceiling",
+        "--scenarios",
+        file.to_str().unwrap(),
+        "--seeds",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    // 5 workers that slow as requests wait inside: the best fixed limit is 5 or 6.
+    assert!(
+        table.contains("| tiny | 5 | ")
+            && (table.contains("| 5 (1.00×") || table.contains("| 6 (1.20×")),
+        "{table}"
+    );
+    // Progress names each limit tried, the worker count among them.
+    assert!(
+        stderr(&o).contains("fixed     5: goodput"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -114,12 +160,7 @@ fn a_bad_scenario_file_is_named_with_line_and_reason() {
 #[test]
 fn a_scenario_file_runs_and_writes_the_scorecard() {
     let dir = temp_dir("run");
-    let file = dir.join("tiny.toml");
-    std::fs::write(
-        &file,
-        "description = \"tiny\"\nduration = \"3s\"\ndeadline = \"1s\"\n[upstream]\nworkers = 5\nservice = { dist = \"uniform\", min = \"10ms\", max = \"30ms\" }\n[load]\nkind = \"open\"\nrate = 2.0\n",
-    )
-    .unwrap();
+    let file = tiny_scenario(&dir);
     let out = dir.join("out");
     let o = sim(&[
         "scorecard",

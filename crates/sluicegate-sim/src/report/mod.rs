@@ -178,7 +178,7 @@ pub fn trace_csv(runs: &[Run]) -> String {
 /// run is its own single-threaded runtime, so results do not depend on how many run at
 /// once), or one after another in real time on `mode.threads` threads. Only the runs of
 /// `first` (the seed whose timeline is kept) are traced.
-fn run_all(
+pub(crate) fn run_all(
     s: &Scenario,
     jobs: &[(Algo, u64)],
     first: u64,
