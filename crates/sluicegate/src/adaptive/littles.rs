@@ -38,6 +38,9 @@ const MIN_QUEUE_TARGET: f64 = 2.0;
 /// Once the knee is known, the least standing queue aimed for is this many standard errors of
 /// the queue estimate (at least one request).
 const QUEUE_NOISE: f64 = 2.0;
+/// Where the limiter has no queue, the median's reading of the queue replaces the low RT's
+/// when it is larger by this many of its standard errors.
+const MEDIAN_SIGNIFICANCE: f64 = 3.0;
 
 /// A min-RT probe: the limit is held down over `[start, end)`; requests that start then are
 /// measured until `done`, so slow ones are not left out of the mean.
@@ -335,6 +338,9 @@ pub struct LittlesLaw {
     recent_limits: VecDeque<usize>,
     /// Low RTs of recent buckets, for the floor queueing delay is measured from.
     lows: VecDeque<Duration>,
+    /// Median RTs of the same buckets: the unqueued median before a probe has measured one
+    /// ([`median_queue`](Self::median_queue)).
+    mids: VecDeque<Duration>,
     /// The low RT measured by the last probe (unqueued): the floor, once there is one.
     low_floor: Option<Duration>,
     /// The resource has queued at least once (startup is over).
@@ -428,6 +434,7 @@ impl LittlesLaw {
             served_most: (0.0, Duration::ZERO),
             recent_limits: VecDeque::new(),
             lows: VecDeque::new(),
+            mids: VecDeque::new(),
             low_floor: None,
             knee_found: false,
             knee: None,
@@ -529,7 +536,45 @@ impl LittlesLaw {
     fn queue_estimate(&self) -> Option<f64> {
         let floor = self.floor()?;
         let (low, rate) = self.recent_low()?;
-        Some(low.saturating_sub(floor).as_secs_f64() * rate)
+        let from_low = low.saturating_sub(floor).as_secs_f64() * rate;
+        Some(match self.median_queue(rate) {
+            Some((q, se)) if q - MEDIAN_SIGNIFICANCE * se > from_low => q,
+            _ => from_low,
+        })
+    }
+
+    /// Where the limiter has no queue, the queue read off the median RT instead of the low one:
+    /// the last buckets' median over the unqueued median (a probe's, else the least of the
+    /// window's bucket medians) × `rate`, and one bucket's standard error of it, in requests.
+    /// `None` unless each of the last [`RT_BUCKETS`] buckets turned callers away at once and
+    /// has a median.
+    ///
+    /// Turned away at once, callers leave instead of waiting, so between refusals the
+    /// resource's occupancy falls and some requests find a worker free: the fastest answers
+    /// are unqueued ones and the low RTs miss a queue that most requests wait in (20 workers
+    /// of a near-fixed 20 ms, `max_queue = 0`: a dozen waiting, read as one). The median moves
+    /// with the typical request's wait. It is noisier than the low quantile wherever the
+    /// service time spreads (five times, for an exponential one), so it counts only where it
+    /// reads more by [`MEDIAN_SIGNIFICANCE`] of its own standard errors, one bucket's, not the
+    /// mean's: a reference taken as the least of many medians sits that far under the truth.
+    fn median_queue(&self, rate: f64) -> Option<(f64, f64)> {
+        let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
+        if recent.len() < RT_BUCKETS || !recent.iter().all(|b| b.turned_away_at_once()) {
+            return None;
+        }
+        let unqueued = self.probe_mid.or_else(|| self.mids.iter().min().copied())?;
+        let mids: Vec<(f64, f64)> = recent
+            .iter()
+            .filter_map(|b| b.mid_rt().zip(b.mid_se()))
+            .map(|(mid, se)| (mid.as_secs_f64(), se.as_secs_f64()))
+            .collect();
+        if mids.len() < RT_BUCKETS {
+            return None;
+        }
+        let n = mids.len() as f64;
+        let mid = mids.iter().map(|m| m.0).sum::<f64>() / n;
+        let se = (mids.iter().map(|m| m.1 * m.1).sum::<f64>() / n).sqrt();
+        Some(((mid - unqueued.as_secs_f64()).max(0.0) * rate, se * rate))
     }
 
     /// The successes that ended in the last [`RT_BUCKETS`] buckets, taken together: at least
@@ -657,6 +702,12 @@ impl LittlesLaw {
             self.lows.push_back(low);
             while self.lows.len() > LOW_WINDOW {
                 self.lows.pop_front();
+            }
+            if let Some(mid) = b.mid_rt() {
+                self.mids.push_back(mid);
+                while self.mids.len() > LOW_WINDOW {
+                    self.mids.pop_front();
+                }
             }
         }
         self.closed_total += 1;
@@ -1884,6 +1935,7 @@ impl LittlesLaw {
                 self.drained_at = Some(self.closed_total);
                 self.since_probe = 0;
                 self.lows.clear();
+                self.mids.clear();
                 self.next_probe = self
                     .next_probe
                     .max(now + self.at_least_buckets(self.c.probe_interval, 50) / 2);

@@ -17,6 +17,8 @@ pub(super) struct Bucket {
     mid: Option<Duration>,
     /// The standard error of `low`, from the spread of the RTs just above it.
     low_se: Option<Duration>,
+    /// The standard error of `mid`, from the RTs √n ranks either side of it.
+    mid_se: Option<Duration>,
     pub(super) passes: u64,
     pub(super) rt_sum: Duration,
     pub(super) drops: u64,
@@ -63,6 +65,11 @@ impl Bucket {
         self.mid
     }
 
+    /// The standard error of [`mid_rt`](Self::mid_rt).
+    pub(super) fn mid_se(&self) -> Option<Duration> {
+        self.mid_se
+    }
+
     /// The standard error of [`low_rt`](Self::low_rt).
     pub(super) fn low_se(&self) -> Option<Duration> {
         self.low_se
@@ -78,6 +85,14 @@ impl Bucket {
             let m = n.div_ceil(2);
             let (_, mid, _) = self.rts.select_nth_unstable(m - 1);
             self.mid = Some(*mid);
+            // The median's rank has a standard error of √n ÷ 2: the RTs √n ranks either side
+            // span about four standard errors of it.
+            let w = (n as f64).sqrt().ceil() as usize;
+            let (lo, hi) = (m.saturating_sub(w).max(1), (m + w).min(n));
+            let (_, lo_rt, _) = self.rts.select_nth_unstable(lo - 1);
+            let lo_rt = *lo_rt;
+            let (_, hi_rt, _) = self.rts.select_nth_unstable(hi - 1);
+            self.mid_se = Some(hi_rt.saturating_sub(lo_rt) / 4);
         }
         self.rts = Vec::new();
     }
