@@ -1,6 +1,7 @@
 //! Global concurrency against a real `redis-server`: never more than N across instances and
 //! N reached, a crashed holder's permits back after the TTL, waiters woken by the release
-//! message, and the local queue's promises (FIFO, cap, timeout, cancel).
+//! message, the local queue's promises (FIFO, cap, timeout, cancel), and the failure policy
+//! while Redis is down and once it answers again.
 
 mod support;
 
@@ -636,6 +637,162 @@ async fn the_local_share_counts_the_leases_this_instance_holds() {
     let local = limit.acquire().await.unwrap();
     assert!(!local.is_global());
     assert!(timed_out(limit.acquire().await), "the share of 1 is taken");
+}
+
+/// Permits out across instances, and the most out at once since the last
+/// [`reset`](Out::reset).
+#[derive(Clone, Default)]
+struct Out {
+    now: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+}
+
+/// A permit, counted in an [`Out`] from its grant until it is dropped.
+struct Counted(GlobalPermit, Out);
+
+impl Out {
+    fn count(&self, permit: GlobalPermit) -> Counted {
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        Counted(permit, self.clone())
+    }
+
+    /// `most` counts again from the permits out now.
+    fn reset(&self) {
+        self.most.store(0, Ordering::SeqCst);
+        self.most
+            .fetch_max(self.now.load(Ordering::SeqCst), Ordering::SeqCst);
+    }
+
+    fn most(&self) -> usize {
+        self.most.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.1.now.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The next permit granted to one of the test's callers (none within 30 s: they hang).
+async fn next(granted: &mut tokio::sync::mpsc::UnboundedReceiver<Counted>) -> Counted {
+    tokio::time::timeout(Duration::from_secs(30), granted.recv())
+        .await
+        .expect("no permit came within 30 s")
+        .expect("a caller")
+}
+
+/// Trial34, finding 1: two gates share a limit of 4, each with a local share of 2. The callers
+/// that queued on the local share while Redis was down stayed in its queue once Redis answered
+/// again, and were let in locally as local permits ended, beside the leases new callers took
+/// in Redis: 7–8 in flight for seconds after a 2 s outage. Now they go back to Redis when the
+/// store is marked up: past the local permits already out then (they run to their end), never
+/// more than 4 are out, and every caller queued during the outage gets a lease.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn callers_queued_on_the_local_share_go_back_to_redis_when_it_answers_again() {
+    let redis = RedisServer::start();
+    // The stores are marked down and up by the test's pings, not by late answers (on a loaded
+    // machine one would make a decision fall back to the local share), and make no probe of
+    // their own while Redis is down (the backoff is a minute).
+    let connect = || {
+        RedisStore::builder(&redis.url())
+            .budget(Duration::from_secs(5))
+            .backoff(Duration::from_secs(60), Duration::from_secs(60))
+            .connect()
+    };
+    let stores = [connect().await.unwrap(), connect().await.unwrap()];
+    let limits = stores.each_ref().map(|store| {
+        GlobalConcurrency::builder(store, "blip", 4)
+            .instances(2)
+            .ttl(Duration::from_secs(60))
+            .queue_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap()
+    });
+    let out = Out::default();
+    let (tx, mut granted) = tokio::sync::mpsc::unbounded_channel();
+    let call = |limit: &GlobalConcurrency| {
+        let (limit, out, tx) = (limit.clone(), out.clone(), tx.clone());
+        tokio::spawn(async move {
+            let permit = limit.acquire().await.unwrap();
+            let _ = tx.send(out.count(permit));
+        });
+    };
+
+    // Each instance holds 2 leases: the limit is reached, and so is each local share.
+    let mut held = Vec::new();
+    for limit in &limits {
+        for _ in 0..2 {
+            let lease = limit.acquire().await.unwrap();
+            assert!(lease.is_global());
+            held.push(out.count(lease));
+        }
+    }
+
+    redis.pause();
+    for store in &stores {
+        for _ in 0..2 {
+            assert!(store.ping(Duration::from_millis(50)).await.is_err());
+        }
+        assert!(!store.health().up);
+    }
+    // 3 callers per instance, each in its local share's queue.
+    for limit in &limits {
+        for _ in 0..3 {
+            call(limit);
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while stores.iter().any(|s| s.health().fallbacks < 3) {
+        assert!(Instant::now() < deadline, "the callers did not fall back");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    // A lease of each instance ends (its release waits for Redis): its slot goes to the first
+    // caller queued there.
+    let (a1, b1) = (held.remove(0), held.remove(1));
+    drop((a1, b1));
+    let running = [next(&mut granted).await, next(&mut granted).await];
+    assert!(running.iter().all(|p| !p.0.is_global()));
+
+    redis.resume();
+    for store in &stores {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while store.ping(Duration::from_secs(5)).await.is_err() {
+            assert!(Instant::now() < deadline, "redis did not answer again");
+        }
+    }
+    // New callers come too, as they do to a gate.
+    for limit in &limits {
+        call(limit);
+    }
+    // The 2 leases released during the outage are free in Redis once their releases land.
+    for _ in 0..2 {
+        let p = next(&mut granted).await;
+        assert!(p.0.is_global(), "a local permit after redis answered again");
+        held.push(p);
+    }
+    assert!(out.most() <= 4 + 2, "{} out at once", out.most());
+
+    // The local permits granted during the outage end: from now on, never more than 4.
+    drop(running);
+    out.reset();
+    for _ in 0..4 {
+        drop(held.remove(0));
+        let p = next(&mut granted).await;
+        assert!(
+            out.most() <= 4,
+            "{} out at once after the outage, with a limit of 4",
+            out.most()
+        );
+        assert!(p.0.is_global(), "a local permit after redis answered again");
+        held.push(p);
+    }
+    assert!(
+        granted.try_recv().is_err(),
+        "every caller was answered once"
+    );
+    assert_eq!(leases(&redis, "blip"), 4);
 }
 
 /// Review 3, item 2, on an instance that makes no call: B waits, Redis dies, and B's store

@@ -23,7 +23,10 @@ use crate::{Error, FailurePolicy, RedisStore};
 /// only the first asks Redis again; it is woken by
 /// a message on the limit's pub/sub channel when any instance releases a permit, when the
 /// earliest lease would expire, or when the store marks Redis down (then every waiter gets
-/// the failure policy's answer at once) — never by polling.
+/// the failure policy's answer at once) — never by polling. With
+/// [`FailurePolicy::Local`], a caller waiting on the local share when the store marks Redis
+/// up again asks Redis again: after an outage only Redis grants, and the local permits
+/// granted during it run to their end.
 ///
 /// # Examples
 ///
@@ -84,8 +87,14 @@ pub struct ConcurrencyBuilder<'a> {
 /// One try at Redis.
 enum Try {
     Taken(String),
-    Full { next_expiry: Duration },
-    Down,
+    Full {
+        next_expiry: Duration,
+    },
+    /// No answer: the failure policy decides. `recoveries`: the store's count of recoveries
+    /// when the call went out (a caller on the local share goes back to Redis once it grows).
+    Down {
+        recoveries: u64,
+    },
 }
 
 impl GlobalConcurrency {
@@ -138,35 +147,48 @@ impl GlobalConcurrency {
             }))
     }
 
-    /// Asks Redis at once when nobody waits here; queues when all permits are out (or others
-    /// wait already: first come, first served).
+    /// Asks Redis until it decides or the failure policy answers: a caller waiting on the
+    /// local share when Redis is marked up again asks Redis once more, as a newcomer.
     async fn take(&self) -> Result<GlobalPermit, AcquireError> {
+        loop {
+            if let Some(answer) = self.take_once().await {
+                return answer;
+            }
+        }
+    }
+
+    /// Asks Redis at once when nobody waits here; queues when all permits are out (or others
+    /// wait already: first come, first served). `None`: Redis was down, and marked up again
+    /// while this caller waited on the local share.
+    async fn take_once(&self) -> Option<Result<GlobalPermit, AcquireError>> {
         let inner = &self.inner;
         if inner.queued.load(Ordering::Acquire) == 0 {
             match self.try_once().await {
-                Try::Taken(id) => return Ok(GlobalPermit::new(inner.clone(), Held::Lease(id))),
-                Try::Down => return self.fall_back().await,
+                Try::Taken(id) => {
+                    return Some(Ok(GlobalPermit::new(inner.clone(), Held::Lease(id))));
+                }
+                Try::Down { recoveries } => return self.fall_back(recoveries).await,
                 Try::Full { .. } => {}
             }
         }
         let ahead = inner.queued.fetch_add(1, Ordering::AcqRel);
         let in_queue = Queued(&inner.queued);
         if ahead >= inner.max_queue {
-            return Err(AcquireError::QueueFull {
+            return Some(Err(AcquireError::QueueFull {
                 retry_after: inner.queue_timeout,
-            });
+            }));
         }
         let turn = self.wait_turn().await;
         drop(in_queue);
         match turn {
-            Some(id) => Ok(GlobalPermit::new(inner.clone(), Held::Lease(id))),
-            None => self.fall_back().await,
+            Ok(id) => Some(Ok(GlobalPermit::new(inner.clone(), Held::Lease(id)))),
+            Err(recoveries) => self.fall_back(recoveries).await,
         }
     }
 
     /// At the head of the queue: try Redis, then sleep until a release, the earliest expiry
-    /// or Redis marked down, and try again. `None`: Redis is down.
-    async fn wait_turn(&self) -> Option<String> {
+    /// or Redis marked down, and try again. `Err`: Redis is down (with [`Try::Down`]'s count).
+    async fn wait_turn(&self) -> Result<String, u64> {
         let inner = &self.inner;
         let _turn = inner.turnstile.lock().await;
         loop {
@@ -178,7 +200,7 @@ impl GlobalConcurrency {
             released.as_mut().enable();
             down.as_mut().enable();
             match self.try_once().await {
-                Try::Taken(id) => return Some(id),
+                Try::Taken(id) => return Ok(id),
                 Try::Full { next_expiry } => {
                     // Counted once Redis's answer is in: a release from now on is one this
                     // wait is woken for (`released` listens since before the ask).
@@ -194,30 +216,54 @@ impl GlobalConcurrency {
                         () = tokio::time::sleep(next_expiry) => {}
                     }
                 }
-                Try::Down => return None,
+                Try::Down { recoveries } => return Err(recoveries),
             }
         }
     }
 
-    /// The failure policy's answer, Redis being down.
-    async fn fall_back(&self) -> Result<GlobalPermit, AcquireError> {
+    /// The failure policy's answer, Redis being down, its recovery count `recoveries` when
+    /// this caller asked. `None`: Redis has been marked up since, before or while this caller
+    /// waited on the local share; it asks Redis again.
+    async fn fall_back(&self, recoveries: u64) -> Option<Result<GlobalPermit, AcquireError>> {
         let inner = &self.inner;
-        match inner.policy {
+        let answer = match inner.policy {
             FailurePolicy::Allow => Ok(GlobalPermit::new(inner.clone(), Held::Nothing)),
             FailurePolicy::Deny => Err(AcquireError::Unavailable {
                 retry_after: inner.store.retry_hint(),
             }),
-            FailurePolicy::Local => match inner.share.acquire().await {
-                Ok(p) => Ok(GlobalPermit::new(inner.clone(), Held::Local(p))),
-                Err(e) => Err(AcquireError::Timeout {
-                    retry_after: e.retry_after(),
-                }),
-            },
-        }
+            FailurePolicy::Local => {
+                // A local permit is granted only until Redis answers again: the callers
+                // queued on the share would else be let in as local permits end, beside the
+                // leases new callers take in Redis (trial34: 8 in flight with a limit of 4,
+                // for seconds after a 2 s outage). Listening before looking, so that a
+                // recovery between the look and the wait is not lost.
+                let came_up = inner.store.came_up();
+                tokio::pin!(came_up);
+                came_up.as_mut().enable();
+                if inner.store.recoveries() != recoveries {
+                    return None;
+                }
+                let local = tokio::select! {
+                    biased;
+                    () = came_up => return None,
+                    local = inner.share.acquire() => local,
+                };
+                match local {
+                    Ok(p) => Ok(GlobalPermit::new(inner.clone(), Held::Local(p))),
+                    Err(e) => Err(AcquireError::Timeout {
+                        retry_after: e.retry_after(),
+                    }),
+                }
+            }
+        };
+        Some(answer)
     }
 
     async fn try_once(&self) -> Try {
         let inner = &self.inner;
+        // Read before the call, so that a recovery after its failure, before the fallback
+        // looks, still sends the caller back to Redis.
+        let recoveries = inner.store.recoveries();
         let id = format!(
             "{:016x}-{}",
             inner.instance,
@@ -244,12 +290,12 @@ impl GlobalConcurrency {
             // Sent: the script may run yet; `unclaimed` releases what it may take.
             Err(Missed::Sent) => {
                 inner.store.fell_back();
-                Try::Down
+                Try::Down { recoveries }
             }
             Ok(_) | Err(Missed::Skipped) => {
                 unclaimed.claim();
                 inner.store.fell_back();
-                Try::Down
+                Try::Down { recoveries }
             }
         }
     }

@@ -13,14 +13,28 @@
 //! - a lease dropped: `leases -= 1`, and if more slots are kept than there are leases, one
 //!   is given back — which admits the next local waiter during an outage;
 //! - a local permit (the fallback) first tops the kept slots up the same way, then waits
-//!   in the local limiter's queue for a slot.
+//!   in the local limiter's queue for a slot;
+//! - the store marked up again: every caller still in that queue leaves it and asks Redis
+//!   again, as a newcomer (`GlobalConcurrency`'s `fall_back`, on the store's `came_up`), and a
+//!   caller that fell back before the recovery but reaches the queue after it does not wait
+//!   in it. The local permits already granted run to their end; their slots stay taken
+//!   until then.
 //!
 //! So during an outage a local permit is granted only while this instance's leases and its
-//! local permits together are fewer than its share. Where it stays short: slots are taken
-//! only when free, so leases beyond the share, or taken while local permits of an earlier
-//! outage still filled it, count only as slots free up at the next lease or fallback; and
+//! local permits together are fewer than its share, and after it only Redis grants: across
+//! instances, at most `max` leases plus the local permits each instance granted before its
+//! store was marked up again, for as long as those are held. (Each store learns of the
+//! recovery from its own next answered call — a decision, a release, a renewal, a `ping`, its
+//! pub/sub connection — and grants local permits until then: they count in the bound too.)
+//! Until trial34 the queue stayed: its callers were let in as local permits ended, for up to
+//! a queue timeout after Redis answered again, beside the leases new callers took (2 gates, a
+//! limit of 4: 7–8 in flight for 1–3.5 s after a 2 s outage). Where it stays short: slots are
+//! taken only when free, so leases beyond the share, or taken while local permits of an
+//! earlier outage still filled it, count only as slots free up at the next lease or fallback;
 //! other instances do not know of this one's leases (each counts its own against its own
-//! share).
+//! share); and a caller that fell back for a lone late answer, the store still up, waits in
+//! the queue as before: no recovery comes to send it back (nor would asking Redis again help
+//! a caller whose key Redis refuses, the store up too: it would ask again and again).
 
 use std::sync::{Mutex, PoisonError};
 

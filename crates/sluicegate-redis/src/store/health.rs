@@ -82,6 +82,9 @@ pub(super) struct Health {
     /// Woken when Redis is marked down: callers waiting for a global permit then get their
     /// failure policy's answer at once.
     went_down: Notify,
+    /// Woken when Redis is marked up again: callers waiting on a concurrency limit's local
+    /// share then ask Redis again.
+    came_up: Notify,
     /// Nanoseconds after `epoch` of the last warning about a key Redis refused (0: none).
     key_warned: AtomicU64,
 }
@@ -106,6 +109,7 @@ impl Health {
             fallbacks: AtomicU64::new(0),
             late: AtomicU64::new(0),
             went_down: Notify::new(),
+            came_up: Notify::new(),
             key_warned: AtomicU64::new(0),
         }
     }
@@ -155,8 +159,9 @@ impl Health {
             self.late_rounds.store(0, Ordering::Relaxed);
         }
         if self.down.swap(false, Ordering::AcqRel) {
-            self.recoveries.fetch_add(1, Ordering::Relaxed);
+            self.recoveries.fetch_add(1, Ordering::Release);
             self.backoff.store(self.min_backoff, Ordering::Relaxed);
+            self.came_up.notify_waiters();
             tracing::info!("redis reachable again: global limits are decided by redis");
         }
     }
@@ -241,6 +246,16 @@ impl Health {
     /// Completes when Redis is next marked down (up → down).
     pub(super) fn went_down(&self) -> tokio::sync::futures::Notified<'_> {
         self.went_down.notified()
+    }
+
+    /// Completes when Redis is next marked up (down → up).
+    pub(super) fn came_up(&self) -> tokio::sync::futures::Notified<'_> {
+        self.came_up.notified()
+    }
+
+    /// Times Redis came back (down → up) so far.
+    pub(super) fn recoveries(&self) -> u64 {
+        self.recoveries.load(Ordering::Acquire)
     }
 
     pub(super) fn fell_back(&self) {

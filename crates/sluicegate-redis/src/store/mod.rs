@@ -148,6 +148,19 @@ impl RedisStore {
         self.inner.health.went_down()
     }
 
+    /// Completes when Redis is next marked up; [`enable`](tokio::sync::futures::Notified::enable)
+    /// it before looking at [`recoveries`](Self::recoveries), so that a recovery between the
+    /// look and the wait is not lost.
+    pub(crate) fn came_up(&self) -> tokio::sync::futures::Notified<'_> {
+        self.inner.health.came_up()
+    }
+
+    /// Times Redis came back (down → up) so far: read before a call, it tells a caller that
+    /// fell back whether Redis has been marked up since.
+    pub(crate) fn recoveries(&self) -> u64 {
+        self.inner.health.recoveries()
+    }
+
     /// Runs one Redis call within the budget, or not at all while Redis is down and no probe
     /// is due. `None` means: decide by the failure policy (counted as a fallback).
     pub(crate) async fn call<T, F>(&self, call: F) -> Option<T>
