@@ -16,7 +16,7 @@ pub fn render(
     let mut out = String::with_capacity(4096);
     let _ = writeln!(
         out,
-        "# HELP sluicegate_unrouted_total Requests the gate answered before any pool took them: no route (404), a bad Host or path (400), CONNECT or a transfer coding other than chunked (501).\n# TYPE sluicegate_unrouted_total counter"
+        "# HELP sluicegate_unrouted_total Requests the gate answered before any pool took them: no route (404), a bad Host, path or method (400), CONNECT or a transfer coding other than chunked (501).\n# TYPE sluicegate_unrouted_total counter"
     );
     for u in Unrouted::ALL {
         let _ = writeln!(

@@ -257,6 +257,8 @@ impl State {
                     .as_ref()
                     .is_none_or(|want| host.as_ref().is_some_and(|h| want.matches(h)))
                     && path.starts_with(&r.prefix)
+                    // As sent: the proxy refuses a method with a lower-case letter before
+                    // it routes (`bad_method`), so no spelling of `POST` passes a route for it.
                     && (r.methods.is_empty() || r.methods.contains(req.method()))
             })
             .map(|r| &r.pool)

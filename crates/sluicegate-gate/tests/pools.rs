@@ -615,6 +615,7 @@ async fn requests_no_pool_takes_are_counted_gate_wide() {
             "no_route": 2,
             "bad_host": 1,
             "bad_path": 0,
+            "bad_method": 0,
             "connect_not_supported": 1,
             "transfer_coding_not_supported": 0
         })

@@ -1,6 +1,6 @@
-//! Requests the gate answers before any pool takes them (no route, a bad `Host` or path, a
-//! tunnel or transfer coding it does not handle): counted gate-wide, as they have no pool,
-//! and logged as refusals.
+//! Requests the gate answers before any pool takes them (no route, a bad `Host`, path or
+//! method, a tunnel or transfer coding it does not handle): counted gate-wide, as they have
+//! no pool, and logged as refusals.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -17,6 +17,8 @@ pub enum Unrouted {
     BadHost,
     /// A path the gate refuses to route (`400`).
     BadPath,
+    /// A method with a lower-case letter (`400`).
+    BadMethod,
     /// `CONNECT` (`501`).
     ConnectNotSupported,
     /// A request body in a transfer coding other than `chunked` (`501`).
@@ -25,10 +27,11 @@ pub enum Unrouted {
 
 impl Unrouted {
     /// Every reason, in metrics order.
-    pub const ALL: [Unrouted; 5] = [
+    pub const ALL: [Unrouted; 6] = [
         Unrouted::NoRoute,
         Unrouted::BadHost,
         Unrouted::BadPath,
+        Unrouted::BadMethod,
         Unrouted::ConnectNotSupported,
         Unrouted::TransferCodingNotSupported,
     ];
@@ -39,6 +42,7 @@ impl Unrouted {
             Unrouted::NoRoute => "no_route",
             Unrouted::BadHost => "bad_host",
             Unrouted::BadPath => "bad_path",
+            Unrouted::BadMethod => "bad_method",
             Unrouted::ConnectNotSupported => "connect_not_supported",
             Unrouted::TransferCodingNotSupported => "transfer_coding_not_supported",
         }

@@ -1,0 +1,57 @@
+//! End to end, findings of the 2026-12-06 newcomer trial of the gate
+//! (docs/reviews/2026-12-06-trial34/README.md): each test pins a defect found there.
+
+mod support;
+
+use support::{Gate, Upstream, status_and_body, write_config};
+
+/// A gate whose `/pay` takes `POST` only, in pool `pay`, shut (`max_concurrency = 0`) so
+/// that a request it takes is plain to see; every other request goes to pool `rest`.
+async fn pay_gate(up: &Upstream) -> (Gate, support::ConfigFile) {
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n\
+         [[pools]]\nname = \"pay\"\nupstream = \"{url}\"\nmax_concurrency = 0\n\n\
+         [[pools]]\nname = \"rest\"\nupstream = \"{url}\"\nmax_concurrency = 10\n\n\
+         [[routes]]\npath_prefix = \"/pay\"\nmethods = [\"POST\"]\npool = \"pay\"\n\n\
+         [[routes]]\npool = \"rest\"\n",
+        url = up.url()
+    );
+    let file = write_config("methods", &text);
+    let gate = Gate::start(&["serve", "--config", file.to_str().unwrap()]).await;
+    (gate, file)
+}
+
+/// A request `METHOD /pay` with a small body, on a connection of its own: the status line
+/// and the body of the answer.
+async fn send(gate: &Gate, method: &str) -> (String, String) {
+    let req = format!(
+        "{method} /pay HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\nconnection: close\r\n\r\nhi"
+    );
+    status_and_body(gate.proxy, req.as_bytes()).await
+}
+
+/// `post /pay` went past the route that takes `POST` only (and its shut pool) to the next
+/// route, and an upstream that upper-cases methods (Werkzeug, Django) served it as a `POST`:
+/// any spelling of a method with a lower-case letter is now refused `400` (`bad_method`),
+/// as nginx does, before any route is chosen; an upper-case extension method is routed as
+/// before.
+#[tokio::test]
+async fn a_method_with_lower_case_letters_is_refused_not_routed_past_its_route() {
+    let up = Upstream::start().await;
+    let (gate, _file) = pay_gate(&up).await;
+    let (status, _) = send(&gate, "POST").await;
+    assert!(status.starts_with("HTTP/1.1 503"), "POST: {status}");
+    for method in ["post", "pOST", "Post"] {
+        let (status, body) = send(&gate, method).await;
+        assert!(status.starts_with("HTTP/1.1 400"), "{method}: {status}");
+        assert!(body.contains("upper case"), "{method}: {body}");
+    }
+    assert!(up.ids().is_empty(), "a refused method reached the upstream");
+    let (status, body) = send(&gate, "PURGE").await;
+    assert!(status.starts_with("HTTP/1.1 200"), "PURGE: {status}");
+    assert!(body.starts_with("target=/pay"), "{body}");
+    let status = gate.status().await;
+    assert_eq!(status["unrouted"]["bad_method"], 3, "{status:#}");
+    assert_eq!(status["pools"]["rest"]["counters"]["forwarded"], 1);
+    assert_eq!(status["pools"]["pay"]["counters"]["forwarded"], 0);
+}
