@@ -79,10 +79,10 @@ impl Started {
         });
         let mut proxy = Vec::new();
         for l in &config.listen {
-            proxy.push(listen(l.0).await?);
+            proxy.push(listen(l.0)?);
         }
         let admin = match &config.admin.listen {
-            Some(a) => Some(listen(*a.get_ref()).await?),
+            Some(a) => Some(listen(*a.get_ref())?),
             None => None,
         };
         let gate = Arc::new(Gate::new(config, path).await.map_err(StartError::Config)?);
@@ -509,10 +509,27 @@ fn unresolved_upstreams(config: &Config) -> Vec<String> {
     warnings
 }
 
-async fn listen(addr: SocketAddr) -> Result<TcpListener, StartError> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|source| StartError::Bind { addr, source })
+/// The longest queue of connections the kernel keeps for a listener until the gate accepts
+/// them (the kernel caps it at `net.core.somaxconn`, 4096 by default since Linux 5.4).
+/// `TcpListener::bind` asks for mio's fixed 128: a burst of new connections (every client
+/// reconnecting to a restarted gate) overflowed it, and each connection over it waited for
+/// its SYN to be sent again, 1 s and then 3 s later (trial34, finding 5). nginx asks for 511,
+/// HAProxy for its `maxconn`; 4096 is as much as a default kernel gives.
+const BACKLOG: u32 = 4096;
+
+fn listen(addr: SocketAddr) -> Result<TcpListener, StartError> {
+    let bind = || {
+        let socket = match addr {
+            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+        };
+        // As `TcpListener::bind` (mio) does: a restarted gate binds its port again while
+        // the connections of the last run are in TIME_WAIT.
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(BACKLOG)
+    };
+    bind().map_err(|source| StartError::Bind { addr, source })
 }
 
 async fn accept(

@@ -55,3 +55,56 @@ async fn a_method_with_lower_case_letters_is_refused_not_routed_past_its_route()
     assert_eq!(status["pools"]["rest"]["counters"]["forwarded"], 1);
     assert_eq!(status["pools"]["pay"]["counters"]["forwarded"], 0);
 }
+
+/// The listeners were bound with mio's fixed backlog of 128: a burst of new connections
+/// (every client reconnecting after a restart) overflowed the accept queue, and the
+/// connections over it waited for the client's SYN to be sent again, 1 s and then 3 s on.
+/// With the gate stopped (`SIGSTOP`: it accepts nothing), 300 connects at once must all be
+/// taken into the backlog (as far as `net.core.somaxconn` lets it be that long), and each be
+/// answered once the gate goes on.
+#[tokio::test]
+async fn a_burst_of_connections_waits_in_a_backlog_longer_than_128() {
+    let up = Upstream::start().await;
+    // Limits above the burst: every request is forwarded, none turned away.
+    let gate = Gate::in_front_of_with(
+        up.addr,
+        &[("--max-concurrency", "1000"), ("--max-queue", "1000")],
+    )
+    .await;
+    let somaxconn: usize = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(4096);
+    let n = 300.min(somaxconn);
+    gate.signal("STOP");
+    // Refused SYNs are sent again after 1 s: 2 s leaves each connect that was not queued
+    // time to fail, and any that was queued all the time it needs on a loaded machine.
+    let connects = (0..n).map(|_| {
+        tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            tokio::net::TcpStream::connect(gate.proxy),
+        )
+    });
+    let connected = futures_util::future::join_all(connects).await;
+    gate.signal("CONT");
+    let streams: Vec<_> = connected
+        .into_iter()
+        .filter_map(|c| c.ok().and_then(Result::ok))
+        .collect();
+    assert_eq!(
+        streams.len(),
+        n,
+        "connections queued while the gate accepted nothing"
+    );
+    let answers = streams.into_iter().map(|mut s| async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        s.write_all(b"GET /fast HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(support::PATIENCE, s.read_to_end(&mut answer)).await;
+        answer.starts_with(b"HTTP/1.1 200")
+    });
+    let answered = futures_util::future::join_all(answers).await;
+    assert_eq!(answered.iter().filter(|&&ok| ok).count(), n);
+}
