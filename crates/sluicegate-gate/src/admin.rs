@@ -241,14 +241,15 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
         "bypassed".into(),
         json!(p.stats.bypassed.load(std::sync::atomic::Ordering::Relaxed)),
     );
-    counters.insert(
-        "broken_bodies".into(),
-        json!(
-            p.stats
-                .broken_bodies
-                .load(std::sync::atomic::Ordering::Relaxed)
-        ),
-    );
+    for (name, n) in [
+        ("broken_bodies", &p.stats.broken_bodies),
+        ("send_timeouts", &p.stats.send_timeouts),
+    ] {
+        counters.insert(
+            name.into(),
+            json!(n.load(std::sync::atomic::Ordering::Relaxed)),
+        );
+    }
     counters.insert("admitted".into(), json!(c.counts.admitted));
     counters.insert("completed".into(), json!(c.counts.completed));
     json!({

@@ -111,30 +111,37 @@ pub fn render(
         pools,
         |p, o| p.stats.get(o),
     );
-    let _ = writeln!(
-        out,
-        "# HELP sluicegate_bypassed_total Requests that skipped the limits through a bypass rule."
+    let load = |n: &std::sync::atomic::AtomicU64| n.load(std::sync::atomic::Ordering::Relaxed);
+    per_pool(
+        &mut out,
+        "counter",
+        (
+            "sluicegate_bypassed_total",
+            "Requests that skipped the limits through a bypass rule.",
+        ),
+        pools,
+        |p| load(&p.stats.bypassed),
     );
-    let _ = writeln!(out, "# TYPE sluicegate_bypassed_total counter");
-    for p in pools {
-        let n = p.stats.bypassed.load(std::sync::atomic::Ordering::Relaxed);
-        let _ = writeln!(out, "sluicegate_bypassed_total{{pool=\"{}\"}} {n}", p.name);
-    }
-    let _ = writeln!(
-        out,
-        "# HELP sluicegate_upstream_broken_bodies_total Answers whose body the upstream broke off or stopped sending in the middle (counted forwarded too).\n# TYPE sluicegate_upstream_broken_bodies_total counter"
+    per_pool(
+        &mut out,
+        "counter",
+        (
+            "sluicegate_upstream_broken_bodies_total",
+            "Answers whose body the upstream broke off or stopped sending in the middle (counted forwarded too).",
+        ),
+        pools,
+        |p| load(&p.stats.broken_bodies),
     );
-    for p in pools {
-        let n = p
-            .stats
-            .broken_bodies
-            .load(std::sync::atomic::Ordering::Relaxed);
-        let _ = writeln!(
-            out,
-            "sluicegate_upstream_broken_bodies_total{{pool=\"{}\"}} {n}",
-            p.name
-        );
-    }
+    per_pool(
+        &mut out,
+        "counter",
+        (
+            "sluicegate_send_timeouts_total",
+            "Client connections cut at send_timeout (the client took none of its answer for that long) while the pool's answer was sent (counted forwarded too).",
+        ),
+        pools,
+        |p| load(&p.stats.send_timeouts),
+    );
     gauge(
         &mut out,
         "sluicegate_tunnels_open",
@@ -142,14 +149,16 @@ pub fn render(
         pools,
         |p| p.stats.tunnels.open(),
     );
-    let _ = writeln!(
-        out,
-        "# HELP sluicegate_tunnels_total Upgraded connections (WebSocket) opened: handshakes the upstream answered 101.\n# TYPE sluicegate_tunnels_total counter"
+    per_pool(
+        &mut out,
+        "counter",
+        (
+            "sluicegate_tunnels_total",
+            "Upgraded connections (WebSocket) opened: handshakes the upstream answered 101.",
+        ),
+        pools,
+        |p| p.stats.tunnels.total(),
     );
-    for p in pools {
-        let n = p.stats.tunnels.total();
-        let _ = writeln!(out, "sluicegate_tunnels_total{{pool=\"{}\"}} {n}", p.name);
-    }
     counters_by(
         &mut out,
         "sluicegate_tunnels_closed_total",
@@ -182,7 +191,18 @@ fn gauge(
     pools: &[std::sync::Arc<Pool>],
     value: impl Fn(&Pool) -> u64,
 ) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+    per_pool(out, "gauge", (name, help), pools, value);
+}
+
+/// A metric of type `kind` (`gauge`, `counter`) with a value per pool.
+fn per_pool(
+    out: &mut String,
+    kind: &str,
+    (name, help): (&str, &str),
+    pools: &[std::sync::Arc<Pool>],
+    value: impl Fn(&Pool) -> u64,
+) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
     for p in pools {
         let _ = writeln!(out, "{name}{{pool=\"{}\"}} {}", p.name, value(p));
     }

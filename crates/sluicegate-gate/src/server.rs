@@ -413,6 +413,7 @@ impl Serving {
             .header_read_timeout(settings.header_read_timeout)
             .max_buf_size(settings.max_header_bytes);
         let gate = self.gate;
+        let watched = conn.clone();
         let service = service_fn(move |req| handle(gate.clone(), conn.clone(), req));
         let io = TokioIo::new(SendTimeout::new(io, settings.send_timeout));
         let mut connection = std::pin::pin!(http1.serve_connection(io, service).with_upgrades());
@@ -429,7 +430,10 @@ impl Serving {
         };
         drop(draining);
         if let Err(e) = served {
-            tracing::debug!(%peer, error = %e, "client connection ended with an error");
+            match crate::proxy::send_timed_out(&e) {
+                Some(timeout) => watched.cut_at_send_timeout(timeout),
+                None => tracing::debug!(%peer, error = %e, "client connection ended with an error"),
+            }
         }
     }
 }

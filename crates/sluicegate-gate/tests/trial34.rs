@@ -108,3 +108,39 @@ async fn a_burst_of_connections_waits_in_a_backlog_longer_than_128() {
     let answered = futures_util::future::join_all(answers).await;
     assert_eq!(answered.iter().filter(|&&ok| ok).count(), n);
 }
+
+/// A client that stops reading its answer is cut at `send_timeout`, as documented, but the
+/// request counted only as `forwarded` and `completed`, with no log line: an operator
+/// chasing "downloads stop half way" saw only successes. The cut is now counted on the
+/// pool (`/status` `send_timeouts`, `/metrics` `sluicegate_send_timeouts_total`) and logged.
+#[tokio::test]
+async fn an_answer_cut_at_send_timeout_is_counted_and_logged() {
+    // 32 MiB: far more than the sockets' buffers between the upstream and the client hold.
+    let big = std::sync::Arc::new({
+        let mut a = b"HTTP/1.1 200 OK\r\ncontent-length: 33554432\r\n\r\n".to_vec();
+        a.resize(a.len() + (32 << 20), b'x');
+        a
+    });
+    let up = support::RawUpstream::start(std::sync::Arc::new(move |_: &str| (big.to_vec(), false)))
+        .await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\nsend_timeout = \"1s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n\
+         [[pools]]\nname = \"api\"\nupstream = \"http://{}\"\nmax_concurrency = 1\n\n\
+         [[routes]]\npool = \"api\"\n",
+        up.addr
+    );
+    let file = write_config("send-timeout-counted", &text);
+    let mut gate = Gate::start(&["serve", "--config", file.to_str().unwrap()]).await;
+    // Asks, then reads nothing.
+    let idle = support::raw(gate.proxy, b"GET /big HTTP/1.1\r\nhost: x\r\n\r\n").await;
+    let line = gate.log_line("send_timeout").await;
+    assert!(line.contains("api"), "{line}");
+    drop(idle);
+    let pool = gate.pool("api").await;
+    assert_eq!(pool["counters"]["send_timeouts"], 1, "{pool:#}");
+    let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
+    assert!(
+        metrics.contains("sluicegate_send_timeouts_total{pool=\"api\"} 1"),
+        "{metrics}"
+    );
+}

@@ -154,6 +154,10 @@ pub struct Stats {
     /// framing) or stopped sending for the upstream timeout, in the middle: counted
     /// `forwarded` at their head, and this too.
     pub broken_bodies: AtomicU64,
+    /// Client connections cut at `send_timeout` (the client took none of its answer for
+    /// that long) while this pool's answer was being sent: counted `forwarded` (and
+    /// `completed`) too.
+    pub send_timeouts: AtomicU64,
     /// Time from arrival to a slot, for requests that had to wait.
     pub queue_wait: Histogram,
     /// Time from forwarding to the upstream's response head, less the waits for the
@@ -202,13 +206,26 @@ impl Stats {
         upstream: &dyn std::fmt::Display,
         why: &dyn std::fmt::Display,
     ) {
-        let n = self.broken_bodies.fetch_add(1, Relaxed).wrapping_add(1);
-        if n.is_power_of_two() {
+        if let Some(n) = count_logging_doublings(&self.broken_bodies) {
             tracing::warn!(
                 pool = name,
                 %upstream,
                 broken_bodies = n,
                 "upstream broke off an answer in the middle of its body ({why}); the client's connection was cut (lines at the 1st, 2nd, 4th, 8th… of the pool's)"
+            );
+        }
+    }
+
+    /// Counts a client connection cut at `send_timeout` (`timeout`) while pool `name`'s
+    /// answer was sent to `peer`, and logs it at `info`, as the client's other failures are
+    /// (`client_body_timeout`): the 1st, 2nd, 4th, 8th… of the pool's, with how many so far.
+    pub fn cut_at_send_timeout(&self, name: &str, peer: std::net::SocketAddr, timeout: Duration) {
+        if let Some(n) = count_logging_doublings(&self.send_timeouts) {
+            tracing::info!(
+                pool = name,
+                %peer,
+                send_timeouts = n,
+                "a client took none of its answer for {timeout:?} (send_timeout): its connection was cut in the middle of the answer (lines at the 1st, 2nd, 4th, 8th… of the pool's)"
             );
         }
     }
@@ -219,6 +236,13 @@ impl Stats {
     pub fn get(&self, outcome: Outcome) -> u64 {
         self.outcomes[outcome as usize].load(Relaxed)
     }
+}
+
+/// Adds one to `counter` (wrapping at its end) and says the count when it is one to log:
+/// the 1st, 2nd, 4th, 8th… (a flood writes a line per doubling, not one each).
+fn count_logging_doublings(counter: &AtomicU64) -> Option<u64> {
+    let n = counter.fetch_add(1, Relaxed).wrapping_add(1);
+    n.is_power_of_two().then_some(n)
 }
 
 #[cfg(test)]

@@ -5,13 +5,14 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
 use super::headers::Forwarding;
+use crate::pool::Pool;
 
 /// One accepted client connection.
 #[derive(Debug)]
@@ -24,6 +25,10 @@ pub struct Conn {
     /// plain `TcpStream` and its reads stay as cheap as tokio makes them; shared with the
     /// connection's [`TurnWrites`](super::TurnWrites), which sends answers on it.
     stream: Arc<std::net::TcpStream>,
+    /// The pool of the request forwarded last: the answer being sent, when a write waits
+    /// `send_timeout`, is its (a connection's answers go out one after another). Weak, so
+    /// that a connection kept open does not keep a pool a reload removed.
+    answering: Mutex<Weak<Pool>>,
 }
 
 impl Conn {
@@ -40,9 +45,44 @@ impl Conn {
                 peer,
                 forwarding: Forwarding::new(peer),
                 stream: Arc::new(dup),
+                answering: Mutex::new(Weak::new()),
             },
             stream,
         ))
+    }
+
+    /// Notes that `pool` answers the request forwarded now (see [`Conn::cut_at_send_timeout`]).
+    pub(crate) fn answers_for(&self, pool: &Arc<Pool>) {
+        let mut last = self
+            .answering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // The same pool as the last request's, the usual case: nothing to write.
+        if !std::ptr::eq(last.as_ptr(), Arc::as_ptr(pool)) {
+            *last = Arc::downgrade(pool);
+        }
+    }
+
+    /// Counts and logs the connection's end at `send_timeout` (`timeout`) on the pool of the
+    /// request forwarded last ([`Stats::cut_at_send_timeout`]): a client cut off in the
+    /// middle of an answer was otherwise seen only as a request `forwarded` and `completed`
+    /// (trial34, finding 7). With no such pool (only the gate's own answers were sent, or a
+    /// reload removed it), the line is logged without one.
+    ///
+    /// [`Stats::cut_at_send_timeout`]: crate::pool::Stats::cut_at_send_timeout
+    pub(crate) fn cut_at_send_timeout(&self, timeout: Duration) {
+        let pool = self
+            .answering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .upgrade();
+        match pool {
+            Some(p) => p.stats.cut_at_send_timeout(&p.name, self.peer, timeout),
+            None => tracing::info!(
+                peer = %self.peer,
+                "a client took none of its answer for {timeout:?} (send_timeout): its connection was cut"
+            ),
+        }
     }
 
     /// The duplicate handle on the client's socket.

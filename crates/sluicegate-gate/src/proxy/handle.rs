@@ -284,6 +284,7 @@ fn forward(
     } else {
         None
     };
+    conn.answers_for(&pool);
     let exchange = Exchange::start(pool, parts, body, added, held, body_timeout, tunnel);
     async move {
         match exchange.finish().await {

@@ -27,6 +27,7 @@ pub use headers::strip_hop_by_hop;
 // The config holds a route's `host` to what a request's `Host` may be.
 pub(crate) use headers::valid_host;
 pub use send_timeout::SendTimeout;
+pub(crate) use send_timeout::send_timed_out;
 pub use turn_writes::TurnWrites;
 pub use unrouted::{Unrouted, UnroutedCounts};
 pub(crate) use upstream::sweep_forever as sweep_idle_upstreams;

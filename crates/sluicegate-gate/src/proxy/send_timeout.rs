@@ -60,12 +60,37 @@ impl<S> SendTimeout<S> {
         ready!(timer.as_mut().poll(cx));
         Poll::Ready(Err(io::Error::new(
             io::ErrorKind::TimedOut,
-            format!(
-                "the client took none of its answer for {:?} (send_timeout)",
-                self.timeout
-            ),
+            SendTimedOut(self.timeout),
         )))
     }
+}
+
+/// What a write that waited `send_timeout` fails with (inside an `io::Error` of kind
+/// `TimedOut`): the end of the connection tells it from other errors by its type
+/// ([`send_timed_out`]).
+#[derive(Debug, thiserror::Error)]
+#[error("the client took none of its answer for {0:?} (send_timeout)")]
+pub(crate) struct SendTimedOut(Duration);
+
+/// The `send_timeout` that ended a connection with `error` (hyper's, or anything whose
+/// chain of sources holds an [`SendTimedOut`]), if that is how it ended.
+pub(crate) fn send_timed_out(error: &(dyn std::error::Error + 'static)) -> Option<Duration> {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        // An `io::Error`'s `source` skips the error it wraps: asked for with `get_ref`.
+        let inner = e
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::get_ref)
+            .map(|i| i as &(dyn std::error::Error + 'static));
+        if let Some(t) = inner
+            .or(Some(e))
+            .and_then(|i| i.downcast_ref::<SendTimedOut>())
+        {
+            return Some(t.0);
+        }
+        next = e.source();
+    }
+    None
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for SendTimeout<S> {
@@ -141,6 +166,9 @@ mod tests {
         let start_second = Instant::now();
         let err = w.write_all(&[2u8; 10]).await.unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(send_timed_out(&err), Some(Duration::from_secs(60)));
+        let other = io::Error::new(io::ErrorKind::TimedOut, "another timeout");
+        assert_eq!(send_timed_out(&other), None);
         assert_eq!(start_second.elapsed(), Duration::from_secs(60));
         assert!(start.elapsed() >= Duration::from_secs(119));
         drop(client);
