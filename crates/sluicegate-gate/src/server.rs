@@ -38,7 +38,9 @@ pub enum StartError {
     #[error("{0}")]
     Config(String),
     /// A listener could not be bound (exit 1, not a config error: the address may be in use).
-    #[error("cannot listen on {addr}: {source}")]
+    /// Said with what to do for the usual causes (the port in use, an address that is not
+    /// this machine's, a privileged port).
+    #[error("cannot listen on {addr}: {source}{}", bind_advice(.addr, .source))]
     Bind {
         /// The address.
         addr: SocketAddr,
@@ -511,6 +513,30 @@ fn unresolved_upstreams(config: &Config) -> Vec<String> {
         }
     }
     warnings
+}
+
+/// What to do about `error`, binding `addr`, when it is one of the usual causes: the words
+/// `StartError::Bind` ends with (empty for others).
+fn bind_advice(addr: &SocketAddr, error: &io::Error) -> String {
+    let (ip, port) = (addr.ip(), addr.port());
+    match error.kind() {
+        io::ErrorKind::AddrInUse => format!(
+            "; another process listens there (`ss -ltnp 'sport = :{port}'` names it; a gate \
+             started earlier?): stop it, or listen on another port"
+        ),
+        io::ErrorKind::AddrNotAvailable => format!(
+            "; {ip} is not an address of this machine (`ip -brief address` lists them): listen \
+             on one of them, or on {} for all of them",
+            if ip.is_ipv4() { "0.0.0.0" } else { "[::]" }
+        ),
+        io::ErrorKind::PermissionDenied if port < 1024 => format!(
+            "; port {port} is below 1024, which only root or a process with \
+             CAP_NET_BIND_SERVICE may listen on (`AmbientCapabilities=CAP_NET_BIND_SERVICE` \
+             under systemd, `setcap cap_net_bind_service=+ep` on the binary): grant it, or \
+             listen on a port above 1023"
+        ),
+        _ => String::new(),
+    }
 }
 
 /// The longest queue of connections the kernel keeps for a listener until the gate accepts

@@ -144,3 +144,39 @@ async fn an_answer_cut_at_send_timeout_is_counted_and_logged() {
         "{metrics}"
     );
 }
+
+/// A bind failure said what went wrong, not what to do (`cannot listen on 127.0.0.1:8080:
+/// Address already in use (os error 98)`), where every config error names its fix: a port
+/// in use and an address that is not this machine's now say what to do about them.
+#[tokio::test]
+async fn a_listen_address_in_use_or_not_of_this_machine_says_what_to_do() {
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let in_use = held.local_addr().unwrap().to_string();
+    // TEST-NET-1 (RFC 5737): never an address of this machine.
+    let elsewhere = "192.0.2.1:8111".to_owned();
+    for (listen, advice) in [
+        (in_use, "another process listens there"),
+        (elsewhere, "is not an address of this machine"),
+    ] {
+        let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_sluicegate"))
+            .args([
+                "serve",
+                "--listen",
+                &listen,
+                "--upstream",
+                "http://127.0.0.1:9",
+            ])
+            .args(["--max-concurrency", "1"])
+            .kill_on_drop(true)
+            .output();
+        let out = tokio::time::timeout(support::PATIENCE, run)
+            .await
+            .expect("the gate did not stop")
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{listen}: {err}");
+        assert!(err.contains("cannot listen on"), "{listen}: {err}");
+        assert!(err.contains(advice), "{listen}: {err}");
+    }
+    drop(held);
+}
