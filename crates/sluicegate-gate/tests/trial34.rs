@@ -180,3 +180,35 @@ async fn a_listen_address_in_use_or_not_of_this_machine_says_what_to_do() {
     }
     drop(held);
 }
+
+/// `GET /dashboard/samples?after=abc` (or `-5`) answered every sample kept, as if `after`
+/// were not there: a value that is no time is now a `400` saying what to write; a time
+/// later than every sample (past `u64` too) answers none.
+#[tokio::test]
+async fn dashboard_samples_after_a_bad_time_is_400_and_after_a_later_time_is_none() {
+    let up = Upstream::start().await;
+    let gate = Gate::in_front_of_with(up.addr, &[("--admin-listen", "127.0.0.1:0")]).await;
+    let samples = |after: &'static str| {
+        let gate = &gate;
+        async move {
+            let path = format!("/dashboard/samples{after}");
+            gate.admin_call("GET", &path, None, "").await
+        }
+    };
+    support::eventually("a sample", || async {
+        let r = samples("").await;
+        r.status == 200 && !r.body.contains("\"samples\":[]")
+    })
+    .await;
+    for bad in ["?after=abc", "?after=-5", "?after=", "?after=1.5"] {
+        let r = samples(bad).await;
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+        assert!(r.body.contains("Unix milliseconds"), "{bad}: {}", r.body);
+    }
+    for later in ["?after=99999999999999", "?after=99999999999999999999999"] {
+        let r = samples(later).await;
+        assert_eq!(r.status, 200, "{later}: {}", r.body);
+        assert_eq!(r.body, "{\"samples\":[]}", "{later}");
+    }
+    assert!(samples("?after=0").await.body.contains("\"t\":"));
+}

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{RawQuery, State};
-use axum::http::header;
+use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 
@@ -37,16 +37,34 @@ pub fn samples_api(gate: &Arc<Gate>) -> Router {
 }
 
 async fn samples_after(State(sampler): State<Arc<Sampler>>, RawQuery(q): RawQuery) -> Response {
-    // `after=T`; anything else (or nothing) asks for every sample kept.
     let after = q
         .as_deref()
         .unwrap_or("")
         .split('&')
-        .find_map(|kv| kv.strip_prefix("after="))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
+        .find_map(|kv| kv.strip_prefix("after="));
+    // Without `after`, every sample kept. A value that is no time was read as no `after`,
+    // and answered every sample as if it were one (trial34).
+    let after = match after.map(time_after) {
+        None => 0,
+        Some(Some(t)) => t,
+        Some(None) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                "after must be a time in Unix milliseconds, in digits (after=1765000000000); leave it out for every sample kept\n",
+            )
+                .into_response();
+        }
+    };
     let body = sampler.json_after(after);
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// The time `after=` names: digits only; one past `u64` is later than any sample.
+fn time_after(v: &str) -> Option<u64> {
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(v.parse().unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
