@@ -201,10 +201,11 @@ pool = "shared"
         let denied = get(gates[0].proxy, "/deny/x", &format!("d{i}")).await;
         let waited = start.elapsed();
         assert_eq!(
-            denied.status, 429,
+            denied.status, 503,
             "deny while redis is down: {}",
             denied.body
         );
+        assert_eq!(denied.header("x-sluicegate-reason"), "store_unavailable");
         assert!(waited < Duration::from_secs(2), "waited {waited:?}");
         let start = Instant::now();
         let local = get(gates[1].proxy, "/fast", &format!("l{i}")).await;

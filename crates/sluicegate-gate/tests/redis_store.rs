@@ -220,15 +220,13 @@ async fn check_and_serve_refuse_credentials_redis_refuses() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
-/// Review 3, lesser note: a global pool on `deny` while Redis is down answered
-/// `503 overloaded: queue_full` and counted `queue_full`, as if it were busy. It has its own
-/// reason now, `store_unavailable`, in the header, `/status` and `/metrics`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deny_while_redis_is_down_answers_store_unavailable() {
+/// A gate whose pool `p` has `pool` added (`on_redis_failure = "deny"`, say), and the answer
+/// to a request sent once the gate has seen its Redis killed.
+async fn answer_with_redis_down(name: &str, pool: &str) -> (Gate, support::Reply) {
     let upstream = Upstream::start().await;
     let mut redis = RedisServer::start();
-    let text = config(&redis.url(), &upstream, "", "on_redis_failure = \"deny\"");
-    let path = write_config("deny", &text);
+    let text = config(&redis.url(), &upstream, "", pool);
+    let path = write_config(name, &text);
     let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
     assert_eq!(get(gate.proxy, "/", "a").await.status, 200);
     redis.kill();
@@ -237,6 +235,15 @@ async fn deny_while_redis_is_down_answers_store_unavailable() {
     })
     .await;
     let r = get(gate.proxy, "/", "b").await;
+    (gate, r)
+}
+
+/// Review 3, lesser note: a global pool on `deny` while Redis is down answered
+/// `503 overloaded: queue_full` and counted `queue_full`, as if it were busy. It has its own
+/// reason now, `store_unavailable`, in the header, `/status` and `/metrics`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_while_redis_is_down_answers_store_unavailable() {
+    let (gate, r) = answer_with_redis_down("deny", "on_redis_failure = \"deny\"").await;
     assert_eq!(r.status, 503, "{}", r.body);
     assert_eq!(r.header("x-sluicegate-reason"), "store_unavailable");
     assert!(r.body.contains("redis"), "{}", r.body);
@@ -248,4 +255,20 @@ async fn deny_while_redis_is_down_answers_store_unavailable() {
         m.contains("sluicegate_requests_total{pool=\"p\",outcome=\"store_unavailable\"} 1"),
         "{m}"
     );
+}
+
+/// A global pool with a `rate` on `deny` while Redis is down answered `429 rate_limited`,
+/// counted `rate_limited`: nothing in the answer, the log or `/status` told the outage from
+/// clients over the rate (trial34). The rate's failure-policy denial is now what the slot's
+/// is: `503 store_unavailable` with `Retry-After`, counted `store_unavailable`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_while_redis_is_down_answers_store_unavailable_for_the_rate_too() {
+    let pool = "rate = \"100/s\"\non_redis_failure = \"deny\"";
+    let (gate, r) = answer_with_redis_down("deny-rate", pool).await;
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert_eq!(r.header("x-sluicegate-reason"), "store_unavailable");
+    assert!(!r.header("retry-after").is_empty());
+    let counters = &gate.pool("p").await["counters"];
+    assert_eq!(counters["store_unavailable"], 1, "{counters}");
+    assert_eq!(counters["rate_limited"], 0, "{counters}");
 }

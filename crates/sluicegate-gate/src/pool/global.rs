@@ -8,7 +8,7 @@ use sluicegate::concurrency::ConcurrencyLimiter;
 use sluicegate::http::RatePolicy;
 use sluicegate::rate::{Decision, Quota};
 use sluicegate_redis::{
-    FailurePolicy, GlobalConcurrency, GlobalGcra, HealthSnapshot, HybridGcra, RedisStore,
+    FailurePolicy, GlobalConcurrency, GlobalGcra, HealthSnapshot, HybridGcra, RedisStore, Source,
 };
 
 use crate::config::{self, OnFailure, RateMode};
@@ -156,15 +156,28 @@ impl GlobalRate {
         built.map_err(|e| format!("pool `{name}`: global rate: {e}"))
     }
 
-    /// Decides on one request.
+    /// Decides on one request: the decision, and whether the failure policy `deny` made it
+    /// (Redis did not answer in time), not the rate.
     ///
     /// # Cancel safety
     ///
     /// As the library's: dropping it loses no token a later call could use.
-    pub async fn check(&self) -> Decision {
-        match self {
-            GlobalRate::Strict(g) => g.check().await,
-            GlobalRate::Hybrid(h) => h.check().await,
+    pub async fn check(&self) -> (Decision, bool) {
+        let verdict = match self {
+            GlobalRate::Strict(g) => g.decide(1).await,
+            GlobalRate::Hybrid(h) => h.decide(1).await,
+        };
+        match verdict {
+            Ok(v) => (
+                v.decision,
+                v.source == Source::Fallback(FailurePolicy::Deny),
+            ),
+            // Only a request of more than the burst is refused so: one never is. Answered
+            // as the library's `check` answers it.
+            Err(_) => match self {
+                GlobalRate::Strict(g) => (g.check().await, false),
+                GlobalRate::Hybrid(h) => (h.check().await, false),
+            },
         }
     }
 

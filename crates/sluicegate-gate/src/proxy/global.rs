@@ -14,11 +14,25 @@ use super::conn::Conn;
 use super::handle::{admit, rate_limited, reject};
 use crate::pool::{Global, GlobalRate, Held, Outcome, Pool};
 
-/// Asks the pool's global rate; the `429` when it says no.
+/// Asks the pool's global rate; the `429` when it says no. When the failure policy says
+/// no (`deny`, Redis not answering), the answer is the one a slot gets then, `503
+/// store_unavailable`: a `429 rate_limited` told clients and the operator that clients were
+/// over the rate, where the store was out (trial34).
 pub(super) async fn check_rate(pool: &Pool, rate: &GlobalRate) -> Option<Response<GateBody>> {
-    let d = rate.check().await;
-    d.is_denied()
-        .then(|| rate_limited(pool, &pool.policy_names.0, &d, Some(rate.policy())))
+    let (d, store_failed) = rate.check().await;
+    if !d.is_denied() {
+        return None;
+    }
+    if store_failed {
+        reject(pool, Outcome::StoreUnavailable);
+        return Some(answer::store_unavailable(d.retry_after()));
+    }
+    Some(rate_limited(
+        pool,
+        &pool.policy_names.0,
+        &d,
+        Some(rate.policy()),
+    ))
 }
 
 /// Waits for a global permit (in the store's FIFO queue, leaving it as soon as the client
