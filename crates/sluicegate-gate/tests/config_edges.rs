@@ -1,11 +1,11 @@
 //! Config edges an operator meets outside the usual file: a config from a pipe
-//! (`--config /dev/stdin`, `--config <(…)`), an empty file.
+//! (`--config /dev/stdin`, `--config <(…)`), an empty file, a file that never ends.
 
 mod support;
 
 use std::io::Write;
 
-use support::write_config;
+use support::{gate_from_file, rewrite, write_config};
 
 const TEXT: &str = "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:1\"\n\
                     max_concurrency = 1\n\n[[routes]]\npool = \"a\"\n";
@@ -57,4 +57,55 @@ fn an_empty_config_file_is_said_to_be_empty() {
         assert!(said.contains("rename"), "{said}");
         assert!(!said.contains("no pools"), "{said}");
     }
+}
+
+/// A file of `len` bytes (all NUL) at `path`, sparse: it takes no disk, and is larger than
+/// any config the gate reads.
+fn sparse(path: &std::path::Path, len: u64) {
+    std::fs::File::create(path).unwrap().set_len(len).unwrap();
+}
+
+/// The largest config the gate reads, as its refusal names it.
+const PAST_THE_BOUND: u64 = (64 << 20) + 1;
+
+/// Trial 34, finding 3: a config that never ends (`/dev/zero`, a runaway generator, a log
+/// named by mistake) was read whole into memory — `check` and `serve` grew until the
+/// allocation failed. Past 64 MiB it is refused, saying so.
+#[test]
+fn a_config_past_64_mib_is_refused_by_check_saying_so() {
+    let path = write_config("big.toml", "");
+    sparse(&path, PAST_THE_BOUND);
+    let (code, said) = check(path.to_str().unwrap(), "");
+    assert_eq!(code, Some(64), "{said}");
+    assert!(said.contains(path.to_str().unwrap()), "{said}");
+    assert!(said.contains("64 MiB"), "{said}");
+    assert!(said.contains("/dev/zero"), "{said}");
+    // A device that never ends, read only to the bound.
+    let (code, said) = check("/dev/zero", "");
+    assert_eq!(code, Some(64), "{said}");
+    assert!(said.contains("64 MiB"), "{said}");
+}
+
+/// Trial 34, finding 3, on reload: a config symlinked to `/dev/zero` took a running gate to
+/// 14.5 GB, and the read that never ended held every later reload. Past 64 MiB the reload is
+/// refused at once, and the next reload of a good file goes through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_of_a_config_past_64_mib_is_refused_and_the_next_reload_works() {
+    let path = write_config("reload-big.toml", TEXT);
+    let gate = gate_from_file(&path).await;
+    let big = path.with_file_name("big.toml");
+    sparse(&big, PAST_THE_BOUND);
+    std::fs::rename(&big, &path).unwrap();
+    let refused = gate
+        .reload()
+        .await
+        .expect_err("a config past 64 MiB was taken");
+    let said = refused.to_string();
+    assert!(said.contains("64 MiB"), "{said}");
+    assert!(!said.contains("for over 10 s"), "{said}");
+    rewrite(
+        &path,
+        &TEXT.replace("max_concurrency = 1", "max_concurrency = 2"),
+    );
+    gate.reload().await.expect("the reload after the big file");
 }

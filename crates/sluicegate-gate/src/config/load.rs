@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
 
@@ -50,7 +51,84 @@ impl std::error::Error for ConfigError {}
 pub fn read(path: &Path) -> Result<Config, ConfigError> {
     // A path that cannot be looked at fails its read below, with the read's error.
     let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
-    read_with(path, regular, |p| std::fs::read_to_string(p))
+    read_with(path, regular, |p| {
+        read_bounded(
+            p,
+            CONFIG_BOUND,
+            "a config (one of 5000 pools and routes is under 2 MB)",
+            "Name the config file itself",
+        )
+    })
+}
+
+/// The most of a config file the gate reads. The largest realistic config, a few thousand
+/// pools and routes, is a megabyte or two (2000 of each, every setting written: 0.7 MB;
+/// 5000: 1.7 MB); a file that goes on past this is something else — a device or pipe that
+/// never ends, a log named by mistake — and reading it whole would take the host's memory
+/// (trial 34: 14.5 GB on a reload).
+const CONFIG_BOUND: u64 = 64 << 20;
+
+/// The most of a `token_file` or `secret_file` the gate reads: a token is tens of bytes.
+const SECRET_BOUND: u64 = 64 << 10;
+
+/// The text of the file at `path`, read whole if it holds at most `bound` bytes. A read
+/// never takes more than `bound + 1` bytes, so a file that never ends (`/dev/zero`, a pipe a
+/// runaway program writes) ends the read there, and a reload waiting on it (`gate.rs`) soon
+/// goes on. `of` (what the file holds) and `instead` (what to do) go in the refusal.
+///
+/// # Errors
+///
+/// The file's own read errors; [`ErrorKind::FileTooLarge`](std::io::ErrorKind::FileTooLarge)
+/// past `bound`, and [`ErrorKind::InvalidData`](std::io::ErrorKind::InvalidData) for text
+/// that is not UTF-8.
+fn read_bounded(path: &Path, bound: u64, of: &str, instead: &str) -> std::io::Result<String> {
+    let file = std::fs::File::open(path)?;
+    // Room for the whole of a regular file up front (a log named by mistake costs the
+    // bound, not the doublings to it); a device or pipe tells no length.
+    let size = file.metadata().map_or(0, |m| m.len()).min(bound + 1);
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(bound + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > bound {
+        let size = match bound {
+            b if b >= 1 << 20 => format!("{} MiB", b >> 20),
+            b => format!("{} KiB", b >> 10),
+        };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "it goes on past {size}, the most the gate reads of {of}: is it a device or a \
+                 pipe that never ends (`/dev/zero`, a program writing without end), or a log \
+                 named by mistake? {instead}"
+            ),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// The secret in `path` (a `token_file` or `secret_file`), trimmed, read within
+/// [`SECRET_BOUND`]: `what` names the setting in the errors (`"the admin token_file"`).
+///
+/// # Errors
+///
+/// A file that cannot be read, goes on past the bound, or holds only white space: said with
+/// `what` and the path.
+fn read_secret(path: &Path, what: &str) -> Result<String, String> {
+    let text = read_bounded(
+        path,
+        SECRET_BOUND,
+        "a token or secret file",
+        "Write only the token or secret in it",
+    )
+    .map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
+    match text.trim() {
+        "" => Err(format!("{what} {} is empty", path.display())),
+        secret => Ok(secret.to_owned()),
+    }
 }
 
 /// [`read`], with the file's text read by `read_text` (a test's seam: a file that changes
@@ -116,10 +194,8 @@ fn read_with(
         (config.bypass.secret_file.as_ref(), "the bypass secret_file"),
     ] {
         let Some(f) = f else { continue };
-        let why = match std::fs::read_to_string(f.get_ref()) {
-            Err(e) => format!("cannot read {what} {}: {e}", f.get_ref().display()),
-            Ok(s) if s.trim().is_empty() => format!("{what} {} is empty", f.get_ref().display()),
-            Ok(_) => continue,
+        let Err(why) = read_secret(f.get_ref(), what) else {
+            continue;
         };
         return Err(ConfigError {
             file,
@@ -1526,6 +1602,48 @@ mod tests {
             let e = read(&path).unwrap_err();
             assert_eq!(e.at, Some(at), "{e}");
             assert!(e.message.contains(says), "{e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Trial 34, finding 3: a `token_file` or `secret_file` on `/dev/zero` (or any file
+    /// that never ends) was read whole into memory. Past 64 KiB it is refused at its setting,
+    /// saying so.
+    #[test]
+    fn a_token_or_secret_file_past_64_kib_is_refused_at_its_setting() {
+        let dir = std::env::temp_dir().join(format!("sluicegate-big-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let big = dir.join("big");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len((64 << 10) + 1).unwrap();
+        // Just at the bound is a token, read whole.
+        let at_bound = dir.join("at-bound");
+        std::fs::write(&at_bound, "t".repeat(64 << 10)).unwrap();
+        for (top, at) in [
+            (
+                format!(
+                    "[admin]\nlisten = \"127.0.0.1:0\"\ntoken_file = \"{}\"",
+                    big.display()
+                ),
+                (3, 14),
+            ),
+            (
+                format!(
+                    "[bypass]\nheader = \"x-b\"\nsecret_file = \"{}\"",
+                    big.display()
+                ),
+                (3, 15),
+            ),
+        ] {
+            let path = dir.join("g.toml");
+            std::fs::write(&path, format!("{top}\n{MINIMAL}")).unwrap();
+            let e = read(&path).unwrap_err();
+            assert_eq!(e.at, Some(at), "{e}");
+            assert!(e.message.contains(&big.display().to_string()), "{e}");
+            assert!(e.message.contains("64 KiB"), "{e}");
+            let top = top.replace(&*big.to_string_lossy(), &at_bound.to_string_lossy());
+            std::fs::write(&path, format!("{top}\n{MINIMAL}")).unwrap();
+            read(&path).unwrap();
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
