@@ -1648,6 +1648,36 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Trial 34, finding 4: a written adaptive bound that an algorithm's default bound
+    /// contradicted was clamped onto it without a word — gradient2 with `max = 10` was held
+    /// at 10 (its default floor of 20 cut to the ceiling: a fixed limit), aimd's `min = 500`
+    /// cut to its default ceiling of 200, vegas' `initial = 5000` started at 1000 and
+    /// gradient2's `initial = 1` at 20. The written bound now moves the default one: the
+    /// bounds in force keep what is written, with room to adapt.
+    #[tokio::test]
+    async fn a_written_adaptive_bound_moves_the_default_bound_it_contradicts() {
+        for (written, in_force) in [
+            ("algorithm = \"gradient2\"\nmax = 10", (10, 1, 10)),
+            ("algorithm = \"aimd\"\nmin = 500", (500, 500, 5000)),
+            ("algorithm = \"vegas\"\ninitial = 5000", (5000, 1, 5000)),
+            ("algorithm = \"gradient2\"\ninitial = 1", (1, 1, 200)),
+            // Nothing contradicted: the defaults as they are.
+            ("algorithm = \"gradient2\"\nmax = 50", (20, 20, 50)),
+            ("algorithm = \"aimd\"\nmin = 100", (100, 100, 200)),
+        ] {
+            let text = format!(
+                "[[pools]]\nname = \"p\"\nupstream = \"http://127.0.0.1:1\"\n\
+                 [pools.adaptive]\n{written}\n[[routes]]\npool = \"p\"\n"
+            );
+            let pool = parse(&text, "t").unwrap().pools.remove(0);
+            let b = crate::pool::Limit::build(&pool, None)
+                .unwrap()
+                .bounds()
+                .unwrap();
+            assert_eq!((b.initial, b.min, b.max), in_force, "{written}");
+        }
+    }
+
     /// Pins a point of review 4's finding 9: a pool no route names and a route shadowed by
     /// an earlier catch-all passed `check` without a word.
     #[test]

@@ -24,12 +24,14 @@ macro_rules! from_string {
     )*};
 }
 
+mod adaptive;
 mod load;
 mod model;
 mod values;
 mod whole;
 mod wire;
 
+pub use adaptive::AdaptiveBounds;
 pub use load::{ConfigError, parse, read, validate, warnings};
 pub use model::{
     Adaptive, Admin, Algorithm, Bypass, Config, OnFailure, PerKeyRate, Pool, QueueOrder, RateMode,

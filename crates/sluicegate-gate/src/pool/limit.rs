@@ -86,7 +86,7 @@ impl Limit {
         };
         match (&pool.adaptive, pool.max_concurrency) {
             (Some(a), _) => {
-                let bounds = adaptive_bounds(a);
+                let bounds = a.in_force();
                 let start = learnt.map_or(bounds.initial, |l| l.clamp(bounds.min, bounds.max));
                 let limiter = builder(start)?;
                 Ok(Limit::Adaptive(
@@ -163,55 +163,13 @@ impl Limit {
     }
 }
 
-/// An adaptive limit's bounds as in force: the config's, with the algorithm's defaults
-/// filled in (`/status` and `/metrics` show them, so that a limit at its floor or its
-/// ceiling reads as such: review 27, finding 7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bounds {
-    /// The limit it started from.
-    pub initial: usize,
-    /// The least it goes to.
-    pub min: usize,
-    /// The most it goes to.
-    pub max: usize,
-}
-
-/// The config's bounds with the algorithm's defaults filled in: a floor from the user, else
-/// the algorithm's default floor cut to the ceiling; the initial limit inside both (a ceiling
-/// below a default floor must not panic a clamp). Vegas has a fixed floor of 1.
-fn adaptive_bounds(a: &config::Adaptive) -> Bounds {
-    let (initial, min, max) = match a.algorithm {
-        Algorithm::Littles => {
-            let c = LittlesLawConfig::default();
-            (c.initial, c.min, c.max)
-        }
-        Algorithm::Gradient2 => {
-            let c = Gradient2Config::default();
-            (c.initial, c.min, c.max)
-        }
-        Algorithm::Aimd => {
-            let c = AimdConfig::default();
-            (c.initial, c.min, c.max)
-        }
-        Algorithm::Vegas => {
-            let c = VegasConfig::default();
-            (c.initial, 1, c.max)
-        }
-    };
-    let (initial, max) = (a.initial.unwrap_or(initial), a.max.unwrap_or(max));
-    let min = match a.algorithm {
-        Algorithm::Vegas => 1,
-        _ => a.min.unwrap_or(min).min(max),
-    };
-    let initial = match a.algorithm {
-        Algorithm::Vegas => initial.min(max),
-        _ => initial.clamp(min, max),
-    };
-    Bounds { initial, min, max }
-}
+/// An adaptive limit's bounds as in force: the config's, with the algorithm's defaults filled
+/// in (`/status` and `/metrics` show them, so that a limit at its floor or its ceiling reads
+/// as such: review 27, finding 7).
+pub use crate::config::AdaptiveBounds as Bounds;
 
 /// The adaptive limiter over `limiter`: `algorithm` within `bounds` (from
-/// [`adaptive_bounds`]), starting at `start` (within them).
+/// [`config::Adaptive::in_force`]), starting at `start` (within them).
 fn adaptive(
     limiter: ConcurrencyLimiter,
     algorithm: Algorithm,
