@@ -657,31 +657,8 @@ fn check_routes(config: &Config) -> Result<(), Broken> {
                 ),
             ));
         }
-        let prefix = route.path_prefix.get_ref();
-        let at = Some(route.path_prefix.span());
-        if !prefix.starts_with('/') {
-            return Err((
-                at,
-                format!("route `path_prefix = \"{prefix}\"` must start with `/`"),
-            ));
-        }
-        match crate::path::normalise(prefix) {
-            Ok(normal) if normal == *prefix => {}
-            Ok(normal) => {
-                return Err((
-                    at,
-                    format!(
-                        "route `path_prefix = \"{prefix}\"` is not in normal form and would match nothing (paths are matched once `%XX` of letters, digits and `-._~` are decoded, `//` merged and `.`/`..` resolved): write `\"{normal}\"`"
-                    ),
-                ));
-            }
-            Err(_) => {
-                return Err((
-                    at,
-                    format!("route `path_prefix = \"{prefix}\"` climbs above `/` with `..`"),
-                ));
-            }
-        }
+        super::prefix::check(route.path_prefix.get_ref())
+            .map_err(|why| (Some(route.path_prefix.span()), why))?;
         if let Some(m) = route
             .methods
             .iter()
@@ -867,6 +844,14 @@ mod tests {
     use super::*;
 
     const MINIMAL: &str = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9000\"\nmax_concurrency = 4\n\n[[routes]]\npool = \"api\"\n";
+
+    /// Asserts that [`MINIMAL`] with `line` added to its route is refused at `at` (its line
+    /// and column), saying `says`.
+    fn assert_route_refused(line: &str, at: (usize, usize), says: &str) {
+        let refused = parse(&format!("{MINIMAL}{line}\n"), "g.toml").expect_err(line);
+        assert_eq!(refused.at, Some(at), "{line}: {refused}");
+        assert!(refused.message.contains(says), "{line}: {refused}");
+    }
 
     /// Review 2026-12-04-control-races, case 5: a file read while its writer is part-way
     /// through (truncated, the first part written) can be a valid config of its own, here
@@ -1368,10 +1353,7 @@ mod tests {
             ("[::1]:8080", "any port"),
             ("%61pi.example", "percent-encoded"),
         ] {
-            let text = format!("{MINIMAL}host = \"{host}\"\n");
-            let refused = parse(&text, "g.toml").expect_err(host);
-            assert_eq!(refused.at, Some((8, 8)), "{host}: {refused}");
-            assert!(refused.message.contains(says), "{host}: {refused}");
+            assert_route_refused(&format!("host = \"{host}\""), (8, 8), says);
         }
         // What requests name still works: names, IPv4, IPv6 and IPvFuture literals,
         // sub-delims, a trailing dot.
@@ -1675,6 +1657,31 @@ mod tests {
                 .bounds()
                 .unwrap();
             assert_eq!((b.initial, b.min, b.max), in_force, "{written}");
+        }
+    }
+
+    /// Trial 34, finding 6: `check` passed a `path_prefix` no request path can start with —
+    /// a raw non-ASCII character, a space, a `?` or a `#` — and the route was dead. Each is
+    /// refused at the prefix with the form to write (percent-encoded, as clients send it).
+    #[test]
+    fn a_path_prefix_no_request_path_can_hold_is_refused_with_the_form_to_write() {
+        for (prefix, says) in [
+            ("/é", "write `\"/%C3%A9\"`"),
+            ("/a b", "write `\"/a%20b\"`"),
+            ("/a\\tb", "write `\"/a%09b\"`"),
+            ("/q?x", "write `\"/q\"`, or `\"/q%3Fx\"`"),
+            ("/a#b", "write `\"/a\"`, or `\"/a%23b\"`"),
+            // Normalised too: what is written is what a request's normal path holds.
+            ("//é/./x", "write `\"/%C3%A9/x\"`"),
+        ] {
+            let line = format!("path_prefix = \"{prefix}\"");
+            assert_route_refused(&line, (8, 15), "would match nothing");
+            assert_route_refused(&line, (8, 15), says);
+        }
+        // What a request path can hold still passes, `%XX` of other bytes included.
+        for prefix in ["/%C3%A9", "/a%20b/", "/~user", "/a;b=c", "/x%2Fy"] {
+            let text = format!("{MINIMAL}path_prefix = \"{prefix}\"\n");
+            parse(&text, "g.toml").unwrap();
         }
     }
 

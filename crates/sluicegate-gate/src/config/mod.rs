@@ -27,6 +27,7 @@ macro_rules! from_string {
 mod adaptive;
 mod load;
 mod model;
+mod prefix;
 mod values;
 mod whole;
 mod wire;
