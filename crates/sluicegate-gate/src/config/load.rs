@@ -273,7 +273,8 @@ pub fn validate(config: &Config, file: &str) -> Result<(), ConfigError> {
 }
 
 /// What a config that works may still get wrong, one line each, for `serve`, `check` and
-/// reloads to log as warnings: a pool no route names, a route an earlier one shadows, a
+/// reloads to log as warnings: a pool no route names, a `burst` beside a rate of 0 (which
+/// lets nothing through, burst or not), a route an earlier one shadows, a
 /// route method that is not a standard one (`GTE`), a `[store]` without `instances` while a global pool falls back to `local` (each gate
 /// would then take the whole limit while Redis is down).
 pub fn warnings(config: &Config) -> Vec<String> {
@@ -291,6 +292,7 @@ pub fn warnings(config: &Config) -> Vec<String> {
             ));
         }
     }
+    out.extend(config.pools.iter().flat_map(burst_of_nothing));
     out.extend(shadowed(&config.routes));
     for m in config.routes.iter().flat_map(|r| &r.methods) {
         let upper = m.get_ref().to_ascii_uppercase();
@@ -320,6 +322,23 @@ pub fn warnings(config: &Config) -> Vec<String> {
         }
     }
     out
+}
+
+/// A `burst` beside a rate of 0 (`0/s`): the rate lets no request through, and the burst
+/// does nothing (the library ignores it). Warned of, not refused: `PUT /pools/NAME/limits`
+/// with `rate: "0/s"` on a pool whose file has a burst must still shut it.
+fn burst_of_nothing(pool: &super::model::Pool) -> Vec<String> {
+    let per_key = pool.per_key_rate.as_ref().map(|k| (k.rate, k.burst));
+    [("", pool.rate.map(|r| (r, pool.burst))), ("[pools.per_key_rate] ", per_key)]
+        .into_iter()
+        .filter_map(|(table, rate)| match rate? {
+            (rate, Some(burst)) if rate.count == 0 => Some(format!(
+                "pool `{}`: `{table}burst = {burst}` does nothing: `rate = \"{rate}\"` lets no request through, burst or not; remove `burst` (or give the rate a count)",
+                pool.name.get_ref()
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A rule broken: where (a byte span, when known) and why.
@@ -1723,6 +1742,48 @@ mod tests {
         assert!(e.message.contains("UTF-8"), "{e}");
         assert!(e.message.contains("0xE9"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Trial 34, smaller edges: `rate = "0/s"` with `burst = 5` was taken without a word,
+    /// though a rate of 0 lets nothing through whatever the burst (the library ignores it).
+    /// `0/s` stays (the documented way to let no request through a rate) and the burst is
+    /// warned of, for the pool's rate and a per-key rate alike — a warning, not an error, so
+    /// that `PUT /pools/NAME/limits` with `rate: "0/s"` on a pool whose file has a burst
+    /// still shuts it at once.
+    #[test]
+    fn a_burst_beside_a_rate_of_zero_is_warned_of() {
+        for (add, says) in [
+            (
+                "rate = \"0/s\"\nburst = 5",
+                "pool `api`: `burst = 5` does nothing",
+            ),
+            (
+                "[pools.per_key_rate]\nrate = \"0/m\"\nburst = 3",
+                "pool `api`: `[pools.per_key_rate] burst = 3` does nothing",
+            ),
+        ] {
+            let text = MINIMAL.replace(
+                "max_concurrency = 4",
+                &format!("max_concurrency = 4\n{add}"),
+            );
+            let said = warnings(&parse(&text, "g.toml").unwrap());
+            assert!(
+                said.iter()
+                    .any(|w| w.contains(says) && w.contains("lets no request through")),
+                "{said:?}"
+            );
+        }
+        // A rate of 0 alone, and a burst beside a rate above 0: nothing to say.
+        for add in ["rate = \"0/s\"", "rate = \"5/s\"\nburst = 5"] {
+            let text = MINIMAL.replace(
+                "max_concurrency = 4",
+                &format!("max_concurrency = 4\n{add}"),
+            );
+            assert!(
+                warnings(&parse(&text, "g.toml").unwrap()).is_empty(),
+                "{add}"
+            );
+        }
     }
 
     /// Pins a point of review 4's finding 9: a pool no route names and a route shadowed by
