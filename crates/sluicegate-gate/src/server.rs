@@ -449,14 +449,7 @@ pub fn admin_token(config: &Config) -> Result<Option<String>, String> {
     let Some(file) = &config.admin.token_file else {
         return Ok(None);
     };
-    let file = file.get_ref();
-    let token = std::fs::read_to_string(file)
-        .map_err(|e| format!("cannot read the admin token_file {}: {e}", file.display()))?;
-    let token = token.trim();
-    if token.is_empty() {
-        return Err(format!("the admin token_file {} is empty", file.display()));
-    }
-    Ok(Some(token.to_owned()))
+    crate::config::read_secret(file.get_ref(), "the admin token_file").map(Some)
 }
 
 /// What `check` adds to the file's own rules: the files it names can be read, and every

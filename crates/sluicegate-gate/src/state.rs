@@ -456,17 +456,7 @@ fn route(r: &config::Route, pools: &[Arc<Pool>], by_name: &HashMap<String, usize
 fn bypass(cfg: &config::Bypass) -> Result<Bypass, String> {
     let header = match (&cfg.header, &cfg.secret_file) {
         (Some(h), Some(file)) => {
-            let file = file.get_ref();
-            let secret = std::fs::read_to_string(file).map_err(|e| {
-                format!("cannot read the bypass secret_file {}: {e}", file.display())
-            })?;
-            let secret = secret.trim();
-            if secret.is_empty() {
-                return Err(format!(
-                    "the bypass secret_file {} is empty",
-                    file.display()
-                ));
-            }
+            let secret = config::read_secret(file.get_ref(), "the bypass secret_file")?;
             let name = HeaderName::from_bytes(h.get_ref().as_bytes()).map_err(|e| e.to_string())?;
             Some((name, secret.as_bytes().to_vec()))
         }

@@ -128,7 +128,7 @@ fn read_bounded(path: &Path, bound: u64, of: &str, instead: &str) -> std::io::Re
 ///
 /// A file that cannot be read, goes on past the bound, or holds only white space: said with
 /// `what` and the path.
-fn read_secret(path: &Path, what: &str) -> Result<String, String> {
+pub fn read_secret(path: &Path, what: &str) -> Result<String, String> {
     let bytes = read_bounded(
         path,
         SECRET_BOUND,
@@ -374,7 +374,11 @@ fn loops_back(upstream: &UpstreamUrl, listen: std::net::SocketAddr) -> bool {
         .trim_end_matches(']');
     let wildcard = listen.ip().is_unspecified();
     match host.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip == listen.ip() || (wildcard && (ip.is_loopback() || ip.is_unspecified())),
+        // IPv4 written as IPv6 (`[::ffff:127.0.0.1]`) reaches the same socket.
+        Ok(ip) => {
+            let ip = ip.to_canonical();
+            ip == listen.ip() || (wildcard && (ip.is_loopback() || ip.is_unspecified()))
+        }
         Err(_) => host.eq_ignore_ascii_case("localhost") && (wildcard || listen.ip().is_loopback()),
     }
 }
@@ -941,6 +945,9 @@ mod tests {
             ("0.0.0.0:8080", "http://localhost:8080", true),
             ("[::]:8080", "http://[::1]:8080", true),
             ("127.0.0.1:80", "http://localhost", true),
+            // IPv4 written as IPv6 (trial34): the same socket.
+            ("127.0.0.1:8080", "http://[::ffff:127.0.0.1]:8080", true),
+            ("0.0.0.0:8080", "http://[::ffff:127.0.0.1]:8080", true),
             ("127.0.0.1:8080", "http://127.0.0.1:9000", false),
             ("127.0.0.2:8080", "http://127.0.0.1:8080", false),
         ] {
