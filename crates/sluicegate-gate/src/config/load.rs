@@ -121,8 +121,8 @@ fn read_bounded(path: &Path, bound: u64, of: &str, instead: &str) -> std::io::Re
     Ok(parts.concat())
 }
 
-/// The secret in `path` (a `token_file` or `secret_file`), trimmed, read within
-/// [`SECRET_BOUND`]: `what` names the setting in the errors (`"the admin token_file"`).
+/// The secret in `path` (a `token_file` or `secret_file`), trimmed, read within 64 KiB:
+/// `what` names the setting in the errors (`"the admin token_file"`).
 ///
 /// # Errors
 ///
