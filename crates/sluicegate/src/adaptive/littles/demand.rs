@@ -23,7 +23,8 @@
 //!   after it. The queue inside the
 //!   resource, by Little's law: the 5th-percentile RT of the requests that started since, over
 //!   that of the starting limit's answers, × the answer rate, standing three standard errors
-//!   past the target queue. Or the permits in service, `X1 × L0 ÷ X0`, three standard errors
+//!   past the target queue (without a queue in the limiter, the medians' too: the requests
+//!   that find a worker free between refusals keep the low RTs low). Or the permits in service, `X1 × L0 ÷ X0`, three standard errors
 //!   short of the leap's limit (at a first look, once the low RTs can be read too, and at two
 //!   answers a permit). Either is the knee: the permits in service then are the leap's limit
 //!   less that queue, or, where the low RTs show none, the answer rate's count. (Waiting
@@ -412,7 +413,13 @@ impl DemandStart {
         // pool by as much as the queue is large against it (80 permits on 50 workers read 24–54
         // in service by the rate, 47–58 by the low RTs; 640 on 500 read 430–506 by the rate,
         // 504 by the low RTs in seed 1).
-        let queue = self.queue_since_leap(rate, to);
+        // Without a queue in the limiter (callers turned away at once, fewer waiting than half
+        // the answers), requests that find a worker free between refusals keep the low RTs low
+        // whatever the queue: the median reads it too (as the buckets do, `median_queue`).
+        let held = self.blocked - mark.blocked;
+        let turned_away = (self.turned_away - mark.turned_away).min(held);
+        let no_queue = turned_away > 0 && 2 * (held - turned_away) < n;
+        let queue = self.queue_since_leap(rate, to, no_queue);
         if let Some(queue) = queue {
             self.phase = Phase::Done;
             return Verdict::Knee {
@@ -451,19 +458,32 @@ impl DemandStart {
     /// The permits waiting inside the resource since the last leap, if they stand
     /// [`KNEE_SIGNIFICANCE`] standard errors past the target queue (`queue_target` of the limit, at least
     /// two): the 5th-percentile RT of the requests that started after the leap over that of
-    /// the starting limit's answers, × the answer rate.
-    fn queue_since_leap(&self, rate: f64, to: usize) -> Option<f64> {
+    /// the starting limit's answers, × the answer rate. With `no_queue` (the limiter turns
+    /// callers away at once), the medians too, and the larger reading that stands.
+    fn queue_since_leap(&self, rate: f64, to: usize, no_queue: bool) -> Option<f64> {
         let mut before: Vec<f64> = self.few.iter().chain(&self.more).copied().collect();
         if self.after.len() < MIN_LOW {
             return None;
         }
         let mut after = self.after.clone();
-        let (floor, floor_se) = low(&mut before)?;
-        let (now, now_se) = low(&mut after)?;
-        let queue = (now - floor) * rate;
-        let noise = (floor_se.powi(2) + now_se.powi(2)).sqrt() * rate;
         let target = (self.queue_target * to as f64).max(MIN_QUEUE_TARGET);
-        (queue - target > KNEE_SIGNIFICANCE * noise).then_some(queue)
+        let read = |f: fn(&mut [f64]) -> Option<(f64, f64)>, b: &mut [f64], a: &mut [f64]| {
+            let (floor, floor_se) = f(b)?;
+            let (now, now_se) = f(a)?;
+            let queue = (now - floor) * rate;
+            let noise = (floor_se.powi(2) + now_se.powi(2)).sqrt() * rate;
+            (queue - target > KNEE_SIGNIFICANCE * noise).then_some(queue)
+        };
+        let from_low = read(low, &mut before, &mut after);
+        let from_mid = if no_queue {
+            read(mid, &mut before, &mut after)
+        } else {
+            None
+        };
+        match (from_low, from_mid) {
+            (Some(l), Some(m)) => Some(l.max(m)),
+            (l, m) => l.or(m),
+        }
     }
 
     /// Files an RT at the starting limit in its group (`more`: it found more than half the
@@ -514,6 +534,19 @@ fn low(rts: &mut [f64]) -> Option<(f64, f64)> {
         rts[k1 - 1],
         (LOW_QUANTILE * (1.0 - LOW_QUANTILE) / n as f64).sqrt() / density,
     ))
+}
+
+/// The median of `rts` and its standard error (the RTs √n ranks either side span four).
+fn mid(rts: &mut [f64]) -> Option<(f64, f64)> {
+    let n = rts.len();
+    if n < 2 {
+        return None;
+    }
+    rts.sort_unstable_by(f64::total_cmp);
+    let m = n.div_ceil(2);
+    let w = (n as f64).sqrt().ceil() as usize;
+    let (lo, hi) = (m.saturating_sub(w).max(1), (m + w).min(n));
+    Some((rts[m - 1], (rts[hi - 1] - rts[lo - 1]) / 4.0))
 }
 
 /// Seconds from `from` to `to` (zero if `to` is earlier).
