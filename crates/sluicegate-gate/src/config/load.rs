@@ -88,19 +88,11 @@ fn read_bounded(path: &Path, bound: u64, of: &str, instead: &str) -> std::io::Re
     let mut file = std::fs::File::open(path)?.take(bound + 1);
     let mut parts = Vec::new();
     loop {
-        let mut part = vec![0; part_len];
-        let mut filled = 0;
-        while filled < part_len {
-            match file.read(&mut part[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        part.truncate(filled);
+        let mut part = Vec::with_capacity(part_len);
+        (&mut file).take(part_len as u64).read_to_end(&mut part)?;
+        let full = part.len() == part_len;
         parts.push(part);
-        if filled < part_len {
+        if !full {
             break;
         }
     }
