@@ -780,3 +780,39 @@ async fn a_refusal_before_the_body_reaches_a_client_that_sends_it_all_first() {
     let answers = read_all(s).await;
     assert_eq!(answers.matches("HTTP/1.1 429").count(), 2, "{answers}");
 }
+
+/// A client that sends its request and shuts its sending side (`shutdown(SHUT_WR)`, as
+/// `nc -N` does) is answered when its request is forwarded at once, as HAProxy answers it:
+/// hyper no longer reads the socket while an answer is to come (`half_close`, which saves a
+/// read buffer per request; before, it dropped the request unforwarded). One that closes
+/// altogether while the upstream works frees its slot when the upstream is done.
+#[tokio::test]
+async fn a_client_that_only_stops_sending_gets_its_answer() {
+    let up = Upstream::start().await;
+    let gate = gate(&up, "half-close").await;
+    let mut s = raw(gate.proxy, b"GET /hold HTTP/1.1\r\nhost: x\r\n\r\n").await;
+    s.shutdown().await.unwrap();
+    eventually("the request reached the upstream", || async {
+        up.current() == 1
+    })
+    .await;
+    up.release(1);
+    let answer = read_all(s).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");
+    slots_freed(&gate).await;
+
+    let s = raw(gate.proxy, b"GET /hold HTTP/1.1\r\nhost: x\r\n\r\n").await;
+    eventually("the request reached the upstream", || async {
+        up.current() == 1
+    })
+    .await;
+    drop(s);
+    assert_eq!(
+        gate.pool("api").await["in_flight"],
+        1,
+        "held until the upstream is done"
+    );
+    up.release(1);
+    slots_freed(&gate).await;
+    still_serves(&gate).await;
+}
