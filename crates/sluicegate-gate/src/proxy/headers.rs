@@ -232,7 +232,26 @@ pub(crate) fn valid_host(host: &[u8]) -> bool {
 
 /// `unreserved / sub-delims` (RFC 3986 §2.2–2.3).
 fn unreserved_or_sub_delim(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=".contains(&b)
+    // A `matches!` compiles to a few range and bit tests; a search of the list of fifteen
+    // took ~18 instructions a byte of every request's `Host`.
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'~'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+        )
 }
 
 /// `reg-name = *( unreserved / pct-encoded / sub-delims )`.
@@ -543,6 +562,17 @@ pub(super) const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwar
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every byte is a host's `unreserved / sub-delims` exactly when RFC 3986 §2.2–2.3 list
+    /// it: letters, digits, `-._~` and `!$&'()*+,;=`.
+    #[test]
+    fn the_host_bytes_are_the_rfcs() {
+        let listed = b"-._~!$&'()*+,;=";
+        for b in 0..=u8::MAX {
+            let rfc = b.is_ascii_alphanumeric() || listed.contains(&b);
+            assert_eq!(unreserved_or_sub_delim(b), rfc, "byte {b:#04x}");
+        }
+    }
 
     #[test]
     fn the_te_bit_is_te() {

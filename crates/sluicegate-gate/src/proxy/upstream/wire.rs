@@ -219,6 +219,9 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
         let head = buf.split_to(len).freeze();
         let mut map = HeaderMap::with_capacity(at.len());
         let mut length: Option<u64> = None;
+        // The `Content-Length` value as it came, while it is the one number alone (the usual
+        // case): relayed as it is, with no new value to format and allocate.
+        let mut length_as_sent: Option<HeaderValue> = None;
         // Why the `Content-Length` headers give no length (refused only where one counts).
         let mut bad_length: Option<&'static str> = None;
         // `Connection` values naming other headers, which go too (rare).
@@ -235,7 +238,15 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
                     Some(n) if length.is_some_and(|l| l != n) => {
                         bad_length = Some("differing Content-Length headers");
                     }
-                    Some(n) => length = Some(n),
+                    Some(n) => {
+                        // Digits alone, without leading zeros: the number as written anew.
+                        let v = value.as_bytes();
+                        let alone = length.is_none()
+                            && v.iter().all(u8::is_ascii_digit)
+                            && (v.len() == 1 || v[0] != b'0');
+                        length_as_sent = alone.then_some(value);
+                        length = Some(n);
+                    }
                     None => bad_length = Some("bad Content-Length"),
                 }
                 // Relayed as the one value read (below): a list of it, or the same on two
@@ -272,7 +283,8 @@ fn parse(buf: &mut BytesMut, head_request: bool) -> Result<Option<Head>, WireErr
             && bad_length.is_none()
             && let Some(n) = length
         {
-            map.insert(CONTENT_LENGTH, HeaderValue::from(n));
+            let value = length_as_sent.unwrap_or_else(|| HeaderValue::from(n));
+            map.insert(CONTENT_LENGTH, value);
         }
         let framing = if head_request
             || status == StatusCode::NO_CONTENT
@@ -482,6 +494,31 @@ mod tests {
             parse(&mut head(MAX_HEAD + 1), false),
             Err(WireError::TooLong)
         ));
+    }
+
+    /// The answer's `Content-Length` reaches the client as one number: as it came when it
+    /// was one already, written anew from a list, two lines or leading zeros.
+    #[test]
+    fn the_length_is_relayed_as_one_number() {
+        for (lines, relayed) in [
+            ("content-length: 3\r\n", "3"),
+            ("content-length: 0\r\n", "0"),
+            ("content-length: 003\r\n", "3"),
+            ("content-length: 3, 3\r\n", "3"),
+            ("content-length: 3\r\ncontent-length: 3\r\n", "3"),
+        ] {
+            let mut buf = BytesMut::from(format!("HTTP/1.1 200 OK\r\n{lines}\r\nabc").as_bytes());
+            let head = parse(&mut buf, false).unwrap().unwrap();
+            let values: Vec<_> = head
+                .response
+                .headers()
+                .get_all(CONTENT_LENGTH)
+                .iter()
+                .collect();
+            assert_eq!(values, [relayed], "{lines:?}");
+            assert_eq!(head.framing, Framing::Length(relayed.parse().unwrap()));
+            assert_eq!(&buf[..], b"abc", "the body stays in the buffer");
+        }
     }
 
     #[test]
