@@ -107,6 +107,11 @@ const LIMIT_LOG: usize = 16;
 /// slow start: fewer, and the noise of small buckets' low RTs ends it on a false knee.
 const STARTUP_SIGNIFICANCE: f64 = 3.0;
 
+/// Standard errors (Poisson, of the count the rate before it admits in as long) by which a
+/// probe must admit more than that rate before it goes deeper ([`LittlesLaw::deeper_probe`]):
+/// the permits it took were waiting, not in service.
+const DEEPER_SIGNIFICANCE: f64 = 2.0;
+
 /// Standard errors (Poisson, of their count) by which the last buckets' answers must pass
 /// what the capacity last measured while queueing gives in their span before workers are taken
 /// to have come back: three waited for 15–23 permits of 50 workers after a return from 10.
@@ -218,8 +223,11 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   (the resource got faster) lower min RT to them and probe at once, below the limit (the
 ///   RT its depth comes from still holds the old limit's queue); low RTs below the floor ÷
 ///   `probe_trigger`, by three standard errors, lower the floor to them (a delay that went
-///   away leaves the same mean RT, full of the queue the old limit leaves inside). No growth
-///   until the probe is done. Three pinned buckets that pass more than the capacity last
+///   away leaves the same mean RT, full of the queue the old limit leaves inside). A probe
+///   that admits more than the buckets before it passed (by two standard errors) and reads a
+///   queue in its own low RT (over the floor, or over none where the floor is stale or was
+///   taken from such readings) is above the knee: the limit comes down to the permits it kept
+///   in service, and a probe below them starts at once. No growth until the probe is done. Three pinned buckets that pass more than the capacity last
 ///   measured while the resource queued (by two standard errors of their count), at a mean
 ///   RT within 25 % of min RT and in the regime it served its most in: workers came back, and
 ///   the slow start restarts, up to that most × min RT.
@@ -361,6 +369,10 @@ pub struct LittlesLaw {
     restart_cap: Option<usize>,
     /// The bucket count when the slow start last drained.
     drained_at: Option<u64>,
+    /// The floor was taken from readings that bound it from above only (low RTs well below
+    /// a stale floor, a probe that did not drain): until a probe drains, it may be a queued
+    /// one, and a probe reads its own queue against none ([`Self::deeper_probe`]).
+    floor_unsure: bool,
     /// When the last standing-queue drain cut the limit (bucket count), the recent low RT and
     /// pass rate before it, and the share of the limit it left.
     drain_low: Option<(u64, Duration, f64, f64)>,
@@ -444,6 +456,7 @@ impl LittlesLaw {
             restarted: false,
             restart_cap: None,
             drained_at: None,
+            floor_unsure: false,
             drain_low: None,
             start: StartTest::default(),
             measured_at_start: false,
@@ -771,6 +784,8 @@ impl LittlesLaw {
         let rate = (self.probe_rt.passes - probe.carried) as f64 / held.max(1e-9);
         let drained = rate < (1.0 + self.c.probe_gain) / 2.0 * probe.rate;
         self.blind = false;
+        // A probe that drained measured the floor unqueued.
+        self.floor_unsure &= !drained;
         let rt = match self.min_rt {
             Some(old) if self.probed => {
                 let ratio = rt.as_secs_f64() / old.as_secs_f64().max(1e-12);
@@ -888,6 +903,9 @@ impl LittlesLaw {
     fn next_limit(&mut self, b: &Bucket, now: Nanos) -> usize {
         let (min, max) = (self.c.min, self.c.max);
         self.finish_probe(now);
+        if let Some(limit) = self.deeper_probe(now) {
+            return limit;
+        }
         let window_rt = self.recent_rt(self.c.pass_buckets);
         // Queueing shows within a few buckets; a whole window would lag the limit's swings.
         let short_rt = self.recent_rt(RT_BUCKETS);
@@ -1272,6 +1290,8 @@ impl LittlesLaw {
         self.unchanged_since_probe(now);
         if let Some(low) = self.below_floor() {
             self.low_floor = Some(low);
+            // Read off buckets still queued behind the old limit: a bound from above.
+            self.floor_unsure = true;
             if let Some(rt) = short_rt.filter(|&rt| rt < min_rt) {
                 self.min_rt = Some(rt);
             }
@@ -2010,6 +2030,84 @@ impl LittlesLaw {
                 .then(|| demand + PEAK_ROOM * demand.sqrt());
         }
         self.room
+    }
+
+    /// A probe holding the limit down that admitted more than the buckets before it passed
+    /// (by [`DEEPER_SIGNIFICANCE`] standard errors of that count) stands above the knee: the
+    /// permits it took were waiting, not in service (a delay outside the resource would have
+    /// taken its pass rate down with them). Where its own low RT also reads a queue — over the
+    /// floor, or over none where the floor is stale (its low RT under the floor ÷
+    /// `probe_trigger` by three standard errors: a delay that went away, `network_delay_spike`)
+    /// or unsure — a probe below it starts at once: at the permits it kept in service (its
+    /// limit less that queue) × `probe_gain`, at least half its limit, and the limit it
+    /// returns to comes down to those permits plus the drain's margin. A floor it read under
+    /// the stale one is taken, as a bound from above. The next probe may go deeper again,
+    /// against this one's pass rate; min RT waits for a probe to finish (a mean so far leaves
+    /// out the slow answers).
+    ///
+    /// After the delay, the probes held 79–160 permits for 50 workers, each returning to a
+    /// limit above the knee before the floor was re-based (three probes in a row, 8 s at two
+    /// thirds of capacity: *Thirty-second round*).
+    fn deeper_probe(&mut self, now: Nanos) -> Option<usize> {
+        let p = self.probe.filter(|p| now < p.end)?;
+        if !self.probed || p.shallow || p.check {
+            return None;
+        }
+        let floor = self.low_floor?;
+        // As many answers as a recent bucket, as `probe_decided` asks.
+        let n = self.probe_rt.passes - p.carried;
+        let recent = self.closed.iter().rev().take(RT_BUCKETS);
+        let (count, buckets) = recent.fold((0, 0), |(c, k), b| (c + b.passes, k + 1));
+        if n < self.c.min_samples as u64 || n * buckets.max(1) < count {
+            return None;
+        }
+        let (low, se) = self.probe_rt.low_so_far(self.c.min_samples)?;
+        // Admitted while it held: its answers and the permits still out.
+        let held = (now - p.start).as_secs_f64().max(1e-9);
+        let admitted = (n + p.limit as u64) as f64;
+        let expected = p.rate * held;
+        if admitted - expected <= DEEPER_SIGNIFICANCE * expected.sqrt() {
+            return None;
+        }
+        let rate = admitted / held;
+        let stale = self.floor_unsure
+            || (low.as_secs_f64() * self.c.probe_trigger < floor.as_secs_f64()
+                && floor.saturating_sub(low).as_secs_f64()
+                    > STARTUP_SIGNIFICANCE * se.as_secs_f64());
+        let from = if stale { Duration::ZERO } else { floor };
+        let queue = low.saturating_sub(from).as_secs_f64() * rate;
+        let noise = se.as_secs_f64() * rate;
+        if queue
+            <= self
+                .starting_queue_target()
+                .max(STARTUP_SIGNIFICANCE * noise)
+        {
+            return None;
+        }
+        if stale {
+            self.low_floor = Some(low.min(floor));
+            self.floor_unsure = true;
+        }
+        let in_service = p.limit as f64 - queue;
+        let knee = in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
+        let knee = clamp((knee.ceil() as usize).min(p.limit), self.c.min, self.c.max);
+        self.base = self.base.min(knee);
+        self.knee = self.knee.map(|k| k.min(knee));
+        let depth = ((in_service * self.c.probe_gain) as usize)
+            .clamp(p.limit / 2, p.limit.saturating_sub(1).max(1));
+        self.probe = None;
+        self.confirmed = 0;
+        self.since_probe = 0;
+        let mean = mean(
+            self.probe_rt.rt_sum,
+            self.probe_rt.passes,
+            self.c.min_samples,
+        );
+        self.start_probe(now, mean, depth, false);
+        if let Some(next) = self.probe.as_mut() {
+            next.rate = rate;
+        }
+        self.probe_limit(now)
     }
 
     /// The probe's limit while it holds the limit down.

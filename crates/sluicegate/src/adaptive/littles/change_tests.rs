@@ -205,3 +205,43 @@ fn littles_finds_workers_that_came_back_with_a_slow_start() {
     }
     assert!(sum / 20 < 2_000, "{} ms on average", sum / 20);
 }
+
+/// Pins the probe that goes deeper at once after a delay went away (`network_delay_spike`
+/// after 30 s: 257 permits for 50 workers, whose queue the low RTs read as 20–60 requests
+/// against the delay's floor of 205 ms; three probes in a row, each back to a limit above the
+/// knee before the floor was re-based, 8 s at two thirds of capacity). Here 50 workers that
+/// slow with contention (0.5) have 200 ms outside them from 20 s to 40 s, long enough for the
+/// limit to grow to 95–180 in this harness. A probe that admits more than the buckets before
+/// it passed stands above the knee, and where its low RT reads a queue (against no floor once
+/// the floor is stale) the next probe goes below it at once. From the delay's end, the floor
+/// under 10 ms with the limit at 60 or less: 1.8–4.0 s in seeds 1–10; before, 1.8–5.1 s in five
+/// of them and not within 6 s in the other five (floors of 10–69 ms, limits of 64–106 from 2 s
+/// to 6 s after).
+#[test]
+fn littles_a_probe_above_the_knee_after_a_delay_goes_deeper_at_once() {
+    let mut late = Vec::new();
+    for seed in 1..=10 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.contention = 0.5;
+        pool.run_timed(&mut l, 20_000, |_, _| {});
+        pool.delay_us = 200_000;
+        pool.run_timed(&mut l, 40_000, |_, _| {});
+        pool.delay_us = 0;
+        let mut rebased = None;
+        pool.run_timed(&mut l, 46_000, |t, l| {
+            let floor = l.low_floor.is_some_and(|f| f < Duration::from_millis(10));
+            if rebased.is_none() && floor && l.limit() <= 60 {
+                rebased = Some((t - 40_000_000) / 1000);
+            }
+        });
+        if rebased.is_none_or(|ms| ms > 4_500) {
+            late.push((seed, rebased, l.low_floor));
+        }
+    }
+    assert!(
+        late.is_empty(),
+        "not re-based within 4.5 s of the delay's end (seed, ms, floor): {late:?}"
+    );
+}
