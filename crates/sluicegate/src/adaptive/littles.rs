@@ -371,7 +371,8 @@ pub struct LittlesLaw {
     drained_at: Option<u64>,
     /// The floor was taken from readings that bound it from above only (low RTs well below
     /// a stale floor, a probe that did not drain): until a probe drains, it may be a queued
-    /// one, and a probe reads its own queue against none ([`Self::deeper_probe`]).
+    /// one: a probe reads its own queue against none ([`Self::deeper_probe`]), and a lower
+    /// floor a probe reads in the same regime is taken whole, not averaged with it.
     floor_unsure: bool,
     /// When the last standing-queue drain cut the limit (bucket count), the recent low RT and
     /// pass rate before it, and the share of the limit it left.
@@ -785,6 +786,7 @@ impl LittlesLaw {
         let drained = rate < (1.0 + self.c.probe_gain) / 2.0 * probe.rate;
         self.blind = false;
         // A probe that drained measured the floor unqueued.
+        let unsure = self.floor_unsure;
         self.floor_unsure &= !drained;
         let rt = match self.min_rt {
             Some(old) if self.probed => {
@@ -816,9 +818,15 @@ impl LittlesLaw {
                     // probe that drained: one that did not quite drain the queue reads high,
                     // but a floor that could only fall ratchets down on every low reading (a
                     // 5th percentile of 100 answers wanders by ±40 %), and a floor a few ms
-                    // low is a standing "queue" inside the steering's dead band.
+                    // low is a standing "queue" inside the steering's dead band. A floor that
+                    // bounds the unqueued one from above only (`floor_unsure`) is no estimate
+                    // to average with: a lower reading is taken whole (halved, a queued floor
+                    // of 62 ms read 2.3 ms and kept 32, then 14, and 60–73 permits stood for
+                    // 50 workers until the next probe: `network_delay_spike` seed 27).
                     if let (Some(old), Some(new)) = (self.low_floor, low) {
-                        self.low_floor = Some(if new <= old {
+                        self.low_floor = Some(if new <= old && unsure {
+                            new
+                        } else if new <= old {
                             (old + new) / 2
                         } else if drained {
                             old + (new - old) / 4

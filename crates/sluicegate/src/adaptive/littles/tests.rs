@@ -857,6 +857,32 @@ fn littles_floor_rises_only_after_a_probe_that_drained() {
     assert_eq!(floor_after(1), Duration::from_millis(20)); // kept the pass rate: held
 }
 
+/// Pins the floor taken whole after a stale one (`network_delay_spike` seed 27: after the delay
+/// the floor was a probe's queued reading of 62 ms, a bound from above only; the next probe
+/// drained the workers and read 2.3 ms in the same regime of min RT, and the floor fell halfway,
+/// to 32 ms, then to a bucket's queued 14 ms, on which 60–73 permits stood for 50 workers
+/// until the next probe, 10.5 s to converge). While the floor is unsure, a lower reading of a
+/// probe in the same regime is the floor; an ordinary floor still averages with it.
+#[test]
+fn littles_floor_from_a_stale_one_is_taken_whole_from_a_lower_probe() {
+    let floor_after = |unsure| {
+        let mut l = warmed();
+        feed(&mut l, 22, 100, 40, FULL, Outcome::Success); // a queue: the knee is found
+        let t = saturate_through_probes(&mut l, 2300, 1, 20, 1);
+        assert_eq!(l.low_floor, Some(Duration::from_millis(20)));
+        // A floor read off queued answers (as `below_floor` or a probe above the knee leave
+        // it), 1.4 × the unqueued one (under `probe_trigger` × it: `below_floor` does not
+        // re-base it).
+        l.low_floor = Some(Duration::from_millis(28));
+        l.floor_unsure = unsure;
+        // The next probe drains (half the pass rate) and reads 20 ms, the same regime.
+        saturate_through_probes(&mut l, t, 1, 20, 2);
+        (l.low_floor.unwrap(), l.floor_unsure)
+    };
+    assert_eq!(floor_after(true), (Duration::from_millis(20), false)); // taken whole
+    assert_eq!(floor_after(false), (Duration::from_millis(24), false)); // halfway, as before
+}
+
 /// A resource serving 1000 requests a second, each taking `service_ms` unqueued, driven at
 /// the limit from `from_ms` to `to_ms`: by Little's law its RT is `max(service, limit ÷ 1000/s)`
 /// and it answers `min(1000/s, limit ÷ service)`. Returns the limit after each bucket.
