@@ -816,3 +816,37 @@ async fn a_client_that_only_stops_sending_gets_its_answer() {
     slots_freed(&gate).await;
     still_serves(&gate).await;
 }
+
+/// The same half-closing client, queued: its end of stream is all the gate's watch sees of a
+/// client, so it reads as gone (counted `client_gone`) and gets the `503 client_gone` that
+/// any client leaving the queue gets, while the upstream never sees the request.
+#[tokio::test]
+async fn a_queued_client_that_only_stops_sending_reads_as_gone() {
+    let up = Upstream::start().await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 1\nmax_queue = 10\nqueue_timeout = \"1h\"\n\n[[routes]]\npool = \"api\"\n",
+        up.url()
+    );
+    let path = write_config("half-close-queued", &text);
+    let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    let holder = raw(
+        gate.proxy,
+        b"GET /hold HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    )
+    .await;
+    eventually("the slot taken", || async { up.current() == 1 }).await;
+    let mut s = raw(gate.proxy, b"GET /queued HTTP/1.1\r\nhost: x\r\n\r\n").await;
+    s.shutdown().await.unwrap();
+    let answer = read_all(s).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer:?}");
+    assert!(answer.contains("client_gone"), "{answer:?}");
+    assert_eq!(gate.pool("api").await["counters"]["client_gone"], 1);
+    up.release(1);
+    let held = read_all(holder).await;
+    assert!(held.starts_with("HTTP/1.1 200"), "{held:?}");
+    assert_eq!(
+        up.ids().len(),
+        1,
+        "the queued request never reached the upstream"
+    );
+}

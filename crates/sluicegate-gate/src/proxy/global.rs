@@ -49,7 +49,7 @@ pub(super) async fn admit_global(
     }
     let start = Instant::now();
     // Counts the client as gone unless it gets an answer from the store: it hung up while
-    // it waited, or hyper dropped this future because it did.
+    // it waited (the watch below), or the future was dropped (the connection ended).
     let mut leaving = Leaving(pool, true);
     let acquired = {
         let mut acquire = pin!(g.global.acquire());
