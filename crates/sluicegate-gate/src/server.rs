@@ -79,8 +79,9 @@ impl Started {
         // proxied request (`scripts/callgrind-proxies`). Nothing leans on hyper's catch: a
         // request waiting for a slot is watched on the connection's duplicate handle
         // (`Conn::closed`), a forwarded one runs to the upstream's answer either way, whose
-        // write then fails; and a client that only shut its sending side gets its answer,
-        // as HAProxy gives it.
+        // write then fails; and a client that only shut its sending side gets its answer
+        // when its request is forwarded at once, as HAProxy gives it (queued, its end of
+        // stream reads as gone: docs/gate.md).
         http1
             .timer(TokioTimer::new())
             .keep_alive(true)
