@@ -209,6 +209,8 @@ pool = "api"
     assert_eq!(r.status, 429);
     assert_eq!(r.header("retry-after"), "2147483647");
     assert!(r.header("retry-after").parse::<i32>().is_ok());
+    // The `RateLimit` header agrees: no reset before "never" (it said `t=0`, retry now).
+    assert_eq!(r.header("ratelimit"), r#""api";r=0;t=2147483647"#);
 }
 
 #[tokio::test]

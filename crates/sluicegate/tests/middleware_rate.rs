@@ -407,6 +407,10 @@ async fn deny_all_quota_answers_429_without_overflowing_retry_after() {
     let retry = denied.headers()["retry-after"].to_str().unwrap();
     assert_eq!(retry, "2147483647");
     assert!(retry.parse::<i32>().is_ok());
+    // `RateLimit` says the same: nothing left (`r=0`) and no reset before "never". It said
+    // `t=0`, a reset now, which tells a client that follows the header to retry at once.
+    let ratelimit = denied.headers()["ratelimit"].to_str().unwrap();
+    assert!(ratelimit.ends_with(";r=0;t=2147483647"), "{ratelimit}");
 }
 
 /// Defect (review 4, finding 1): the key taken from a header shared the request's read

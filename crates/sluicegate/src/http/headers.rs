@@ -5,6 +5,7 @@ use std::time::Duration;
 use http::HeaderMap;
 use http::header::{HeaderName, HeaderValue};
 
+use super::mapping::retry_after_secs;
 use crate::rate::Decision;
 
 /// `RateLimit-Policy`: the quota, as `"name";q=100;w=60`.
@@ -39,8 +40,9 @@ impl RatePolicy {
     }
 }
 
-/// Writes `RateLimit` (remaining `r`, seconds to reset `t`, rounded up) and, when the quota
-/// is known, `RateLimit-Policy` (quota `q`, window `w` in seconds).
+/// Writes `RateLimit` (remaining `r`, seconds to reset `t`, rounded up, and for a denial at
+/// least its `Retry-After`) and, when the quota is known, `RateLimit-Policy` (quota `q`,
+/// window `w` in seconds).
 ///
 /// `name` becomes a structured-field string: characters a header cannot carry, `"` and
 /// `\` are left out.
@@ -82,10 +84,23 @@ pub fn set_ratelimit_headers(
     let value = format!(
         "\"{name}\";r={};t={}",
         decision.remaining(),
-        ceil_secs(decision.reset_after())
+        reset_secs(decision)
     );
     if let Ok(value) = HeaderValue::from_str(&value) {
         headers.insert(RATELIMIT, value);
+    }
+}
+
+/// `t`: the seconds until the limiter is whole again, and never less than a denial's
+/// `Retry-After`. The two differ for a quota of 0, which is "whole" at once (nothing to give
+/// back) but never admits anything: `t=0` beside `r=0` would tell a client to retry now, so it
+/// says the same "never" as `Retry-After` ([`retry_after_secs`]).
+fn reset_secs(decision: &Decision) -> u64 {
+    let reset = ceil_secs(decision.reset_after());
+    if decision.is_denied() {
+        reset.max(retry_after_secs(decision.retry_after()))
+    } else {
+        reset
     }
 }
 
