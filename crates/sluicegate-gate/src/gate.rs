@@ -679,11 +679,9 @@ pub fn check_pools(config: &Config) -> Result<Vec<String>, String> {
 }
 
 /// The longest a reload waits for its files (the config, and the token and bypass secret
-/// files it names) to be read, and for an earlier reload's read still going: local files
-/// take milliseconds, a network mount's hiccup seconds; a pipe nobody writes or a mount
-/// that hangs never ends, and the reload is refused instead of waiting for good (the read
-/// itself cannot be stopped: it keeps one blocking thread until it ends).
-const READ_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+/// files it names) to be read, and for an earlier reload's read still going: the same as the
+/// longest a read goes on while it gets bytes ([`config::READ_DEADLINE`]).
+const READ_DEADLINE: std::time::Duration = config::READ_DEADLINE;
 
 /// Runs `work` on the runtime's blocking threads, off the loop that accepts connections and
 /// answers the admin API (see `server.rs`: with one runtime thread, everything else waits

@@ -5,6 +5,7 @@ use std::fmt;
 use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use super::model::bounds::{
     self, ADAPTIVE_INITIAL, ADAPTIVE_MAX, ADAPTIVE_MIN, BURST, INSTANCES, MAX_CONCURRENCY,
@@ -81,11 +82,37 @@ const SECRET_BOUND: u64 = 64 << 10;
 /// The file's own read errors; [`ErrorKind::FileTooLarge`](std::io::ErrorKind::FileTooLarge)
 /// past `bound`.
 fn read_bounded(path: &Path, bound: u64, of: &str, instead: &str) -> std::io::Result<Vec<u8>> {
+    read_bounded_until(path, bound, Instant::now() + READ_DEADLINE, of, instead)
+}
+
+/// The longest a read of the config, token or secret file goes on, and (`gate.rs`) the
+/// longest a reload waits for one: local files take milliseconds, a network mount's hiccup
+/// seconds. A pipe nobody writes or a mount that hangs blocks the read itself, which cannot
+/// be stopped (it keeps one blocking thread until it ends), so the reload is refused instead of
+/// waiting for good; a pipe that writes slowly without end is stopped at its next write past it.
+pub const READ_DEADLINE: Duration = Duration::from_secs(10);
+
+/// [`read_bounded`], ending with [`ErrorKind::TimedOut`](std::io::ErrorKind::TimedOut) at
+/// the first bytes that come after `deadline`: a pipe that writes a little at a time without
+/// end would otherwise hold the read (and every reload after it) until it reached the bound.
+fn read_bounded_until(
+    path: &Path,
+    bound: u64,
+    deadline: Instant,
+    of: &str,
+    instead: &str,
+) -> std::io::Result<Vec<u8>> {
     // In parts of a megabyte, joined at the end: a file that never ends costs the bound once,
     // not the doublings of one growing buffer (which the gate's allocator keeps: 230 MB after
     // a reload of `/dev/zero` read with `read_to_end`).
     let part_len = usize::try_from(bound + 1).map_or(1 << 20, |b| b.min(1 << 20));
-    let mut file = std::fs::File::open(path)?.take(bound + 1);
+    let mut file = Until {
+        inner: std::fs::File::open(path)?,
+        deadline,
+        of,
+        instead,
+    }
+    .take(bound + 1);
     let mut parts = Vec::new();
     loop {
         let mut part = Vec::with_capacity(part_len);
@@ -111,6 +138,34 @@ fn read_bounded(path: &Path, bound: u64, of: &str, instead: &str) -> std::io::Re
         ));
     }
     Ok(parts.concat())
+}
+
+/// A file read that ends once its deadline has passed, looked at as each read returns
+/// bytes: a read that ends by itself (the file's end) is never refused for its time.
+struct Until<'a> {
+    inner: std::fs::File,
+    deadline: Instant,
+    of: &'a str,
+    instead: &'a str,
+}
+
+impl Read for Until<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n > 0 && Instant::now() >= self.deadline {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!(
+                    "it still goes on after {} s, longer than the gate reads {}: is it a pipe \
+                     or device that writes without end? {}",
+                    READ_DEADLINE.as_secs(),
+                    self.of,
+                    self.instead
+                ),
+            ));
+        }
+        Ok(n)
+    }
 }
 
 /// The secret in `path` (a `token_file` or `secret_file`), trimmed, read within 64 KiB:
@@ -1655,6 +1710,43 @@ mod tests {
         assert_eq!(read_bounded(&path, len as u64, "", "").unwrap(), bytes);
         let e = read_bounded(&path, len as u64 - 1, "", "").unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Trial 34's leftover: a pipe that writes without end but slowly (a byte a second never
+    /// reaches the 64 MiB bound) held the read, and every reload after it, for good. A read
+    /// still getting bytes past its deadline now ends there. The deadline here has passed
+    /// before the first bytes come; the writer never stops on its own.
+    #[test]
+    fn a_read_still_getting_bytes_past_its_deadline_ends_there() {
+        let dir = std::env::temp_dir().join(format!("sluicegate-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pipe = dir.join("g.toml");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let writer = std::thread::spawn({
+            let pipe = pipe.clone();
+            move || {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new().write(true).open(pipe).unwrap();
+                // Ends when the reader has gone (a broken pipe), never by itself.
+                while f.write_all(b"# slowly\n").is_ok() {}
+            }
+        });
+        let e = read_bounded_until(
+            &pipe,
+            CONFIG_BOUND,
+            Instant::now(),
+            "a config",
+            "Name the file",
+        )
+        .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+        assert!(e.to_string().contains("writes without end"), "{e}");
+        writer.join().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -33,7 +33,7 @@ mod whole;
 mod wire;
 
 pub use adaptive::AdaptiveBounds;
-pub use load::{ConfigError, parse, read, read_secret, validate, warnings};
+pub use load::{ConfigError, READ_DEADLINE, parse, read, read_secret, validate, warnings};
 pub use model::{
     Adaptive, Admin, Algorithm, Bypass, Config, OnFailure, PerKeyRate, Pool, QueueOrder, RateMode,
     Route, Scope, Store,
