@@ -342,6 +342,12 @@ pub struct LittlesLaw {
     /// saturated buckets), and the min RT then: what a slow start after workers came back
     /// grows to at most, in the regime it was measured in.
     served_most: (f64, Duration),
+    /// The resource's capacity as last measured in min RT's regime, and that min RT: the mean
+    /// pass rate of the window's saturated buckets while it queued, outside probes, with the
+    /// recent RT within [`SAME_REGIME`] of min RT and the bucket's own pass rate no less than
+    /// [`STEADY`] × that mean (at a delay's onset the answers stop for as long as the delay
+    /// while the RTs that do come are the old ones). What a delay outside leaves unchanged.
+    regime_rate: Option<(f64, Duration)>,
     /// The limits of the last few buckets.
     recent_limits: VecDeque<usize>,
     /// Low RTs of recent buckets, for the floor queueing delay is measured from.
@@ -367,6 +373,15 @@ pub struct LittlesLaw {
     /// The most a restarted slow start grows to: the capacity measured before the change ×
     /// the new min RT (an RT that rose at the same capacity moves the knee by as much).
     restart_cap: Option<usize>,
+    /// The slow start restarted on a delay outside the resource ([`Self::delay_outside`]): the
+    /// capacity before it and the old min RT (the service's own time). Each step of that slow
+    /// start grows by at most twice the workers the old capacity leaves idle at the last
+    /// bucket's pass rate, and once found the knee is not passed.
+    delay_restart: Option<(f64, Duration)>,
+    /// The regime before a delay outside came ([`Self::delay_restart`]): its floor and
+    /// unqueued median, which the delay's end brings back ([`Self::delay_ended`]); and the
+    /// shortest answer since the delay came, and how many answers that is of.
+    before_delay: (Option<Duration>, Option<Duration>, Option<(Duration, u64)>),
     /// The bucket count when the slow start last drained.
     drained_at: Option<u64>,
     /// The floor was taken from readings that bound it from above only (low RTs well below
@@ -445,6 +460,7 @@ impl LittlesLaw {
             cool_buckets: 0,
             capacity: 0.0,
             served_most: (0.0, Duration::ZERO),
+            regime_rate: None,
             recent_limits: VecDeque::new(),
             lows: VecDeque::new(),
             mids: VecDeque::new(),
@@ -456,6 +472,8 @@ impl LittlesLaw {
             since_probe: usize::MAX,
             restarted: false,
             restart_cap: None,
+            delay_restart: None,
+            before_delay: (None, None, None),
             drained_at: None,
             floor_unsure: false,
             drain_low: None,
@@ -862,6 +880,8 @@ impl LittlesLaw {
                     }
                     return;
                 } else {
+                    let outside = self.delay_outside(ratio, low);
+                    let before_delay = (self.low_floor, self.probe_mid, None);
                     self.low_floor = low.or(self.low_floor);
                     self.probe_mid = mid.or(self.probe_mid);
                     // The resource changed: the next periodic probe one interval after this.
@@ -877,6 +897,7 @@ impl LittlesLaw {
                         self.knee_found = false;
                         self.knee = None;
                         self.restarted = true;
+                        self.delay_restart = None;
                         // What the old capacity serves at the new RT: a delay outside the
                         // resource (a check probe confirmed it) takes that many more permits.
                         // A slower service on the same workers does not: its knee stays where
@@ -887,6 +908,21 @@ impl LittlesLaw {
                             self.capacity * rt.as_secs_f64() * (1.0 + self.c.queue_target);
                         if !probe.check {
                             cap = cap.min(old_knee);
+                        }
+                        // A delay outside, read as one by its shape: the capacity before it
+                        // (the one last measured in the old regime; `capacity` may be the
+                        // delay's own, taken while it read as a queue: 272 answers a second
+                        // for 50 workers of 50 ms, and the knee cut to 25 by the drains) at
+                        // the new RT, Little's law, not bounded by the old knee
+                        // (`network_delay_spike`: capped at 27 for the 250 the delay needs,
+                        // the steering took 6 s to grow there).
+                        let before = self
+                            .regime_rate
+                            .filter(|&(_, then)| SAME_REGIME.contains(&ratio_of(then, old)));
+                        if let Some((served, _)) = before.filter(|_| outside) {
+                            cap = served * rt.as_secs_f64() * (1.0 + self.c.queue_target);
+                            self.delay_restart = Some((served, old));
+                            self.before_delay = before_delay;
                         }
                         self.restart_cap =
                             (cap > 0.0).then(|| (cap + MIN_QUEUE_TARGET).ceil() as usize);
@@ -911,6 +947,9 @@ impl LittlesLaw {
     fn next_limit(&mut self, b: &Bucket, now: Nanos) -> usize {
         let (min, max) = (self.c.min, self.c.max);
         self.finish_probe(now);
+        if let Some(limit) = self.delay_ended(b) {
+            return limit;
+        }
         if let Some(limit) = self.deeper_probe(now) {
             return limit;
         }
@@ -1064,6 +1103,12 @@ impl LittlesLaw {
             if served > self.served_most.0 {
                 self.served_most = (served, min_rt);
             }
+            let in_regime = self
+                .recent_rt(RT_BUCKETS)
+                .is_some_and(|rt| SAME_REGIME.contains(&ratio_of(rt, min_rt)));
+            if in_regime && self.probe.is_none() && b.rate() >= STEADY * served {
+                self.regime_rate = Some((served, min_rt));
+            }
         }
         // A bucket where nearly every request found every permit taken, and too small for a
         // queue estimate, is no evidence of demand below the limit: its few answers may all
@@ -1123,6 +1168,7 @@ impl LittlesLaw {
                 self.knee = None;
                 self.restarted = true;
                 self.restart_cap = Some(cap);
+                self.delay_restart = None;
             }
             // Until the knee is found, grow like a slow start.
             let step = if self.knee_found {
@@ -1238,6 +1284,21 @@ impl LittlesLaw {
         if let Some(room) = self.room_without_queue(b, min_rt) {
             // A step at most, as growth is.
             next = next.max(room.min((base * self.c.max_step).max(base + 1.0)).ceil() as usize);
+        }
+        if let Some((served, service)) = self.delay_restart {
+            if !self.knee_found {
+                // Each step of the slow start lands in the workers at once (the delay is
+                // after them): at × 1.5, 75 permits queued in front of 50 workers, whose
+                // contention held the queue for seconds. At most twice the workers the old
+                // capacity leaves idle at this bucket's pass rate (Little's law on the
+                // service's own time), at least a permit.
+                let idle = (served - b.rate()) * service.as_secs_f64();
+                next = next.min((base + 2.0 * idle.max(1.0)).ceil() as usize);
+            } else if let Some(cap) = self.restart_cap {
+                // And the knee the old capacity gives is not passed: × 1.1 a bucket read the
+                // queue a bucket or two late (an RT of 250 ms), 293 permits for 250.
+                next = next.min(cap.max(self.base));
+            }
         }
         if let Some(cap) = self.restart_cap.filter(|&c| !self.knee_found && next >= c) {
             // The restarted slow start reached what the old capacity allows at the new RT.
@@ -1827,6 +1888,25 @@ impl LittlesLaw {
     /// to converge). A probe set off by RTs already slower started in the new regime and reads
     /// it as it is: checking a delay's (`network_delay_spike`) cost 2.2 s at a quarter of the
     /// knee before the restart.
+    /// A probe's slower reading (a mean RT `ratio` × min RT) is a delay outside the resource:
+    /// its low RT rose over the floor by as much as its mean RT rose over min RT (within
+    /// [`SAME_REGIME`]), and by three of its standard errors. A delay adds the same wait to
+    /// every request; a slower service multiplies them, and a queue adds less to the low end
+    /// than to the mean (a 3× slower service read 0.15–0.18, a fifth of the workers with the
+    /// probe above them 0.56–0.69; 200 ms outside, 0.96–1.07).
+    fn delay_outside(&self, ratio: f64, low: Option<Duration>) -> bool {
+        let (Some(min_rt), Some(floor), Some(low), Some(se)) =
+            (self.min_rt, self.low_floor, low, self.probe_rt.low_se())
+        else {
+            return false;
+        };
+        let added = low.saturating_sub(floor).as_secs_f64();
+        let mean_added = min_rt.as_secs_f64() * (ratio - 1.0);
+        mean_added > 0.0
+            && SAME_REGIME.contains(&(added / mean_added))
+            && added > STARTUP_SIGNIFICANCE * se.as_secs_f64()
+    }
+
     fn wait_added(&self, probe: &Probe, ratio: f64, low: Option<Duration>) -> bool {
         let (Some(min_rt), Some(floor), Some(low), Some(se)) =
             (self.min_rt, self.low_floor, low, self.probe_rt.low_se())
@@ -2118,6 +2198,66 @@ impl LittlesLaw {
         self.probe_limit(now)
     }
 
+    /// The delay outside that restarted the slow start ([`Self::delay_restart`]) went away:
+    /// the bucket's shortest answer is shorter than every answer since the delay came, by the
+    /// floor of the regime before it (once those answers are 2 × `probe_samples`: the least of
+    /// that many is within the old floor of the delay itself but for a chance of 0.95^200).
+    /// Every answer through a delay carries it whole; one that did not was not delayed. The
+    /// low RT is no such test: at the delay's knee the workers keep a queue, and the answers
+    /// that came back without the delay waited behind it and behind the delay's permits,
+    /// which come back all at once and fill the workers' queue (the first buckets after the
+    /// end read 174–189 ms against the delay's floor of 202 ms, the next 320–670 ms).
+    ///
+    /// The regime before the delay comes back whole: its min RT, floor and median, and its
+    /// knee by Little's law (the capacity before the delay × its min RT, plus the target
+    /// queue), where the limit goes at once. The steering then holds, as after a drain, until
+    /// the estimate is taken from requests that started after it.
+    ///
+    /// Left to the probes, the end took 2–7 s from the delay's knee (190–270 permits for 50
+    /// workers; `network_delay_spike`): the low RTs that fell through the stale floor
+    /// re-based it on the transition's queued buckets (13–23 ms for a 2.5 ms service), and
+    /// the steering walked down × 0.9 a bucket of a queued RT.
+    fn delay_ended(&mut self, b: &Bucket) -> Option<usize> {
+        let (served, service) = self.delay_restart?;
+        let (Some(old_floor), Some(least)) = (self.before_delay.0, b.least) else {
+            return None;
+        };
+        let through = self.before_delay.2;
+        self.before_delay.2 =
+            Some(through.map_or((least, b.passes), |(s, n)| (s.min(least), n + b.passes)));
+        // Faster than every answer through the delay by the old regime's unqueued low end,
+        // once they are enough for the shortest to be within that of the delay itself.
+        let enough = 2 * self.c.probe_samples as u64;
+        if through.is_none_or(|(s, n)| n < enough || least + old_floor >= s) {
+            return None;
+        }
+        let knee = served * service.as_secs_f64() * (1.0 + self.c.queue_target);
+        let knee = clamp(
+            ((knee + MIN_QUEUE_TARGET).ceil() as usize).min(self.base),
+            self.c.min,
+            self.c.max,
+        );
+        self.delay_restart = None;
+        self.restart_cap = None;
+        self.min_rt = Some(service);
+        self.low_floor = Some(old_floor);
+        self.probe_mid = self.before_delay.1.or(self.probe_mid);
+        self.floor_unsure = false;
+        self.capacity = served;
+        self.knee_found = true;
+        self.knee = Some(knee);
+        self.base = knee;
+        self.probe = None;
+        self.confirmed = 0;
+        self.drain_low = None;
+        // The delay's pass rates mislead, as at any change of regime.
+        let keep = self.closed.len().saturating_sub(1);
+        self.closed.drain(..keep);
+        self.drained_at = Some(self.closed_total);
+        self.since_probe = 0;
+        Some(knee)
+    }
+
     /// The probe's limit while it holds the limit down.
     fn probe_limit(&self, now: Nanos) -> Option<usize> {
         self.probe.filter(|p| now < p.end).map(|p| p.limit)
@@ -2251,6 +2391,11 @@ impl LimitAlgorithm for LittlesLaw {
         }
         self.capped(end)
     }
+}
+
+/// `a ÷ b`.
+fn ratio_of(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64().max(1e-12)
 }
 
 /// The rank of the `q`-quantile of `n` samples (`n` ≥ 1): the `ceil(q n)`-th smallest, at

@@ -21,6 +21,8 @@ pub(super) struct Bucket {
     mid_se: Option<Duration>,
     pub(super) passes: u64,
     pub(super) rt_sum: Duration,
+    /// The shortest successful RT.
+    pub(super) least: Option<Duration>,
     pub(super) drops: u64,
     /// Of `drops`, those answered no sooner than the window's median (sooner, a drop was
     /// refused, not kept past a deadline): the background share counts these.
@@ -162,6 +164,7 @@ impl Bucket {
     pub(super) fn add(&mut self, rt: Duration) {
         self.passes += 1;
         self.rt_sum += rt;
+        self.least = Some(self.least.map_or(rt, |l| l.min(rt)));
         self.rts.push(rt);
     }
 }

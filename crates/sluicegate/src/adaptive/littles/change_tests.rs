@@ -216,7 +216,12 @@ fn littles_finds_workers_that_came_back_with_a_slow_start() {
 /// the floor is stale) the next probe goes below it at once. From the delay's end, the floor
 /// under 10 ms with the limit at 60 or less: 1.8–4.0 s in seeds 1–10; before, 1.8–5.1 s in five
 /// of them and not within 6 s in the other five (floors of 10–69 ms, limits of 64–106 from 2 s
-/// to 6 s after).
+/// to 6 s after). (Those numbers are of a pool that counted the requests in the delay as
+/// waiting for a worker, slowing the workers ~3× at 250 permits; counted as the simulator does,
+/// the limit grows to 180–270 and, with the restart capped by the capacity before the delay,
+/// the probes alone re-based the floor 3.7–6.4 s after the end in seven seeds of ten and not
+/// within 8 s in three; the delay's end is now read off its first fast answers, within 0.5 s in
+/// seeds 1–40, `littles_the_delay_s_end_brings_the_regime_before_it_back`.)
 #[test]
 fn littles_a_probe_above_the_knee_after_a_delay_goes_deeper_at_once() {
     let mut late = Vec::new();
@@ -243,5 +248,88 @@ fn littles_a_probe_above_the_knee_after_a_delay_goes_deeper_at_once() {
     assert!(
         late.is_empty(),
         "not re-based within 4.5 s of the delay's end (seed, ms, floor): {late:?}"
+    );
+}
+
+/// Pins the restart after a delay came (`network_delay_spike` at 20 s: the probe read the
+/// delay's regime within 2–3 s, but the restarted slow start was capped at the old knee, or
+/// at the capacity the delay itself left while it read as a queue, 27 permits in seed 1 for
+/// the 250 it needs, and the steering grew × 1.1 a bucket from there, 6 s). Here 50 workers of
+/// 50 ms (no contention) have 200 ms outside them from 20 s on: the knee goes from 50 to 250 permits. The capacity
+/// before the change at the new RT caps the restart, its steps are bounded by the workers
+/// left idle, and the cap is not passed. The limit reaches 200 in 3.3–5.8 s after the onset
+/// and holds 231–267 on average from 25 s to 30 s (seeds 1–10); before, 6.7–9.8 s in seven
+/// seeds and not within 10 s in three, 67–230 on average.
+#[test]
+fn littles_a_delay_outside_restarts_to_the_knee_the_old_capacity_gives() {
+    let mut missed = Vec::new();
+    for seed in 1..=10 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.run_timed(&mut l, 20_000, |_, _| {});
+        pool.delay_us = 200_000;
+        let mut reached = None;
+        let (mut sum, mut n, mut most) = (0, 0, 0);
+        pool.run_timed(&mut l, 30_000, |t, l| {
+            if reached.is_none() && l.limit() >= 200 {
+                reached = Some((t - 20_000_000) / 1000);
+            }
+            if t >= 25_000_000 {
+                sum += l.limit();
+                n += 1;
+                most = most.max(l.limit());
+            }
+        });
+        let mean = sum / n.max(1);
+        if reached.is_none_or(|ms| ms > 6_000) || mean < 220 || most > 300 {
+            missed.push((seed, reached, mean, most));
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "not at 200 permits within 6 s of the delay, or not 220-300 from 25 s to 30 s \
+         (seed, ms, mean, most): {missed:?}"
+    );
+}
+
+/// Pins the delay's end from the delay's knee (`network_delay_spike` at 30 s: 190–270 permits
+/// for 50 workers when the 200 ms outside them goes away). The answers that come back without
+/// the delay wait behind the workers' queue, and the delay's permits come back all at once and
+/// fill it: the low RTs fall under the delay's floor for a bucket or two (174–189 ms against
+/// 202 ms) and then read 320–670 ms, a queue like the delay's own. The probes that followed
+/// re-based the floor 2.2–6.4 s after the end, and not within 8 s in one seed of ten. An answer
+/// shorter than every answer through the delay, by the old floor, is one the delay no longer
+/// holds: the regime before it comes back whole (its min RT and floor, its knee by Little's
+/// law on the capacity before the delay), within 40–464 ms of the end in seeds 1–10.
+/// 50 workers of 50 ms that slow with contention (0.5), 200 ms outside them from 20 s to 30 s.
+#[test]
+fn littles_the_delay_s_end_brings_the_regime_before_it_back() {
+    let mut late = Vec::new();
+    for seed in 1..=10 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.contention = 0.5;
+        pool.run_timed(&mut l, 20_000, |_, _| {});
+        pool.delay_us = 200_000;
+        pool.run_timed(&mut l, 30_000, |_, _| {});
+        let at_end = l.limit();
+        pool.delay_us = 0;
+        let mut back = None;
+        pool.run_timed(&mut l, 36_000, |t, l| {
+            let floor = l.low_floor.is_some_and(|f| f < Duration::from_millis(10));
+            if back.is_none() && floor && l.limit() <= 60 {
+                back = Some((t - 30_000_000) / 1000);
+            }
+        });
+        if at_end < 150 || back.is_none_or(|ms| ms > 1_000) {
+            late.push((seed, at_end, back, l.low_floor));
+        }
+    }
+    assert!(
+        late.is_empty(),
+        "not at the delay's knee at its end, or not back within 1 s of it \
+         (seed, limit at the end, ms, floor): {late:?}"
     );
 }

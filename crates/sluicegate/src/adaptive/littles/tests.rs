@@ -1208,13 +1208,15 @@ fn littles_spaced_probes_come_back_when_the_pass_rate_moves() {
 pub(super) struct Pool {
     /// When each worker is next free.
     free: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
-    /// Requests out: (end, start).
-    out: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64)>>,
+    /// Requests out: (end, start, when its service ends). Past its service, a request is in
+    /// the delay outside the workers until its end.
+    out: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, u64)>>,
     pub(super) floor_us: u64,
     mean_us: f64,
     pub(super) delay_us: u64,
-    /// A request that starts while `q` wait takes `1 + contention × q / workers` times longer
-    /// (the simulator's upstream; 0 here unless set).
+    /// A request that starts while `q` wait for a worker takes `1 + contention × q / workers`
+    /// times longer (the simulator's upstream; 0 here unless set). Requests in the delay
+    /// outside the workers, past their service, do not wait for one.
     pub(super) contention: f64,
     workers: usize,
     /// A share of the requests in a slow mode, and its exponential mean (µs): a two-speed
@@ -1289,15 +1291,19 @@ impl Pool {
         loop {
             while self.out.len() < l.limit() {
                 let std::cmp::Reverse(free) = self.free.pop().unwrap();
-                // Requests out that have not started service wait in the pool's queue.
-                let waiting = self.out.len().saturating_sub(self.workers) as f64;
+                // Requests out that have not started service wait in the pool's queue; those
+                // past it, in the delay outside the workers, do not.
+                let in_delay = (self.out.iter())
+                    .filter(|r| r.0.2 <= self.t && r.0.2 < r.0.0)
+                    .count();
+                let waiting = (self.out.len() - in_delay).saturating_sub(self.workers) as f64;
                 let slow = 1.0 + self.contention * waiting / self.workers as f64;
                 let end = free.max(self.t) + (self.service() as f64 * slow) as u64;
                 self.free.push(std::cmp::Reverse(end));
                 self.out
-                    .push(std::cmp::Reverse((end + self.delay_us, self.t)));
+                    .push(std::cmp::Reverse((end + self.delay_us, self.t, end)));
             }
-            let std::cmp::Reverse((end, start)) = *self.out.peek().unwrap();
+            let std::cmp::Reverse((end, start, _)) = *self.out.peek().unwrap();
             if end >= to_ms * 1000 {
                 return;
             }
