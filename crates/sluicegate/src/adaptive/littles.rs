@@ -920,6 +920,15 @@ impl LittlesLaw {
                             .regime_rate
                             .filter(|&(_, then)| SAME_REGIME.contains(&ratio_of(then, old)));
                         if let Some((served, _)) = before.filter(|_| outside) {
+                            // The new RT is the old min RT plus the delay, read as the rise of
+                            // the low RT over the old floor: the probe's mean leaves out the
+                            // long answers it did not wait for (242 ms for the 250 of 50 ms
+                            // behind 200 ms), and the cap came out 5 % under the knee.
+                            let delay = before_delay
+                                .0
+                                .zip(low)
+                                .map_or(Duration::ZERO, |(was, now)| now.saturating_sub(was));
+                            let rt = rt.max(old + delay);
                             cap = served * rt.as_secs_f64() * (1.0 + self.c.queue_target);
                             self.delay_restart = Some((served, old));
                             self.before_delay = before_delay;
@@ -1278,6 +1287,16 @@ impl LittlesLaw {
             // buckets together show no queue: a limit walked down (to 1, in front of 20 workers
             // back at full speed) grows a step at a time.
             (base * self.c.max_step).max(base + 1.0).round() as usize
+        } else if self.delay_restart.is_some()
+            && !self.knee_found
+            && b.pinned()
+            && self.probe.is_none()
+        {
+            // The slow start restarted on a delay outside grows without a queue estimate of
+            // its own (the restart leaves one bucket of the window, and three are needed):
+            // its steps are paced by the workers the old capacity leaves idle (below), and
+            // its cap is the knee. Held for the two buckets, it lost half a second.
+            (base * STARTUP_STEP).max(base + 1.0).round() as usize
         } else {
             self.base // not enough data for a queue estimate yet
         };
@@ -1293,7 +1312,12 @@ impl LittlesLaw {
                 // capacity leaves idle at this bucket's pass rate (Little's law on the
                 // service's own time), at least a permit.
                 let idle = (served - b.rate()) * service.as_secs_f64();
-                next = next.min((base + 2.0 * idle.max(1.0)).ceil() as usize);
+                // A step of the slow start is that many, not × 1.5 bounded by it: the cap
+                // (Little's law on the capacity before the delay) finds the knee, the steps
+                // only pace the permits into the workers (× 1.5 from the probe's 12 permits
+                // took 2 s to the knee of 250).
+                let paced = (base + 2.0 * idle.max(1.0)).ceil() as usize;
+                next = if next > self.base { paced } else { next };
             } else if let Some(cap) = self.restart_cap {
                 // And the knee the old capacity gives is not passed: × 1.1 a bucket read the
                 // queue a bucket or two late (an RT of 250 ms), 293 permits for 250.
@@ -1907,6 +1931,34 @@ impl LittlesLaw {
             && added > STARTUP_SIGNIFICANCE * se.as_secs_f64()
     }
 
+    /// The `n` answers of the probe under way read a delay outside the resource, as
+    /// [`Self::delay_outside`] judges a probe's reading (its low RT rose over the floor by as
+    /// much as its mean RT over min RT, a mean `probe_trigger` × min RT or more), where the
+    /// capacity before it was measured in min RT's regime: the restart on it needs no more.
+    /// Such a probe stops at once rather than following its answers for as long again: the
+    /// cap comes from the low RT's rise, which the long answers do not move (the probe after
+    /// `network_delay_spike`'s onset held 1 s and followed 1 s more).
+    fn delay_so_far(&mut self, n: u64) -> bool {
+        let Some((_, then)) = self.regime_rate else {
+            return false;
+        };
+        let (Some(min_rt), Some(floor), Some(mean), Some((low, se))) = (
+            self.min_rt,
+            self.low_floor,
+            mean(self.probe_rt.rt_sum, n, 1),
+            self.probe_rt.low_so_far(self.c.min_samples),
+        ) else {
+            return false;
+        };
+        let ratio = ratio_of(mean, min_rt);
+        let added = low.saturating_sub(floor).as_secs_f64();
+        let mean_added = min_rt.as_secs_f64() * (ratio - 1.0);
+        SAME_REGIME.contains(&ratio_of(then, min_rt))
+            && ratio > self.c.probe_trigger
+            && SAME_REGIME.contains(&(added / mean_added))
+            && added > STARTUP_SIGNIFICANCE * se.as_secs_f64()
+    }
+
     fn wait_added(&self, probe: &Probe, ratio: f64, low: Option<Duration>) -> bool {
         let (Some(min_rt), Some(floor), Some(low), Some(se)) =
             (self.min_rt, self.low_floor, low, self.probe_rt.low_se())
@@ -1995,7 +2047,11 @@ impl LittlesLaw {
         }
         self.probe = Some(Probe {
             end: now,
-            done: now + held,
+            done: if self.delay_so_far(n) {
+                now
+            } else {
+                now + held
+            },
             decided: true,
             ..p
         });

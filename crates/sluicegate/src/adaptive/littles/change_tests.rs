@@ -259,7 +259,9 @@ fn littles_a_probe_above_the_knee_after_a_delay_goes_deeper_at_once() {
 /// before the change at the new RT caps the restart, its steps are bounded by the workers
 /// left idle, and the cap is not passed. The limit reaches 200 in 3.3–5.8 s after the onset
 /// and holds 231–267 on average from 25 s to 30 s (seeds 1–10); before, 6.7–9.8 s in seven
-/// seeds and not within 10 s in three, 67–230 on average.
+/// seeds and not within 10 s in three, 67–230 on average. With the cap's RT from the low RT's
+/// rise, the probe that reads the delay stopped at once, the steps paced by the idle workers
+/// (not × 1.5) and taken without a queue estimate: 1.9–3.3 s, 225–259 on average.
 #[test]
 fn littles_a_delay_outside_restarts_to_the_knee_the_old_capacity_gives() {
     let mut missed = Vec::new();
@@ -282,13 +284,13 @@ fn littles_a_delay_outside_restarts_to_the_knee_the_old_capacity_gives() {
             }
         });
         let mean = sum / n.max(1);
-        if reached.is_none_or(|ms| ms > 6_000) || mean < 220 || most > 300 {
+        if reached.is_none_or(|ms| ms > 3_500) || mean < 220 || most > 300 {
             missed.push((seed, reached, mean, most));
         }
     }
     assert!(
         missed.is_empty(),
-        "not at 200 permits within 6 s of the delay, or not 220-300 from 25 s to 30 s \
+        "not at 200 permits within 3.5 s of the delay, or not 220-300 from 25 s to 30 s \
          (seed, ms, mean, most): {missed:?}"
     );
 }
