@@ -1224,7 +1224,9 @@ impl LittlesLaw {
                 // ones), and a BDP on it drained 149 permits to 22 in front of 50 workers.
                 let bdp = (self.pass_rate(false) * min_rt.as_secs_f64())
                     .max(self.served_unqueued(target));
-                (bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET).min(base)
+                let cut = (bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET).min(base);
+                self.drained_in_a_delay(cut, base);
+                cut
             } else if held {
                 // Right after the drain, the last buckets still show the overshoot's queue,
                 // which the drain has already dealt with: no cut until the estimate is taken
@@ -1260,6 +1262,7 @@ impl LittlesLaw {
                 } else {
                     self.drained_at = Some(self.closed_total);
                     let cut = (base - excess).max(base / 2.0);
+                    self.drained_in_a_delay(cut, base);
                     self.drain_low = self
                         .recent_low()
                         .map(|(low, rate)| (self.closed_total, low, rate, cut / base));
@@ -2312,6 +2315,23 @@ impl LittlesLaw {
         self.drained_at = Some(self.closed_total);
         self.since_probe = 0;
         Some(knee)
+    }
+
+    /// A drain (the slow start's, or of a standing queue) from `base` to `cut` in the slow
+    /// start restarted on a delay outside ([`Self::delay_restart`]): the cap it returns to
+    /// comes down to halfway between them. The cap (the capacity before the delay × the new RT)
+    /// is the knee where nothing waits; at it, the workers' share of the limit has no room,
+    /// and a burst that queues slows them, their answers fall, fewer permits are in the delay
+    /// and more wait at the workers (a second state that holds: at 250 permits for 50 workers
+    /// behind 200 ms, half the answers and a queue of 100, with the simulator's contention).
+    /// Back at the cap after each drain, the limit swung between 185 and 255 every 2–3 s
+    /// (`network_delay_spike`), at 0.8–0.9 of capacity; halfway down after each drain, it
+    /// settles where no burst tips it (226 in seed 1).
+    fn drained_in_a_delay(&mut self, cut: f64, base: f64) {
+        if self.delay_restart.is_some() {
+            let mid = ((cut + base) / 2.0).ceil() as usize;
+            self.restart_cap = self.restart_cap.map(|c| c.min(mid));
+        }
     }
 
     /// The probe's limit while it holds the limit down.
