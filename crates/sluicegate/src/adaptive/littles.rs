@@ -962,6 +962,7 @@ impl LittlesLaw {
         if let Some(limit) = self.deeper_probe(now) {
             return limit;
         }
+        self.served_more(now);
         let window_rt = self.recent_rt(self.c.pass_buckets);
         // Queueing shows within a few buckets; a whole window would lag the limit's swings.
         let short_rt = self.recent_rt(RT_BUCKETS);
@@ -2332,6 +2333,45 @@ impl LittlesLaw {
             let mid = ((cut + base) / 2.0).ceil() as usize;
             self.restart_cap = self.restart_cap.map(|c| c.min(mid));
         }
+    }
+
+    /// A probe that admitted significantly more than the buckets before it (as
+    /// [`deeper_probe`](Self::deeper_probe) judges it: its answers and the permits still out,
+    /// by [`DEEPER_SIGNIFICANCE`] standard errors of the count the rate before it gives) at
+    /// fewer permits than the limit it returns to: the permits above its depth served nothing,
+    /// and the requests they kept waiting slowed the workers that served the rest. The limit it
+    /// returns to, and the knee, come down to its depth and the least target queue (a request).
+    ///
+    /// In front of 5 workers of 500 ms (`few_slow_workers_3x`) a probe at 5 passed 10 answers a
+    /// second where the 10 permits before it had passed 7, and the limit went back to 10: the
+    /// queue estimate, missing in most buckets at these rates and reading about half of a
+    /// small queue where it is there, held it for tens of seconds. The count knows how few
+    /// answers it has: a probe of a few dozen must pass half as many again to count, one of
+    /// thousands a few per cent. Where the limit holds no queue, a probe below it passes less,
+    /// never more; a resource that got faster as it started (workers back, a delay gone) is
+    /// read the same way, and the steering grows from there on the queue it then reads as none.
+    fn served_more(&mut self, now: Nanos) {
+        let Some(p) = self.probe.filter(|p| now < p.end) else {
+            return;
+        };
+        if p.shallow || p.check || p.limit >= self.base {
+            return;
+        }
+        let n = self.probe_rt.passes - p.carried;
+        let recent = self.closed.iter().rev().take(RT_BUCKETS);
+        let (count, buckets) = recent.fold((0, 0), |(c, k), b| (c + b.passes, k + 1));
+        if n < self.c.min_samples as u64 || n * buckets.max(1) < count {
+            return;
+        }
+        let held = (now - p.start).as_secs_f64().max(1e-9);
+        let admitted = (n + p.limit as u64) as f64;
+        let expected = p.rate * held;
+        if admitted - expected <= DEEPER_SIGNIFICANCE * expected.sqrt() {
+            return;
+        }
+        let knee = clamp(p.limit + 1, self.c.min, self.c.max);
+        self.base = self.base.min(knee);
+        self.knee = Some(self.knee.map_or(knee, |k| k.min(knee)));
     }
 
     /// The probe's limit while it holds the limit down.

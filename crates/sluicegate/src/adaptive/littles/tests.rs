@@ -2067,3 +2067,38 @@ fn littles_does_not_back_off_below_the_knee_on_drops_without_a_queue() {
         .count();
     assert!(low <= 3, "{knee}: {limits:?}");
 }
+
+/// Pins the limit a probe returns to in front of a small pool whose waiting requests slow the
+/// workers (`few_slow_workers_3x`: 5 workers of 500 ms, the simulator's contention). A probe at
+/// 5–6 permits for 5 workers passed 10 answers a second where the 10 permits before it had
+/// passed 7: the permits above its depth served nothing, and the requests they kept waiting
+/// slowed the rest. The limit went back to 10 all the same, and stood there until the steering
+/// (blind in most buckets at these rates) walked it down. A probe that admits significantly
+/// more than the buckets before it (two standard errors of the count) now brings the limit it
+/// returns to down to its own depth and the least target queue, one request.
+#[test]
+fn littles_probe_that_serves_more_with_fewer_permits_keeps_the_limit_near_them() {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(5, 0, 500, seed);
+        pool.contention = 0.5;
+        pool.run(&mut l, 1, |_| {});
+        // The knee found at twice the workers, as a start past the knee can leave it.
+        l.knee_found = true;
+        (l.base, l.limit, l.knee) = (10, 10, Some(10));
+        let mut probe: Option<Probe> = None;
+        let mut after = None;
+        pool.run(&mut l, 200_000, |l| match (probe, l.probe) {
+            (None, Some(p)) => probe = Some(p),
+            (Some(p), _) if after.is_none() && l.limit() != p.limit => {
+                after = Some((p.limit, l.limit()));
+            }
+            _ => {}
+        });
+        let (depth, limit) = after.unwrap_or_else(|| panic!("seed {seed}: no probe ended"));
+        assert!(
+            limit <= depth + 1,
+            "seed {seed}: back to {limit} after a probe at {depth} for 5 workers"
+        );
+    }
+}
