@@ -428,6 +428,9 @@ pub struct LittlesLaw {
     /// The window's median RT as its last bucket closed ([`Self::mid_of_window`]): a drop
     /// answered sooner was refused, not kept past a deadline.
     recent_mid: Option<Duration>,
+    /// The probe under way holds half a starting limit found past the knee: when it lets go,
+    /// the limit returns to the BDP it measured ([`Self::after_start_probe`]).
+    start_probe: bool,
 }
 
 impl LittlesLaw {
@@ -491,6 +494,7 @@ impl LittlesLaw {
             shed: ShedCap::default(),
             calm: CalmDrops::default(),
             recent_mid: None,
+            start_probe: false,
         }
     }
 
@@ -771,6 +775,7 @@ impl LittlesLaw {
             return;
         };
         self.probe = None;
+        self.start_probe = false;
         let needed = if probe.decided {
             self.c.min_samples
         } else {
@@ -956,6 +961,7 @@ impl LittlesLaw {
     fn next_limit(&mut self, b: &Bucket, now: Nanos) -> usize {
         let (min, max) = (self.c.min, self.c.max);
         self.finish_probe(now);
+        self.after_start_probe(now);
         if let Some(limit) = self.delay_ended(b) {
             return limit;
         }
@@ -1070,6 +1076,7 @@ impl LittlesLaw {
             self.base = clamp(knee, min, max);
             let limit = clamp(knee / 2, min, max);
             self.start_probe(now, short_rt, limit, false);
+            self.start_probe = true;
             return limit;
         }
         // The slow start ends at the first queue: the limit has overshot by the growth of the
@@ -1464,6 +1471,7 @@ impl LittlesLaw {
                 (drained as usize).clamp(self.base / 2, top)
             };
             self.start_probe(now, short_rt, limit, shallow.is_some());
+            self.start_probe = queued_from_start;
         }
         self.probe_limit(now).unwrap_or(self.base)
     }
@@ -2372,6 +2380,40 @@ impl LittlesLaw {
         let knee = clamp(p.limit + 1, self.c.min, self.c.max);
         self.base = self.base.min(knee);
         self.knee = Some(self.knee.map_or(knee, |k| k.min(knee)));
+    }
+
+    /// The probe below a starting limit found past the knee has let go of the limit: it
+    /// returns to the drain's BDP — the probe's own pass rate (its answers and the permits
+    /// still out, over the time it held) × the mean RT of its answers so far, plus the target
+    /// — and not to the starting limit, the one known to be past the knee. Back at 20 permits
+    /// in front of 10 workers that slow as they fill, 10 requests waited inside and slowed
+    /// every worker by half, and the steering took the limit down × 0.9 a bucket, 20 → 12 in
+    /// about a second (`demo_2x`). The probe's mean leaves out the slow answers it has not
+    /// seen yet, so the BDP reads low rather than high; the steering grows from there while
+    /// no queue shows. Never above the limit it would return to.
+    fn after_start_probe(&mut self, now: Nanos) {
+        let Some(p) = self.probe.filter(|p| self.start_probe && now >= p.end) else {
+            return;
+        };
+        self.start_probe = false;
+        let Some(rt) = mean(
+            self.probe_rt.rt_sum,
+            self.probe_rt.passes,
+            self.c.min_samples,
+        ) else {
+            return; // too few answers to measure: the probe's end judges as before
+        };
+        let answers = self.probe_rt.passes.saturating_sub(p.carried) + p.limit as u64;
+        let held = p.end.as_u64().saturating_sub(p.start.as_u64()) as f64 / 1e9;
+        let bdp = answers as f64 / held.max(1e-9) * rt.as_secs_f64();
+        let drain = bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
+        let to = clamp(
+            (drain.ceil() as usize).min(self.base),
+            self.c.min,
+            self.c.max,
+        );
+        self.base = to;
+        self.knee = Some(self.knee.map_or(to, |k| k.min(to)));
     }
 
     /// The probe's limit while it holds the limit down.

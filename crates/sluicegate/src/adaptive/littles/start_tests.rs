@@ -271,6 +271,48 @@ fn littles_start_past_a_contended_pool_never_grows_past_the_starting_limit() {
     assert!(overshot.is_empty(), "(seed, top limit): {overshot:?}");
 }
 
+/// Pins what follows the probe below a start past the knee (the gate's demo, `demo_2x`: 10
+/// workers of 50 ms that slow as they fill, 2× load, behind a starting limit of 20). The queue
+/// at the starting limit shows within half a second and a probe holds half of it, 10, for
+/// about a second; when it let go, the limit went back to the starting 20, where 10 requests
+/// wait inside and slow every worker by half, and the steering took it down × 0.9 a bucket,
+/// 20 → 12 in about a second (seeds 1 and 2 of the card). The probe has measured the
+/// unqueued RT and the answers the pool gives by then: the limit returns to the drain's BDP.
+#[test]
+fn littles_probe_below_a_start_past_the_knee_returns_to_its_bdp_not_to_the_start() {
+    let mut back_to_start = Vec::new();
+    let mut probed = 0;
+    for seed in 1..=20 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(10, 50, 400, seed);
+        pool.contention = 0.5;
+        let (mut probing, mut ended_at, mut top) = (false, None, 0);
+        pool.run(&mut l, 4_000, |t, l| {
+            match (probing, l.probing(), ended_at) {
+                // The start's probe: at half the starting limit, before any other.
+                (false, true, None) if l.limit() == 10 && l.base == 20 => probing = true,
+                (false, true, None) => ended_at = Some(u64::MAX),
+                (true, _, None) if l.limit() > 10 => ended_at = Some(t),
+                _ => {}
+            }
+            if ended_at.is_some_and(|at| at <= t) {
+                top = top.max(l.limit());
+            }
+        });
+        if let Some(at) = ended_at.filter(|&at| at < 2_500_000) {
+            probed += 1;
+            if top > 14 {
+                back_to_start.push((seed, at / 1000, top));
+            }
+        }
+    }
+    assert!(probed >= 3, "{probed} seeds of 20 probed below the start");
+    assert!(
+        back_to_start.is_empty(),
+        "(seed, probe ended ms, top limit after): {back_to_start:?}"
+    );
+}
+
 /// Pins the demand-led start under a load below capacity (`steady_0.8x_200w`: 200 workers of
 /// 20 ms, 8000 arrivals a second, 160 out on average). The slow start held the starting limit
 /// for ~0.4 s (a first bucket of 100 ms, three buckets before min RT) and grew × 1.5 a bucket
