@@ -119,7 +119,8 @@ pub enum CapSource {
     /// tenth a step, so a queue of callers is not let through at once.
     AfterCap,
     /// A start after the resource changed grows at most to the capacity last measured × the
-    /// new answer time.
+    /// new answer time; after a delay outside the resource, the knee found that way is not
+    /// passed until the delay ends or lapses (`holds_for`).
     Capacity,
 }
 

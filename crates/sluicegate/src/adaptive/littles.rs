@@ -187,8 +187,8 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   Low quantiles of RT move with queueing delay but hardly with service-time noise, which is
 ///   what makes this estimate steady where mean RT is not. Then steer the queue to
 ///   two standard errors of the estimate once a probe has measured the floor, at least one
-///   request and at most `queue_target × limit` (before that, `queue_target × limit`, at least
-///   2): grow by `max_step` while there is clearly no queue
+///   request and at most `queue_target × limit` or 2, whichever is more (before that,
+///   `queue_target × limit`, at least 2): grow by `max_step` while there is clearly no queue
 ///   and nearly every request (90 %) found every permit taken (capacity to find; when most
 ///   found one free, demand only touches the limit), otherwise correct `queue_gain` of the
 ///   error, at most `× backoff` down a bucket — unless the queue stands three standard errors
@@ -382,6 +382,8 @@ pub struct LittlesLaw {
     /// unqueued median, which the delay's end brings back ([`Self::delay_ended`]); and the
     /// shortest answer since the delay came, and how many answers that is of.
     before_delay: (Option<Duration>, Option<Duration>, Option<(Duration, u64)>),
+    /// When a delay outside that has not ended becomes the regime ([`Self::delay_lapsed`]).
+    delay_lapses: Nanos,
     /// The bucket count when the slow start last drained.
     drained_at: Option<u64>,
     /// The floor was taken from readings that bound it from above only (low RTs well below
@@ -476,6 +478,7 @@ impl LittlesLaw {
             restarted: false,
             restart_cap: None,
             delay_restart: None,
+            delay_lapses: Nanos::ZERO,
             before_delay: (None, None, None),
             drained_at: None,
             floor_unsure: false,
@@ -897,6 +900,13 @@ impl LittlesLaw {
                     // knee moved by as much as the RT did. Find it again like at the start.
                     let keep = self.closed.len().saturating_sub(1);
                     self.closed.drain(..keep);
+                    if ratio <= self.c.probe_trigger {
+                        // Any other regime ends what a delay's restart left (its cap, its
+                        // test of the end): one that is faster is no delay (review 45: a delay
+                        // shorter than the old floor ended unseen, and its cap held for good).
+                        self.delay_restart = None;
+                        self.restart_cap = None;
+                    }
                     if ratio > self.c.probe_trigger {
                         let old_knee = self.knee.unwrap_or(self.base) as f64;
                         self.knee_found = false;
@@ -937,6 +947,8 @@ impl LittlesLaw {
                             cap = served * rt.as_secs_f64() * (1.0 + self.c.queue_target);
                             self.delay_restart = Some((served, old));
                             self.before_delay = before_delay;
+                            self.delay_lapses =
+                                now + self.at_least_buckets(self.c.probe_interval * 4, 50);
                         }
                         self.restart_cap =
                             (cap > 0.0).then(|| (cap + MIN_QUEUE_TARGET).ceil() as usize);
@@ -962,6 +974,7 @@ impl LittlesLaw {
         let (min, max) = (self.c.min, self.c.max);
         self.finish_probe(now);
         self.after_start_probe(now);
+        self.delay_lapsed(now);
         if let Some(limit) = self.delay_ended(b) {
             return limit;
         }
@@ -1339,7 +1352,7 @@ impl LittlesLaw {
             // The restarted slow start reached what the old capacity allows at the new RT.
             next = cap;
             self.knee_found = true;
-            self.knee = Some(cap);
+            self.knee = Some(clamp(cap, self.c.min, self.c.max));
         }
         // Below the knee, with no queue in the resource beyond the target, drops do not back
         // off: a lower limit relieves nothing there, and the drops are the resource's own
@@ -2287,7 +2300,10 @@ impl LittlesLaw {
     /// the steering walked down × 0.9 a bucket of a queued RT.
     fn delay_ended(&mut self, b: &Bucket) -> Option<usize> {
         let (served, service) = self.delay_restart?;
-        let (Some(old_floor), Some(least)) = (self.before_delay.0, b.least) else {
+        // The second shortest answer: two that beat the delay, not one (a cached reply or a
+        // fast path in the middle of a delay read as its end, and the old regime's knee of 55
+        // came back for 250 permits' worth of delayed requests: review 45).
+        let (Some(old_floor), Some(least)) = (self.before_delay.0, b.second) else {
             return None;
         };
         let through = self.before_delay.2;
@@ -2324,6 +2340,26 @@ impl LittlesLaw {
         self.drained_at = Some(self.closed_total);
         self.since_probe = 0;
         Some(knee)
+    }
+
+    /// A delay outside that has not ended within four probe intervals (20 s by default, and
+    /// at least 50 buckets) is the regime: its cap (the capacity before it × the new RT) and
+    /// its test of the end go. The end of a delay that lasts is then found as any faster
+    /// regime is, by the probes. Without it, a delay that never ended (a route moved for good)
+    /// kept the old capacity's cap for good: a pool scaled from 50 to 100 workers behind it
+    /// stayed at 267–287 permits for a knee of 500 (review 45), and a delay too short for its
+    /// end to be read (under the old floor) kept its cap too.
+    fn delay_lapsed(&mut self, now: Nanos) {
+        // Or the regime before it is back, measured by a probe (a delay too short for its end
+        // to show in `delay_ended`).
+        let back = self.delay_restart.is_some_and(|(_, service)| {
+            self.min_rt
+                .is_some_and(|rt| SAME_REGIME.contains(&ratio_of(rt, service)))
+        });
+        if self.delay_restart.is_some() && (now >= self.delay_lapses || back) {
+            self.delay_restart = None;
+            self.restart_cap = None;
+        }
     }
 
     /// A drain (the slow start's, or of a standing queue) from `base` to `cut` in the slow

@@ -23,6 +23,9 @@ pub(super) struct Bucket {
     pub(super) rt_sum: Duration,
     /// The shortest successful RT.
     pub(super) least: Option<Duration>,
+    /// The second shortest: what at least two answers beat (one fast answer is no evidence of
+    /// a change: a cached reply, another path).
+    pub(super) second: Option<Duration>,
     pub(super) drops: u64,
     /// Of `drops`, those answered no sooner than the window's median (sooner, a drop was
     /// refused, not kept past a deadline): the background share counts these.
@@ -164,7 +167,15 @@ impl Bucket {
     pub(super) fn add(&mut self, rt: Duration) {
         self.passes += 1;
         self.rt_sum += rt;
-        self.least = Some(self.least.map_or(rt, |l| l.min(rt)));
+        match self.least {
+            Some(least) if rt >= least => {
+                self.second = Some(self.second.map_or(rt, |second| second.min(rt)));
+            }
+            least => {
+                self.second = least;
+                self.least = Some(rt);
+            }
+        }
         self.rts.push(rt);
     }
 }

@@ -363,3 +363,233 @@ fn littles_a_drain_in_a_delay_lowers_the_knee_it_returns_to() {
     }
     assert!(sum / 10 >= 765, "{} answers a second on average", sum / 10);
 }
+
+// ---- Review 45: the delay rules where they met what the scenario did not have ----
+
+/// 50 workers of 50 ms with 200 ms outside them from 20 s, which never ends (a route moved for
+/// good); the pool is scaled out to 100 workers at 30 s. The knee is 100 × 250 ms / 50 ms = 500
+/// permits; the restart's cap (the old capacity at the new RT, ~260) must not hold forever.
+#[test]
+fn littles_a_lasting_delay_does_not_cap_the_limit_after_the_pool_grows() {
+    let mut stuck = Vec::new();
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.run_timed(&mut l, 20_000, |_, _| {});
+        pool.delay_us = 200_000;
+        pool.run_timed(&mut l, 30_000, |_, _| {});
+        pool.set_workers(100);
+        let mut most = 0;
+        pool.run_timed(&mut l, 50_000, |t, l| {
+            if t >= 40_000_000 {
+                most = most.max(l.limit());
+            }
+        });
+        if most < 350 {
+            stuck.push((
+                seed,
+                most,
+                l.delay_restart.is_some(),
+                l.restart_cap,
+                l.knee_found,
+            ));
+        }
+    }
+    assert!(
+        stuck.is_empty(),
+        "the most limit from 40 s to 50 s for a knee of 500 (at least 350 expected) \
+         (seed, most, delay_restart set, restart_cap, knee_found): {stuck:?}"
+    );
+}
+
+/// The cap that holds the limit after the restart found its knee is the one the status page
+/// must name: explain() reports a cap only while `!knee_found`.
+#[test]
+fn littles_explain_names_the_delay_cap_that_holds_the_limit() {
+    let mut silent = Vec::new();
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.run_timed(&mut l, 20_000, |_, _| {});
+        pool.delay_us = 200_000;
+        pool.run_timed(&mut l, 30_000, |_, _| {});
+        pool.set_workers(100);
+        let mut held = 0;
+        let mut unexplained = 0;
+        pool.run_timed(&mut l, 40_000, |t, l| {
+            let capped = l.delay_restart.is_some()
+                && l.knee_found
+                && l.restart_cap.is_some_and(|c| l.base >= c);
+            if capped {
+                held += 1;
+                if l.explain(Nanos::new(t * 1000)).cap.is_none() {
+                    unexplained += 1;
+                }
+            }
+        });
+        if unexplained > 0 {
+            silent.push((seed, held, unexplained, l.restart_cap));
+        }
+    }
+    assert!(
+        silent.is_empty(),
+        "answers with the limit at the delay's cap and explain().cap None \
+         (seed, held, unexplained, cap): {silent:?}"
+    );
+}
+
+/// One answer that did not cross the delay (a cached reply, a fast success on another path)
+/// is read as the delay's end: the old regime (min RT 50 ms, knee ~55) comes back at once
+/// while every other request still carries 200 ms.
+#[test]
+fn littles_one_fast_answer_in_a_delay_is_not_its_end() {
+    let mut fell = Vec::new();
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.run_timed(&mut l, 20_000, |_, _| {});
+        pool.delay_us = 200_000;
+        pool.run_timed(&mut l, 28_000, |_, _| {});
+        let before = (l.limit(), l.delay_restart.is_some());
+        let t = pool_time(&l);
+        l.on_sample(&Sample::success(
+            Nanos::new(t - 1_000_000),
+            Duration::from_millis(1),
+            10_000, // every permit taken
+        ));
+        let mut least = usize::MAX;
+        pool.run_timed(&mut l, 30_000, |_, l| least = least.min(l.limit()));
+        if least < 120 {
+            fell.push((seed, before, least, l.min_rt()));
+        }
+    }
+    assert!(
+        fell.is_empty(),
+        "(seed, (limit, delay_restart) before, least limit after, min RT): {fell:?}"
+    );
+}
+
+/// The delay eases from 200 ms to 100 ms (knee 250 → 150): not its end. Known and left
+/// (review 45): the first answers after a delay ends wait behind the workers' queue and come
+/// back 15–25 % under the delay (153–169 ms for 200), so a delay that eases reads the same at
+/// the first sign; `delay_ended` brings the old regime back, the steering reads the rest of
+/// the delay as a queue and cuts the limit to 13–15 until a probe reads the slower regime
+/// again. Telling the two apart needs more than one bucket.
+#[test]
+#[ignore = "known: a delay that eases reads as its end (docs/adaptive.md, thirty-eighth round)"]
+fn littles_a_delay_that_eases_is_not_its_end() {
+    let mut fell = Vec::new();
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.run_timed(&mut l, 20_000, |_, _| {});
+        pool.delay_us = 200_000;
+        pool.run_timed(&mut l, 28_000, |_, _| {});
+        let had = l.delay_restart.is_some();
+        pool.delay_us = 100_000;
+        let mut least = usize::MAX;
+        let mut ended = false;
+        pool.run_timed(&mut l, 31_000, |_, l| {
+            least = least.min(l.limit());
+            ended |=
+                had && l.delay_restart.is_none() && l.min_rt() < Some(Duration::from_millis(60));
+        });
+        if ended || least < 100 {
+            fell.push((seed, had, ended, least));
+        }
+    }
+    assert!(
+        fell.is_empty(),
+        "(seed, delay_restart at 28 s, read as ended, least limit): {fell:?}"
+    );
+}
+
+/// The end of the last answer, ns (the pool's clock is private).
+fn pool_time(l: &LittlesLaw) -> u64 {
+    l.last_rts.back().map_or(0, |&(end, _)| end.as_u64())
+}
+
+/// A delay shorter than the old floor (a near-fixed 45–50 ms service, 40 ms outside it from
+/// 20 s to 30 s: 1.8 × min RT, read as a delay outside) can never be read as ended by
+/// `delay_ended` (its test needs `least + old_floor < s`, i.e. a delay longer than the floor),
+/// and a probe that reads the faster regime did not clear `delay_restart` either: the
+/// restart's cap (~90, the knee after the end is ~52) held for good. With the pool tripled
+/// at 40 s (knee ~150), the limit stayed at the cap. Now the delay's state lapses 20 s after
+/// it came, or as soon as a probe measures the old service time again.
+#[test]
+fn littles_a_delay_shorter_than_the_floor_does_not_leave_its_cap_for_good() {
+    let mut stuck = Vec::new();
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 45, 5, seed);
+        pool.run_timed(&mut l, 20_000, |_, _| {});
+        pool.delay_us = 40_000;
+        pool.run_timed(&mut l, 30_000, |_, _| {});
+        pool.delay_us = 0;
+        pool.run_timed(&mut l, 40_000, |_, _| {});
+        pool.set_workers(150);
+        let (mut most, mut left) = (0, None);
+        pool.run_timed(&mut l, 60_000, |t, l| {
+            // The delay's state lapses 20 s after the restart (~21 s) at the latest.
+            if t >= 45_000_000 && left.is_none() {
+                left = Some((l.delay_restart.is_some(), l.restart_cap));
+            }
+            if t >= 50_000_000 {
+                most = most.max(l.limit());
+            }
+        });
+        let left = left.unwrap_or((true, None));
+        if left.0 || most < 130 {
+            stuck.push((seed, left, most));
+        }
+    }
+    assert!(
+        stuck.is_empty(),
+        "15 s after the delay ended, (seed, (delay_restart set, restart_cap), most limit \
+         50-60 s for 150 workers): {stuck:?}"
+    );
+}
+
+/// The delay rules on a clock that starts at a large value (2^62 ns, where an epoch in Unix
+/// nanoseconds already is 2^60.6): the same as `littles_a_delay_outside_restarts_to_the_knee_
+/// the_old_capacity_gives` and `littles_the_delay_s_end_brings_the_regime_before_it_back`.
+#[test]
+fn littles_the_delay_rules_hold_on_a_clock_started_near_its_wrap() {
+    let mut missed = Vec::new();
+    for offset in [1u64 << 62, u64::MAX - 100_000_000_000] {
+        for seed in 1..=3 {
+            let mut l = LittlesLaw::new(LittlesLawConfig::default());
+            let mut pool = Pool::new(50, 0, 50, seed);
+            pool.floor_us = 1;
+            pool.contention = 0.5;
+            pool.offset_ns = offset;
+            pool.run_timed(&mut l, 20_000, |_, _| {});
+            pool.delay_us = 200_000;
+            let mut reached = None;
+            pool.run_timed(&mut l, 30_000, |t, l| {
+                if reached.is_none() && l.limit() >= 150 {
+                    reached = Some(t / 1000 - 20_000);
+                }
+            });
+            pool.delay_us = 0;
+            let mut back = None;
+            pool.run_timed(&mut l, 36_000, |t, l| {
+                let floor = l.low_floor.is_some_and(|f| f < Duration::from_millis(10));
+                if back.is_none() && floor && l.limit() <= 60 {
+                    back = Some(t / 1000 - 30_000);
+                }
+            });
+            if reached.is_none_or(|ms| ms > 5_000) || back.is_none_or(|ms| ms > 1_000) {
+                missed.push((offset, seed, reached, back));
+            }
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "(offset, seed, ms to 150, ms back after the end): {missed:?}"
+    );
+}

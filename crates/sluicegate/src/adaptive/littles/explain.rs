@@ -81,12 +81,15 @@ impl LittlesLaw {
                 holds_for: None,
             });
         }
+        // A restarted start's cap binds until its knee is found; through a delay outside, the
+        // knee it found is not passed until the delay ends or lapses.
+        let delay = self.delay_restart.is_some() && self.knee_found;
         self.restart_cap
-            .filter(|_| self.restarted && !self.knee_found)
+            .filter(|_| self.restarted && !self.knee_found || delay)
             .map(|limit| Cap {
                 limit: limit.clamp(self.c.min, self.c.max),
                 source: CapSource::Capacity,
-                holds_for: None,
+                holds_for: delay.then(|| self.delay_lapses.saturating_since(now)),
             })
     }
 

@@ -1214,6 +1214,8 @@ pub(super) struct Pool {
     pub(super) floor_us: u64,
     mean_us: f64,
     pub(super) delay_us: u64,
+    /// Added to every time the limiter sees (ns): a clock that starts at a large value.
+    pub(super) offset_ns: u64,
     /// A request that starts while `q` wait for a worker takes `1 + contention × q / workers`
     /// times longer (the simulator's upstream; 0 here unless set). Requests in the delay
     /// outside the workers, past their service, do not wait for one.
@@ -1243,6 +1245,7 @@ impl Pool {
             floor_us: floor_ms * 1000,
             mean_us: exp_mean_ms as f64 * 1000.0,
             delay_us: 0,
+            offset_ns: 0,
             contention: 0.0,
             workers,
             slow: (0.0, 0.0),
@@ -1310,7 +1313,7 @@ impl Pool {
             self.out.pop();
             self.t = end;
             l.on_sample(&Sample {
-                start: Nanos::new(start * 1000),
+                start: Nanos::new(self.offset_ns + start * 1000),
                 latency: Duration::from_micros(end - start),
                 in_flight: FULL,
                 outcome: Outcome::Success,
