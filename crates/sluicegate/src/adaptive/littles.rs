@@ -227,7 +227,7 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   that admits more than the buckets before it passed (by two standard errors) and reads a
 ///   queue in its own low RT (over the floor, or over none where the floor is stale or was
 ///   taken from such readings) is above the knee: the limit comes down to the permits it kept
-///   in service, and a probe below them starts at once. No growth until the probe is done. Three pinned buckets that pass more than the capacity last
+///   in service, and a probe below them starts at once. No growth until the probe is done. Three pinned buckets, no queue over the target, that pass more than the capacity last
 ///   measured while the resource queued (by two standard errors of their count), at a mean
 ///   RT within 25 % of min RT and in the regime it served its most in: workers came back, and
 ///   the slow start restarts, up to that most × min RT.
@@ -1186,9 +1186,14 @@ impl LittlesLaw {
                 startup_bar
             };
             let steering = q >= clear || self.probe.is_some();
+            // Asked wherever the estimate reads no queue past the target, not only where it
+            // reads clearly none: a bucket's low RT off a few dozen answers, against a floor a
+            // probe drew low, reads 0.4–1.1 requests where none wait, and the steering's half
+            // of an error under a request rounds back to the limit (`capacity_fifth` seed 3:
+            // 19–23 permits for 50 workers for 1.2 s after their return).
             if let Some(cap) = self
                 .workers_came_back(min_rt)
-                .filter(|_| !steering && b.pinned())
+                .filter(|_| !queueing && b.pinned())
             {
                 // Workers came back: the knee is as unknown as at the start, and is found the
                 // same way, up to what the resource served at its most (`capacity_fifth`: × 1.1

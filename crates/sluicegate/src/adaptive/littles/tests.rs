@@ -2105,3 +2105,21 @@ fn littles_probe_that_serves_more_with_fewer_permits_keeps_the_limit_near_them()
         );
     }
 }
+
+/// Pins the workers' return read through a queue estimate that reads a little over none
+/// (`capacity_fifth` seed 3 after 50 s: 19–23 permits for 50 workers for 1.2 s, the estimate
+/// 0.4–1.1 requests where none waited — a bucket's low RT off a few dozen answers against a
+/// probe's floor drawn low — under the target but over a quarter of it, where the steering's
+/// half of the error rounds back to the limit and the return's test was not asked). 50
+/// workers of 50 ms, 10 from 10 s, 50 again from 20 s, and a floor drawn 1 ms low: the
+/// estimate reads a quarter of a request from 13 permits on, and the limit held 14 to the end
+/// (2 s); now the pass rate says the workers came back, and the slow start finds them.
+#[test]
+fn littles_workers_that_came_back_are_found_through_a_queue_under_the_target() {
+    let mut l = warmed();
+    drive_workers(&mut l, 1000, 10_000, 50, 50);
+    drive_workers(&mut l, 10_000, 20_000, 50, 10);
+    l.low_floor = Some(Duration::from_millis(49));
+    let limits = drive_workers(&mut l, 20_000, 22_000, 50, 50);
+    assert!(limits.iter().any(|&n| n >= 45), "{limits:?}");
+}
