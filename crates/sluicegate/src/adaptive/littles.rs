@@ -816,14 +816,14 @@ impl LittlesLaw {
         self.floor_unsure &= !drained;
         let rt = match self.min_rt {
             Some(old) if self.probed => {
-                let ratio = rt.as_secs_f64() / old.as_secs_f64().max(1e-12);
+                let ratio = ratio_of(rt, old);
                 // A shallow probe's censored mean swings with the few slow answers it waited
                 // for (0.74–1.37 of min RT in `heavy_tail_3x`, its median within 0.8–1.25):
                 // its median judges too.
                 let same = SAME_REGIME.contains(&ratio)
                     || (probe.shallow
                         && self.probe_mid.zip(mid).is_some_and(|(old, new)| {
-                            let r = new.as_secs_f64() / old.as_secs_f64().max(1e-12);
+                            let r = ratio_of(new, old);
                             SAME_REGIME.contains(&r)
                         }));
                 if probe.shallow && !same {
@@ -900,13 +900,6 @@ impl LittlesLaw {
                     // knee moved by as much as the RT did. Find it again like at the start.
                     let keep = self.closed.len().saturating_sub(1);
                     self.closed.drain(..keep);
-                    if ratio <= self.c.probe_trigger {
-                        // Any other regime ends what a delay's restart left (its cap, its
-                        // test of the end): one that is faster is no delay (review 45: a delay
-                        // shorter than the old floor ended unseen, and its cap held for good).
-                        self.delay_restart = None;
-                        self.restart_cap = None;
-                    }
                     if ratio > self.c.probe_trigger {
                         let old_knee = self.knee.unwrap_or(self.base) as f64;
                         self.knee_found = false;
@@ -952,6 +945,12 @@ impl LittlesLaw {
                         }
                         self.restart_cap =
                             (cap > 0.0).then(|| (cap + MIN_QUEUE_TARGET).ceil() as usize);
+                    } else {
+                        // Any other regime ends what a delay's restart left (its cap, its
+                        // test of the end): one that is faster is no delay (review 45: a delay
+                        // shorter than the old floor ended unseen, and its cap held for good).
+                        self.delay_restart = None;
+                        self.restart_cap = None;
                     }
                     rt
                 }
@@ -1709,12 +1708,11 @@ impl LittlesLaw {
     /// after it (seeds 16–30, −0.02 to −0.09): that regime has its own restarted slow start.
     fn workers_came_back(&self, min_rt: Duration) -> Option<usize> {
         let (served, then) = self.served_most;
-        let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64().max(1e-12);
         let most = served * min_rt.as_secs_f64() * (1.0 + self.c.queue_target);
         let cap = (most + MIN_QUEUE_TARGET).ceil() as usize;
         let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
         if !self.knee_found
-            || !SAME_REGIME.contains(&ratio(min_rt, then))
+            || !SAME_REGIME.contains(&ratio_of(min_rt, then))
             || cap <= self.base
             || self.capacity <= 0.0
             || recent.len() < RT_BUCKETS
@@ -1724,7 +1722,7 @@ impl LittlesLaw {
         }
         let same_rt = self
             .recent_rt(RT_BUCKETS)
-            .is_some_and(|rt| SAME_REGIME.contains(&ratio(rt, min_rt)));
+            .is_some_and(|rt| SAME_REGIME.contains(&ratio_of(rt, min_rt)));
         let (n, t) = recent.iter().fold((0.0, 0.0), |(n, t), b| {
             (n + b.passes as f64, t + b.span.as_secs_f64())
         });
@@ -1747,7 +1745,7 @@ impl LittlesLaw {
         else {
             return false;
         };
-        let ratio = low.as_secs_f64() / before.as_secs_f64().max(1e-12);
+        let ratio = ratio_of(low, before);
         self.closed_total <= at + 3 * RT_BUCKETS as u64
             && SAME_REGIME.contains(&ratio)
             && low.as_secs_f64() > self.c.probe_trigger * floor.as_secs_f64()
@@ -1931,17 +1929,6 @@ impl LittlesLaw {
         };
     }
 
-    /// A probe's slower reading (a mean RT `ratio` × min RT) is a wait added to each request —
-    /// a queue it could not drain, or a delay outside the resource — and not a slower service,
-    /// which multiplies every RT alike: its low RT rose (over the floor) more than twice as
-    /// much as its mean RT (over min RT), by three of its standard errors. Only for a probe
-    /// that is no check itself and that started on the old regime's RTs (the recent mean RT
-    /// within [`SAME_REGIME`] of min RT): the change came while it held, and it may have held
-    /// the limit above the workers left (`capacity_halves` seed 8: 42 permits for 25 workers
-    /// from the moment they halved, a queued floor of 38.7 ms taken for a new regime's, 11 s
-    /// to converge). A probe set off by RTs already slower started in the new regime and reads
-    /// it as it is: checking a delay's (`network_delay_spike`) cost 2.2 s at a quarter of the
-    /// knee before the restart.
     /// A probe's slower reading (a mean RT `ratio` × min RT) is a delay outside the resource:
     /// its low RT rose over the floor by as much as its mean RT rose over min RT (within
     /// [`SAME_REGIME`]), and by three of its standard errors. A delay adds the same wait to
@@ -1989,16 +1976,27 @@ impl LittlesLaw {
             && added > STARTUP_SIGNIFICANCE * se.as_secs_f64()
     }
 
+    /// A probe's slower reading (a mean RT `ratio` × min RT) is a wait added to each request —
+    /// a queue it could not drain, or a delay outside the resource — and not a slower service,
+    /// which multiplies every RT alike: its low RT rose (over the floor) more than twice as
+    /// much as its mean RT (over min RT), by three of its standard errors. Only for a probe
+    /// that is no check itself and that started on the old regime's RTs (the recent mean RT
+    /// within [`SAME_REGIME`] of min RT): the change came while it held, and it may have held
+    /// the limit above the workers left (`capacity_halves` seed 8: 42 permits for 25 workers
+    /// from the moment they halved, a queued floor of 38.7 ms taken for a new regime's, 11 s
+    /// to converge). A probe set off by RTs already slower started in the new regime and reads
+    /// it as it is: checking a delay's (`network_delay_spike`) cost 2.2 s at a quarter of the
+    /// knee before the restart.
     fn wait_added(&self, probe: &Probe, ratio: f64, low: Option<Duration>) -> bool {
         let (Some(min_rt), Some(floor), Some(low), Some(se)) =
             (self.min_rt, self.low_floor, low, self.probe_rt.low_se())
         else {
             return false;
         };
-        let started_in_old = probe.rt_at_start.is_some_and(|rt| {
-            SAME_REGIME.contains(&(rt.as_secs_f64() / min_rt.as_secs_f64().max(1e-12)))
-        });
-        let rose = low.as_secs_f64() / floor.as_secs_f64().max(1e-12) - 1.0;
+        let started_in_old = probe
+            .rt_at_start
+            .is_some_and(|rt| SAME_REGIME.contains(&ratio_of(rt, min_rt)));
+        let rose = ratio_of(low, floor) - 1.0;
         let added = low.saturating_sub(floor).as_secs_f64();
         !probe.check
             && started_in_old
@@ -2069,7 +2067,7 @@ impl LittlesLaw {
             .min_rt
             .zip(mean(self.probe_rt.rt_sum, n, 1))
             .is_some_and(|(old, new)| {
-                let ratio = new.as_secs_f64() / old.as_secs_f64().max(1e-12);
+                let ratio = ratio_of(new, old);
                 SAME_REGIME.contains(&ratio) || ratio > trigger
             });
         if !same {
@@ -2228,22 +2226,8 @@ impl LittlesLaw {
             return None;
         }
         let floor = self.low_floor?;
-        // As many answers as a recent bucket, as `probe_decided` asks.
-        let n = self.probe_rt.passes - p.carried;
-        let recent = self.closed.iter().rev().take(RT_BUCKETS);
-        let (count, buckets) = recent.fold((0, 0), |(c, k), b| (c + b.passes, k + 1));
-        if n < self.c.min_samples as u64 || n * buckets.max(1) < count {
-            return None;
-        }
+        let rate = self.admitted_more(&p, now)?;
         let (low, se) = self.probe_rt.low_so_far(self.c.min_samples)?;
-        // Admitted while it held: its answers and the permits still out.
-        let held = (now - p.start).as_secs_f64().max(1e-9);
-        let admitted = (n + p.limit as u64) as f64;
-        let expected = p.rate * held;
-        if admitted - expected <= DEEPER_SIGNIFICANCE * expected.sqrt() {
-            return None;
-        }
-        let rate = admitted / held;
         let stale = self.floor_unsure
             || (low.as_secs_f64() * self.c.probe_trigger < floor.as_secs_f64()
                 && floor.saturating_sub(low).as_secs_f64()
@@ -2282,6 +2266,25 @@ impl LittlesLaw {
             next.rate = rate;
         }
         self.probe_limit(now)
+    }
+
+    /// The rate at which the probe `p` under way admitted requests (its answers and the permits
+    /// still out, over the time it held), once it has as many answers as a recent bucket (as
+    /// `probe_decided` asks), where that is more than the rate before it gives by
+    /// [`DEEPER_SIGNIFICANCE`] standard errors of the count (Poisson): the permits it took were
+    /// waiting, not in service. A probe of a few dozen answers must admit half as many again,
+    /// one of thousands a few per cent.
+    fn admitted_more(&self, p: &Probe, now: Nanos) -> Option<f64> {
+        let n = self.probe_rt.passes - p.carried;
+        let recent = self.closed.iter().rev().take(RT_BUCKETS);
+        let (count, buckets) = recent.fold((0, 0), |(c, k), b| (c + b.passes, k + 1));
+        if n < self.c.min_samples as u64 || n * buckets.max(1) < count {
+            return None;
+        }
+        let held = (now - p.start).as_secs_f64().max(1e-9);
+        let admitted = (n + p.limit as u64) as f64;
+        let expected = p.rate * held;
+        (admitted - expected > DEEPER_SIGNIFICANCE * expected.sqrt()).then(|| admitted / held)
     }
 
     /// The delay outside that restarted the slow start ([`Self::delay_restart`]) went away:
@@ -2403,19 +2406,7 @@ impl LittlesLaw {
         let Some(p) = self.probe.filter(|p| now < p.end) else {
             return;
         };
-        if p.shallow || p.check || p.limit >= self.base {
-            return;
-        }
-        let n = self.probe_rt.passes - p.carried;
-        let recent = self.closed.iter().rev().take(RT_BUCKETS);
-        let (count, buckets) = recent.fold((0, 0), |(c, k), b| (c + b.passes, k + 1));
-        if n < self.c.min_samples as u64 || n * buckets.max(1) < count {
-            return;
-        }
-        let held = (now - p.start).as_secs_f64().max(1e-9);
-        let admitted = (n + p.limit as u64) as f64;
-        let expected = p.rate * held;
-        if admitted - expected <= DEEPER_SIGNIFICANCE * expected.sqrt() {
+        if p.shallow || p.check || p.limit >= self.base || self.admitted_more(&p, now).is_none() {
             return;
         }
         let knee = clamp(p.limit + 1, self.c.min, self.c.max);
