@@ -9,11 +9,7 @@ use super::*;
 /// (the knee 50 → 250 permits), then none again, until `to_ms`; `each` sees every answer from
 /// 20 s on.
 fn delay_spike(seed: u64, to_ms: u64, each: impl FnMut(u64, &LittlesLaw)) -> LittlesLaw {
-    let mut l = LittlesLaw::new(LittlesLawConfig::default());
-    let mut pool = Pool::new(50, 0, 50, seed);
-    // A 1 µs floor: the harness these tests were measured on drew every service time so.
-    pool.floor_us = 1;
-    pool.run_timed(&mut l, 20_000, |_, _| {});
+    let (mut l, mut pool) = warmed(seed, 0.0);
     // `restarted` is never cleared: set before the change, it would pass the tests below
     // whatever the change did (review 17).
     assert!(!l.restarted, "seed {seed}: restarted before the delay came");
@@ -27,6 +23,18 @@ fn delay_spike(seed: u64, to_ms: u64, each: impl FnMut(u64, &LittlesLaw)) -> Lit
     l
 }
 
+/// 50 workers of 50 ms (1000 answers a second) that slow with `contention`, with a 1 µs floor
+/// (the harness these tests were measured on drew every service time so), run from 0 to 20 s:
+/// the algorithm and the pool, for a change to come.
+fn warmed(seed: u64, contention: f64) -> (LittlesLaw, Pool) {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let mut pool = Pool::new(50, 0, 50, seed);
+    pool.floor_us = 1;
+    pool.contention = contention;
+    pool.run_timed(&mut l, 20_000, |_, _| {});
+    (l, pool)
+}
+
 /// Seeds the change tests that fall on a probe run: where that probe falls, and so what it
 /// reads, differs with the state before it, so a few seeds of any version read it late.
 const SEEDS: u64 = 40;
@@ -36,11 +44,7 @@ pub(super) const MISSES: usize = 10;
 /// 50 workers of 50 ms that slow with contention (0.5), run from 0 until the first probe after
 /// 20 s starts: the algorithm, the pool and that probe's start (ms), for a change to fall on.
 fn until_the_first_probe_after_20_s(seed: u64) -> (LittlesLaw, Pool, u64) {
-    let mut l = LittlesLaw::new(LittlesLawConfig::default());
-    let mut pool = Pool::new(50, 0, 50, seed);
-    pool.floor_us = 1;
-    pool.contention = 0.5;
-    pool.run_timed(&mut l, 20_000, |_, _| {});
+    let (mut l, mut pool) = warmed(seed, 0.5);
     let mut t = 20_000;
     while !l.probing() {
         t += 1;
@@ -181,11 +185,7 @@ fn littles_a_drain_that_left_the_low_rt_where_it_was_probes_instead_of_draining_
 fn littles_finds_workers_that_came_back_with_a_slow_start() {
     let mut sum = 0;
     for seed in 1..=20 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.contention = 0.5;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let (mut l, mut pool) = warmed(seed, 0.5);
         pool.set_workers(10);
         pool.run_timed(&mut l, 35_000, |_, _| {});
         pool.set_workers(50);
@@ -226,11 +226,7 @@ fn littles_finds_workers_that_came_back_with_a_slow_start() {
 fn littles_a_probe_above_the_knee_after_a_delay_goes_deeper_at_once() {
     let mut late = Vec::new();
     for seed in 1..=10 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.contention = 0.5;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let (mut l, mut pool) = warmed(seed, 0.5);
         pool.delay_us = 200_000;
         pool.run_timed(&mut l, 40_000, |_, _| {});
         pool.delay_us = 0;
@@ -266,10 +262,7 @@ fn littles_a_probe_above_the_knee_after_a_delay_goes_deeper_at_once() {
 fn littles_a_delay_outside_restarts_to_the_knee_the_old_capacity_gives() {
     let mut missed = Vec::new();
     for seed in 1..=10 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let (mut l, mut pool) = warmed(seed, 0.0);
         pool.delay_us = 200_000;
         let mut reached = None;
         let (mut sum, mut n, mut most) = (0, 0, 0);
@@ -309,11 +302,7 @@ fn littles_a_delay_outside_restarts_to_the_knee_the_old_capacity_gives() {
 fn littles_the_delay_s_end_brings_the_regime_before_it_back() {
     let mut late = Vec::new();
     for seed in 1..=10 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.contention = 0.5;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let (mut l, mut pool) = warmed(seed, 0.5);
         pool.delay_us = 200_000;
         pool.run_timed(&mut l, 30_000, |_, _| {});
         let at_end = l.limit();
@@ -347,11 +336,7 @@ fn littles_the_delay_s_end_brings_the_regime_before_it_back() {
 fn littles_a_drain_in_a_delay_lowers_the_knee_it_returns_to() {
     let mut sum = 0;
     for seed in 1..=10 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.contention = 0.5;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let (mut l, mut pool) = warmed(seed, 0.5);
         pool.delay_us = 200_000;
         let mut n = 0;
         pool.run_timed(&mut l, 30_000, |t, _| {
@@ -373,10 +358,7 @@ fn littles_a_drain_in_a_delay_lowers_the_knee_it_returns_to() {
 fn littles_a_lasting_delay_does_not_cap_the_limit_after_the_pool_grows() {
     let mut stuck = Vec::new();
     for seed in 1..=3 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let (mut l, mut pool) = warmed(seed, 0.0);
         pool.delay_us = 200_000;
         pool.run_timed(&mut l, 30_000, |_, _| {});
         pool.set_workers(100);
@@ -409,10 +391,7 @@ fn littles_a_lasting_delay_does_not_cap_the_limit_after_the_pool_grows() {
 fn littles_explain_names_the_delay_cap_that_holds_the_limit() {
     let mut silent = Vec::new();
     for seed in 1..=3 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let (mut l, mut pool) = warmed(seed, 0.0);
         pool.delay_us = 200_000;
         pool.run_timed(&mut l, 30_000, |_, _| {});
         pool.set_workers(100);
@@ -447,10 +426,7 @@ fn littles_explain_names_the_delay_cap_that_holds_the_limit() {
 fn littles_one_fast_answer_in_a_delay_is_not_its_end() {
     let mut fell = Vec::new();
     for seed in 1..=3 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let (mut l, mut pool) = warmed(seed, 0.0);
         pool.delay_us = 200_000;
         pool.run_timed(&mut l, 28_000, |_, _| {});
         let before = (l.limit(), l.delay_restart.is_some());
@@ -483,10 +459,7 @@ fn littles_one_fast_answer_in_a_delay_is_not_its_end() {
 fn littles_a_delay_that_eases_is_not_its_end() {
     let mut fell = Vec::new();
     for seed in 1..=3 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let (mut l, mut pool) = warmed(seed, 0.0);
         pool.delay_us = 200_000;
         pool.run_timed(&mut l, 28_000, |_, _| {});
         let had = l.delay_restart.is_some();
