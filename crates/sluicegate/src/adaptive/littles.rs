@@ -67,6 +67,11 @@ struct Probe {
     /// Answers carried over from a blind probe before it, at its depth: counted with its own
     /// RTs, not in its pass rate.
     carried: u64,
+    /// It holds half a starting limit found past the knee: when it lets go, the limit returns
+    /// to the BDP it measured ([`LittlesLaw::after_start_probe`]). The mark goes with the
+    /// probe, so a rule that drops it leaves none on the next (a deeper probe in its place
+    /// inherits it: [`LittlesLaw::deeper_probe`]).
+    from_start: bool,
 }
 
 /// Buckets the queue estimate (and the recent RT) is taken over.
@@ -430,9 +435,6 @@ pub struct LittlesLaw {
     /// The window's median RT as its last bucket closed ([`Self::mid_of_window`]): a drop
     /// answered sooner was refused, not kept past a deadline.
     recent_mid: Option<Duration>,
-    /// The probe under way holds half a starting limit found past the knee: when it lets go,
-    /// the limit returns to the BDP it measured ([`Self::after_start_probe`]).
-    start_probe: bool,
 }
 
 impl LittlesLaw {
@@ -497,7 +499,6 @@ impl LittlesLaw {
             shed: ShedCap::default(),
             calm: CalmDrops::default(),
             recent_mid: None,
-            start_probe: false,
         }
     }
 
@@ -778,7 +779,6 @@ impl LittlesLaw {
             return;
         };
         self.probe = None;
-        self.start_probe = false;
         let needed = if probe.decided {
             self.c.min_samples
         } else {
@@ -1088,7 +1088,7 @@ impl LittlesLaw {
             self.base = clamp(knee, min, max);
             let limit = clamp(knee / 2, min, max);
             self.start_probe(now, short_rt, limit, false);
-            self.start_probe = true;
+            self.mark_from_start(true);
             return limit;
         }
         // The slow start ends at the first queue: the limit has overshot by the growth of the
@@ -1488,7 +1488,7 @@ impl LittlesLaw {
                 (drained as usize).clamp(self.base / 2, top)
             };
             self.start_probe(now, short_rt, limit, shallow.is_some());
-            self.start_probe = queued_from_start;
+            self.mark_from_start(queued_from_start);
         }
         self.probe_limit(now).unwrap_or(self.base)
     }
@@ -1919,6 +1919,7 @@ impl LittlesLaw {
             end,
             done: end + span,
             limit,
+            from_start: false,
         });
         self.probe_rt = match pool {
             Some((_, mut answers)) => {
@@ -2264,6 +2265,7 @@ impl LittlesLaw {
         self.start_probe(now, mean, depth, false);
         if let Some(next) = self.probe.as_mut() {
             next.rate = rate;
+            next.from_start = p.from_start;
         }
         self.probe_limit(now)
     }
@@ -2414,6 +2416,13 @@ impl LittlesLaw {
         self.knee = Some(self.knee.map_or(knee, |k| k.min(knee)));
     }
 
+    /// Marks the probe under way as the one below a start past the knee, or as no longer it.
+    fn mark_from_start(&mut self, from_start: bool) {
+        if let Some(p) = self.probe.as_mut() {
+            p.from_start = from_start;
+        }
+    }
+
     /// The probe below a starting limit found past the knee has let go of the limit: it
     /// returns to the drain's BDP — the probe's own pass rate (its answers and the permits
     /// still out, over the time it held) × the mean RT of its answers so far, plus the target
@@ -2424,10 +2433,10 @@ impl LittlesLaw {
     /// seen yet, so the BDP reads low rather than high; the steering grows from there while
     /// no queue shows. Never above the limit it would return to.
     fn after_start_probe(&mut self, now: Nanos) {
-        let Some(p) = self.probe.filter(|p| self.start_probe && now >= p.end) else {
+        let Some(p) = self.probe.filter(|p| p.from_start && now >= p.end) else {
             return;
         };
-        self.start_probe = false;
+        self.mark_from_start(false);
         let Some(rt) = mean(
             self.probe_rt.rt_sum,
             self.probe_rt.passes,

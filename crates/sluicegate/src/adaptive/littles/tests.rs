@@ -2123,3 +2123,27 @@ fn littles_workers_that_came_back_are_found_through_a_queue_under_the_target() {
     let limits = drive_workers(&mut l, 20_000, 22_000, 50, 50);
     assert!(limits.iter().any(|&n| n >= 45), "{limits:?}");
 }
+
+/// The return to the measured BDP belongs to the probe below a start past the knee, and to no
+/// later probe: a rule that drops that probe before its end (the delay's end, which takes the
+/// limit to the old knee at once) left the mark behind, and the next probe's end — a probe
+/// started for any other reason, from a base the rule had set — was taken for the start
+/// probe's and pulled the base down to what that probe measured (review 45).
+#[test]
+fn littles_a_dropped_start_probe_leaves_no_mark_on_the_next_probe() {
+    let mut l = warmed();
+    let rt = Some(Duration::from_millis(20));
+    l.start_probe(Nanos::new(3_000 * MS), rt, 10, false);
+    l.mark_from_start(true);
+    // Dropped before its end, as `delay_ended` drops it, with the base it sets.
+    l.probe = None;
+    l.base = 40;
+    // A later probe, started by the spaced-out schedule; its answers read a BDP of ~10.
+    l.start_probe(Nanos::new(8_000 * MS), rt, 20, false);
+    let end = l.probe.map(|p| p.end).unwrap();
+    for _ in 0..200 {
+        l.probe_rt.add(Duration::from_millis(20));
+    }
+    l.after_start_probe(end);
+    assert_eq!(l.base, 40, "the later probe is not the start probe");
+}
