@@ -10,6 +10,7 @@ mod config;
 mod demand;
 mod explain;
 mod pooled;
+mod slowed;
 mod start;
 
 pub use config::LittlesLawConfig;
@@ -375,6 +376,8 @@ pub struct LittlesLaw {
     since_probe: usize,
     /// The slow start was restarted by a regime change (not the start of the run).
     restarted: bool,
+    /// What a service that slowed re-based since the last probe ([`slowed::Slowed`]).
+    slowed: Option<slowed::Slowed>,
     /// The most a restarted slow start grows to: the capacity measured before the change ×
     /// the new min RT (an RT that rose at the same capacity moves the knee by as much).
     restart_cap: Option<usize>,
@@ -478,6 +481,7 @@ impl LittlesLaw {
             limit_log: VecDeque::new(),
             since_probe: usize::MAX,
             restarted: false,
+            slowed: None,
             restart_cap: None,
             delay_restart: None,
             delay_lapses: Nanos::ZERO,
@@ -779,6 +783,7 @@ impl LittlesLaw {
             return;
         };
         self.probe = None;
+        self.slowed = None;
         let needed = if probe.decided {
             self.c.min_samples
         } else {
@@ -1176,6 +1181,12 @@ impl LittlesLaw {
             // A probe holds the limit down: keep the limit it returns to.
             self.base
         } else if let Some(q) = queue {
+            // A service that slowed reads as a queue against the floor of its old regime.
+            let q = if self.follow_slowdown() {
+                self.queue_estimate().unwrap_or(q)
+            } else {
+                q
+            };
             // Steer the resource's own queue to `target`: grow fast while there is clearly
             // none (capacity to find), otherwise correct part of the error each bucket.
             // Before the knee is first found, any queue under the target is noise.

@@ -566,3 +566,34 @@ fn littles_the_delay_rules_hold_on_a_clock_started_near_its_wrap() {
         "(offset, seed, ms to 150, ms back after the end): {missed:?}"
     );
 }
+
+/// Pins the floor after the service slowed (`latency_spike`: 50 workers of 50 ms, 3× slower
+/// from 20 s). The floor stayed the old regime's (~2 ms) until a probe re-based it, and the
+/// slower service's low RT (7.7 ms for 2.6) read as a queue of about two against it, which
+/// walked the limit from 50 to 41–45 for 50 workers; the first probe after the change went
+/// blind, the next was shallow and only confirmed, and the floor moved 2–7 s after the change
+/// (1.2–4.4 s in 10 seeds of 20 here, not within 5 s in the other 10). The buckets' medians
+/// rose 3× with their low end rising as much (a stretch, not a wait added to each): the floor
+/// (and the probe's median and min RT) follow at once, within 0.5 s in 14 seeds of 20.
+#[test]
+fn littles_a_slower_service_moves_the_floor_before_a_probe() {
+    let mut late = Vec::new();
+    for seed in 1..=20 {
+        let (mut l, mut pool) = warmed(seed, 0.5);
+        let before = l.low_floor.expect("a floor");
+        pool.scale_service(3.0);
+        let mut moved = None;
+        pool.run_timed(&mut l, 20_500, |t, l| {
+            if moved.is_none() && l.low_floor.is_some_and(|f| f >= before * 2) {
+                moved = Some((t - 20_000_000) / 1000);
+            }
+        });
+        if moved.is_none() {
+            late.push((seed, before, l.low_floor));
+        }
+    }
+    assert!(
+        late.len() <= 8,
+        "the floor not doubled within 0.5 s of the slowdown (seed, before, after): {late:?}"
+    );
+}

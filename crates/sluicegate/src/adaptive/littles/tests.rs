@@ -1254,6 +1254,13 @@ impl Pool {
         }
     }
 
+    /// Service times `scale` × those given at [`Pool::new`] from now on (a service that slowed
+    /// or sped up), for the requests that start from now.
+    pub(super) fn scale_service(&mut self, scale: f64) {
+        self.mean_us *= scale;
+        self.floor_us = (self.floor_us as f64 * scale) as u64;
+    }
+
     /// Leaves `workers` workers, those free soonest (the others finish what they serve and
     /// go); more than there are join free now.
     pub(super) fn set_workers(&mut self, workers: usize) {
