@@ -235,7 +235,8 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   taken from such readings) is above the knee: the limit comes down to the permits it kept
 ///   in service, and a probe below them starts at once. No growth until the probe is done. Three pinned buckets, no queue over the target, that pass more than the capacity last
 ///   measured while the resource queued (by two standard errors of their count), at a mean
-///   RT within 25 % of min RT and in the regime it served its most in: workers came back, and
+///   RT within 25 % of min RT and in the regime it served its most in (min RT within
+///   `probe_trigger` of the one then): workers came back, and
 ///   the slow start restarts, up to that most × min RT.
 /// - **Startup**: until the resource first queues, growth is × 1.5 a bucket (a slow start)
 ///   while nearly every request (90 %) found every permit taken;
@@ -1711,9 +1712,12 @@ impl LittlesLaw {
     /// count (Poisson), at a mean RT within [`SAME_REGIME`] of min RT. The RT tells it from a
     /// resource that got faster (a slower service's end, a delay's end): there the same permits
     /// answer sooner, here more permits answer as soon. Only in the regime the resource served
-    /// its most in (min RT within [`SAME_REGIME`] of the one then), and only below what that
-    /// most serves at min RT (Little's law, plus the target queue): the slow start's cap,
-    /// returned. In a delay's regime (`network_delay_spike`, 250 ms for 50 ms) the limit below
+    /// its most in, judged as a probe judges a restart: min RT within `probe_trigger` of the
+    /// one then, either way (two probes' censored means of one service differ by more than
+    /// [`SAME_REGIME`]: `capacity_fifth` seed 23 read 54.4 ms at the start and 42.2 ms while 10
+    /// workers served, the test never fired, and × 1.1 a bucket took 12 permits to 40 in
+    /// 3.3 s). And only below what that most serves at min RT (Little's law, plus the target
+    /// queue): the slow start's cap, returned. In a delay's regime (`network_delay_spike`, 250 ms for 50 ms) the limit below
     /// the knee passes the rate test too, but the slow start capped at 1000 answers a second ×
     /// 250 ms went past the knee on the delay's late answers and left 150 permits for 50 workers
     /// after it (seeds 16–30, −0.02 to −0.09): that regime has its own restarted slow start.
@@ -1722,8 +1726,9 @@ impl LittlesLaw {
         let most = served * min_rt.as_secs_f64() * (1.0 + self.c.queue_target);
         let cap = (most + MIN_QUEUE_TARGET).ceil() as usize;
         let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
+        let trigger = self.c.probe_trigger;
         if !self.knee_found
-            || !SAME_REGIME.contains(&ratio_of(min_rt, then))
+            || !(1.0 / trigger..=trigger).contains(&ratio_of(min_rt, then))
             || cap <= self.base
             || self.capacity <= 0.0
             || recent.len() < RT_BUCKETS

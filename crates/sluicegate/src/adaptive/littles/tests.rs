@@ -2154,3 +2154,21 @@ fn littles_a_dropped_start_probe_leaves_no_mark_on_the_next_probe() {
     l.after_start_probe(end);
     assert_eq!(l.base, 40, "the later probe is not the start probe");
 }
+
+/// Pins the workers' return where the min RT is another probe's than the one the most was
+/// served at (`capacity_fifth` seed 23: the start read 54.4 ms and a probe while 10 workers
+/// served read 42.2 ms, censored means of one 50 ms service, 0.78 of each other; the return's
+/// test asked for the two within [`SAME_REGIME`] and never fired, and × 1.1 a bucket took 12
+/// permits to 40 in 3.3 s). The same 50 → 10 → 50 workers of 50 ms as above, the floor drawn
+/// 1 ms low, the start's min RT 54 ms and the fall's 42 ms: the limit held 14 for 2 s.
+#[test]
+fn littles_workers_that_came_back_are_found_across_min_rts_of_two_probes() {
+    let mut l = warmed();
+    drive_workers(&mut l, 1000, 10_000, 50, 50);
+    drive_workers(&mut l, 10_000, 20_000, 50, 10);
+    l.low_floor = Some(Duration::from_millis(49));
+    l.served_most.1 = Duration::from_millis(54);
+    l.min_rt = Some(Duration::from_millis(42));
+    let limits = drive_workers(&mut l, 20_000, 22_000, 50, 50);
+    assert!(limits.iter().any(|&n| n >= 45), "{limits:?}");
+}
