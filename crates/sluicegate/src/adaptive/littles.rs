@@ -733,6 +733,8 @@ impl LittlesLaw {
     fn close_bucket(&mut self, closed_at: Nanos) {
         let mut b = std::mem::replace(&mut self.current, Bucket::new(self.span));
         b.probed = self.probe.is_some();
+        let opened = closed_at.as_u64().saturating_sub(b.span.as_nanos() as u64);
+        b.held_down = self.probe.is_some_and(|p| p.end.as_u64() > opened);
         let (held_back, turned_away) = self.counted;
         b.turned_away = self.turned_away.saturating_sub(turned_away);
         b.waited = self
@@ -1215,6 +1217,12 @@ impl LittlesLaw {
                 self.restarted = true;
                 self.restart_cap = Some(cap);
                 self.delay_restart = None;
+                if self.probe.take().is_some() {
+                    // In a probe's tail: the resource changed under it, and what it measured
+                    // is neither regime's. The tail held the limit where it was, and the
+                    // slow start needs it to grow. (A start probe's mark goes with it.)
+                    self.since_probe = 0;
+                }
             }
             // Until the knee is found, grow like a slow start.
             let step = if self.knee_found {
@@ -1707,7 +1715,9 @@ impl LittlesLaw {
     }
 
     /// Workers came back, seen in the pass rate: the last [`RT_BUCKETS`] buckets, each pinned
-    /// and none a probe's, passed more than `capacity` (the pass rate last measured while the
+    /// and none held down by a probe (a probe's tail, while its last answers are followed, is
+    /// at the limit: `capacity_fifth` seed 30, a probe that let go 0.6 s after the return held
+    /// 13 permits for 50 workers another second), passed more than `capacity` (the pass rate last measured while the
     /// resource queued) over their span, by [`CAME_BACK_SIGNIFICANCE`] standard errors of that
     /// count (Poisson), at a mean RT within [`SAME_REGIME`] of min RT. The RT tells it from a
     /// resource that got faster (a slower service's end, a delay's end): there the same permits
@@ -1732,7 +1742,7 @@ impl LittlesLaw {
             || cap <= self.base
             || self.capacity <= 0.0
             || recent.len() < RT_BUCKETS
-            || recent.iter().any(|b| b.probed || !b.pinned())
+            || recent.iter().any(|b| b.held_down || !b.pinned())
         {
             return None;
         }

@@ -41,6 +41,10 @@ pub(super) struct Bucket {
     pub(super) at_limit: u64,
     /// A min-RT probe was under way: its pass rate understates the resource.
     pub(super) probed: bool,
+    /// A probe held the limit down during some of it. A probe's tail (after it lets the limit
+    /// go, while the answers of the requests it started are followed) is `probed` too, but
+    /// its pass rate is the limit's own.
+    pub(super) held_down: bool,
     /// Callers held back while it was open that were turned away without waiting, and those
     /// that waited for a permit (the limiter's counts, taken as it closes).
     pub(super) turned_away: u64,

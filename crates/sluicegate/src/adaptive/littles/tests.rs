@@ -2172,3 +2172,26 @@ fn littles_workers_that_came_back_are_found_across_min_rts_of_two_probes() {
     let limits = drive_workers(&mut l, 20_000, 22_000, 50, 50);
     assert!(limits.iter().any(|&n| n >= 45), "{limits:?}");
 }
+
+/// Pins the workers' return read in a probe's tail (`capacity_fifth` seed 30: a probe at 7
+/// permits from 49.7 s let go at 50.6 s, and its tail, while the answers of the requests it
+/// started were followed, held 13 permits for 50 workers to 51.6 s; the return's test skipped
+/// the tail's buckets as a probe's, though they passed 280–340 answers a second at the limit
+/// against 240). The same 50 → 10 → 50 workers of 50 ms, the floor drawn 1 ms low, and a probe
+/// due just before the return that lets go at the return to 14 permits (as seed 30's to 13
+/// where 10 workers had passed 240 a second; here 200), its tail followed to 22 s (an
+/// undecided probe's is as long as it held): the limit held 14 to the end.
+#[test]
+fn littles_workers_that_came_back_are_found_in_a_probe_s_tail() {
+    let mut l = warmed();
+    drive_workers(&mut l, 1000, 10_000, 50, 50);
+    drive_workers(&mut l, 10_000, 19_800, 50, 10);
+    l.low_floor = Some(Duration::from_millis(49));
+    l.next_probe = Nanos::new(19_800 * MS);
+    drive_workers(&mut l, 19_800, 20_000, 50, 10);
+    let probe = l.probe.as_mut().expect("a probe at the return");
+    (probe.end, probe.done) = (Nanos::new(20_000 * MS), Nanos::new(22_000 * MS));
+    l.base = 14;
+    let limits = drive_workers(&mut l, 20_000, 22_000, 50, 50);
+    assert!(limits.iter().any(|&n| n >= 45), "{limits:?}");
+}
