@@ -2351,6 +2351,13 @@ impl LittlesLaw {
         if through.is_none_or(|(s, n)| n < enough || least + old_floor >= s) {
             return None;
         }
+        // What the answers that beat the delay still carry over the old regime's low end: more
+        // than the old service's own time, and the delay eased (a path that partly recovered),
+        // not ended.
+        let left = least.saturating_sub(old_floor);
+        if left > service {
+            return self.delay_eased(served, service + left, least, b.passes);
+        }
         let knee = served * service.as_secs_f64() * (1.0 + self.c.queue_target);
         let knee = clamp(
             ((knee + MIN_QUEUE_TARGET).ceil() as usize).min(self.base),
@@ -2376,6 +2383,34 @@ impl LittlesLaw {
         self.drained_at = Some(self.closed_total);
         self.since_probe = 0;
         Some(knee)
+    }
+
+    /// The delay outside eased: the answers that beat it still carry `rt` (the old service
+    /// plus what is left of the delay). The cap is the old capacity at that RT, and the
+    /// shortest answer through the delay is counted anew from `least` (`passes` answers),
+    /// so its end is read against what is left of it.
+    fn delay_eased(
+        &mut self,
+        served: f64,
+        rt: Duration,
+        least: Duration,
+        passes: u64,
+    ) -> Option<usize> {
+        self.before_delay.2 = Some((least, passes));
+        let cap = served * rt.as_secs_f64() * (1.0 + self.c.queue_target);
+        let cap = clamp(
+            (cap + MIN_QUEUE_TARGET).ceil() as usize,
+            self.c.min,
+            self.c.max,
+        );
+        self.restart_cap = Some(cap);
+        (self.base > cap).then(|| {
+            self.base = cap;
+            if self.knee_found {
+                self.knee = Some(cap);
+            }
+            cap
+        })
     }
 
     /// A delay outside that has not ended within four probe intervals (20 s by default, and
