@@ -2353,7 +2353,10 @@ impl LittlesLaw {
         }
         // What the answers that beat the delay still carry over the old regime's low end: more
         // than the old service's own time, and the delay eased (a path that partly recovered),
-        // not ended.
+        // not ended. 200 ms → 100 ms left 120 ms for a service of 50 ms; the end of a delay,
+        // 0–22 ms in `network_delay_spike` but in seed 8 (71 ms: the workers' queue the
+        // delay's permits fill as they come back), which the eased cap (131) then holds
+        // until the steering walks it down (1.8 s).
         let left = least.saturating_sub(old_floor);
         if left > service {
             return self.delay_eased(served, service + left, least, b.passes);
