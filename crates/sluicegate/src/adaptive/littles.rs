@@ -2013,7 +2013,8 @@ impl LittlesLaw {
     /// from the moment they halved, a queued floor of 38.7 ms taken for a new regime's, 11 s
     /// to converge). A probe set off by RTs already slower started in the new regime and reads
     /// it as it is: checking a delay's (`network_delay_spike`) cost 2.2 s at a quarter of the
-    /// knee before the restart.
+    /// knee before the restart. Unless that reading would restart the slow start and most of
+    /// its rise, not all, is a wait: then it is the queue of a probe held above the workers left.
     fn wait_added(&self, probe: &Probe, ratio: f64, low: Option<Duration>) -> bool {
         let (Some(min_rt), Some(floor), Some(low), Some(se)) =
             (self.min_rt, self.low_floor, low, self.probe_rt.low_se())
@@ -2023,10 +2024,24 @@ impl LittlesLaw {
         let started_in_old = probe
             .rt_at_start
             .is_some_and(|rt| SAME_REGIME.contains(&ratio_of(rt, min_rt)));
+        // Or one that started in the new regime and reads it more than `probe_trigger` slower
+        // (a restart), where most of the mean's rise is a wait in front of every request (the
+        // low RT rose at least half as much) but not all of it, as a delay's is
+        // (`delay_outside`). A queue held above the workers left does that: the waiting adds
+        // to every RT, contention slows the service on top. The probe a drop to a fifth set off
+        // at half the limit (28 permits for 10 workers) read 283 ms for 50 ms, the low RT +149
+        // ms and the mean +234, and the slow start restarted on it held 25–37 permits for 10
+        // workers for 26 s (`capacity_fifth` seed 45; seed 53, 21 permits, 16 s). A 3× slower
+        // service behind a 300 ms timeout read 0.30 as much (its slow answers cut off), and a
+        // check there walked the limit to 1.
         let rose = ratio_of(low, floor) - 1.0;
         let added = low.saturating_sub(floor).as_secs_f64();
+        let mean_added = min_rt.as_secs_f64() * (ratio - 1.0);
+        let queued_restart = ratio > self.c.probe_trigger
+            && added >= mean_added / 2.0
+            && !self.delay_outside(ratio, Some(low));
         !probe.check
-            && started_in_old
+            && (started_in_old || queued_restart)
             && rose > 2.0 * (ratio - 1.0)
             && added > STARTUP_SIGNIFICANCE * se.as_secs_f64()
     }

@@ -635,3 +635,43 @@ fn littles_an_eased_delay_s_end_brings_the_regime_before_it_back() {
          it (seed, (limit, delay_restart) at the end, ms, floor): {late:?}"
     );
 }
+
+/// Pins the probe that a drop to a fifth sets off above the workers left (`capacity_fifth` seed
+/// 45: 50 workers to 10 at 20 s, no queue estimate in the buckets of the drop, so no drain
+/// first; the probe at half the limit, 28 permits, read a mean RT of 283 ms for 50 ms and a low
+/// RT of 154 ms, and the slow start restarted on that queued floor: 25–37 permits for the 10
+/// workers, every probe after it above them too, 32 s to converge; seed 53 alike, 19.7 s).
+/// Such a probe started in the new regime (the recent RT already slow), so the check at half
+/// the depth was not asked for. Now a reading that would restart and is not shaped as a delay
+/// is checked there, and the check finds the old regime. Here 50 workers that slow with
+/// contention (0.5) drop to 10 at 20 s: min RT above 150 ms (3× the service) for 5 s or more
+/// of the 15 s after in seeds 8 and 11 of 1–40 (7.0 and 10.7 s), now in none. (Seeds 24 and
+/// 36 read 168 and 250 ms for 3.9 and 4.1 s, set by another rule, and 16 and 22 for ~1 s.)
+#[test]
+fn littles_a_probe_above_the_workers_a_drop_left_is_checked_before_a_restart() {
+    let mut slow = Vec::new();
+    for seed in 1..=SEEDS {
+        let (mut l, mut pool) = warmed(seed, 0.5);
+        pool.set_workers(10);
+        let (mut since, mut total) = (None, 0);
+        pool.run_timed(&mut l, 35_000, |t, l| {
+            let queued = l.min_rt.is_some_and(|r| r > Duration::from_millis(150));
+            match (queued, since) {
+                (true, None) => since = Some(t),
+                (false, Some(s)) => {
+                    total += t - s;
+                    since = None;
+                }
+                _ => {}
+            }
+        });
+        total += since.map_or(0, |s| 35_000_000 - s);
+        if total >= 5_000_000 {
+            slow.push((seed, total / 1000));
+        }
+    }
+    assert!(
+        slow.is_empty(),
+        "min RT above 150 ms for 5 s or more after the drop (seed, ms): {slow:?}"
+    );
+}
