@@ -379,6 +379,10 @@ pub struct LittlesLaw {
     restarted: bool,
     /// What a service that slowed re-based since the last probe ([`slowed::Slowed`]).
     slowed: Option<slowed::Slowed>,
+    /// The regime the window's older buckets read when the probe under way started, and the
+    /// one a blind probe left ([`LittlesLaw::service_slowed`] compares with it after the probe).
+    probe_ref: Option<(f64, f64)>,
+    slow_ref: Option<(f64, f64)>,
     /// The most a restarted slow start grows to: the capacity measured before the change ×
     /// the new min RT (an RT that rose at the same capacity moves the knee by as much).
     restart_cap: Option<usize>,
@@ -483,6 +487,8 @@ impl LittlesLaw {
             since_probe: usize::MAX,
             restarted: false,
             slowed: None,
+            probe_ref: None,
+            slow_ref: None,
             restart_cap: None,
             delay_restart: None,
             delay_lapses: Nanos::ZERO,
@@ -787,6 +793,8 @@ impl LittlesLaw {
         };
         self.probe = None;
         self.slowed = None;
+        let reference = self.probe_ref.take();
+        self.slow_ref = None;
         let needed = if probe.decided {
             self.c.min_samples
         } else {
@@ -809,6 +817,7 @@ impl LittlesLaw {
             self.since_probe = 0;
             self.blind = true;
             self.blind_answers = unsealed;
+            self.slow_ref = reference;
             return;
         };
         // The probe's own pass rate: the requests it admitted (and saw answered) over the
@@ -1897,6 +1906,10 @@ impl LittlesLaw {
 
     fn start_probe(&mut self, now: Nanos, short_rt: Option<Duration>, limit: usize, shallow: bool) {
         self.probe_full = false;
+        self.probe_ref = match (self.older_regime(), self.slow_ref) {
+            (Some(now), Some(kept)) if kept.0 < now.0 => Some(kept),
+            (now, kept) => now.or(kept),
+        };
         let spacing = 1u32 << self.confirmed.min(MAX_SPACING);
         self.next_probe = now + self.at_least_buckets(self.c.probe_interval, 50) * spacing;
         // Long enough for a few round trips even when the resource has slowed down.

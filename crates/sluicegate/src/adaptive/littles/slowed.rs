@@ -31,6 +31,42 @@ impl LittlesLaw {
         if recent.len() < RT_BUCKETS || recent.iter().any(|b| b.probed) {
             return None;
         }
+        let mids: Vec<(f64, f64)> = (recent.iter())
+            .filter_map(|b| b.mid_rt().zip(b.mid_se()))
+            .map(|(mid, se)| (secs(mid), secs(se)))
+            .collect();
+        let (low, _) = self.recent_low()?;
+        let low_se = secs(self.bucket_low_se()?);
+        // Against the regime a blind probe started in, where lower: once it ended, the
+        // window's older buckets may be of the new regime too. Then the low end must also
+        // stay under that regime's median: a slower service stretches it by the scale (a
+        // 3× slower one: 7.7 ms against 35), a queue that left the probe blind lifts it by
+        // its wait (`capacity_fifth`: 260 ms for a fifth of the workers, against 38 ms).
+        let (mid0, low0, kept) = match (self.older_regime(), self.slow_ref) {
+            (Some(now), Some(kept)) if kept.0 < now.0 => (kept.0, kept.1, true),
+            (now, kept) => {
+                let (m, l) = now.or(kept)?;
+                (m, l, now.is_none())
+            }
+        };
+        if mids.len() < RT_BUCKETS {
+            return None;
+        }
+        let n = RT_BUCKETS as f64;
+        let mid = mids.iter().map(|m| m.0).sum::<f64>() / n;
+        let mid_se = mids.iter().map(|m| m.1 * m.1).sum::<f64>().sqrt() / n;
+        let (low, low_se) = (secs(low), low_se / n.sqrt());
+        let scale = mid / mid0.max(f64::MIN_POSITIVE);
+        let risen = mid - STARTUP_SIGNIFICANCE * mid_se > self.c.probe_trigger * mid0;
+        let stretched =
+            low <= scale * low0 + STARTUP_SIGNIFICANCE * low_se && (!kept || low < mid0);
+        let not_shifted = (mid - mid0) - (low - low0) > STARTUP_SIGNIFICANCE * mid_se;
+        (risen && stretched && not_shifted).then_some(scale)
+    }
+
+    /// The median of the window's older buckets' medians and low RTs (those before the last
+    /// [`RT_BUCKETS`], outside probes), where there are as many of each.
+    pub(super) fn older_regime(&self) -> Option<(f64, f64)> {
         let older = self
             .closed
             .iter()
@@ -39,25 +75,10 @@ impl LittlesLaw {
             .filter(|b| !b.probed);
         let mut old_mids: Vec<f64> = older.clone().filter_map(Bucket::mid_rt).map(secs).collect();
         let mut old_lows: Vec<f64> = older.filter_map(Bucket::low_rt).map(secs).collect();
-        let mids: Vec<(f64, f64)> = (recent.iter())
-            .filter_map(|b| b.mid_rt().zip(b.mid_se()))
-            .map(|(mid, se)| (secs(mid), secs(se)))
-            .collect();
-        let (low, _) = self.recent_low()?;
-        let low_se = secs(self.bucket_low_se()?);
-        if mids.len() < RT_BUCKETS || old_mids.len() < RT_BUCKETS || old_lows.len() < RT_BUCKETS {
+        if old_mids.len() < RT_BUCKETS || old_lows.len() < RT_BUCKETS {
             return None;
         }
-        let n = RT_BUCKETS as f64;
-        let mid = mids.iter().map(|m| m.0).sum::<f64>() / n;
-        let mid_se = mids.iter().map(|m| m.1 * m.1).sum::<f64>().sqrt() / n;
-        let (mid0, low0) = (median(&mut old_mids), median(&mut old_lows));
-        let (low, low_se) = (secs(low), low_se / n.sqrt());
-        let scale = mid / mid0.max(f64::MIN_POSITIVE);
-        let risen = mid - STARTUP_SIGNIFICANCE * mid_se > self.c.probe_trigger * mid0;
-        let stretched = low <= scale * low0 + STARTUP_SIGNIFICANCE * low_se;
-        let not_shifted = (mid - mid0) - (low - low0) > STARTUP_SIGNIFICANCE * mid_se;
-        (risen && stretched && not_shifted).then_some(scale)
+        Some((median(&mut old_mids), median(&mut old_lows)))
     }
 
     /// Where the service slowed ([`Self::service_slowed`]), the last probe's floor, median and
