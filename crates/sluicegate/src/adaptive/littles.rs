@@ -1184,7 +1184,7 @@ impl LittlesLaw {
                 // its knee, and room for bursts is room to queue inside (a surge of slow
                 // requests then slows everyone). The demand it served, less that queue, is the
                 // knee: hold it, as once a knee is known.
-                let knee = demand * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
+                let knee = self.drained_to(demand);
                 self.knee = Some(clamp((knee.ceil() as usize).min(self.base), min, max));
             }
             self.knee
@@ -1278,7 +1278,7 @@ impl LittlesLaw {
                 // ones), and a BDP on it drained 149 permits to 22 in front of 50 workers.
                 let bdp = (self.pass_rate(false) * min_rt.as_secs_f64())
                     .max(self.served_unqueued(target));
-                let cut = (bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET).min(base);
+                let cut = self.drained_to(bdp).min(base);
                 self.drained_in_a_delay(cut, base);
                 cut
             } else if held {
@@ -1658,7 +1658,7 @@ impl LittlesLaw {
         self.probe_mid = self.start.unqueued_mid();
         self.measured_at_start = true;
         self.knee_found = true;
-        let knee = in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
+        let knee = self.drained_to(in_service);
         let knee = clamp((knee.ceil() as usize).min(initial), min, initial);
         self.knee = Some(knee);
         self.limit_log.push_back((now, self.limit));
@@ -2171,9 +2171,9 @@ impl LittlesLaw {
                 // 47 permits for 50 workers on a phantom queue until the first probe at 5 s.
                 self.low_floor = self.demand.floor();
                 let knee = if in_service <= from as f64 {
-                    from as f64 * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET
+                    self.drained_to(from as f64)
                 } else {
-                    in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET
+                    self.drained_to(in_service)
                 };
                 let knee = clamp((knee.ceil() as usize).min(self.base), min, max);
                 self.knee_found = true;
@@ -2302,7 +2302,7 @@ impl LittlesLaw {
             self.floor_unsure = true;
         }
         let in_service = p.limit as f64 - queue;
-        let knee = in_service * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
+        let knee = self.drained_to(in_service);
         let knee = clamp((knee.ceil() as usize).min(p.limit), self.c.min, self.c.max);
         self.base = self.base.min(knee);
         self.knee = self.knee.map(|k| k.min(knee));
@@ -2389,9 +2389,9 @@ impl LittlesLaw {
         if left > service {
             return self.delay_eased(served, service + left, least, b.passes);
         }
-        let knee = served * service.as_secs_f64() * (1.0 + self.c.queue_target);
+        let knee = self.drained_to(served * service.as_secs_f64());
         let knee = clamp(
-            ((knee + MIN_QUEUE_TARGET).ceil() as usize).min(self.base),
+            (knee.ceil() as usize).min(self.base),
             self.c.min,
             self.c.max,
         );
@@ -2428,12 +2428,8 @@ impl LittlesLaw {
         passes: u64,
     ) -> Option<usize> {
         self.before_delay.2 = Some((least, passes));
-        let cap = served * rt.as_secs_f64() * (1.0 + self.c.queue_target);
-        let cap = clamp(
-            (cap + MIN_QUEUE_TARGET).ceil() as usize,
-            self.c.min,
-            self.c.max,
-        );
+        let cap = self.drained_to(served * rt.as_secs_f64());
+        let cap = clamp(cap.ceil() as usize, self.c.min, self.c.max);
         self.restart_cap = Some(cap);
         (self.base > cap).then(|| {
             self.base = cap;
@@ -2508,6 +2504,12 @@ impl LittlesLaw {
         self.knee = Some(self.knee.map_or(knee, |k| k.min(knee)));
     }
 
+    /// `permits` in service plus the drain's margin: the target queue's share of them and
+    /// [`MIN_QUEUE_TARGET`] — what a limit brought down to a measured BDP or knee leaves.
+    fn drained_to(&self, permits: f64) -> f64 {
+        permits * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET
+    }
+
     /// Marks the probe under way as the one below a start past the knee, or as no longer it.
     fn mark_from_start(&mut self, from_start: bool) {
         if let Some(p) = self.probe.as_mut() {
@@ -2539,7 +2541,7 @@ impl LittlesLaw {
         let answers = self.probe_rt.passes.saturating_sub(p.carried) + p.limit as u64;
         let held = p.end.as_u64().saturating_sub(p.start.as_u64()) as f64 / 1e9;
         let bdp = answers as f64 / held.max(1e-9) * rt.as_secs_f64();
-        let drain = bdp * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET;
+        let drain = self.drained_to(bdp);
         let to = clamp(
             (drain.ceil() as usize).min(self.base),
             self.c.min,
