@@ -27,10 +27,16 @@ fn delay_spike(seed: u64, to_ms: u64, each: impl FnMut(u64, &LittlesLaw)) -> Lit
 /// (the harness these tests were measured on drew every service time so), run from 0 to 20 s:
 /// the algorithm and the pool, for a change to come.
 fn warmed(seed: u64, contention: f64) -> (LittlesLaw, Pool) {
+    warmed_from(seed, contention, 0)
+}
+
+/// [`warmed`] on a clock that reads `offset_ns` at the pool's 0.
+fn warmed_from(seed: u64, contention: f64, offset_ns: u64) -> (LittlesLaw, Pool) {
     let mut l = LittlesLaw::new(LittlesLawConfig::default());
     let mut pool = Pool::new(50, 0, 50, seed);
     pool.floor_us = 1;
     pool.contention = contention;
+    pool.offset_ns = offset_ns;
     pool.run_timed(&mut l, 20_000, |_, _| {});
     (l, pool)
 }
@@ -571,11 +577,15 @@ fn littles_the_delay_rules_hold_on_a_clock_started_near_its_wrap() {
 }
 
 /// Seeds 1–20 of 50 workers (contention 0.5) warmed to 20 s whose service then takes 3× as
-/// long: those whose floor has not doubled by `until_ms` (seed, floor before, floor after).
-fn floor_not_doubled_after_a_slowdown(until_ms: u64) -> Vec<(u64, Duration, Option<Duration>)> {
+/// long: those whose floor has not doubled by `until_ms` (seed, floor before, floor after), on
+/// a clock that reads `offset_ns` at the pool's 0.
+fn floor_not_doubled_after_a_slowdown(
+    until_ms: u64,
+    offset_ns: u64,
+) -> Vec<(u64, Duration, Option<Duration>)> {
     let mut late = Vec::new();
     for seed in 1..=20 {
-        let (mut l, mut pool) = warmed(seed, 0.5);
+        let (mut l, mut pool) = warmed_from(seed, 0.5, offset_ns);
         let before = l.low_floor.expect("a floor");
         pool.scale_service(3.0);
         let mut doubled = false;
@@ -600,7 +610,7 @@ fn floor_not_doubled_after_a_slowdown(until_ms: u64) -> Vec<(u64, Duration, Opti
 /// others' first probe falls before the medians' rise is significant). At least half.
 #[test]
 fn littles_a_slower_service_moves_the_floor_before_a_probe() {
-    let late = floor_not_doubled_after_a_slowdown(20_500);
+    let late = floor_not_doubled_after_a_slowdown(20_500, 0);
     assert!(
         late.len() <= 10,
         "the floor not doubled within 0.5 s of the slowdown (seed, before, after): {late:?}"
@@ -688,7 +698,19 @@ fn littles_a_probe_above_the_workers_a_drop_left_is_checked_before_a_restart() {
 /// it did not in 6 of 20 seeds, exactly those whose first probe went blind).
 #[test]
 fn littles_a_slowdown_read_across_a_blind_probe() {
-    let late = floor_not_doubled_after_a_slowdown(23_000);
+    let late = floor_not_doubled_after_a_slowdown(23_000, 0);
+    assert!(
+        late.is_empty(),
+        "the floor not doubled within 2.5 s of the slowdown (seed, before, after): {late:?}"
+    );
+}
+
+/// The slowed-service rule (its scale, the blind probe's reference outliving the window) on a
+/// clock 100 s short of its wrap, where every deadline it sets saturates: the same as on a
+/// clock started at 0 (`littles_a_slowdown_read_across_a_blind_probe`).
+#[test]
+fn littles_a_slowdown_is_read_on_a_clock_started_near_its_wrap() {
+    let late = floor_not_doubled_after_a_slowdown(23_000, u64::MAX - 100_000_000_000);
     assert!(
         late.is_empty(),
         "the floor not doubled within 2.5 s of the slowdown (seed, before, after): {late:?}"
