@@ -158,6 +158,26 @@ impl Serve {
         if let Some(t) = self.upstream_timeout {
             p.upstream_timeout = t;
         }
+        // Said in the flags' own words too: the file's rules name `upstream_timeout` and
+        // `[admin] listen = …` in `listen`, which a quick form's user never wrote.
+        let flags_error = |message: String| ConfigError {
+            file: "<flags>".into(),
+            at: None,
+            message,
+        };
+        if p.upstream_timeout.0.is_zero() {
+            return Err(flags_error(
+                "--upstream-timeout must be longer than 0, like 30s (the default is 60s)".into(),
+            ));
+        }
+        if let Some(admin) = self.admin_listen
+            && let Some(proxy) = c.listen.iter().find(|l| l.clashes_with(admin))
+        {
+            return Err(flags_error(format!(
+                "--admin-listen {admin} takes the port of --listen {}: give the admin API a port of its own, like --admin-listen 127.0.0.1:9901",
+                proxy.0
+            )));
+        }
         Ok(c)
     }
 }
@@ -226,6 +246,46 @@ mod tests {
             .to_string();
         assert!(e.contains("--config FILE"), "{e}");
         assert!(e.contains("--listen"), "{e}");
+    }
+
+    /// Newcomer 57: `--upstream-timeout 0s` and an `--admin-listen` on the `--listen` port
+    /// were refused in the file's words (`upstream_timeout`, `[admin] listen = …`).
+    #[test]
+    fn the_quick_form_names_its_flags_for_a_zero_upstream_timeout_and_a_clashing_admin() {
+        let e = quick_serve("1s", &["--upstream-timeout", "0s"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--upstream-timeout must be longer than 0"),
+            "{e}"
+        );
+        assert!(!e.contains("`upstream_timeout`"), "{e}");
+        let serve = |admin: &str| {
+            let cli = Cli::try_parse_from([
+                "sluicegate",
+                "serve",
+                "--listen",
+                "0.0.0.0:18080",
+                "--upstream",
+                "http://127.0.0.1:9",
+                "--max-concurrency",
+                "2",
+                "--admin-listen",
+                admin,
+            ])
+            .unwrap();
+            let Command::Serve(serve) = cli.command else {
+                panic!("not serve");
+            };
+            serve.config().map(|c| c.0)
+        };
+        let e = serve("127.0.0.1:18080").unwrap_err().to_string();
+        assert!(
+            e.contains("--admin-listen 127.0.0.1:18080 takes the port of --listen 0.0.0.0:18080"),
+            "{e}"
+        );
+        assert!(!e.contains("[admin]"), "{e}");
+        assert!(serve("127.0.0.1:9901").unwrap().admin.listen.is_some());
     }
 
     /// A newcomer's trial: `serve --listen … --upstream …` insisted on `--max-queue` and
