@@ -317,6 +317,14 @@ pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
         {
             message = bounds.too_large();
         }
+        // A value that is text written without its quotes, as on the command line
+        // (`listen = 127.0.0.1:8080`, `grace_period = 1.5s`): toml reads it as a number or a
+        // time gone wrong ("invalid float, expected nothing"), which says nothing of quotes.
+        if UNQUOTED.iter().any(|m| message.starts_with(m))
+            && let Some((key, quoted)) = e.span().and_then(|s| unquoted_value(text, s.start))
+        {
+            message = format!("{message}: `{key}` takes text, in quotes: write `{key} = {quoted}`");
+        }
         error(e.span(), message)
     })?;
     check(&config).map_err(|(span, message)| error(span, message))?;
@@ -922,6 +930,40 @@ const STANDARD_METHODS: [&str; 9] = [
     "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
 ];
 
+/// toml's words for a bare value it tried to read as a number, date or time.
+const UNQUOTED: [&str; 4] = [
+    "invalid float",
+    "invalid time",
+    "invalid exponent",
+    "invalid date",
+];
+
+/// For the `key = value` on the line of byte `at` of `text`, where `value` is bare text
+/// that toml could not read as a number: the key (its last part), and the value as it
+/// should be written, in quotes (each element of a list). `None` for a whole-number
+/// setting, whose value must not be quoted, or a line that is no `key = value`.
+fn unquoted_value(text: &str, at: usize) -> Option<(&str, String)> {
+    let start = text.get(..at)?.rfind('\n').map_or(0, |i| i + 1);
+    let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let (key, value) = text[start..end].split_once('=')?;
+    let key = key.rsplit('.').next()?.trim().trim_matches('"');
+    let value = value.split('#').next()?.trim();
+    let plain =
+        |k: &str| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if !plain(key) || value.is_empty() || bounds::ALL.iter().any(|b| b.key == key) {
+        return None;
+    }
+    let quote = |v: &str| format!("\"{}\"", v.trim().trim_matches('"'));
+    let quoted = match value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+        Some(list) => format!(
+            "[{}]",
+            list.split(',').map(quote).collect::<Vec<_>>().join(", ")
+        ),
+        None => quote(value),
+    };
+    Some((key, quoted))
+}
+
 /// The key of the `key = value` whose value starts at byte `at` of `text` (its last part,
 /// unquoted: `b` for `a."b" = 1`).
 fn key_before(text: &str, at: usize) -> Option<&str> {
@@ -956,6 +998,34 @@ mod tests {
         let refused = parse(&format!("{MINIMAL}{line}\n"), "g.toml").expect_err(line);
         assert_eq!(refused.at, Some(at), "{line}: {refused}");
         assert!(refused.message.contains(says), "{line}: {refused}");
+    }
+
+    /// Newcomer 57: `listen = 127.0.0.1:8080` (the address as `--listen` takes it) was
+    /// refused as "invalid float, expected nothing", without a word of quotes.
+    #[test]
+    fn a_bare_text_value_is_told_to_go_in_quotes() {
+        let refused = |line: &str| parse(&format!("{line}\n{MINIMAL}"), "g.toml").expect_err(line);
+        let e = refused("listen = 127.0.0.1:8080");
+        assert!(
+            e.message
+                .ends_with(": `listen` takes text, in quotes: write `listen = \"127.0.0.1:8080\"`"),
+            "{e}"
+        );
+        assert_eq!(e.at, Some((1, 15)), "{e}");
+        let e = refused("listen = [127.0.0.1:8080, 127.0.0.1:8081] # two");
+        assert!(
+            e.message
+                .contains("write `listen = [\"127.0.0.1:8080\", \"127.0.0.1:8081\"]`"),
+            "{e}"
+        );
+        let e = refused("grace_period = 1.5s");
+        assert!(e.message.contains("write `grace_period = \"1.5s\"`"), "{e}");
+        let e = refused("send_timeout = 1:30");
+        assert!(e.message.contains("write `send_timeout = \"1:30\"`"), "{e}");
+        // A whole-number setting is never told to quote its value.
+        let e = refused("workers = 1.2.3");
+        assert!(!e.message.contains("quotes"), "{e}");
+        assert!(parse(&format!("listen = \"127.0.0.1:8080\"\n{MINIMAL}"), "g.toml").is_ok());
     }
 
     /// Review 2026-12-04-control-races, case 5: a file read while its writer is part-way
