@@ -62,13 +62,17 @@ impl FromStr for UpstreamUrl {
                 "upstream `{s}`: only `http://` upstreams are supported (TLS to the upstream is coming): {hint}"
             ));
         }
-        if parts
+        if let Some(p) = parts
             .path_and_query
-            .is_some_and(|p| p.as_str() != "/" && !p.as_str().is_empty())
+            .filter(|p| p.as_str() != "/" && !p.as_str().is_empty())
         {
-            return Err(format!(
-                "upstream `{s}` has a path; requests keep their own path: {hint}"
-            ));
+            // `http://host:1?x` has no path but `/`: name what it has.
+            let what = if matches!(p.path(), "" | "/") {
+                "a query; requests keep their own query"
+            } else {
+                "a path; requests keep their own path"
+            };
+            return Err(format!("upstream `{s}` has {what}: {hint}"));
         }
         if authority.as_str().contains('@') {
             return Err(format!(
@@ -208,6 +212,14 @@ mod tests {
                 .contains("path")
         );
         assert!("127.0.0.1:9000".parse::<UpstreamUrl>().is_err());
+        // Newcomer 57: a query alone was refused as "has a path".
+        let e = "http://x:1?debug=1".parse::<UpstreamUrl>().unwrap_err();
+        assert!(
+            e.contains("has a query; requests keep their own query"),
+            "{e}"
+        );
+        let e = "http://x:1/api?x".parse::<UpstreamUrl>().unwrap_err();
+        assert!(e.contains("has a path;"), "{e}");
     }
 
     /// Defect pinned: `http://127.0.0.1:99999` was accepted and connected to port 80 (a port
