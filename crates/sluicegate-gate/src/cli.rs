@@ -61,10 +61,10 @@ pub struct Serve {
     #[arg(long, required_unless_present = "config")]
     pub upstream: Option<UpstreamUrl>,
     /// Requests at once.
-    #[arg(long, required_unless_present = "config", value_parser = config::whole_numbers::max_concurrency_flag)]
+    #[arg(long, required_unless_present = "config", allow_negative_numbers = true, value_parser = config::whole_numbers::max_concurrency_flag)]
     pub max_concurrency: Option<usize>,
     /// Requests that may wait for a slot (default 1024, as in a config file).
-    #[arg(long, value_parser = config::whole_numbers::max_queue_flag)]
+    #[arg(long, allow_negative_numbers = true, value_parser = config::whole_numbers::max_queue_flag)]
     pub max_queue: Option<usize>,
     /// Longest wait in the queue, like `10s` (default 10s, as in a config file).
     #[arg(long)]
@@ -86,7 +86,7 @@ pub struct Serve {
     #[arg(long)]
     pub admin_token_file: Option<PathBuf>,
     /// Worker threads (default: the config's `workers`, else one per CPU).
-    #[arg(long, value_parser = config::whole_numbers::workers_flag)]
+    #[arg(long, allow_negative_numbers = true, value_parser = config::whole_numbers::workers_flag)]
     pub workers: Option<usize>,
 }
 
@@ -372,6 +372,26 @@ mod tests {
             "340282366920938463463374607431768211456",
         );
         assert!(e.contains("`--max-concurrency` must be at most"), "{e}");
+        // Newcomer 57: a negative number was taken for a flag by clap ("unexpected argument
+        // '-1' found") and never reached these words.
+        let e = refusal("--max-concurrency", "-1");
+        assert!(
+            e.contains("`--max-concurrency` must be at least 0, not -1"),
+            "{e}"
+        );
+        let e = refusal("--max-queue", "-5");
+        assert!(
+            e.contains("`--max-queue` must be at least 0, not -5"),
+            "{e}"
+        );
+        let e = refusal("--workers", "-2");
+        assert!(e.contains("`--workers` must be at least 1, not -2"), "{e}");
+        // The demo's `--overload -1` reaches its own check ("a number above 0") likewise.
+        let demo = Cli::try_parse_from(["sluicegate", "demo", "--overload", "-1"]).unwrap();
+        let Command::Demo(args) = demo.command else {
+            panic!("not demo");
+        };
+        assert_eq!(args.overload, -1.0);
         let e = refusal("--max-concurrency", "lots");
         assert!(
             e.contains("takes a whole number, like 8, not `lots`"),

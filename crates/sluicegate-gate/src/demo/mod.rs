@@ -25,7 +25,7 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 10)]
     pub workers: usize,
     /// Offered load as a multiple of the upstream's capacity.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     pub overload: f64,
     /// Where the dashboard listens (falls back to a free port when this one is taken).
     #[arg(long, default_value = "127.0.0.1:9901")]
