@@ -190,7 +190,11 @@ pub fn read_secret(path: &Path, what: &str) -> Result<String, String> {
         )
     })?;
     match text.trim() {
-        "" => Err(format!("{what} {} is empty", path.display())),
+        "" => Err(format!(
+            "{what} {} is empty: write the token or secret in it (white space around it is \
+             left out)",
+            path.display()
+        )),
         secret => Ok(secret.to_owned()),
     }
 }
@@ -1754,7 +1758,8 @@ mod tests {
                     empty.display()
                 ),
                 (3, 15),
-                "is empty",
+                // Newcomer 57: it said only "is empty", not what to put there.
+                "is empty: write the token or secret in it",
             ),
         ] {
             let path = dir.join("g.toml");
