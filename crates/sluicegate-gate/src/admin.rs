@@ -120,6 +120,12 @@ async fn body_in_time(State(admin): State<Admin>, req: Request, next: Next) -> R
     let within = admin.gate.with_state(|s| s.conn.header_read_timeout);
     let (parts, body) = req.into_parts();
     let close = [(header::CONNECTION, HeaderValue::from_static("close"))];
+    // A `Content-Length` over the limit is refused at once: waiting for a body that will be
+    // refused anyway held the caller `header_read_timeout` for a `408`.
+    if http_body::Body::size_hint(&body).lower() > MAX_BODY as u64 {
+        let why = format!("the body is over {MAX_BODY} bytes\n");
+        return (StatusCode::PAYLOAD_TOO_LARGE, close, why).into_response();
+    }
     match tokio::time::timeout(within, axum::body::to_bytes(body, MAX_BODY)).await {
         Ok(Ok(bytes)) => next.run(Request::from_parts(parts, bytes.into())).await,
         Ok(Err(e)) => {
@@ -756,6 +762,35 @@ mod tests {
         let _ = read.read_to_end(&mut out).await;
         let out = String::from_utf8_lossy(&out);
         assert!(out.starts_with("HTTP/1.1 413"), "{out}");
+    }
+
+    /// Newcomer 57: a `Content-Length` over the limit, its body not sent (or sent slowly),
+    /// was answered `408` after `header_read_timeout`; the length says `413` at once.
+    #[tokio::test(start_paused = true)]
+    async fn a_length_over_the_limit_is_refused_413_before_its_body() {
+        let text = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n\
+                    max_concurrency = 1\n[[routes]]\npool = \"api\"\n";
+        let mut client = connected(text).await;
+        let started = tokio::time::Instant::now();
+        client
+            .write_all(
+                format!(
+                    "PUT /pools/api/limits HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {}\r\n\r\n{{",
+                    MAX_BODY + 1
+                )
+                .as_bytes(),
+            )
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        let _ = client.read_to_end(&mut out).await;
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.starts_with("HTTP/1.1 413"), "{out}");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     /// A body that arrives in time, in parts, is read whole: the change is made.
