@@ -349,7 +349,8 @@ pub fn validate(config: &Config, file: &str) -> Result<(), ConfigError> {
 }
 
 /// What a config that works may still get wrong, one line each, for `serve`, `check` and
-/// reloads to log as warnings: a pool no route names, a `burst` beside a rate of 0 (which
+/// reloads to log as warnings: a pool no route names, a pool that starts shut (a limit or a
+/// rate of 0), a `burst` beside a rate of 0 (which
 /// lets nothing through, burst or not), a route an earlier one shadows, a
 /// route method that is not a standard one (`GTE`), a `[store]` without `instances` while a global pool falls back to `local` (each gate
 /// would then take the whole limit while Redis is down).
@@ -368,6 +369,7 @@ pub fn warnings(config: &Config) -> Vec<String> {
             ));
         }
     }
+    out.extend(config.pools.iter().flat_map(starts_shut));
     out.extend(config.pools.iter().flat_map(burst_of_nothing));
     out.extend(shadowed(&config.routes));
     for m in config.routes.iter().flat_map(|r| &r.methods) {
@@ -394,6 +396,38 @@ pub fn warnings(config: &Config) -> Vec<String> {
             out.push(format!(
                 "`[store] instances` is not set: while redis is down, the `local` policy of the global pools {} gives this gate the whole of each limit, as if it were the only gate; set `instances` to the number of gates sharing the store",
                 local.join(", ")
+            ));
+        }
+    }
+    out
+}
+
+/// A pool that lets nothing through from its start: `max_concurrency = 0` (every request
+/// `503`) or a rate of 0 (`429`). Legal, and the kill switch when set at run time, but in a
+/// file, or as `--max-concurrency 0` on the command line, more often a slip; `serve` and
+/// `check` said nothing and every request was turned away. A rate of 0 beside a `burst` is
+/// left to [`burst_of_nothing`], which says the same and more.
+fn starts_shut(pool: &super::model::Pool) -> Vec<String> {
+    let name = pool.name.get_ref();
+    let open_again = format!(
+        "until a limit above 0 is set (`PUT /pools/{name}/limits` on the admin API, or the file and a reload)"
+    );
+    let mut out = Vec::new();
+    if pool.max_concurrency == Some(0) {
+        out.push(format!(
+            "pool `{name}` starts shut: `max_concurrency = 0` turns every request away with 503 {open_again}"
+        ));
+    }
+    let per_key = pool.per_key_rate.as_ref().map(|k| (k.rate, k.burst));
+    for (table, rate) in [
+        ("", pool.rate.map(|r| (r, pool.burst))),
+        ("[pools.per_key_rate] ", per_key),
+    ] {
+        if let Some((rate, None)) = rate
+            && rate.count == 0
+        {
+            out.push(format!(
+                "pool `{name}` starts shut: `{table}rate = \"{rate}\"` turns every request away with 429 {open_again}"
             ));
         }
     }
@@ -1682,6 +1716,42 @@ mod tests {
         }
     }
 
+    /// Newcomer 57: a pool that starts shut (`max_concurrency = 0`, a rate of `0/s`) was
+    /// served and checked without a word, and every request was turned away.
+    #[test]
+    fn a_pool_that_starts_shut_is_warned_of() {
+        let pool = |extra: &str| {
+            format!(
+                "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n{extra}\n[[routes]]\npool = \"api\"\n"
+            )
+        };
+        let said = |extra: &str| warnings(&parse(&pool(extra), "g.toml").unwrap());
+        let w = said("max_concurrency = 0");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("pool `api` starts shut: `max_concurrency = 0` turns every request away with 503 until a limit above 0 is set (`PUT /pools/api/limits`"),
+            "{w:?}"
+        );
+        let w = said("max_concurrency = 4\nrate = \"0/s\"");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("`rate = \"0/s\"` turns every request away with 429"),
+            "{w:?}"
+        );
+        let w =
+            said("max_concurrency = 4\n[pools.per_key_rate]\nrate = \"0/m\"\nkey = \"client_ip\"");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("`[pools.per_key_rate] rate = \"0/m\"`"),
+            "{w:?}"
+        );
+        // A rate of 0 with a burst is said once, by the burst's warning.
+        let w = said("max_concurrency = 4\nrate = \"0/s\"\nburst = 5");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("does nothing"), "{w:?}");
+        assert!(said("max_concurrency = 1\nrate = \"1/h\"").is_empty());
+    }
+
     /// A method that is a valid token but no standard one (`GTE`) is most likely a typo:
     /// warned of, not refused (an extension method is legal HTTP).
     #[test]
@@ -1973,15 +2043,21 @@ mod tests {
                 "{said:?}"
             );
         }
-        // A rate of 0 alone, and a burst beside a rate above 0: nothing to say.
-        for add in ["rate = \"0/s\"", "rate = \"5/s\"\nburst = 5"] {
+        // A burst beside a rate above 0: nothing to say. A rate of 0 alone: no word of a
+        // burst, only that the pool starts shut (`a_pool_that_starts_shut_is_warned_of`).
+        for (add, shut) in [
+            ("rate = \"0/s\"", true),
+            ("rate = \"5/s\"\nburst = 5", false),
+        ] {
             let text = MINIMAL.replace(
                 "max_concurrency = 4",
                 &format!("max_concurrency = 4\n{add}"),
             );
+            let said = warnings(&parse(&text, "g.toml").unwrap());
+            assert_eq!(said.len(), usize::from(shut), "{add}: {said:?}");
             assert!(
-                warnings(&parse(&text, "g.toml").unwrap()).is_empty(),
-                "{add}"
+                said.iter().all(|w| w.contains("starts shut")),
+                "{add}: {said:?}"
             );
         }
     }
