@@ -122,7 +122,8 @@ fn the_demo_raises_its_open_files_limit_where_1024_ran_out() {
             "--workers",
             "50",
             "--duration",
-            "3s",
+            // The shortest demo allowed: three phases longer than the callers' patience.
+            "9s",
             "--admin-listen",
             "127.0.0.1:0",
         ])

@@ -100,18 +100,37 @@ macro_rules! say {
 }
 pub(crate) use say;
 
-/// Runs `sluicegate demo`.
-pub fn demo(args: DemoArgs) -> ExitCode {
-    let refusal = if args.duration.0 < Duration::from_secs(3) {
-        Some("--duration must be at least 3s: three phases of a second or more")
+/// The shortest demo: three phases, each longer than the callers' patience (2 s) by a
+/// second, so that a phase shows callers giving up before it ends. With the 3 s allowed
+/// before, phases of 1 s read 1.08 of capacity and a closing sentence of callers giving up
+/// beside a `gave up` of 0 (newcomer 57).
+const SHORTEST: Duration = Duration::from_secs(9);
+
+/// The most load the demo offers, as a multiple of capacity: past it nothing new is shown,
+/// and the callers' files alone outrun any system's limit (`--overload 1e9` asked for
+/// `ulimit -n 2400000000256`).
+const MOST_OVERLOAD: f64 = 100.0;
+
+/// Why `args` cannot make a demo, or `None`.
+fn refusal(args: &DemoArgs) -> Option<&'static str> {
+    if args.duration.0 < SHORTEST {
+        Some(
+            "--duration must be at least 9s: three phases of 3 s, each longer than the callers' 2 s patience",
+        )
     } else if args.workers == 0 {
         Some("--workers must be at least 1")
     } else if !(args.overload.is_finite() && args.overload > 0.0) {
         Some("--overload must be a number above 0, like 2 for twice the capacity")
+    } else if args.overload > MOST_OVERLOAD {
+        Some("--overload must be at most 100 (a hundred times the capacity); 2 to 10 show the most")
     } else {
         None
-    };
-    if let Some(why) = refusal {
+    }
+}
+
+/// Runs `sluicegate demo`.
+pub fn demo(args: DemoArgs) -> ExitCode {
+    if let Some(why) = refusal(&args) {
         eprintln!("error: {why}");
         return ExitCode::from(2);
     }
@@ -288,5 +307,44 @@ pub fn quick_plan(duration: Duration) -> run::DemoPlan {
         admin: SocketAddr::from(([127, 0, 0, 1], 0)),
         live: false,
         ..run::DemoPlan::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+
+    fn args(extra: &[&str]) -> DemoArgs {
+        let cli =
+            crate::cli::Cli::try_parse_from(["sluicegate", "demo"].iter().chain(extra)).unwrap();
+        let crate::cli::Command::Demo(args) = cli.command else {
+            panic!("not demo");
+        };
+        args
+    }
+
+    /// Newcomer 57: `--duration 3s` ran phases of 1 s, shorter than the callers' patience,
+    /// and `--overload 1e9` ran and asked for an impossible `ulimit -n`.
+    #[test]
+    fn a_demo_too_short_or_too_loaded_is_refused_saying_what_is_allowed() {
+        assert_eq!(refusal(&args(&[])), None);
+        assert_eq!(
+            refusal(&args(&["--duration", "9s", "--overload", "100"])),
+            None
+        );
+        for (flag, value, says) in [
+            ("--duration", "8s", "--duration must be at least 9s"),
+            ("--duration", "3s", "--duration must be at least 9s"),
+            ("--overload", "100.5", "--overload must be at most 100"),
+            ("--overload", "1e9", "--overload must be at most 100"),
+            ("--overload", "inf", "--overload must be a number above 0"),
+            ("--overload", "0", "--overload must be a number above 0"),
+            ("--overload", "-1", "--overload must be a number above 0"),
+            ("--workers", "0", "--workers must be at least 1"),
+        ] {
+            let why = refusal(&args(&[flag, value])).unwrap_or_default();
+            assert!(why.starts_with(says), "{flag} {value}: {why}");
+        }
     }
 }
