@@ -2173,6 +2173,17 @@ impl LittlesLaw {
         let (min, max) = (self.c.min, self.c.max);
         let to = match verdict {
             Verdict::Wait | Verdict::Done => return,
+            // Back to the limit before the leap, plus the drain's margin, while the knee is
+            // read: the leap's limit stays the base, so the knee may land above this.
+            Verdict::Back(from) => {
+                let to = (self.drained_to(from as f64).ceil() as usize).min(self.limit);
+                let to = clamp(to, min, max).min(self.shed_cap());
+                if to != self.limit {
+                    self.log_limit(now, self.limit);
+                }
+                self.limit = to;
+                return;
+            }
             Verdict::Leap(to) => clamp(to, min, max),
             Verdict::Knee {
                 in_service,

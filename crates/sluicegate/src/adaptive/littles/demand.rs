@@ -31,6 +31,16 @@
 //!   requests slow the workers that serve them, so the answer rate understates the pool by as
 //!   much as the queue is large; when it shows fewer than the limit before the leap, that
 //!   limit, judged clear, is where the start returns.)
+//! - **A leap that found no more workers by the answer rate**: no more answers a second than
+//!   the starting limit gave, and three standard errors fewer than the leap's limit would.
+//!   The queue's contention slows the workers, so the rate reads a pool the size of the
+//!   starting limit and one half again as large alike; the knee is read instead from the
+//!   *pinned* requests (started after the leap with every permit of its limit taken): in a
+//!   pool served first come, first served, the fewest answers one of them saw while it was
+//!   out is the queue ahead of it, plus the few answered while it was served. The leap's
+//!   limit less that queue is the knee; until five pinned requests have answered, the limit
+//!   is held back at the starting limit (plus the drain's margin), and if no count stands
+//!   once every request out then has answered, that limit is the knee.
 //! - **A leap that slowed the answers**: fewer answers a second than the starting limit gave,
 //!   by three standard errors, is past any knee (a pool that slows as it fills), judged as
 //!   soon as the count shows it, without the low RTs of requests started after the leap,
@@ -86,6 +96,23 @@ const CLEAR: f64 = 1.5;
 /// Answers for a low quantile that is not the smallest of a handful.
 const MIN_LOW: usize = 20;
 
+/// Answers of pinned requests (started after a leap with every permit of its limit taken)
+/// before their count is read: the fewest answers one of them saw while it was out is the
+/// queue ahead of it plus those answered while it was served, and the least of five
+/// services is short enough that the second part is a few answers (20 workers of 10 ms
+/// behind 40–55 permits: the knee read 16–21).
+const PINNED: u64 = 5;
+
+/// The chance below which `PINNED` or more pinned requests that all answered no sooner than
+/// their least RT are taken as queued: the one-sided tail of [`KNEE_SIGNIFICANCE`] standard
+/// errors. Without a queue inside, each answers no sooner than that with the share of the
+/// starting limit's answers that did.
+const PINNED_TAIL: f64 = 0.00135;
+
+/// The most answer ends kept for the pinned requests' count (a bound on memory, not a
+/// statistic): past it, the count is not read.
+const KEPT_ENDS: usize = 1 << 16;
+
 /// The most RTs of each group kept for the rank test (a bound on memory, not a statistic).
 const KEPT: usize = 4096;
 
@@ -104,6 +131,15 @@ enum Phase {
     Watching,
     /// Leapt at `at` to `to`; checked from a round trip after.
     Leapt { at: Nanos, from: usize, to: usize },
+    /// Back at `from` (plus the drain's margin) after a leap to `to` at `at` that found no
+    /// more workers by the answer rate, until the pinned requests' count reads the knee or
+    /// every request out when it came back has answered (the answers count was `answers`).
+    Back {
+        at: Nanos,
+        from: usize,
+        to: usize,
+        answers: u64,
+    },
     /// Over: the buckets decide.
     Done,
 }
@@ -115,6 +151,9 @@ pub(super) enum Verdict {
     Wait,
     /// Leap to this limit.
     Leap(usize),
+    /// Back to this limit (the one before the leap), plus the drain's margin, and held there
+    /// while the knee is read.
+    Back(usize),
     /// The knee: `in_service` permits in service at the leap from `from` (judged clear),
     /// and the resource's mean RT by Little's law at the starting limit.
     Knee {
@@ -160,6 +199,14 @@ pub(super) struct DemandStart {
     wins: f64,
     /// RTs of the requests that started after the last leap (s).
     after: Vec<f64>,
+    /// The ends of the answers since the last leap, in order (at most [`KEPT_ENDS`]).
+    ends: Vec<u64>,
+    /// Of the pinned requests (started after the leap with every permit of its limit taken)
+    /// that answered: how many, their least RT (s), and the fewest answers one of them saw
+    /// while it was out, itself left out.
+    pinned: u64,
+    pinned_rt: f64,
+    pinned_seen: u64,
     /// The steering's target queue as a share of the limit (`queue_target` of the config).
     queue_target: f64,
     /// The configured bounds of the limit: a leap is cut to them, and checked as cut.
@@ -187,6 +234,10 @@ impl DemandStart {
             more: Vec::new(),
             wins: 0.0,
             after: Vec::new(),
+            ends: Vec::new(),
+            pinned: 0,
+            pinned_rt: f64::INFINITY,
+            pinned_seen: u64::MAX,
             queue_target,
             min,
             max,
@@ -238,7 +289,7 @@ impl DemandStart {
 
     /// A leap is being checked: the buckets hold the limit.
     pub(super) fn holds(&self) -> bool {
-        matches!(self.phase, Phase::Leapt { .. })
+        matches!(self.phase, Phase::Leapt { .. } | Phase::Back { .. })
     }
 
     fn mark(&self, at: Nanos) -> Mark {
@@ -280,7 +331,36 @@ impl DemandStart {
                 {
                     self.after.push(latency.as_secs_f64());
                 }
+                self.count(end, latency, in_flight, at, to);
                 self.check(end, at, from, to)
+            }
+            Phase::Back {
+                at,
+                from,
+                to,
+                answers,
+            } => {
+                self.count(end, latency, in_flight, at, to);
+                let rt = Duration::from_secs_f64(self.rt);
+                if let Some(queue) = self.pinned_queue(end, at, to) {
+                    self.phase = Phase::Done;
+                    return Verdict::Knee {
+                        in_service: to as f64 - queue,
+                        from,
+                        rt,
+                    };
+                }
+                // Every request out when the limit came back has answered (it had `to` out
+                // at most): no pinned count stood, and the limit before the leap is the knee.
+                if self.answers - answers >= to as u64 {
+                    self.phase = Phase::Done;
+                    return Verdict::Knee {
+                        in_service: from as f64,
+                        from,
+                        rt,
+                    };
+                }
+                Verdict::Wait
             }
         }
     }
@@ -346,6 +426,10 @@ impl DemandStart {
         self.check = None;
         self.looked = false;
         self.after.clear();
+        self.ends.clear();
+        self.pinned = 0;
+        self.pinned_rt = f64::INFINITY;
+        self.pinned_seen = u64::MAX;
         Verdict::Leap(to)
     }
 
@@ -372,6 +456,32 @@ impl DemandStart {
         // inside a pool that slows as it fills (the demo's 10 workers behind 74 permits
         // answered at a third of the rate, and the first answers of requests started after
         // the leap came 2 s later). The start returns to the limit before the leap.
+        // No more answers a second than the starting limit gave, and three standard errors
+        // fewer than the leap's limit would: the leap is past the knee. Waiting requests slow
+        // the workers that serve them, so past the knee the rate falls, and it cannot tell a
+        // pool the size of the starting limit from a larger one (20 workers behind 48 permits
+        // and 30 behind 72 both read under 20 in service). The pinned requests' count can:
+        // the knee is the leap's limit less the queue it reads (20 workers behind 40–55
+        // permits read 16–21, 30 workers behind 58–75 read 25–31). Until it stands, the
+        // limit comes back to the one before the leap: the low RTs of requests started a
+        // round trip after the leap, each behind the whole overshoot, held it 47–106 ms.
+        if !self.looked && in_service <= from as f64 && in_service < to as f64 * (1.0 - bar * se) {
+            if let Some(queue) = self.pinned_queue(end, at, to) {
+                self.phase = Phase::Done;
+                return Verdict::Knee {
+                    in_service: to as f64 - queue,
+                    from,
+                    rt,
+                };
+            }
+            self.phase = Phase::Back {
+                at,
+                from,
+                to,
+                answers: self.answers,
+            };
+            return Verdict::Back(from);
+        }
         if !self.looked && in_service < from as f64 * (1.0 - bar * se) {
             self.phase = Phase::Done;
             return Verdict::Knee {
@@ -421,6 +531,14 @@ impl DemandStart {
         let no_queue = turned_away > 0 && 2 * (held - turned_away) < n;
         let queue = self.queue_since_leap(rate, to, no_queue);
         if let Some(queue) = queue {
+            // Where the rate shows no more in service than the starting limit, the low RTs,
+            // each behind the whole overshoot, may have caught only part of its queue (20
+            // workers behind 40–68 permits read 16–43 waiting of 20–48); the pinned
+            // requests' count reads it whole, if it stands.
+            let queue = match self.pinned_queue(end, at, to) {
+                Some(counted) if in_service <= from as f64 => counted,
+                _ => queue,
+            };
             self.phase = Phase::Done;
             return Verdict::Knee {
                 in_service: to as f64 - queue,
@@ -453,6 +571,50 @@ impl DemandStart {
             return Verdict::Done;
         }
         self.leap(end, to, demand)
+    }
+
+    /// Files an answer since the leap at `at` to `to`: its end, and, for a pinned request
+    /// (started after the leap's instant with every permit of `to` taken; those let in at the
+    /// leap's instant start together and meet the pool in any order), its RT and the answers
+    /// it saw while it was out.
+    fn count(&mut self, end: Nanos, latency: Duration, in_flight: usize, at: Nanos, to: usize) {
+        if self.ends.len() >= KEPT_ENDS {
+            return;
+        }
+        let end = end.as_u64();
+        let i = self.ends.partition_point(|&e| e <= end);
+        self.ends.insert(i, end);
+        let start = end.saturating_sub(saturating_nanos(latency));
+        if in_flight < to || start <= at.as_u64() {
+            return;
+        }
+        let seen = self.ends.len() - self.ends.partition_point(|&e| e < start) - 1;
+        self.pinned += 1;
+        self.pinned_rt = self.pinned_rt.min(latency.as_secs_f64());
+        self.pinned_seen = self.pinned_seen.min(seen as u64);
+    }
+
+    /// The permits waiting inside the resource after the leap at `at` to `to`, counted by
+    /// the pinned requests, if it stands: at least [`PINNED`] of them answered, none sooner
+    /// than an unqueued request would have in [`PINNED_TAIL`] of draws, and the queue past
+    /// the target. A pinned request that waits behind `q` others in a pool served first come,
+    /// first served sees `q` answers before a worker takes it, and some more while it is
+    /// served: the fewest any saw, less the answers a second × the starting limit's
+    /// 5th-percentile RT (a short service), is the queue.
+    fn pinned_queue(&self, end: Nanos, at: Nanos, to: usize) -> Option<f64> {
+        if self.pinned < PINNED || self.ends.len() >= KEPT_ENDS {
+            return None;
+        }
+        let rate = self.ends.len() as f64 / secs(end, at).max(1e-9);
+        let floor = self.floor()?.as_secs_f64();
+        let queue = self.pinned_seen as f64 - rate * floor;
+        let target = (self.queue_target * to as f64).max(MIN_QUEUE_TARGET);
+        // The share of the starting limit's answers (unqueued, by the rank test) as slow as
+        // the pinned requests' fastest.
+        let as_slow = |group: &[f64]| group.len() - group.partition_point(|&x| x < self.pinned_rt);
+        let before = self.few.len() + self.more.len();
+        let share = (as_slow(&self.few) + as_slow(&self.more)) as f64 / before.max(1) as f64;
+        (queue > target && share.powi(self.pinned.min(64) as i32) < PINNED_TAIL).then_some(queue)
     }
 
     /// The permits waiting inside the resource since the last leap, if they stand
@@ -559,7 +721,8 @@ mod tests {
     use super::*;
 
     /// A leap past the knee of a pool that slows as it fills is judged on the answer rate
-    /// as soon as that falls clearly below the starting limit's, without waiting for the
+    /// as soon as that falls clearly below the starting limit's (the limit comes back to it
+    /// at once, and the knee follows from the pinned requests' count), without waiting for the
     /// low RTs of requests started after the leap. Defect pinned: in `demo_2x` seed 25 a
     /// leap from 20 to 74 permits in front of 10 workers answered at a third of the rate,
     /// the requests started after it answered only 2 s later, and the limit stood at 74 for
@@ -613,6 +776,14 @@ mod tests {
                 } => {
                     assert_eq!(from, 20);
                     assert!(in_service < 12.0, "{in_service}");
+                    assert!(t - leapt_at < 1000.0, "{t}");
+                    break;
+                }
+                // Back at the starting limit while the pinned requests' count is read: the
+                // rate shows no more in service than it, three standard errors short of the
+                // leap's limit.
+                Verdict::Back(from) => {
+                    assert_eq!(from, 20);
                     assert!(t - leapt_at < 1000.0, "{t}");
                     break;
                 }
