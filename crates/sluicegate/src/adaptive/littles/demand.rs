@@ -207,6 +207,9 @@ pub(super) struct DemandStart {
     pinned: u64,
     pinned_rt: f64,
     pinned_seen: u64,
+    /// The starting limit's 5th-percentile RT (s; [`floor`](Self::floor)), taken at the
+    /// first leap: no RT is filed after it.
+    floor_s: Option<f64>,
     /// The steering's target queue as a share of the limit (`queue_target` of the config).
     queue_target: f64,
     /// The configured bounds of the limit: a leap is cut to them, and checked as cut.
@@ -238,6 +241,7 @@ impl DemandStart {
             pinned: 0,
             pinned_rt: f64::INFINITY,
             pinned_seen: u64::MAX,
+            floor_s: None,
             queue_target,
             min,
             max,
@@ -430,6 +434,9 @@ impl DemandStart {
         self.pinned = 0;
         self.pinned_rt = f64::INFINITY;
         self.pinned_seen = u64::MAX;
+        if self.floor_s.is_none() {
+            self.floor_s = self.floor().map(|f| f.as_secs_f64());
+        }
         Verdict::Leap(to)
     }
 
@@ -574,9 +581,11 @@ impl DemandStart {
     }
 
     /// Files an answer since the leap at `at` to `to`: its end, and, for a pinned request
-    /// (started after the leap's instant with every permit of `to` taken; those let in at the
-    /// leap's instant start together and meet the pool in any order), its RT and the answers
-    /// it saw while it was out.
+    /// (started with every permit of `to` taken, once an answer since the leap freed one and
+    /// no sooner than the starting limit's 5th-percentile RT after it: those let in by the
+    /// leap itself start together and meet the pool in any order, and on threads start up to
+    /// a tenth of a millisecond after it, with answers of requests from before it between
+    /// them), its RT and the answers it saw while it was out.
     fn count(&mut self, end: Nanos, latency: Duration, in_flight: usize, at: Nanos, to: usize) {
         if self.ends.len() >= KEPT_ENDS {
             return;
@@ -585,7 +594,13 @@ impl DemandStart {
         let i = self.ends.partition_point(|&e| e <= end);
         self.ends.insert(i, end);
         let start = end.saturating_sub(saturating_nanos(latency));
-        if in_flight < to || start <= at.as_u64() {
+        // The first answer since the leap (the earliest filed), and a short unqueued RT after
+        // the leap.
+        let freed = self.ends[0];
+        let settled = self
+            .floor_s
+            .map_or(u64::MAX, |f| (at + Duration::from_secs_f64(f)).as_u64());
+        if in_flight < to || start <= at.as_u64() || start < freed.max(settled) {
             return;
         }
         let seen = self.ends.len() - self.ends.partition_point(|&e| e < start) - 1;
@@ -606,8 +621,7 @@ impl DemandStart {
             return None;
         }
         let rate = self.ends.len() as f64 / secs(end, at).max(1e-9);
-        let floor = self.floor()?.as_secs_f64();
-        let queue = self.pinned_seen as f64 - rate * floor;
+        let queue = self.pinned_seen as f64 - rate * self.floor_s?;
         let target = (self.queue_target * to as f64).max(MIN_QUEUE_TARGET);
         // The share of the starting limit's answers (unqueued, by the rank test) as slow as
         // the pinned requests' fastest.
