@@ -280,6 +280,21 @@ impl DemandStart {
         }
     }
 
+    /// Once over, at the next answer (after the limiter read [`floor`](Self::floor) at the
+    /// knee): the RTs and answer ends the start kept go back to the allocator. They are
+    /// bounded (up to 4096 RTs a group and 65,536 ends, ~0.6 MB), but a limiter lives as long
+    /// as its service, and a program may hold one for each of many upstreams.
+    fn release(&mut self) {
+        if self.few.capacity() + self.more.capacity() + self.after.capacity() + self.ends.capacity()
+            > 0
+        {
+            self.few = Vec::new();
+            self.more = Vec::new();
+            self.after = Vec::new();
+            self.ends = Vec::new();
+        }
+    }
+
     /// The 5th-percentile RT of the answers at the starting limit (unqueued, by the rank test).
     pub(super) fn floor(&self) -> Option<Duration> {
         let mut before: Vec<f64> = self.few.iter().chain(&self.more).copied().collect();
@@ -319,7 +334,10 @@ impl DemandStart {
     ) -> Verdict {
         self.answers += 1;
         match self.phase {
-            Phase::Done => Verdict::Done,
+            Phase::Done => {
+                self.release();
+                Verdict::Done
+            }
             Phase::Watching if !at_start => {
                 self.phase = Phase::Done;
                 Verdict::Done
@@ -733,6 +751,54 @@ fn secs(to: Nanos, from: Nanos) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Once the start is over, what it kept is freed at the next answer: a limiter that
+    /// runs for days held the start's RTs and answer ends (up to ~0.6 MB) for good.
+    #[test]
+    fn the_start_frees_what_it_kept_once_over() {
+        let mut d = DemandStart::new(0.04, 1, 10_000);
+        let ms = |t: f64| Nanos::ZERO + Duration::from_secs_f64(t / 1e3);
+        let (mut t, mut blocked, mut leap) = (100.0, 0, None);
+        while leap.is_none() {
+            assert!(t < 2000.0, "no leap");
+            t += 5.0;
+            blocked += 5;
+            d.on_demand(blocked);
+            let in_flight = if (t as u64 / 5).is_multiple_of(2) {
+                5
+            } else {
+                15
+            };
+            let rt = Duration::from_secs_f64((95.0 + ((t as u64 * 7919) % 11) as f64) / 1e3);
+            if let Verdict::Leap(to) = d.observe(ms(t), rt, in_flight, 20, true, 10) {
+                leap = Some(to);
+            }
+        }
+        // Answers after the leap, every permit of it taken: the check files their RTs and ends.
+        let to = leap.unwrap();
+        for _ in 0..5 {
+            t += 1.0;
+            d.observe(ms(t), Duration::from_millis(100), to, to, false, 10);
+        }
+        assert!(d.few.capacity() + d.more.capacity() > 0);
+        assert!(!d.ends.is_empty());
+        d.end();
+        assert!(
+            d.floor().is_some(),
+            "read at the knee, before the next answer"
+        );
+        assert!(matches!(
+            d.observe(ms(t + 1.0), Duration::from_millis(100), 1, to, false, 10),
+            Verdict::Done
+        ));
+        let kept = [
+            d.few.capacity(),
+            d.more.capacity(),
+            d.after.capacity(),
+            d.ends.capacity(),
+        ];
+        assert_eq!(kept, [0; 4]);
+    }
 
     /// A leap past the knee of a pool that slows as it fills is judged on the answer rate
     /// as soon as that falls clearly below the starting limit's (the limit comes back to it
