@@ -364,13 +364,8 @@ impl DemandStart {
             } => {
                 self.count(end, latency, in_flight, at, to);
                 let rt = Duration::from_secs_f64(self.rt);
-                if let Some(queue) = self.pinned_queue(end, at, to) {
-                    self.phase = Phase::Done;
-                    return Verdict::Knee {
-                        in_service: to as f64 - queue,
-                        from,
-                        rt,
-                    };
+                if let Some(knee) = self.pinned_knee(end, at, from, to, rt) {
+                    return knee;
                 }
                 // Every request out when the limit came back has answered (it had `to` out
                 // at most): no pinned count stood, and the limit before the leap is the knee.
@@ -491,13 +486,8 @@ impl DemandStart {
         // limit comes back to the one before the leap: the low RTs of requests started a
         // round trip after the leap, each behind the whole overshoot, held it 47–106 ms.
         if !self.looked && in_service <= from as f64 && in_service < to as f64 * (1.0 - bar * se) {
-            if let Some(queue) = self.pinned_queue(end, at, to) {
-                self.phase = Phase::Done;
-                return Verdict::Knee {
-                    in_service: to as f64 - queue,
-                    from,
-                    rt,
-                };
+            if let Some(knee) = self.pinned_knee(end, at, from, to, rt) {
+                return knee;
             }
             self.phase = Phase::Back {
                 at,
@@ -625,6 +615,26 @@ impl DemandStart {
         self.pinned += 1;
         self.pinned_rt = self.pinned_rt.min(latency.as_secs_f64());
         self.pinned_seen = self.pinned_seen.min(seen as u64);
+    }
+
+    /// The knee the pinned requests' count reads after the leap from `from` at `at` to `to`,
+    /// if it stands: the leap's limit less the queue counted ([`pinned_queue`](Self::pinned_queue)).
+    /// The start is then over.
+    fn pinned_knee(
+        &mut self,
+        end: Nanos,
+        at: Nanos,
+        from: usize,
+        to: usize,
+        rt: Duration,
+    ) -> Option<Verdict> {
+        let queue = self.pinned_queue(end, at, to)?;
+        self.phase = Phase::Done;
+        Some(Verdict::Knee {
+            in_service: to as f64 - queue,
+            from,
+            rt,
+        })
     }
 
     /// The permits waiting inside the resource after the leap at `at` to `to`, counted by
