@@ -173,8 +173,10 @@ impl Serve {
         if let Some(admin) = self.admin_listen
             && let Some(proxy) = c.listen.iter().find(|l| l.clashes_with(admin))
         {
+            // A port of its own to suggest: 9901, unless that is the one taken.
+            let free = if admin.port() == 9901 { 9902 } else { 9901 };
             return Err(flags_error(format!(
-                "--admin-listen {admin} takes the port of --listen {}: give the admin API a port of its own, like --admin-listen 127.0.0.1:9901",
+                "--admin-listen {admin} takes the port of --listen {}: give the admin API a port of its own, like --admin-listen 127.0.0.1:{free}",
                 proxy.0
             )));
         }
@@ -285,7 +287,27 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("[admin]"), "{e}");
+        assert!(e.contains("like --admin-listen 127.0.0.1:9901"), "{e}");
         assert!(serve("127.0.0.1:9901").unwrap().admin.listen.is_some());
+        // Review 59: the port suggested is not the one taken.
+        let cli = Cli::try_parse_from([
+            "sluicegate",
+            "serve",
+            "--listen",
+            "127.0.0.1:9901",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--max-concurrency",
+            "2",
+            "--admin-listen",
+            "0.0.0.0:9901",
+        ])
+        .unwrap();
+        let Command::Serve(serve) = cli.command else {
+            panic!("not serve");
+        };
+        let e = serve.config().map(|c| c.0).unwrap_err().to_string();
+        assert!(e.contains("like --admin-listen 127.0.0.1:9902"), "{e}");
     }
 
     /// A newcomer's trial: `serve --listen … --upstream …` insisted on `--max-queue` and

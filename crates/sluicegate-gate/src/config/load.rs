@@ -410,12 +410,12 @@ pub fn warnings(config: &Config) -> Vec<String> {
 fn starts_shut(pool: &super::model::Pool) -> Vec<String> {
     let name = pool.name.get_ref();
     let open_again = format!(
-        "until a limit above 0 is set (`PUT /pools/{name}/limits` on the admin API, or the file and a reload)"
+        "until a limit above 0 is set (`PUT /pools/{name}/limits` on the admin API) or the gate is given one (in the file, then a reload; or on the command line)"
     );
     let mut out = Vec::new();
     if pool.max_concurrency == Some(0) {
         out.push(format!(
-            "pool `{name}` starts shut: `max_concurrency = 0` turns every request away with 503 {open_again}"
+            "pool `{name}` starts shut: `max_concurrency = 0` (`--max-concurrency 0`) turns every request away with 503 {open_again}"
         ));
     }
     let per_key = pool.per_key_rate.as_ref().map(|k| (k.rate, k.burst));
@@ -426,8 +426,13 @@ fn starts_shut(pool: &super::model::Pool) -> Vec<String> {
         if let Some((rate, None)) = rate
             && rate.count == 0
         {
+            let flag = if table.is_empty() {
+                format!(" (`--rate {rate}`)")
+            } else {
+                String::new()
+            };
             out.push(format!(
-                "pool `{name}` starts shut: `{table}rate = \"{rate}\"` turns every request away with 429 {open_again}"
+                "pool `{name}` starts shut: `{table}rate = \"{rate}\"`{flag} turns every request away with 429 {open_again}"
             ));
         }
     }
@@ -977,18 +982,27 @@ const UNQUOTED: [&str; 4] = [
 ];
 
 /// For the `key = value` on the line of byte `at` of `text`, where `value` is bare text
-/// that toml could not read as a number: the key (its last part), and the value as it
-/// should be written, in quotes (each element of a list). `None` for a whole-number
-/// setting, whose value must not be quoted, or a line that is no `key = value`.
+/// that toml could not read as a number: the key as written (dotted, `admin.listen`: the
+/// advice is to write that line, and its last part alone names another setting), and the
+/// value as it should be written, in quotes (each element of a list). `None` for a
+/// whole-number setting, whose value must not be quoted, a line that is no `key = value`,
+/// and a value this one line cannot show whole: an inline table (`admin = { listen = … }`)
+/// or a list that goes on to the next line.
 fn unquoted_value(text: &str, at: usize) -> Option<(&str, String)> {
     let start = text.get(..at)?.rfind('\n').map_or(0, |i| i + 1);
     let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
     let (key, value) = text[start..end].split_once('=')?;
-    let key = key.rsplit('.').next()?.trim().trim_matches('"');
+    let key = key.trim();
+    let last = key.rsplit('.').next()?;
     let value = value.split('#').next()?.trim();
     let plain =
         |k: &str| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    if !plain(key) || value.is_empty() || bounds::ALL.iter().any(|b| b.key == key) {
+    let partial = value.starts_with('{') || (value.starts_with('[') && !value.ends_with(']'));
+    if !key.split('.').all(plain)
+        || value.is_empty()
+        || partial
+        || bounds::ALL.iter().any(|b| b.key == last)
+    {
         return None;
     }
     let quote = |v: &str| format!("\"{}\"", v.trim().trim_matches('"'));
@@ -1060,6 +1074,22 @@ mod tests {
         assert!(e.message.contains("write `grace_period = \"1.5s\"`"), "{e}");
         let e = refused("send_timeout = 1:30");
         assert!(e.message.contains("write `send_timeout = \"1:30\"`"), "{e}");
+        // Review 59: a dotted key is repeated whole (`listen = …` alone is the proxy's own
+        // address), and a value the line does not hold whole gets no advice.
+        let e = refused("admin.listen = 127.0.0.1:9901");
+        assert!(
+            e.message.ends_with(
+                "`admin.listen` takes text, in quotes: write `admin.listen = \"127.0.0.1:9901\"`"
+            ),
+            "{e}"
+        );
+        for line in [
+            "admin = { listen = 127.0.0.1:9901 }",
+            "listen = [127.0.0.1:8080,\n  127.0.0.1:8081]",
+        ] {
+            let e = refused(line);
+            assert!(!e.message.contains("quotes"), "{line}: {e}");
+        }
         // A whole-number setting is never told to quote its value.
         let e = refused("workers = 1.2.3");
         assert!(!e.message.contains("quotes"), "{e}");
@@ -1729,13 +1759,13 @@ mod tests {
         let w = said("max_concurrency = 0");
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(
-            w[0].starts_with("pool `api` starts shut: `max_concurrency = 0` turns every request away with 503 until a limit above 0 is set (`PUT /pools/api/limits`"),
+            w[0].starts_with("pool `api` starts shut: `max_concurrency = 0` (`--max-concurrency 0`) turns every request away with 503 until a limit above 0 is set (`PUT /pools/api/limits` on the admin API) or the gate is given one"),
             "{w:?}"
         );
         let w = said("max_concurrency = 4\nrate = \"0/s\"");
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(
-            w[0].contains("`rate = \"0/s\"` turns every request away with 429"),
+            w[0].contains("`rate = \"0/s\"` (`--rate 0/s`) turns every request away with 429"),
             "{w:?}"
         );
         let w =

@@ -111,6 +111,10 @@ const SHORTEST: Duration = Duration::from_secs(9);
 /// `ulimit -n 2400000000256`).
 const MOST_OVERLOAD: f64 = 100.0;
 
+/// The most workers the demo's upstream may have: its callers, gate and upstream share one
+/// process, and past this its open files outrun any system's limit (review 59).
+const MOST_WORKERS: usize = 10_000;
+
 /// Why `args` cannot make a demo, or `None`.
 fn refusal(args: &DemoArgs) -> Option<&'static str> {
     if args.duration.0 < SHORTEST {
@@ -119,6 +123,10 @@ fn refusal(args: &DemoArgs) -> Option<&'static str> {
         )
     } else if args.workers == 0 {
         Some("--workers must be at least 1")
+    } else if args.workers > MOST_WORKERS {
+        Some(
+            "--workers must be at most 10000 (200 000 requests a second at 2× load); 10 to 500 show the most",
+        )
     } else if !(args.overload.is_finite() && args.overload > 0.0) {
         Some("--overload must be a number above 0, like 2 for twice the capacity")
     } else if args.overload > MOST_OVERLOAD {
@@ -329,6 +337,7 @@ mod tests {
     #[test]
     fn a_demo_too_short_or_too_loaded_is_refused_saying_what_is_allowed() {
         assert_eq!(refusal(&args(&[])), None);
+        assert_eq!(refusal(&args(&["--workers", "10000"])), None);
         assert_eq!(
             refusal(&args(&["--duration", "9s", "--overload", "100"])),
             None
@@ -342,6 +351,7 @@ mod tests {
             ("--overload", "0", "--overload must be a number above 0"),
             ("--overload", "-1", "--overload must be a number above 0"),
             ("--workers", "0", "--workers must be at least 1"),
+            ("--workers", "10001", "--workers must be at most 10000"),
         ] {
             let why = refusal(&args(&[flag, value])).unwrap_or_default();
             assert!(why.starts_with(says), "{flag} {value}: {why}");
