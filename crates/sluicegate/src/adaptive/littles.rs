@@ -297,7 +297,8 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   was refused, not kept past a deadline, and a queue it waited in shows in the answers.
 ///   Where the window holds fewer than `1 / drop_fraction` samples (cut short at a new
 ///   regime), only late drops past that fraction of them count; where its late drops are no
-///   more than its refused ones, they are the tail of the service's own failures: no back-off.
+///   more than `FAILURE_TAIL` (a fifth) of its drops, the rest refused, they are the tail of the
+///   service's own failures: no back-off.
 /// - **No queue in the limiter** (`max_queue` 0: callers that find every permit taken are
 ///   turned away at once, [`LimitAlgorithm::on_turned_away`]): nobody waits, so no bucket is
 ///   pinned and the callers held back never outnumber the answers. The demand-led start
@@ -1839,20 +1840,21 @@ impl LittlesLaw {
     fn dropping(&self) -> bool {
         let fraction = self.c.drop_fraction;
         let enough = self.calm.window(fraction).ceil();
-        let (mut drops, mut samples, mut late, mut refused) = (0u64, 0u64, 0u64, 0u64);
+        // Fresh late drops (the back-off's evidence), every late one, and every drop.
+        let (mut fresh, mut late, mut drops, mut samples) = (0u64, 0u64, 0u64, 0u64);
         for b in self.closed.iter().rev() {
-            drops += b.fresh_drops;
-            samples += b.passes + b.drops;
+            fresh += b.fresh_drops;
             late += b.late_drops;
-            refused += b.drops - b.late_drops;
+            drops += b.drops;
+            samples += b.passes + b.drops;
             if samples as f64 >= enough {
                 break;
             }
         }
         let resolved = (1.0 / fraction).min((self.c.pass_buckets * self.c.min_samples) as f64);
         (samples as f64 >= resolved || late as f64 > fraction * resolved)
-            && late as f64 > FAILURE_TAIL * (late + refused) as f64
-            && self.calm.overload(drops, samples, fraction)
+            && late as f64 > FAILURE_TAIL * drops as f64
+            && self.calm.overload(fresh, samples, fraction)
     }
 
     /// The queue aimed for before the knee: `queue_target` of the limit, and at least
@@ -2166,11 +2168,7 @@ impl LittlesLaw {
             decided: true,
             ..p
         });
-        let to = self.base.min(self.shed_cap());
-        if self.limit != to {
-            self.log_limit(now, self.limit);
-            self.limit = to;
-        }
+        self.move_to(now, self.base);
     }
 
     /// Follows the demand-led start: a leap, or the knee it found (as the slow start's drain:
@@ -2184,11 +2182,7 @@ impl LittlesLaw {
             // read: the leap's limit stays the base, so the knee may land above this.
             Verdict::Back(from) => {
                 let to = (self.drained_to(from as f64).ceil() as usize).min(self.limit);
-                let to = clamp(to, min, max).min(self.shed_cap());
-                if to != self.limit {
-                    self.log_limit(now, self.limit);
-                }
-                self.limit = to;
+                self.move_to(now, clamp(to, min, max));
                 return;
             }
             Verdict::Leap(to) => clamp(to, min, max),
@@ -2229,11 +2223,17 @@ impl LittlesLaw {
             }
         };
         self.base = to;
+        self.move_to(now, to);
+    }
+
+    /// Puts the limit in force at `to`, held under the cap learnt from fast failures, at
+    /// `now`: logged where it changed.
+    fn move_to(&mut self, now: Nanos, to: usize) {
         let to = to.min(self.shed_cap());
         if to != self.limit {
             self.log_limit(now, self.limit);
+            self.limit = to;
         }
-        self.limit = to;
     }
 
     /// Remembers that the limit changed at `at` from `before`.
