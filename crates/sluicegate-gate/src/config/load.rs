@@ -418,11 +418,7 @@ fn starts_shut(pool: &super::model::Pool) -> Vec<String> {
             "pool `{name}` starts shut: `max_concurrency = 0` (`--max-concurrency 0`) turns every request away with 503 {open_again}"
         ));
     }
-    let per_key = pool.per_key_rate.as_ref().map(|k| (k.rate, k.burst));
-    for (table, rate) in [
-        ("", pool.rate.map(|r| (r, pool.burst))),
-        ("[pools.per_key_rate] ", per_key),
-    ] {
+    for (table, rate) in rates(pool) {
         if let Some((rate, None)) = rate
             && rate.count == 0
         {
@@ -443,8 +439,7 @@ fn starts_shut(pool: &super::model::Pool) -> Vec<String> {
 /// does nothing (the library ignores it). Warned of, not refused: `PUT /pools/NAME/limits`
 /// with `rate: "0/s"` on a pool whose file has a burst must still shut it.
 fn burst_of_nothing(pool: &super::model::Pool) -> Vec<String> {
-    let per_key = pool.per_key_rate.as_ref().map(|k| (k.rate, k.burst));
-    [("", pool.rate.map(|r| (r, pool.burst))), ("[pools.per_key_rate] ", per_key)]
+    rates(pool)
         .into_iter()
         .filter_map(|(table, rate)| match rate? {
             (rate, Some(burst)) if rate.count == 0 => Some(format!(
@@ -454,6 +449,19 @@ fn burst_of_nothing(pool: &super::model::Pool) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// A rate with its burst, if the pool has it, and the table it is written in.
+type RateIn = (&'static str, Option<(Rate, Option<u32>)>);
+
+/// A pool's two rates, each with its burst and the table it is written in (the pool's own,
+/// then `[pools.per_key_rate]`), for the warnings that read them.
+fn rates(pool: &super::model::Pool) -> [RateIn; 2] {
+    let per_key = pool.per_key_rate.as_ref().map(|k| (k.rate, k.burst));
+    [
+        ("", pool.rate.map(|r| (r, pool.burst))),
+        ("[pools.per_key_rate] ", per_key),
+    ]
 }
 
 /// A rule broken: where (a byte span, when known) and why.
