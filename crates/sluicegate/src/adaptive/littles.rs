@@ -73,6 +73,11 @@ struct Probe {
     /// probe, so a rule that drops it leaves none on the next (a deeper probe in its place
     /// inherits it: [`LittlesLaw::deeper_probe`]).
     from_start: bool,
+    /// It checks a reading that would have restarted the slow start, taken by a probe that
+    /// started in the new regime (a queue held above the workers a drop left,
+    /// [`LittlesLaw::wait_added`]): the pass rate of the buckets before it, until it lets go
+    /// ([`LittlesLaw::after_check`]).
+    restart_rate: Option<f64>,
 }
 
 /// Buckets the queue estimate (and the recent RT) is taken over.
@@ -354,6 +359,10 @@ pub struct LittlesLaw {
     /// The pass rate last measured while the resource queued: its capacity, remembered
     /// through quiet spells so a burst finds the limit already there.
     capacity: f64,
+    /// The busiest run of [`RT_BUCKETS`] buckets in the window, taken where `capacity` is: the
+    /// bar of [`Self::workers_came_back`] far under the knee the most served gives, counted
+    /// over the span that test counts over.
+    busiest_run: f64,
     /// The most the resource has served while it queued (the mean pass rate of the window's
     /// saturated buckets), and the min RT then: what a slow start after workers came back
     /// grows to at most, in the regime it was measured in.
@@ -483,6 +492,7 @@ impl LittlesLaw {
             cool_until: Nanos::ZERO,
             cool_buckets: 0,
             capacity: 0.0,
+            busiest_run: 0.0,
             served_most: (0.0, Duration::ZERO),
             regime_rate: None,
             recent_limits: VecDeque::new(),
@@ -571,6 +581,16 @@ impl LittlesLaw {
             return Self::rate_of(busy);
         }
         self.closed.iter().map(Bucket::rate).fold(0.0, f64::max)
+    }
+
+    /// The pass rate of the window's busiest run of [`RT_BUCKETS`] consecutive buckets (all of
+    /// them where fewer have closed).
+    fn busiest_run(&self) -> f64 {
+        let window: Vec<&Bucket> = self.closed.iter().collect();
+        window
+            .windows(RT_BUCKETS.min(window.len()).max(1))
+            .map(|run| Self::rate_of(run.iter().copied()))
+            .fold(0.0, f64::max)
     }
 
     /// The low RT the queue estimate measures queueing delay from: the probes' once there is
@@ -908,9 +928,14 @@ impl LittlesLaw {
                     // service: a probe at half the depth checks it at once. A queue it did not
                     // drain reads as the old regime there, a delay outside as slow again.
                     let limit = (probe.limit / 2).max(self.c.min);
+                    let started_in_new = !probe
+                        .rt_at_start
+                        .is_some_and(|rt| SAME_REGIME.contains(&ratio_of(rt, old)));
+                    let before = Self::rate_of(self.closed.iter().rev().take(RT_BUCKETS));
                     self.start_probe(now, self.recent_rt(RT_BUCKETS).or(Some(rt)), limit, false);
                     if let Some(p) = self.probe.as_mut() {
                         p.check = true;
+                        p.restart_rate = started_in_new.then_some(before);
                     }
                     return;
                 } else {
@@ -999,6 +1024,7 @@ impl LittlesLaw {
         let (min, max) = (self.c.min, self.c.max);
         self.finish_probe(now);
         self.after_start_probe(now);
+        self.after_check(now);
         self.delay_lapsed(now);
         if let Some(limit) = self.delay_ended(b) {
             return limit;
@@ -1154,6 +1180,7 @@ impl LittlesLaw {
         let bdp = self.pass_rate(b.saturated && queueing) * min_rt.as_secs_f64();
         if b.saturated && queueing {
             self.capacity = self.pass_rate(false);
+            self.busiest_run = self.busiest_run();
             let served = self.pass_rate(true);
             if served > self.served_most.0 {
                 self.served_most = (served, min_rt);
@@ -1770,8 +1797,21 @@ impl LittlesLaw {
         let (n, t) = recent.iter().fold((0.0, 0.0), |(n, t), b| {
             (n + b.passes as f64, t + b.span.as_secs_f64())
         });
-        let expected = self.capacity * t;
-        (same_rt && n - expected > CAME_BACK_SIGNIFICANCE * expected.sqrt()).then_some(cap)
+        // Far under that knee (at most half of it), the bar is the busiest run of as many
+        // buckets as the test counts: the busiest single bucket is 1.4-1.6 x what 10 workers
+        // serve in `capacity_fifth` (one bucket's noise), and 13-15 permits for 50 workers could
+        // not pass it (the return turned on a coin flip).
+        let bar = if cap >= 2 * self.base {
+            self.busiest_run
+        } else {
+            self.capacity
+        };
+        let expected = bar * t;
+        let clears = |count: f64| count - expected > CAME_BACK_SIGNIFICANCE * expected.sqrt();
+        // Little's law at the limit: what it passes at min RT must itself clear the bar, or
+        // the old workers, held at about the limit, pass as much (11 permits for 10 workers).
+        let can = self.base as f64 / min_rt.as_secs_f64().max(1e-9) * t;
+        (same_rt && clears(can) && clears(n)).then_some(cap)
     }
 
     /// The last standing-queue drain drained a delay outside the resource, not a queue inside
@@ -1989,6 +2029,7 @@ impl LittlesLaw {
             done: end + span,
             limit,
             from_start: false,
+            restart_rate: None,
         });
         self.probe_rt = match pool {
             Some((_, mut answers)) => {
@@ -2441,6 +2482,7 @@ impl LittlesLaw {
         self.probe_mid = self.before_delay.1.or(self.probe_mid);
         self.floor_unsure = false;
         self.capacity = served;
+        self.busiest_run = served;
         self.knee_found = true;
         self.knee = Some(knee);
         self.base = knee;
@@ -2547,6 +2589,45 @@ impl LittlesLaw {
     /// [`MIN_QUEUE_TARGET`] — what a limit brought down to a measured BDP or knee leaves.
     fn drained_to(&self, permits: f64) -> f64 {
         permits * (1.0 + self.c.queue_target) + MIN_QUEUE_TARGET
+    }
+
+    /// The check of a reading that would have restarted the slow start, set off in the new
+    /// regime (a probe held above the workers a drop left read their queue), has let go of the
+    /// limit: whatever it read, the limit it returns to comes down to the permits in service —
+    /// its own depth, or the pass rate of the buckets before it at the RT it read (Little's
+    /// law), whichever is more — plus the drain's margin, as after a deeper probe. The reading
+    /// it checked put the knee under that probe's depth, and the limit it returned to was the
+    /// one from before the drop: 33–41 permits for 10 workers held through its tail, where the
+    /// steering cannot drain, and the drains after it took 1–3 s more (`capacity_fifth` seed 27:
+    /// the check at 10 read the old regime at 22.0 s, 41 permits stood until 23.9 s, 5.8 s to
+    /// converge). Its depth alone is not enough: a check at 6 went back to 9 for 10 workers,
+    /// and the return of the workers was read under them (seed 42).
+    fn after_check(&mut self, now: Nanos) {
+        let Some(p) = self.probe.filter(|p| now >= p.end) else {
+            return;
+        };
+        let Some(before) = p.restart_rate else {
+            return;
+        };
+        if let Some(p) = self.probe.as_mut() {
+            p.restart_rate = None;
+        }
+        let rt = mean(
+            self.probe_rt.rt_sum,
+            self.probe_rt.passes,
+            self.c.min_samples,
+        );
+        let Some(rt) = rt else {
+            return;
+        };
+        let permits = (before * rt.as_secs_f64()).max(p.limit as f64);
+        let to = clamp(
+            (self.drained_to(permits).ceil() as usize).min(self.base),
+            self.c.min,
+            self.c.max,
+        );
+        self.base = to;
+        self.knee = self.knee.map(|k| k.min(to));
     }
 
     /// Marks the probe under way as the one below a start past the knee, or as no longer it.
