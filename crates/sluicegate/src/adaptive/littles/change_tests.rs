@@ -782,3 +782,55 @@ fn littles_the_return_s_bar_is_not_one_busy_bucket() {
     );
     assert!(sum / 60 < 1_300, "{} ms on average", sum / 60);
 }
+
+/// Seeds 1–40 of 50 workers (contention 0.5) warmed to 20 s, 10 of them from 20 s, 50 again
+/// from 35 s, on a clock that reads `offset_ns` at the pool's 0: those in which a probe started
+/// within 0.9 s of the slow start after the return finding the knee (seed, ms after, its limit).
+fn probes_on_the_return_s_ramp(offset_ns: u64) -> Vec<(u64, u64, usize)> {
+    let mut early = Vec::new();
+    for seed in 1..=SEEDS {
+        let (mut l, mut pool) = warmed_from(seed, 0.5, offset_ns);
+        pool.set_workers(10);
+        pool.run_timed(&mut l, 35_000, |_, _| {});
+        pool.set_workers(50);
+        let (mut restarting, mut found, mut was_probing) = (false, None, l.probing());
+        pool.run_timed(&mut l, 45_000, |t, l| {
+            if l.restarted && !l.knee_found {
+                restarting = true;
+            } else if restarting && l.knee_found && found.is_none() {
+                found = Some(t);
+            }
+            let started = l.probing() && !was_probing;
+            was_probing = l.probing();
+            if let Some(at) = found.filter(|&at| started && t < at + 900_000) {
+                early.push((seed, (t - at) / 1000, l.limit()));
+            }
+        });
+    }
+    early
+}
+
+/// The slow start after the workers came back has found the knee: no periodic probe until its
+/// buckets have left the window. Due at once, it took its depth and the pass rate it is judged
+/// against from the ramp's buckets (`capacity_fifth` seed 23: at 40 permits 0.2 s after the
+/// ramp, a reading that kept min RT at the fall's 42 ms and sent the probes after it to 35 for
+/// 50 workers). Before, probes started 0.5–0.6 s after the ramp in seeds 23 and 40 (and 44, 57
+/// of seeds 41–60).
+#[test]
+fn littles_no_probe_on_the_ramp_after_workers_came_back() {
+    let early = probes_on_the_return_s_ramp(0);
+    assert!(
+        early.is_empty(),
+        "a probe within 0.9 s of the return's knee (seed, ms, limit): {early:?}"
+    );
+}
+
+/// [`littles_no_probe_on_the_ramp_after_workers_came_back`] on a clock 100 s short of its wrap.
+#[test]
+fn littles_no_probe_on_the_ramp_after_workers_came_back_near_the_clock_s_wrap() {
+    let early = probes_on_the_return_s_ramp(u64::MAX - 100_000_000_000);
+    assert!(
+        early.is_empty(),
+        "a probe within 0.9 s of the return's knee (seed, ms, limit): {early:?}"
+    );
+}
