@@ -1283,6 +1283,13 @@ impl LittlesLaw {
             };
             let next = if steering {
                 base + self.c.queue_gain * (target - q)
+            } else if (b.pinned() || b.turned_away_at_once())
+                && !self.knee_found
+                && self.demand.defers_growth()
+            {
+                // The demand-led start is about to leap further than a step: the step would
+                // end it.
+                base
             } else if b.pinned() || b.turned_away_at_once() {
                 // Pinned, or (no queue in the limiter) callers turned away for want of a
                 // permit while the resource shows no queue: a load it could carry is being

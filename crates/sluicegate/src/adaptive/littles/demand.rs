@@ -18,6 +18,12 @@
 //!   whatever the shape of the RTs; *clear* at no less than ½ less [`CLEAR`] standard
 //!   errors). In front of a pool smaller than `L0` (the demo: 10 workers that slow as they
 //!   fill) the second group waits and there is no leap: the start's own tests handle it.
+//!   The buckets' slow start, whose step of × 1.5 would end the watch, waits for it while it
+//!   counts its answers under a demand that stands; and once more when it has its count and
+//!   waits only for the first group's last answers (the slowest of the first ten requests,
+//!   ~3 mean RTs of an exponential service), which the rank test then reads as still out, each
+//!   at least as slow as its time out so far (a pair the second group may yet win counts as
+//!   lost to it).
 //! - **Each leap** is at most × [`LEAP`] (× [`LEAP_AGAIN`] after a clear one), to the demand
 //!   plus three standard deviations of it (a Poisson count), and is checked from a round trip
 //!   after it. The queue inside the
@@ -117,7 +123,7 @@ const KEPT_ENDS: usize = 1 << 16;
 const KEPT: usize = 4096;
 
 /// Counts from a point in time on.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Mark {
     at: Nanos,
     blocked: u64,
@@ -181,6 +187,11 @@ pub(super) struct DemandStart {
     check: Option<Mark>,
     /// The check's first look is taken.
     looked: bool,
+    /// The watch has its count: two answers a permit over two of the RTs they give.
+    counted: bool,
+    /// The buckets' slow start would have grown past the watch, which had its count and
+    /// waited only for the first group's last answers: the rank test reads those still out.
+    impatient: bool,
     /// Leaps so far.
     leaps: u32,
     /// The resource's mean RT at the starting limit, by Little's law (s), and the answers it
@@ -197,6 +208,12 @@ pub(super) struct DemandStart {
     /// `more` RT is the lower, ties counted a half. Kept as RTs are filed, so the test costs
     /// two binary searches an answer, not a pass over every pair.
     wins: f64,
+    /// At the starting limit, by the permits out when each request started (itself
+    /// included; the last slot counts every request that found them all taken): how many of
+    /// those that found at most half out have answered, and the earliest start among the
+    /// answers at each count (ns).
+    few_at: Vec<u32>,
+    earliest: Vec<u64>,
     /// RTs of the requests that started after the last leap (s).
     after: Vec<f64>,
     /// The ends of the answers since the last leap, in order (at most [`KEPT_ENDS`]).
@@ -229,6 +246,8 @@ impl DemandStart {
             start: None,
             check: None,
             looked: false,
+            counted: false,
+            impatient: false,
             leaps: 0,
             rt: 0.0,
             measured: 0,
@@ -236,6 +255,8 @@ impl DemandStart {
             few: Vec::new(),
             more: Vec::new(),
             wins: 0.0,
+            few_at: Vec::new(),
+            earliest: Vec::new(),
             after: Vec::new(),
             ends: Vec::new(),
             pinned: 0,
@@ -285,11 +306,18 @@ impl DemandStart {
     /// bounded (up to 4096 RTs a group and 65,536 ends, ~0.6 MB), but a limiter lives as long
     /// as its service, and a program may hold one for each of many upstreams.
     fn release(&mut self) {
-        if self.few.capacity() + self.more.capacity() + self.after.capacity() + self.ends.capacity()
+        if self.few.capacity()
+            + self.more.capacity()
+            + self.after.capacity()
+            + self.ends.capacity()
+            + self.few_at.capacity()
+            + self.earliest.capacity()
             > 0
         {
             self.few = Vec::new();
             self.more = Vec::new();
+            self.few_at = Vec::new();
+            self.earliest = Vec::new();
             self.after = Vec::new();
             self.ends = Vec::new();
         }
@@ -309,6 +337,36 @@ impl DemandStart {
     /// A leap is being checked: the buckets hold the limit.
     pub(super) fn holds(&self) -> bool {
         matches!(self.phase, Phase::Leapt { .. } | Phase::Back { .. })
+    }
+
+    /// Asked by the buckets' slow start before it grows the starting limit, which would end
+    /// the watch: true (hold the limit) while the watch is still counting the answers its
+    /// first leap is measured on, with the callers held back outnumbering the answers so far
+    /// as the leap asks (it leaps × 4 where the slow start steps × 1.5); and once, when it has
+    /// its count and waits only for the first group's last answers, which the rank test then
+    /// reads as still out (each at least as slow as its time out so far).
+    pub(super) fn defers_growth(&mut self) -> bool {
+        if !matches!(self.phase, Phase::Watching) || self.impatient {
+            return false;
+        }
+        let n = self.answers;
+        let held = self.held_since(&Mark::default(), n);
+        if held - n as f64 <= FIRST_LEAP_SIGNIFICANCE * (held + n as f64).sqrt() {
+            return false;
+        }
+        if !self.counted {
+            return true;
+        }
+        // Counted: deferred once more only where the watch waits for the first group's last
+        // answers (not on the rank test, nor on the demand).
+        self.impatient = self.few_missing();
+        self.impatient
+    }
+
+    /// Some of the first group's requests are still out, read as [`few_out`](Self::few_out)
+    /// reads them.
+    fn few_missing(&self) -> bool {
+        !self.few_at.is_empty() && self.few_at.iter().all(|&c| c <= 1) && self.few_at.contains(&0)
     }
 
     fn mark(&self, at: Nanos) -> Mark {
@@ -391,6 +449,7 @@ impl DemandStart {
         least: usize,
     ) -> Verdict {
         self.file(latency.as_secs_f64(), in_flight * 2 > limit);
+        self.file_start(end, latency, in_flight, limit);
         // Counted from the limit-th answer on: the first requests started together, and
         // behind a service floor they answer together, a burst no steady rate has.
         if self.start.is_none() && self.answers >= limit as u64 {
@@ -408,13 +467,22 @@ impl DemandStart {
         }
         let rate = n as f64 / dt;
         let rt = limit as f64 / rate;
-        if dt < 2.0 * rt || self.few.len() < least || self.more.len() < least {
+        self.counted |= dt >= 2.0 * rt;
+        // The first group's requests still out, each at least as slow as its time out so far.
+        let out = if self.impatient {
+            self.few_out(end, limit)
+        } else {
+            Vec::new()
+        };
+        if dt < 2.0 * rt || self.few.len() + out.len() < least || self.more.len() < least {
             return Verdict::Wait;
         }
         // Held back a second × RT against answers a second × RT (the limit): compare the
         // counts themselves, each a Poisson count over the same time.
         let held = self.held_since(&start, n);
-        if held - n as f64 <= FIRST_LEAP_SIGNIFICANCE * (held + n as f64).sqrt() || !self.clear() {
+        if held - n as f64 <= FIRST_LEAP_SIGNIFICANCE * (held + n as f64).sqrt()
+            || !self.clear(&out)
+        {
             return Verdict::Wait;
         }
         let demand = held / dt * rt;
@@ -690,6 +758,46 @@ impl DemandStart {
         }
     }
 
+    /// Files the start of an answer at the starting limit `limit` under the permits out when
+    /// it started (the last slot for every request that found them all taken), and counts
+    /// the answers of the first group at each count.
+    fn file_start(&mut self, end: Nanos, latency: Duration, in_flight: usize, limit: usize) {
+        if limit == 0 || limit > KEPT {
+            return;
+        }
+        if self.earliest.len() != limit {
+            self.earliest = vec![u64::MAX; limit];
+            self.few_at = vec![0; limit / 2];
+        }
+        let start = end.as_u64().saturating_sub(saturating_nanos(latency));
+        let i = in_flight.clamp(1, limit) - 1;
+        self.earliest[i] = self.earliest[i].min(start);
+        if let Some(count) = self.few_at.get_mut(i) {
+            *count += 1;
+        }
+    }
+
+    /// The first group's requests still out at `end`, each by the least its RT can be: its
+    /// time out so far. Read only off a start that filled its permits one by one, each
+    /// count of at most half the limit taken by one request (none answered twice): the
+    /// counts not yet answered are requests still out, and each started no later than any
+    /// request that found more permits out (they were taken after it). Otherwise none.
+    fn few_out(&self, end: Nanos, limit: usize) -> Vec<f64> {
+        if self.few_at.len() != limit / 2 || !self.few_missing() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        // The earliest start among the answers that found more than `k` permits out.
+        let mut later = u64::MAX;
+        for k in (0..limit).rev() {
+            if k < self.few_at.len() && self.few_at[k] == 0 && later != u64::MAX {
+                out.push(end.as_u64().saturating_sub(later) as f64 / 1e9);
+            }
+            later = later.min(self.earliest[k]);
+        }
+        out
+    }
+
     /// Files an RT at the starting limit in its group (`more`: it found more than half the
     /// permits out), in order, and counts its pairs with the other group for the rank test.
     fn file(&mut self, rt: f64, more: bool) {
@@ -714,9 +822,19 @@ impl DemandStart {
     /// The rank test: the requests that found more than half the permits out answered no
     /// slower than those that found few (the share of pairs where the second group's RT is
     /// the lower is at least ½ less [`CLEAR`] standard errors).
-    fn clear(&self) -> bool {
-        let (n1, n2) = (self.few.len() as f64, self.more.len() as f64);
-        let share = self.wins / (n1 * n2);
+    ///
+    /// `out` are the first group's requests still out, each by the least its RT can be (its
+    /// time out so far): a request of the second group wins against one only where it
+    /// answered sooner than that, and a pair it may yet win counts as lost, so the share is
+    /// never more than the whole group's, once answered, would give.
+    fn clear(&self, out: &[f64]) -> bool {
+        let (n1, n2) = ((self.few.len() + out.len()) as f64, self.more.len() as f64);
+        let wins = self.wins
+            + out
+                .iter()
+                .map(|&c| self.more.partition_point(|&x| x < c) as f64)
+                .sum::<f64>();
+        let share = wins / (n1 * n2);
         let se = ((n1 + n2 + 1.0) / (12.0 * n1 * n2)).sqrt();
         share >= 0.5 - CLEAR * se
     }
