@@ -53,7 +53,10 @@
 //!   which behind such a queue come seconds later; the start returns to the limit before.
 //! - **No knee**, and callers still held back: the leap's answers measure the mean RT again,
 //!   and it leaps on. No caller held back: the limit covers the demand, and the buckets take
-//!   over.
+//!   over. A leap is judged clear on two answers a permit of its limit, or, after a leap from
+//!   a limit already judged clear, on one, once [`MIN_LOW`] requests started a round trip
+//!   after it have answered (the low RTs read the queue whole by then: each of those waited
+//!   behind it).
 //!
 //! The buckets' own decisions wait while a leap is being checked; any other move of the limit
 //! before the first leap (the start's tests, a bucket's growth) ends the demand-led start.
@@ -574,7 +577,8 @@ impl DemandStart {
             };
         }
         // A round trip, and as many answers as the starting limit's rate was measured on;
-        // a leap is judged clear only on two answers a permit of the new limit.
+        // a leap is judged clear only on two answers a permit of the new limit (one after a
+        // clear leap, below).
         if n < self.least {
             return Verdict::Wait;
         }
@@ -587,7 +591,10 @@ impl DemandStart {
         }
         // Two looks: the first as soon as there are answers enough, for an overshoot far past
         // the knee (three standard errors), and the last when the leap would be judged clear.
-        let last = n >= 2 * to as u64;
+        // After a leap from a limit judged clear, one answer a permit, once the low RTs of
+        // requests started a round trip after the leap can be read.
+        let per_permit = if self.leaps >= 2 { 1 } else { 2 };
+        let last = n >= per_permit * to as u64 && (per_permit == 2 || self.after.len() >= MIN_LOW);
         if !last && self.looked {
             return Verdict::Wait;
         }

@@ -376,6 +376,32 @@ fn littles_demand_led_start_is_not_ended_by_the_slow_start_in_front_of_a_slow_po
     );
 }
 
+/// Pins the check of a leap from a limit judged clear in front of the same pool: 80 permits
+/// served at once, the leap × 8 to 640 was judged only on two answers a permit (two round
+/// trips of 250 ms at 2560 answers a second), and the pool of 2000 was reached 0.6 s after
+/// it. One answer a permit, once the low RTs of requests started a round trip after the leap
+/// can be read, judges it a round trip sooner: the pool is reached 1.54–1.81 s after the
+/// first request in seeds 1–10 (before: 1.74–2.00 s, six of them past 1.85 s).
+#[test]
+fn littles_demand_led_start_judges_a_leap_after_a_clear_one_on_one_answer_a_permit() {
+    let mut late = Vec::new();
+    for seed in 1..=10 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(2_000, 150, 15_000, seed);
+        pool.floor_us = 50_000;
+        let mut reached = None;
+        pool.run(&mut l, 3_000, |t, l| {
+            if reached.is_none() && l.limit() >= 2_000 {
+                reached = Some(t / 1_000);
+            }
+        });
+        if reached.is_none_or(|ms| ms > 1_850) {
+            late.push((seed, reached));
+        }
+    }
+    assert!(late.is_empty(), "(seed, ms to 2000 permits): {late:?}");
+}
+
 /// A configured `max` below the demand: the leap is cut to `max`, and its check must judge the
 /// limit it set, not the one it asked for. Judged against the uncut leap (80 asked, 60 set),
 /// the 60 in service read as fewer than the leap gave: a knee in front of 200 workers.
