@@ -352,14 +352,19 @@ fn littles_demand_led_start_reaches_the_demand_within_a_few_round_trips() {
 /// the watch, and reached 2000 by × 1.5 a bucket (seed 24: a false knee at 40 on the way).
 /// The step now waits for the watch while it counts, and once more while it waits only for
 /// the first group's last answers (read then as still out), and the first move from 20 is
-/// the leap.
+/// the leap; on a clock 100 s short of its wrap too.
 #[test]
 fn littles_demand_led_start_is_not_ended_by_the_slow_start_in_front_of_a_slow_pool() {
     let mut stepped = Vec::new();
-    for seed in 1..=10 {
+    let near_wrap = u64::MAX - 100_000_000_000;
+    for (seed, offset_ns) in (1..=10)
+        .map(|s| (s, 0))
+        .chain([(1, near_wrap), (2, near_wrap)])
+    {
         let mut l = LittlesLaw::new(LittlesLawConfig::default());
         let mut pool = OpenPool::new(2_000, 150, 15_000, seed);
         pool.floor_us = 50_000;
+        pool.offset_ns = offset_ns;
         let mut first = None;
         pool.run(&mut l, 1_500, |_, l| {
             if first.is_none() && l.limit() != 20 {
