@@ -163,6 +163,10 @@ impl Shared {
 
 /// The most recent answers kept for the line test at the first queue (a bound on memory).
 const RECENT_ANSWERS: usize = 1024;
+
+/// Answers' ends kept for counting the answers a request saw while out: a request whose
+/// start is older than the oldest is not counted (one round trip of a pool of 4096 busy).
+const KEPT_ENDS: usize = 4096;
 /// Successes kept for the pooled queue estimate, in `min_samples`: four buckets' worth of the
 /// three it reads, for buckets that overfill.
 const LAST_ANSWERS: usize = 4 * RT_BUCKETS;
@@ -457,6 +461,9 @@ pub struct LittlesLaw {
     /// The last successes (when each ended, its RT), up to [`LAST_ANSWERS`] × `min_samples`:
     /// a queue estimate pooled across buckets too short for a low RT of their own.
     last_rts: VecDeque<(Nanos, Duration)>,
+    /// The ends of the last answers (at most [`KEPT_ENDS`]), in order: the answers a request
+    /// saw while it was out are counted in them ([`Bucket::counted`]).
+    ends: VecDeque<Nanos>,
     /// The cap a resource that sheds load at once when full enforces, learnt from its fast
     /// failures' permits out (its module says how): the limit is held at it.
     shed: ShedCap,
@@ -531,6 +538,7 @@ impl LittlesLaw {
             shared: None,
             recent_answers: VecDeque::new(),
             last_rts: VecDeque::new(),
+            ends: VecDeque::new(),
             shed: ShedCap::default(),
             calm: CalmDrops::default(),
             recent_mid: None,
@@ -722,6 +730,24 @@ impl LittlesLaw {
             .sum::<f64>()
             / (recent.len().max(1) as f64);
         var.sqrt() * Self::rate_of(recent.into_iter())
+    }
+
+    /// The workers the last [`RT_BUCKETS`] buckets outside probes counted busy at once: the
+    /// most any answer counted ([`Bucket::counted`]), plus the answers their pass rate gives
+    /// in the floor's time (what the shortest service sees answered by the others while it is
+    /// served, and which it counted as answers ahead of it: about a worker in front of 5
+    /// exponential ones, nearly all of them where the service has a floor of 40 ms in 50).
+    fn counted_workers(&self) -> Option<f64> {
+        let recent: Vec<&Bucket> = (self.closed.iter().rev())
+            .filter(|b| !b.probed)
+            .take(RT_BUCKETS)
+            .collect();
+        if recent.len() < RT_BUCKETS {
+            return None;
+        }
+        let most = recent.iter().map(|b| b.counted).max().filter(|&w| w > 0)?;
+        let floor = self.floor()?.as_secs_f64();
+        Some(most as f64 + Self::rate_of(recent.into_iter()) * floor)
     }
 
     /// Mean RT over the last `buckets` closed buckets.
@@ -1576,7 +1602,20 @@ impl LittlesLaw {
                 } else {
                     self.base
                 };
-                (drained as usize).clamp(self.base / 2, top)
+                let depth = (drained as usize).clamp(self.base / 2, top);
+                // No higher than the workers the answers counted busy at once: a probe above
+                // them drains nothing, and its queued floor and mean are taken as the
+                // unqueued ones (5 workers of 500 ms: probes at 7 for 8 permits, from the
+                // start's queued mean RT, and the limit back at 8–9 after them). Only a probe
+                // below the limit: where pass rate × min RT reaches the limit itself, min RT
+                // is another regime's (a slower service that just ended), the floor the
+                // count's margin is read from too, and a probe moved there on it read a queue
+                // as the new regime (`latency_spike` seed 29: 57 permits for 50 workers, the
+                // return 2.1 → 7.1 s).
+                match self.counted_workers() {
+                    Some(w) if depth < self.base => depth.min((w as usize).max(self.base / 2)),
+                    _ => depth,
+                }
             };
             self.start_probe(now, short_rt, limit, shallow.is_some());
             self.mark_from_start(queued_from_start);
@@ -2791,6 +2830,19 @@ impl LimitAlgorithm for LittlesLaw {
         b.saturated |= s.in_flight >= threshold.min(self.limit);
         b.at_limit += u64::from(pinned);
         b.max_in_flight = b.max_in_flight.max(s.in_flight);
+        // The workers this answer shows busy at once (see `Bucket::counted`): the permits out
+        // when it started, itself included, less the answers that came while it was out.
+        // Counted only where every answer since its start is still kept.
+        if self.ends.len() < KEPT_ENDS || self.ends.front().is_some_and(|&e| e <= s.start) {
+            let seen = self.ends.len() - self.ends.partition_point(|&e| e <= s.start);
+            let busy = s.in_flight.saturating_sub(seen);
+            self.current.counted = self.current.counted.max(busy);
+        }
+        if self.ends.len() >= KEPT_ENDS {
+            self.ends.pop_front();
+        }
+        let at = self.ends.partition_point(|&e| e <= end);
+        self.ends.insert(at, end);
         match s.outcome {
             Outcome::Success => {
                 self.shed.add(end, s.in_flight, false);

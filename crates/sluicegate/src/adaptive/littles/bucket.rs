@@ -33,6 +33,13 @@ pub(super) struct Bucket {
     /// Of `late_drops`, those whose request started under a limit no higher than the limit
     /// when it was answered: only these back the limit off.
     pub(super) fresh_drops: u64,
+    /// The most workers its answers show busy at once: for each, the permits out when its
+    /// request started (itself included) less the answers that came while it was out. In a
+    /// pool served first come, first served, a request that found `n - 1` out waits for
+    /// `n - w` answers when `w` workers serve (if `n > w`), and sees no more, whatever it
+    /// saw during its own service: so no answer reads more than the workers, and one whose
+    /// service ended before any other's reads them exactly (a lower bound on the workers).
+    pub(super) counted: usize,
     /// The most permits out when one of its requests started.
     pub(super) max_in_flight: usize,
     /// Some request started with every permit taken: demand reached the limit.

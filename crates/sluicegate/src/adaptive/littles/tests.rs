@@ -1297,7 +1297,7 @@ pub(super) struct Pool {
     free: std::collections::BinaryHeap<std::cmp::Reverse<u64>>,
     /// Requests out: (end, start, when its service ends). Past its service, a request is in
     /// the delay outside the workers until its end.
-    out: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, u64)>>,
+    out: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, u64, usize)>>,
     pub(super) floor_us: u64,
     mean_us: f64,
     pub(super) delay_us: u64,
@@ -1311,6 +1311,9 @@ pub(super) struct Pool {
     /// A share of the requests in a slow mode, and its exponential mean (µs): a two-speed
     /// service (none unless set).
     pub(super) slow: (f64, f64),
+    /// Each answer gives the permits out when its request started, itself included, as a
+    /// limiter does (otherwise every one reads them all taken: `FULL`).
+    pub(super) counted: bool,
     rng: u64,
     t: u64,
 }
@@ -1336,6 +1339,7 @@ impl Pool {
             contention: 0.0,
             workers,
             slow: (0.0, 0.0),
+            counted: false,
             rng: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
             t: 0,
         }
@@ -1397,10 +1401,19 @@ impl Pool {
                 let slow = 1.0 + self.contention * waiting / self.workers as f64;
                 let end = free.max(self.t) + (self.service() as f64 * slow) as u64;
                 self.free.push(std::cmp::Reverse(end));
-                self.out
-                    .push(std::cmp::Reverse((end + self.delay_us, self.t, end)));
+                let in_flight = if self.counted {
+                    self.out.len() + 1
+                } else {
+                    FULL
+                };
+                self.out.push(std::cmp::Reverse((
+                    end + self.delay_us,
+                    self.t,
+                    end,
+                    in_flight,
+                )));
             }
-            let std::cmp::Reverse((end, start, _)) = *self.out.peek().unwrap();
+            let std::cmp::Reverse((end, start, _, in_flight)) = *self.out.peek().unwrap();
             if end >= to_ms * 1000 {
                 return;
             }
@@ -1409,7 +1422,7 @@ impl Pool {
             l.on_sample(&Sample {
                 start: Nanos::new(self.offset_ns + start * 1000),
                 latency: Duration::from_micros(end - start),
-                in_flight: FULL,
+                in_flight,
                 outcome: Outcome::Success,
             });
             each(self.t, l);
@@ -2197,6 +2210,41 @@ fn littles_probe_that_serves_more_with_fewer_permits_keeps_the_limit_near_them()
             limit <= depth + 1,
             "seed {seed}: back to {limit} after a probe at {depth} for 5 workers"
         );
+    }
+}
+
+/// Pins the depth of a probe in front of a small pool whose min RT is the start's queued
+/// stand-in (`few_slow_workers_3x`: 5 workers of 500 ms with the simulator's contention; the
+/// first group's mean RT, 640–1040 ms, stands in until a probe measures). Pass rate × that min
+/// RT put the first probe at 6–7 permits for 5 workers: it drained nothing, its queued floor
+/// and mean were taken for the unqueued ones, and the limit went back to 8–9 (seeds 21, 25:
+/// 8 permits for 100 s). Each answer counts the workers busy at once (the permits out when it
+/// started less the answers that came while it was out); the probe goes no higher than the
+/// most the recent buckets counted (5.16–5.23 here, with the answers a 30 ms floor sees).
+/// Without the count, seed 2 probed at 7. The clock starts near 2^63 ns.
+#[test]
+fn littles_probe_goes_no_higher_than_the_workers_counted_busy() {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(5, 0, 500, seed);
+        pool.contention = 0.5;
+        pool.counted = true;
+        pool.offset_ns = 1 << 63;
+        pool.run(&mut l, 1, |_| {});
+        // The knee found at twice the workers, on the start's queued mean RT.
+        l.knee_found = true;
+        (l.base, l.limit, l.knee) = (10, 10, Some(10));
+        l.min_rt = Some(Duration::from_millis(1000));
+        // And the start's floor, about the least of five unqueued answers.
+        l.low_floor = Some(Duration::from_millis(30));
+        let mut depth = None;
+        pool.run(&mut l, 200_000, |l| {
+            if depth.is_none() {
+                depth = l.probe.map(|p| p.limit);
+            }
+        });
+        let depth = depth.unwrap_or_else(|| panic!("seed {seed}: no probe"));
+        assert!(depth <= 5, "seed {seed}: a probe at {depth} for 5 workers");
     }
 }
 
