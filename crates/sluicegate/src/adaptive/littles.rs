@@ -750,6 +750,24 @@ impl LittlesLaw {
         Some(most as f64 + Self::rate_of(recent.into_iter()) * floor)
     }
 
+    /// The workers the answer `s` shows busy at once (see [`Bucket::counted`]): the permits out
+    /// when it started, itself included, less the answers that came while it was out; `None`
+    /// where an answer since its start is no longer kept. Keeps its end.
+    fn count_answer(&mut self, s: &Sample) -> Option<usize> {
+        let end = s.end();
+        let kept = self.ends.len() < KEPT_ENDS || self.ends.front().is_some_and(|&e| e <= s.start);
+        let busy = kept.then(|| {
+            let seen = self.ends.len() - self.ends.partition_point(|&e| e <= s.start);
+            s.in_flight.saturating_sub(seen)
+        });
+        if self.ends.len() >= KEPT_ENDS {
+            self.ends.pop_front();
+        }
+        let at = self.ends.partition_point(|&e| e <= end);
+        self.ends.insert(at, end);
+        busy
+    }
+
     /// Mean RT over the last `buckets` closed buckets.
     fn recent_rt(&self, buckets: usize) -> Option<Duration> {
         let recent = self.closed.iter().rev().take(buckets);
@@ -2767,6 +2785,10 @@ impl LimitAlgorithm for LittlesLaw {
 
     fn on_sample(&mut self, s: &Sample) -> usize {
         let s = &s.bounded();
+        // Every answer gave its permit back, and is counted as seen by the requests out
+        // meanwhile, however it is read below (a fast failure left out of the readings was
+        // still one of the permits out when they started).
+        let busy = self.count_answer(s);
         if s.outcome == Outcome::Ignored {
             return self.limit;
         }
@@ -2830,19 +2852,9 @@ impl LimitAlgorithm for LittlesLaw {
         b.saturated |= s.in_flight >= threshold.min(self.limit);
         b.at_limit += u64::from(pinned);
         b.max_in_flight = b.max_in_flight.max(s.in_flight);
-        // The workers this answer shows busy at once (see `Bucket::counted`): the permits out
-        // when it started, itself included, less the answers that came while it was out.
-        // Counted only where every answer since its start is still kept.
-        if self.ends.len() < KEPT_ENDS || self.ends.front().is_some_and(|&e| e <= s.start) {
-            let seen = self.ends.len() - self.ends.partition_point(|&e| e <= s.start);
-            let busy = s.in_flight.saturating_sub(seen);
+        if let Some(busy) = busy {
             self.current.counted = self.current.counted.max(busy);
         }
-        if self.ends.len() >= KEPT_ENDS {
-            self.ends.pop_front();
-        }
-        let at = self.ends.partition_point(|&e| e <= end);
-        self.ends.insert(at, end);
         match s.outcome {
             Outcome::Success => {
                 self.shed.add(end, s.in_flight, false);
