@@ -1402,9 +1402,15 @@ impl LittlesLaw {
                 // At × 0.9 a bucket of a queued RT, 45 permits took 5 s to reach 10 workers.
                 if self.drained_a_delay() {
                     // The last drain took permits and left the wait where it was: they were
-                    // not waiting inside. Probe now, and read the regime as it is.
-                    self.drain_low = None;
-                    probe_undrained = true;
+                    // not waiting inside, but in a delay outside. The slow start restarts on it
+                    // as after a probe that read one; where the capacity before it was not
+                    // measured in min RT's regime, probe now, and read the regime as it is
+                    // (`network_delay_spike` seed 16: the probe at 10 permits held 1 s and
+                    // read what the drain had; the restart came 1.1 s later).
+                    if !self.restart_on_drained_delay(now) {
+                        self.drain_low = None;
+                        probe_undrained = true;
+                    }
                     base
                 } else {
                     self.drained_at = Some(self.closed_total);
@@ -1917,6 +1923,50 @@ impl LittlesLaw {
             && SAME_REGIME.contains(&ratio)
             && low.as_secs_f64() > self.c.probe_trigger * floor.as_secs_f64()
             && rate < (1.0 + share) / 2.0 * rate_before
+    }
+
+    /// The last standing-queue drain read a delay outside ([`Self::drained_a_delay`]): the
+    /// slow start restarts on it as after a probe that read one ([`Self::finish_probe`]),
+    /// without the probe. The drain was the probe: it halved the permits, the pass rate fell
+    /// with them and the low RT stayed, which a queue inside does not do (its wait falls while
+    /// the workers stay busy). The new regime is read off the buckets after the drain: the
+    /// floor is their low RT, min RT the old one plus the low RT's rise over the old floor, and
+    /// the cap the capacity before the delay at that RT (Little's law). Only where that
+    /// capacity was measured in min RT's regime; `false` where nothing restarted.
+    fn restart_on_drained_delay(&mut self, now: Nanos) -> bool {
+        if self.probe.is_some() || self.delay_restart.is_some() {
+            return false;
+        }
+        let (Some(old), Some(floor), Some((low, _))) =
+            (self.min_rt, self.low_floor, self.recent_low())
+        else {
+            return false;
+        };
+        let Some((served, _)) = self
+            .regime_rate
+            .filter(|&(_, then)| SAME_REGIME.contains(&ratio_of(then, old)))
+        else {
+            return false;
+        };
+        let rt = old + low.saturating_sub(floor);
+        let cap = served * rt.as_secs_f64() * (1.0 + self.c.queue_target);
+        self.before_delay = (self.low_floor, self.probe_mid, None);
+        self.low_floor = Some(low);
+        self.probe_mid = self.mid_of_window().or(self.probe_mid);
+        self.confirmed = 0;
+        self.next_probe = now + self.at_least_buckets(self.c.probe_interval, 50);
+        let keep = self.closed.len().saturating_sub(1);
+        self.closed.drain(..keep);
+        self.knee_found = false;
+        self.knee = None;
+        self.restarted = true;
+        self.delay_restart = Some((served, old));
+        self.delay_lapses = now + self.at_least_buckets(self.c.probe_interval * 4, 50);
+        self.restart_cap = (cap > 0.0).then(|| (cap + MIN_QUEUE_TARGET).ceil() as usize);
+        self.min_rt = Some(rt);
+        self.drain_low = None;
+        self.since_probe = 0;
+        true
     }
 
     /// Periodic probes are spaced out only while the resource looks as it did at the last

@@ -834,3 +834,42 @@ fn littles_no_probe_on_the_ramp_after_workers_came_back_near_the_clock_s_wrap() 
         "a probe within 0.9 s of the return's knee (seed, ms, limit): {early:?}"
     );
 }
+
+/// Pins the restart on a drain that read a delay (`network_delay_spike` seed 16: a probe fell
+/// on the delay's onset and measured nothing, the standing-queue drain halved the limit 41 →
+/// 21, and when the low RT read after it what it read before while the pass rate fell with
+/// the permits, a probe at 10 permits held 1 s to read that again: the slow start restarted on
+/// the delay 3.2 s after its onset). Here 200 ms come outside 50 workers that slow with
+/// contention (0.5) the moment the first probe after 20 s starts, on a clock at 0 and on one
+/// that wraps 100 s in. The drain's reading restarts the slow start itself, on the capacity
+/// before the delay at the old min RT plus the low RT's rise, as the probe's would: 2.17 s
+/// after the onset on average over 40 seeds (1.42–4.92 s), on either clock; before, 3.07 s
+/// (2.48–4.92 s).
+#[test]
+fn littles_a_drain_that_read_a_delay_restarts_on_it() {
+    for offset in [0, u64::MAX - 100_000_000_000] {
+        let mut at = Vec::new();
+        for seed in 1..=SEEDS {
+            let (mut l, mut pool) = warmed_from(seed, 0.5, offset);
+            let mut t = 20_000;
+            while !l.probing() {
+                t += 1;
+                pool.run_timed(&mut l, t, |_, _| {});
+            }
+            pool.delay_us = 200_000;
+            let mut restart = None;
+            pool.run_timed(&mut l, t + 5_000, |u, l| {
+                if restart.is_none() && l.delay_restart.is_some() {
+                    restart = Some(u / 1000 - t);
+                }
+            });
+            at.push((seed, restart));
+        }
+        let mean = at.iter().map(|(_, ms)| ms.unwrap_or(5_000)).sum::<u64>() / SEEDS;
+        assert!(
+            mean < 2_600,
+            "clock at {offset} ns: the delay's restart {mean} ms after its onset on average \
+             (5 s where none): {at:?}"
+        );
+    }
+}
