@@ -218,14 +218,17 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   same pass rate): then the waiting permits are drained at once (no lower than half the
 ///   limit) and the steering holds as after the slow start's drain (workers that went away).
 ///   A drain after which the low RT reads what it read before, while the pass rate fell with
-///   the limit, drained a delay outside, not a queue: the next drain probes instead.
+///   the limit, drained a delay outside, not a queue: the slow start restarts on the delay at
+///   once, as after a probe that read one (where the capacity before it is known in the old
+///   regime; otherwise the next drain probes instead).
 /// - **Re-probe**: while nearly every request finds every permit taken, every
 ///   `probe_interval` or early when the window's RT exceeds `probe_trigger ×` the unqueued
 ///   one (medians once a probe has measured one: a probe's mean leaves out the slow answers it
 ///   did not wait for; before that, mean RT against min RT), (once a probe has measured the
 ///   floor) the low RT shows a queue, the window was measured after the last probe (unless
 ///   that one found a new regime) and the last probe measured something, the limit is held at
-///   `probe_gain × last pass rate × min RT` (at least half the limit) long enough to expect
+///   `probe_gain × last pass rate × min RT` (at least half the limit; a periodic probe below
+///   the limit at most the workers the answers counted busy at once) long enough to expect
 ///   `probe_samples` requests — or, once at least three recent RTs have passed, as soon as its
 ///   low RT reads as precisely as a bucket's (as many answers, no larger standard error) while
 ///   its pass rate shows it drained and its mean RT the same regime (or one more than
