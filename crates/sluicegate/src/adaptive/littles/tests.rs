@@ -653,7 +653,10 @@ fn sample(t: u64, rt: u64, o: u8, in_flight: usize) -> Sample {
 
 proptest! {
     /// An ignored sample (a cancellation, a client error) says nothing about the resource:
-    /// slipping them anywhere into a stream changes no limit the algorithm gives.
+    /// slipping them anywhere into a stream changes no limit the algorithm gives. (Its end is
+    /// still counted as one of the answers the requests out beside it saw, since its request
+    /// held a permit: that count caps a periodic probe's depth, which these streams are too
+    /// short to reach; review 66.)
     #[test]
     fn littles_ignored_samples_change_nothing(samples in stream(), every in 1usize..5) {
         let mut plain = LittlesLaw::new(LittlesLawConfig::default());
