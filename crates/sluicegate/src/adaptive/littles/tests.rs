@@ -2224,15 +2224,16 @@ fn littles_probe_that_serves_more_with_fewer_permits_keeps_the_limit_near_them()
 /// 8 permits for 100 s). Each answer counts the workers busy at once (the permits out when it
 /// started less the answers that came while it was out); the probe goes no higher than the
 /// most the recent buckets counted (5.16–5.23 here, with the answers a 30 ms floor sees).
-/// Without the count, seed 2 probed at 7. The clock starts near 2^63 ns.
+/// Without the count, seed 2 probed at 7. The clock starts near 2^63 ns, and 250 s short of
+/// its wrap (the run lasts 200 s: the answers' ends the count keeps are read up to its end).
 #[test]
 fn littles_probe_goes_no_higher_than_the_workers_counted_busy() {
-    for seed in 1..=5 {
+    for (seed, offset) in (1..=5).flat_map(|s| [(s, 1 << 63), (s, u64::MAX - 250_000_000_000)]) {
         let mut l = LittlesLaw::new(LittlesLawConfig::default());
         let mut pool = Pool::new(5, 0, 500, seed);
         pool.contention = 0.5;
         pool.counted = true;
-        pool.offset_ns = 1 << 63;
+        pool.offset_ns = offset;
         pool.run(&mut l, 1, |_| {});
         // The knee found at twice the workers, on the start's queued mean RT.
         l.knee_found = true;
@@ -2246,8 +2247,11 @@ fn littles_probe_goes_no_higher_than_the_workers_counted_busy() {
                 depth = l.probe.map(|p| p.limit);
             }
         });
-        let depth = depth.unwrap_or_else(|| panic!("seed {seed}: no probe"));
-        assert!(depth <= 5, "seed {seed}: a probe at {depth} for 5 workers");
+        let depth = depth.unwrap_or_else(|| panic!("seed {seed}, clock at {offset}: no probe"));
+        assert!(
+            depth <= 5,
+            "seed {seed}, clock at {offset}: a probe at {depth} for 5 workers"
+        );
     }
 }
 
