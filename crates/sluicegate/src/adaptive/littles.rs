@@ -1027,10 +1027,7 @@ impl LittlesLaw {
                         // the new RT, Little's law, not bounded by the old knee
                         // (`network_delay_spike`: capped at 27 for the 250 the delay needs,
                         // the steering took 6 s to grow there).
-                        let before = self
-                            .regime_rate
-                            .filter(|&(_, then)| SAME_REGIME.contains(&ratio_of(then, old)));
-                        if let Some((served, _)) = before.filter(|_| outside) {
+                        if let Some(served) = self.rate_before(old).filter(|_| outside) {
                             // The new RT is the old min RT plus the delay, read as the rise of
                             // the low RT over the old floor: the probe's mean leaves out the
                             // long answers it did not wait for (242 ms for the 250 of 50 ms
@@ -1040,11 +1037,7 @@ impl LittlesLaw {
                                 .zip(low)
                                 .map_or(Duration::ZERO, |(was, now)| now.saturating_sub(was));
                             let rt = rt.max(old + delay);
-                            cap = served * rt.as_secs_f64() * (1.0 + self.c.queue_target);
-                            self.delay_restart = Some((served, old));
-                            self.before_delay = before_delay;
-                            self.delay_lapses =
-                                now + self.at_least_buckets(self.c.probe_interval * 4, 50);
+                            cap = self.restart_on_delay(now, served, old, rt, before_delay);
                         }
                         self.restart_cap =
                             (cap > 0.0).then(|| (cap + MIN_QUEUE_TARGET).ceil() as usize);
@@ -1928,6 +1921,33 @@ impl LittlesLaw {
             && rate < (1.0 + share) / 2.0 * rate_before
     }
 
+    /// The capacity last measured while the resource queued ([`Self::regime_rate`]), where that
+    /// was in min RT `old`'s regime: what the resource served before a delay outside came.
+    fn rate_before(&self, old: Duration) -> Option<f64> {
+        self.regime_rate
+            .filter(|&(_, then)| SAME_REGIME.contains(&ratio_of(then, old)))
+            .map(|(served, _)| served)
+    }
+
+    /// The slow start restarts on a delay outside (read by a probe, [`Self::finish_probe`], or
+    /// by a drain, [`Self::restart_on_drained_delay`]): `served` answers a second before it at
+    /// min RT `old`, the regime before it (`before_delay`) for its end to bring back, and its
+    /// cap until it lapses. Returns that cap: the capacity before at the new RT `rt` (Little's
+    /// law) and the target queue.
+    fn restart_on_delay(
+        &mut self,
+        now: Nanos,
+        served: f64,
+        old: Duration,
+        rt: Duration,
+        before_delay: (Option<Duration>, Option<Duration>, Option<(Duration, u64)>),
+    ) -> f64 {
+        self.delay_restart = Some((served, old));
+        self.before_delay = before_delay;
+        self.delay_lapses = now + self.at_least_buckets(self.c.probe_interval * 4, 50);
+        served * rt.as_secs_f64() * (1.0 + self.c.queue_target)
+    }
+
     /// The last standing-queue drain read a delay outside ([`Self::drained_a_delay`]): the
     /// slow start restarts on it as after a probe that read one ([`Self::finish_probe`]),
     /// without the probe. The drain was the probe: it halved the permits, the pass rate fell
@@ -1945,15 +1965,12 @@ impl LittlesLaw {
         else {
             return false;
         };
-        let Some((served, _)) = self
-            .regime_rate
-            .filter(|&(_, then)| SAME_REGIME.contains(&ratio_of(then, old)))
-        else {
+        let Some(served) = self.rate_before(old) else {
             return false;
         };
         let rt = old + low.saturating_sub(floor);
-        let cap = served * rt.as_secs_f64() * (1.0 + self.c.queue_target);
-        self.before_delay = (self.low_floor, self.probe_mid, None);
+        let before_delay = (self.low_floor, self.probe_mid, None);
+        let cap = self.restart_on_delay(now, served, old, rt, before_delay);
         self.low_floor = Some(low);
         self.probe_mid = self.mid_of_window().or(self.probe_mid);
         self.confirmed = 0;
@@ -1963,8 +1980,6 @@ impl LittlesLaw {
         self.knee_found = false;
         self.knee = None;
         self.restarted = true;
-        self.delay_restart = Some((served, old));
-        self.delay_lapses = now + self.at_least_buckets(self.c.probe_interval * 4, 50);
         self.restart_cap = (cap > 0.0).then(|| (cap + MIN_QUEUE_TARGET).ceil() as usize);
         self.min_rt = Some(rt);
         self.drain_low = None;
