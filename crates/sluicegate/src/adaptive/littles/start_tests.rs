@@ -344,6 +344,34 @@ fn littles_demand_led_start_reaches_the_demand_within_a_few_round_trips() {
     }
 }
 
+/// Pins the demand-led start in front of 200 workers (`steady_0.8x_200w`) where the first
+/// requests happened to be fast: the rank test compares the answers of the requests that
+/// found more than half the permits out with the first ten or so, fixed once the limit is
+/// pinned, and where those were fast its share stays low however many answers come (seeds 60
+/// and 92 held 20 permits past 300 ms, callers timing out in the limiter; on the card seed 19
+/// held them 0.4 s, until the slow start took over). The requests that found every permit
+/// taken and answered having seen no more than two answers while out show the workers serve
+/// the starting limit at once, and the start leaps on them; on a clock 100 s short of its
+/// wrap too.
+#[test]
+fn littles_demand_led_start_leaps_where_its_first_requests_happened_to_be_fast() {
+    let near_wrap = u64::MAX - 100_000_000_000;
+    let mut late = Vec::new();
+    for (seed, offset_ns) in (1..=100)
+        .map(|s| (s, 0))
+        .chain([(60, near_wrap), (92, near_wrap)])
+    {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(200, 20, 8_000, seed);
+        pool.offset_ns = offset_ns;
+        pool.run(&mut l, 300, |_, _| {});
+        if l.limit() < 160 {
+            late.push((seed, l.limit()));
+        }
+    }
+    assert!(late.is_empty(), "(seed, limit at 300 ms): {late:?}");
+}
+
 /// Pins the demand-led start in front of a large pool of slow requests (`huge_pool_1.5x`:
 /// 2000 workers, 50 ms + an exponential 150 ms, 15,000 arrivals a second). At 20 permits the
 /// watch counts its answers for ~0.7 s (the 20th answer, then two answers a permit), and the
