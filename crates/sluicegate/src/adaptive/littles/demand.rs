@@ -63,7 +63,8 @@
 //! - **No knee**, and callers still held back: the leap's answers measure the mean RT again,
 //!   and it leaps on. No caller held back: the limit covers the demand, and the buckets take
 //!   over. A leap is judged clear on two answers a permit of its limit, or, after a leap from
-//!   a limit already judged clear, on one, once [`MIN_LOW`] requests started a round trip
+//!   a limit already judged clear or where the answer rate shows the leap's limit in service
+//!   within one standard error, on one, once [`MIN_LOW`] requests started a round trip
 //!   after it have answered (the low RTs read the queue whole by then: each of those waited
 //!   behind it).
 //!
@@ -608,8 +609,17 @@ impl DemandStart {
         // Two looks: the first as soon as there are answers enough, for an overshoot far past
         // the knee (three standard errors), and the last when the leap would be judged clear.
         // After a leap from a limit judged clear, one answer a permit, once the low RTs of
-        // requests started a round trip after the leap can be read.
-        let per_permit = if self.leaps >= 2 { 1 } else { 2 };
+        // requests started a round trip after the leap can be read. After the first leap too,
+        // where the answer rate shows the leap's limit in service within one standard error:
+        // the low RTs of twenty answers are too noisy to show a queue of 30 (50 workers behind
+        // 80 permits read 24 ± 8 waiting), and the rate, on the starting limit's few answers,
+        // reads a knee only three standard errors short (37 of 80 in service was not), so a
+        // leap judged then went on to 640 permits for 50 workers. A rate that reads the leap's
+        // limit in service shows none of the shortfall such a queue makes (seeds 1–10 of 2000
+        // workers of 200 ms reach them a round trip sooner, 1.35–1.60 s; 50 workers behind 80
+        // read 37 in `overload_10x` seed 22, and wait for two answers a permit as before).
+        let quick = self.leaps >= 2 || in_service >= to as f64 * (1.0 - se);
+        let per_permit = if quick { 1 } else { 2 };
         let last = n >= per_permit * to as u64 && (per_permit == 2 || self.after.len() >= MIN_LOW);
         if !last && self.looked {
             return Verdict::Wait;
