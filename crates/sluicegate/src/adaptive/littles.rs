@@ -228,7 +228,9 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   floor) the low RT shows a queue, the window was measured after the last probe (unless
 ///   that one found a new regime) and the last probe measured something, the limit is held at
 ///   `probe_gain × last pass rate × min RT` (at least half the limit; a periodic probe below
-///   the limit at most the workers the answers counted busy at once) long enough to expect
+///   the limit at most the workers the answers counted busy at once, and where the pass rate
+///   would hold it at half the limit, `probe_gain` × them where they stand for the workers
+///   now) long enough to expect
 ///   `probe_samples` requests — or, once at least three recent RTs have passed, as soon as its
 ///   low RT reads as precisely as a bucket's (as many answers, no larger standard error) while
 ///   its pass rate shows it drained and its mean RT the same regime (or one more than
@@ -751,6 +753,53 @@ impl LittlesLaw {
         let most = recent.iter().map(|b| b.counted).max().filter(|&w| w > 0)?;
         let floor = self.floor()?.as_secs_f64();
         Some(most as f64 + Self::rate_of(recent.into_iter()) * floor)
+    }
+
+    /// The depth of a probe that the pass rate would hold at half the limit, from the workers
+    /// counted busy instead ([`Self::counted_workers`]): `probe_gain` × them, under the limit
+    /// (0 where the count may not stand for the workers now). One bucket's pass rate × min RT
+    /// reads a few permits under the workers where a bucket holds a few dozen answers, or
+    /// where the set point's own queue slows them (contention) or a delay outside holds
+    /// permits, and the half-limit clamp then sets the depth: 6 of 12 permits for 10 workers
+    /// (`demo_2x`), 5–7 for 10 (`report_generator_1.5x`), 6–8 for the ~13 a delay outside
+    /// keeps busy (`demo_busy_2x`), most of what their probes cost. The count is a lower bound
+    /// on the workers (no answer reads more in a pool served first come, first served), so
+    /// 15 % under it still drains them.
+    ///
+    /// Only where the count stands for the workers now: the knee found and no slow start
+    /// under way, the count no more than the least recent limit (an answer of a request that
+    /// started under a limit just raised reads the permits it found out), the last buckets'
+    /// pass rate within [`SAME_REGIME`] of the window's, and the window's no less than the
+    /// most the resource has served ÷ `probe_trigger`. In a spell of fewer workers or a
+    /// slower service (`capacity_fifth`'s 10 workers, `latency_spike`), the probes keep their
+    /// depth: the workers' return and the regime's end are read off them, and a depth from
+    /// the count there moved the return by a second either way (card 198 against 201).
+    fn depth_from_count(&self) -> usize {
+        if !self.knee_found || self.restarted {
+            return 0;
+        }
+        let unprobed = self.closed.iter().rev().filter(|b| !b.probed);
+        let busy = self.closed.iter().filter(|b| b.saturated && !b.probed);
+        let (recent, window) = (
+            Self::rate_of(unprobed.take(RT_BUCKETS)),
+            Self::rate_of(busy),
+        );
+        let steady = window > 0.0 && SAME_REGIME.contains(&(recent / window));
+        let served = window * self.c.probe_trigger >= self.served_most.0;
+        let least = self
+            .recent_limits
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(self.base);
+        match self.counted_workers() {
+            Some(w) if steady && served => {
+                let w = w.min(least as f64);
+                (((w * self.c.probe_gain) as usize).min(w as usize))
+                    .min(self.base.saturating_sub(1))
+            }
+            _ => 0,
+        }
     }
 
     /// The workers the answer `s` shows busy at once (see [`Bucket::counted`]): the permits out
@@ -1622,6 +1671,7 @@ impl LittlesLaw {
                 } else {
                     self.base
                 };
+                let at_half = (drained as usize) <= self.base / 2;
                 let depth = (drained as usize).clamp(self.base / 2, top);
                 // No higher than the workers the answers counted busy at once: a probe above
                 // them drains nothing, and its queued floor and mean are taken as the
@@ -1632,9 +1682,14 @@ impl LittlesLaw {
                 // count's margin is read from too, and a probe moved there on it read a queue
                 // as the new regime (`latency_spike` seed 29: 57 permits for 50 workers, the
                 // return 2.1 → 7.1 s).
-                match self.counted_workers() {
+                let depth = match self.counted_workers() {
                     Some(w) if depth < self.base => depth.min((w as usize).max(self.base / 2)),
                     _ => depth,
+                };
+                if at_half && !faster && depth < self.base {
+                    depth.max(self.depth_from_count())
+                } else {
+                    depth
                 }
             };
             self.start_probe(now, short_rt, limit, shallow.is_some());

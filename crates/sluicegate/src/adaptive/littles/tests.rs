@@ -2337,3 +2337,39 @@ fn littles_workers_that_came_back_are_found_in_a_probe_s_tail() {
     let limits = drive_workers(&mut l, 20_000, 22_000, 50, 50);
     assert!(limits.iter().any(|&n| n >= 45), "{limits:?}");
 }
+
+/// Pins a probe's depth from the workers counted busy where the pass rate would hold it at
+/// half the limit (`demo_2x`: 10 workers of 50 ms exponential that slow by half as requests
+/// wait). One bucket's pass rate × min RT reads 5–8 permits there (20 answers a bucket, and the
+/// contention of the set point's own queue), so the probes sat at half the limit, 6 of 12, and
+/// the answers lost while they held were most of what probes cost there. The count reads about
+/// 10, and a probe at `probe_gain` × it, 8, still drains the workers. Over seeds 1–5 (30 s
+/// each), 17 of 39 probes went under 7 permits before, 8 of 40 now (the rest where the count
+/// is not taken: a slow start's, or a pass rate that moved). The clock starts near 2^63 ns,
+/// and 40 s short of its wrap (the count keeps answers' ends and compares them with starts).
+#[test]
+fn littles_probe_goes_as_deep_as_the_workers_counted_not_deeper() {
+    for offset in [1 << 63, u64::MAX - 40_000_000_000] {
+        let (mut all, mut low) = (0, 0);
+        for seed in 1..=5 {
+            let mut l = LittlesLaw::new(LittlesLawConfig::default());
+            let mut pool = Pool::new(10, 0, 50, seed);
+            pool.contention = 0.5;
+            pool.counted = true;
+            pool.offset_ns = offset;
+            let mut last = None;
+            pool.run(&mut l, 30_000, |l| {
+                let p = l.probe.map(|p| (p.start, p.limit, p.from_start));
+                if let Some((_, depth, false)) = p.filter(|_| p != last) {
+                    all += 1;
+                    low += usize::from(depth < 7);
+                }
+                last = p;
+            });
+        }
+        assert!(
+            all >= 20 && 4 * low <= all,
+            "clock at {offset}: {low} of {all} probes under 7 permits for 10 workers"
+        );
+    }
+}
