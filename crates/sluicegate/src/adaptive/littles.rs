@@ -372,6 +372,9 @@ pub struct LittlesLaw {
     /// bar of [`Self::workers_came_back`] far under the knee the most served gives, counted
     /// over the span that test counts over.
     busiest_run: f64,
+    /// The most workers any answer of the window counted busy at once ([`Bucket::counted`])
+    /// when `capacity` was last measured: the pool that served it, as the answers count it.
+    counted_then: usize,
     /// The most the resource has served while it queued (the mean pass rate of the window's
     /// saturated buckets), and the min RT then: what a slow start after workers came back
     /// grows to at most, in the regime it was measured in.
@@ -509,6 +512,7 @@ impl LittlesLaw {
             cool_buckets: 0,
             capacity: 0.0,
             busiest_run: 0.0,
+            counted_then: 0,
             served_most: (0.0, Duration::ZERO),
             regime_rate: None,
             recent_limits: VecDeque::new(),
@@ -1275,6 +1279,7 @@ impl LittlesLaw {
         if b.saturated && queueing {
             self.capacity = self.pass_rate(false);
             self.busiest_run = self.busiest_run();
+            self.counted_then = self.closed.iter().map(|b| b.counted).max().unwrap_or(0);
             let served = self.pass_rate(true);
             if served > self.served_most.0 {
                 self.served_most = (served, min_rt);
@@ -1916,6 +1921,9 @@ impl LittlesLaw {
     /// the knee passes the rate test too, but the slow start capped at 1000 answers a second ×
     /// 250 ms went past the knee on the delay's late answers and left 150 permits for 50 workers
     /// after it (seeds 16–30, −0.02 to −0.09): that regime has its own restarted slow start.
+    /// And only where the answers count more workers busy at once than when `capacity` was
+    /// measured (`counted_then`), which far under the knee stands in for Little's law at the
+    /// limit.
     fn workers_came_back(&self, min_rt: Duration) -> Option<usize> {
         let (served, then) = self.served_most;
         let most = served * min_rt.as_secs_f64() * (1.0 + self.c.queue_target);
@@ -1948,10 +1956,31 @@ impl LittlesLaw {
         };
         let expected = bar * t;
         let clears = |count: f64| count - expected > CAME_BACK_SIGNIFICANCE * expected.sqrt();
+        // The workers the answers count busy at once: more than counted when the bar was
+        // measured, or the pool is the one that served it. In a pool served first come, first
+        // served no answer counts more than the workers, so 13 permits for 10 count 10 at most
+        // and 13 for 50 count 13 (`capacity_fifth`: 11-13 permits for 10 workers pass a bar
+        // of ~200 a second at 50 ms, and one lucky run restarted the slow start in the fall,
+        // 55 times in seeds 1-250, seven of its falls past 5 s). A service with less spread than an
+        // exponential one counts under its workers, but as far under in both pools. An answer
+        // that counts more permits than the limit held is no count (a caller that does not
+        // give the permits out): the pass rate alone then.
+        let most = recent.iter().map(|b| b.counted).max().unwrap_or(0);
+        let held = self
+            .recent_limits
+            .iter()
+            .copied()
+            .fold(self.base, usize::max);
+        let counts = most <= held;
+        if counts && most <= self.counted_then {
+            return None;
+        }
         // Little's law at the limit: what it passes at min RT must itself clear the bar, or
         // the old workers, held at about the limit, pass as much (11 permits for 10 workers).
+        // Far under the knee the count has told them apart: not asked there.
         let can = self.base as f64 / min_rt.as_secs_f64().max(1e-9) * t;
-        (same_rt && clears(can) && clears(n)).then_some(cap)
+        let counted = counts && cap >= 2 * self.base;
+        (same_rt && (counted || clears(can)) && clears(n)).then_some(cap)
     }
 
     /// The last standing-queue drain drained a delay outside the resource, not a queue inside
