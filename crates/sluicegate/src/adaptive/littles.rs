@@ -824,6 +824,28 @@ impl LittlesLaw {
         busy
     }
 
+    /// The workers each of the last [`RT_BUCKETS`] buckets counted busy at once
+    /// ([`Bucket::counted`]), the least of them, without the floor's margin: a lower bound on
+    /// the workers that stands in every recent bucket.
+    fn counted_busy(&self) -> Option<usize> {
+        let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
+        if recent.len() < RT_BUCKETS {
+            return None;
+        }
+        recent.iter().map(|b| b.counted).min().filter(|&w| w > 0)
+    }
+
+    /// The window's median RT is past √`probe_trigger` × the probes' unqueued median: half
+    /// way (on a log scale) to an early probe ([`Self::next_limit`]'s `inflated`).
+    fn median_rising(&self) -> bool {
+        match (self.probe_mid, self.mid_of_window()) {
+            (Some(unqueued), Some(mid)) => {
+                mid.as_secs_f64() > self.c.probe_trigger.sqrt() * unqueued.as_secs_f64()
+            }
+            _ => false,
+        }
+    }
+
     /// Mean RT over the last `buckets` closed buckets.
     fn recent_rt(&self, buckets: usize) -> Option<Duration> {
         let recent = self.closed.iter().rev().take(buckets);
@@ -1472,7 +1494,24 @@ impl LittlesLaw {
                     cut
                 }
             } else {
-                next.clamp(down, up)
+                // Not below the workers the answers counted busy in each of the last buckets
+                // plus one, the least target queue: in a pool served first come, first served
+                // no answer counts more than the workers, so a queue read past that is min
+                // RT's, not the pool's (50 exponential workers: the count is 50 and the
+                // steering trims 51 to 50 on a reading of 3–4 waiting). Not while the median
+                // RT is half way to an early probe: there the permit of queue the floor holds
+                // lifts the median over the probes' (censored, low) one, and early probes at
+                // half the limit follow (`heavy_tail_3x` seed 4: probes every 2–4 s, each
+                // lowering the probes' median, 0.9998 → 0.9662). And only where the count is
+                // under the limit: a count at or past it says only that every permit was in
+                // service (or it comes from permits out before a cut), not where the workers end.
+                let next = next.clamp(down, up);
+                match self.counted_busy() {
+                    Some(w) if (w as f64) < base && next < base && !self.median_rising() => {
+                        next.max(((w + 1) as f64).min(base))
+                    }
+                    _ => next,
+                }
             };
             if steering && self.probe.is_none() && self.knee_found {
                 self.knee = Some(clamp(next.round() as usize, min, max));
@@ -1562,7 +1601,13 @@ impl LittlesLaw {
                     .zip(self.min_rt)
                     .is_some_and(|(floor, min_rt)| a.slower_service(floor, min_rt))
             });
-        let estimate = if slower_service || (restarting && outside_probes) {
+        // And in a probe: its buckets, at half the limit, hold too few answers for an estimate
+        // of their own, and without one every drop of the deadline's tail backed the limit the
+        // probe returns to off a step a bucket, through the whole of a probe that lasts seconds
+        // at a slow service's RT (a 300 ms timeout in front of a 150 ms service: 4 → 3 → 2 under
+        // a probe at 2, then 1 for 20 workers, while the pooled answers read 0.04–0.47 waiting
+        // against a target of 1).
+        let estimate = if slower_service || restarting || !outside_probes {
             pooled
         } else {
             queue
