@@ -373,7 +373,8 @@ pub struct LittlesLaw {
     /// over the span that test counts over.
     busiest_run: f64,
     /// The most workers any answer of the window counted busy at once ([`Bucket::counted`])
-    /// when `capacity` was last measured: the pool that served it, as the answers count it.
+    /// when `capacity` was last measured: the pool that served it, as the answers count it
+    /// (0 where the bar was set at a delay's end, whose answers counted its permits busy).
     counted_then: usize,
     /// The most the resource has served while it queued (the mean pass rate of the window's
     /// saturated buckets), and the min RT then: what a slow start after workers came back
@@ -771,13 +772,14 @@ impl LittlesLaw {
     /// 15 % under it still drains them.
     ///
     /// Only where the count stands for the workers now: the knee found and no slow start
-    /// under way, the count no more than the least recent limit (an answer of a request that
-    /// started under a limit just raised reads the permits it found out), the last buckets'
-    /// pass rate within [`SAME_REGIME`] of the window's, and the window's no less than the
-    /// most the resource has served ÷ `probe_trigger`. In a spell of fewer workers or a
-    /// slower service (`capacity_fifth`'s 10 workers, `latency_spike`), the probes keep their
-    /// depth: the workers' return and the regime's end are read off them, and a depth from
-    /// the count there moved the return by a second either way (card 198 against 201).
+    /// under way, the count taken no higher than the least recent limit (an answer of a
+    /// request that started under a limit just raised reads the permits it found out), the
+    /// last buckets' pass rate within [`SAME_REGIME`] of the window's, and the window's no
+    /// less than the most the resource has served ÷ `probe_trigger`. In a spell of fewer
+    /// workers or a slower service (`capacity_fifth`'s 10 workers, `latency_spike`), the
+    /// probes keep their depth: the workers' return and the regime's end are read off them,
+    /// and a depth from the count there moved the return by a second either way (card 198
+    /// against 201).
     fn depth_from_count(&self) -> usize {
         if !self.knee_found || self.restarted {
             return 0;
@@ -2016,7 +2018,11 @@ impl LittlesLaw {
             .iter()
             .copied()
             .fold(self.base, usize::max);
-        let counts = most <= held;
+        // And only where the limits held could count past what was counted then: after a
+        // fall shorter than the window, `counted_then` still holds the pool before it (50),
+        // which no answer at the 17–21 permits left can pass, and the count would hold the
+        // return off until the window turned over (review 72).
+        let counts = most <= held && self.counted_then <= held;
         if counts && most <= self.counted_then {
             return None;
         }
@@ -2763,6 +2769,8 @@ impl LittlesLaw {
         self.floor_unsure = false;
         self.capacity = served;
         self.busiest_run = served;
+        // No count stands for this bar: the delay's answers counted its permits busy.
+        self.counted_then = 0;
         self.knee_found = true;
         self.knee = Some(knee);
         self.base = knee;
