@@ -232,7 +232,9 @@ pub(super) struct DemandStart {
     earliest: Vec<u64>,
     /// RTs of the requests that started after the last leap (s).
     after: Vec<f64>,
-    /// The ends of the answers since the last leap, in order (at most [`KEPT_ENDS`]).
+    /// The ends of the answers since the last leap, in order (at most [`KEPT_ENDS`]); before
+    /// the first leap, also the starting limit's answers that [`file_room`](Self::file_room)
+    /// counts (at most [`KEPT`]).
     ends: Vec<u64>,
     /// Of the pinned requests (started after the leap with every permit of its limit taken)
     /// that answered: how many, their least RT (s), and the fewest answers one of them saw
