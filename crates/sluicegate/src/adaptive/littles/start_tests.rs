@@ -411,14 +411,10 @@ fn littles_demand_led_start_is_not_ended_by_the_slow_start_in_front_of_a_slow_po
     );
 }
 
-/// Pins the check of a leap from a limit judged clear in front of the same pool: 80 permits
-/// served at once, the leap × 8 to 640 was judged only on two answers a permit (two round
-/// trips of 250 ms at 2560 answers a second), and the pool of 2000 was reached 0.6 s after
-/// it. One answer a permit, once the low RTs of requests started a round trip after the leap
-/// can be read, judges it a round trip sooner: the pool is reached 1.54–1.81 s after the
-/// first request in seeds 1–10 (before: 1.74–2.00 s, six of them past 1.85 s).
-#[test]
-fn littles_demand_led_start_judges_a_leap_after_a_clear_one_on_one_answer_a_permit() {
+/// Seeds 1–10 of 2000 workers (a 50 ms floor plus 150 ms exponential) at 15 000 requests a
+/// second: those whose limit reached 2000 permits later than `bar_ms` after the first
+/// request, or not within 3 s (seed, ms).
+fn late_to_2000_permits(bar_ms: u64) -> Vec<(u64, Option<u64>)> {
     let mut late = Vec::new();
     for seed in 1..=10 {
         let mut l = LittlesLaw::new(LittlesLawConfig::default());
@@ -430,10 +426,22 @@ fn littles_demand_led_start_judges_a_leap_after_a_clear_one_on_one_answer_a_perm
                 reached = Some(t / 1_000);
             }
         });
-        if reached.is_none_or(|ms| ms > 1_850) {
+        if reached.is_none_or(|ms| ms > bar_ms) {
             late.push((seed, reached));
         }
     }
+    late
+}
+
+/// Pins the check of a leap from a limit judged clear in front of the same pool: 80 permits
+/// served at once, the leap × 8 to 640 was judged only on two answers a permit (two round
+/// trips of 250 ms at 2560 answers a second), and the pool of 2000 was reached 0.6 s after
+/// it. One answer a permit, once the low RTs of requests started a round trip after the leap
+/// can be read, judges it a round trip sooner: the pool is reached 1.54–1.81 s after the
+/// first request in seeds 1–10 (before: 1.74–2.00 s, six of them past 1.85 s).
+#[test]
+fn littles_demand_led_start_judges_a_leap_after_a_clear_one_on_one_answer_a_permit() {
+    let late = late_to_2000_permits(1_850);
     assert!(late.is_empty(), "(seed, ms to 2000 permits): {late:?}");
 }
 
@@ -445,21 +453,7 @@ fn littles_demand_led_start_judges_a_leap_after_a_clear_one_on_one_answer_a_perm
 /// of them past 1.65 s).
 #[test]
 fn littles_demand_led_start_judges_a_first_leap_the_rate_shows_in_service_on_one_answer_a_permit() {
-    let mut late = Vec::new();
-    for seed in 1..=10 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = OpenPool::new(2_000, 150, 15_000, seed);
-        pool.floor_us = 50_000;
-        let mut reached = None;
-        pool.run(&mut l, 3_000, |t, l| {
-            if reached.is_none() && l.limit() >= 2_000 {
-                reached = Some(t / 1_000);
-            }
-        });
-        if reached.is_none_or(|ms| ms > 1_650) {
-            late.push((seed, reached));
-        }
-    }
+    let late = late_to_2000_permits(1_650);
     assert!(late.is_empty(), "(seed, ms to 2000 permits): {late:?}");
 }
 
