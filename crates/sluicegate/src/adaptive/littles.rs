@@ -792,12 +792,7 @@ impl LittlesLaw {
         );
         let steady = window > 0.0 && SAME_REGIME.contains(&(recent / window));
         let served = window * self.c.probe_trigger >= self.served_most.0;
-        let least = self
-            .recent_limits
-            .iter()
-            .copied()
-            .min()
-            .unwrap_or(self.base);
+        let least = self.least_recent_limit().unwrap_or(self.base);
         match self.counted_workers() {
             Some(w) if steady && served => {
                 let w = w.min(least as f64);
@@ -824,6 +819,11 @@ impl LittlesLaw {
         let at = self.ends.partition_point(|&e| e <= end);
         self.ends.insert(at, end);
         busy
+    }
+
+    /// The least of the limits of the last buckets (`None` before the first bucket closes).
+    fn least_recent_limit(&self) -> Option<usize> {
+        self.recent_limits.iter().copied().min()
     }
 
     /// The workers each of the last [`RT_BUCKETS`] buckets counted busy at once
@@ -3045,15 +3045,10 @@ impl LimitAlgorithm for LittlesLaw {
         // is news of a limit already cut: the cut that followed (the start's, a drain, a
         // back-off) came after it started. It does not back the limit off again.
         let fresh = self.limit_in_force(s.start) <= self.base;
-        let b = &mut self.current;
         // Against the lowest recent limit: a request that started before a raise found every
         // permit of the old limit taken.
-        let threshold = self
-            .recent_limits
-            .iter()
-            .copied()
-            .min()
-            .unwrap_or(self.limit);
+        let threshold = self.least_recent_limit().unwrap_or(self.limit);
+        let b = &mut self.current;
         b.saturated |= s.in_flight >= threshold.min(self.limit);
         b.at_limit += u64::from(pinned);
         b.max_in_flight = b.max_in_flight.max(s.in_flight);
