@@ -66,7 +66,11 @@
 //!   a limit already judged clear or where the answer rate shows the leap's limit in service
 //!   within one standard error, on one, once [`MIN_LOW`] requests started a round trip
 //!   after it have answered (the low RTs read the queue whole by then: each of those waited
-//!   behind it).
+//!   behind it). Or, sooner, by the count of the pinned requests: [`PINNED`] of them that
+//!   saw no more answers while out than the target queue show the leap's limit served at
+//!   once, and callers held back since the leap that ask for another leap it on. After a
+//!   leap from a limit judged clear, the pinned requests' count reads the knee as soon as it
+//!   stands.
 //!
 //! The buckets' own decisions wait while a leap is being checked; any other move of the limit
 //! before the first leap (the start's tests, a bucket's growth) ends the demand-led start.
@@ -242,6 +246,12 @@ pub(super) struct DemandStart {
     pinned: u64,
     pinned_rt: f64,
     pinned_seen: u64,
+    /// Of those pinned requests, the ones that saw no more answers while out than the target
+    /// queue: in a pool served first come, first served, each shows the leap's limit, less
+    /// that, served at once.
+    roomy_after: u64,
+    /// The counts at the last leap.
+    leapt_mark: Mark,
     /// The starting limit's 5th-percentile RT (s; [`floor`](Self::floor)), taken at the
     /// first leap: no RT is filed after it.
     floor_s: Option<f64>,
@@ -281,6 +291,8 @@ impl DemandStart {
             pinned: 0,
             pinned_rt: f64::INFINITY,
             pinned_seen: u64::MAX,
+            roomy_after: 0,
+            leapt_mark: Mark::default(),
             floor_s: None,
             queue_target,
             min,
@@ -537,6 +549,8 @@ impl DemandStart {
         self.pinned = 0;
         self.pinned_rt = f64::INFINITY;
         self.pinned_seen = u64::MAX;
+        self.roomy_after = 0;
+        self.leapt_mark = self.mark(at);
         if self.floor_s.is_none() {
             self.floor_s = self.floor().map(|f| f.as_secs_f64());
         }
@@ -545,6 +559,38 @@ impl DemandStart {
 
     fn check(&mut self, end: Nanos, at: Nanos, from: usize, to: usize) -> Verdict {
         let rt = Duration::from_secs_f64(self.rt);
+        // A leap after a clear one: the pinned requests' count reads an overshoot as soon as
+        // it stands, a queue's wait after the leap, where the low RTs of requests started a
+        // round trip after it come two round trips after it (640 permits for 500 workers: 140
+        // waiting, 0.10 s → 0.06 s). Not at the first leap, past a pool the starting limit
+        // judged only as large as itself: there the count read 2–3 permits low and the
+        // 50-worker rows' knees moved (fifty-fourth round's *not kept*).
+        if self.leaps >= 2
+            && let Some(knee) = self.pinned_knee(end, at, from, to, rt)
+        {
+            return knee;
+        }
+        // Clear by the pinned requests' count: [`PINNED`] of them saw no more answers while
+        // out than the target queue, so the pool served the leap's limit, less that, at once
+        // (as the starting limit's count clears the first leap), where the answer rate waits a
+        // round trip and then measures one (80 permits for 500 workers: 0.10–0.13 s → 0.06–0.10
+        // s). It leaps on only where the callers held back since the leap ask for more than
+        // the largest leap gives, so that the demand's value does not matter: counted from the
+        // leap on, it reads low where the limiter's queue emptied into the leap's permits and
+        // callers found one free (200 workers at 0.8 ×: 154–161 for a demand of 160, where the
+        // check a round trip on leapt to 185–212, and a false knee followed). Elsewhere the
+        // check goes on and measures the demand as before.
+        if self.roomy_after >= PINNED {
+            let mark = self.leapt_mark;
+            let n = self.answers - mark.answers;
+            let dt = secs(end, mark.at);
+            if dt > 0.0 {
+                let demand = self.held_since(&mark, n) / dt * self.rt;
+                if demand >= LEAP_AGAIN * to as f64 {
+                    return self.leap(end, to, demand);
+                }
+            }
+        }
         if end < at + rt {
             return Verdict::Wait;
         }
@@ -718,6 +764,10 @@ impl DemandStart {
         self.pinned += 1;
         self.pinned_rt = self.pinned_rt.min(latency.as_secs_f64());
         self.pinned_seen = self.pinned_seen.min(seen as u64);
+        let target = (self.queue_target * to as f64).max(MIN_QUEUE_TARGET);
+        if seen as f64 <= target {
+            self.roomy_after += 1;
+        }
     }
 
     /// The knee the pinned requests' count reads after the leap from `from` at `at` to `to`,
@@ -1099,5 +1149,134 @@ mod tests {
     fn a_demand_at_the_starting_limit_does_not_leap() {
         assert_eq!(first_leap(200.0), None);
         assert_eq!(first_leap(150.0), None);
+    }
+
+    /// A leap whose pinned requests (started after it with every permit of its limit taken)
+    /// answered having seen no more answers while out than the target queue is clear of the
+    /// knee by their count, as the first leap is by the starting limit's: it leaps on before
+    /// a round trip has passed. Defect pinned: in front of 500 workers (`many_workers_2x`) the
+    /// leap to 80 was judged a round trip after it, on a round trip of answers, and 420 workers
+    /// stood idle for 0.10–0.13 s where five short requests had shown them within 0.05 s.
+    #[test]
+    fn a_leap_is_cleared_by_the_count_of_the_requests_that_saw_few_answers() {
+        let mut d = DemandStart::new(0.04, 1, 10_000);
+        let ms = |t: f64| Nanos::ZERO + Duration::from_secs_f64(t / 1e3);
+        // An exponential service of 100 ms, drawn from a fixed sequence.
+        let mut u: u64 = 12345;
+        let mut exp_ms = move || {
+            u = u
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            -((((u >> 11) as f64) + 0.5) / (1u64 << 53) as f64).ln() * 100.0
+        };
+        // At the starting limit of 20: an answer every 5 ms (200/s: 100 ms by Little's law),
+        // callers held back at 10,000/s (a demand of 1000 permits).
+        let (mut t, mut leap) = (100.0, None);
+        while leap.is_none() {
+            assert!(t < 2000.0, "no first leap");
+            t += 5.0;
+            d.on_demand((t * 10.0) as u64);
+            let in_flight = if (t as u64 / 5).is_multiple_of(2) {
+                5
+            } else {
+                15
+            };
+            let rt = Duration::from_secs_f64(exp_ms() / 1e3);
+            if let Verdict::Leap(to) = d.observe(ms(t), rt, in_flight, 20, true, 10) {
+                leap = Some((t, to));
+            }
+        }
+        let (leapt_at, to) = leap.unwrap();
+        assert_eq!(to, 80);
+        // After it, 80 permits out: an answer every 1.25 ms, of requests that started before
+        // the leap, and every eighth one a short request that started after it and saw one
+        // answer while out.
+        let mut next = None;
+        for i in 1..80 {
+            t = leapt_at + 1.25 * i as f64;
+            d.on_demand((t * 10.0) as u64);
+            let rt = if i % 8 == 0 { 1.5 } else { 100.0 + i as f64 };
+            match d.observe(ms(t), Duration::from_secs_f64(rt / 1e3), 80, 80, false, 10) {
+                Verdict::Wait => {}
+                Verdict::Leap(to) => {
+                    next = Some((t, to));
+                    break;
+                }
+                v => panic!("{v:?} at {t} ms"),
+            }
+        }
+        let (at, to) = next.expect("leapt on within 100 ms of the leap");
+        assert!(at - leapt_at < 100.0, "{at} ms, leapt at {leapt_at}");
+        assert_eq!(to, 640);
+    }
+
+    /// After a leap from a limit judged clear, the pinned requests' count reads an overshoot
+    /// as soon as it stands, before the low RTs of requests started a round trip after the
+    /// leap can. Defect pinned: 640 permits for 500 workers (`many_workers_2x`) stood 0.10 s,
+    /// 140 waiting inside, where the count read them within 0.06 s.
+    #[test]
+    fn a_leap_after_a_clear_one_finds_its_knee_by_the_count() {
+        let mut d = DemandStart::new(0.04, 1, 10_000);
+        let ms = |t: f64| Nanos::ZERO + Duration::from_secs_f64(t / 1e3);
+        let mut u: u64 = 12345;
+        let mut exp_ms = move || {
+            u = u
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            -((((u >> 11) as f64) + 0.5) / (1u64 << 53) as f64).ln() * 100.0
+        };
+        // As above: 20 permits, an exponential 100 ms service, a demand of 1000 permits.
+        let (mut t, mut leap) = (100.0, None);
+        while leap.is_none() {
+            assert!(t < 2000.0, "no first leap");
+            t += 5.0;
+            d.on_demand((t * 10.0) as u64);
+            let in_flight = if (t as u64 / 5).is_multiple_of(2) {
+                5
+            } else {
+                15
+            };
+            let rt = Duration::from_secs_f64(exp_ms() / 1e3);
+            if let Verdict::Leap(to) = d.observe(ms(t), rt, in_flight, 20, true, 10) {
+                leap = Some((t, to));
+            }
+        }
+        let (leapt_at, to) = leap.unwrap();
+        // 80 permits, clear: an answer every 1.25 ms, every eighth a short one.
+        let mut second = None;
+        for i in 1..200 {
+            t = leapt_at + 1.25 * i as f64;
+            d.on_demand((t * 10.0) as u64);
+            let rt = if i % 8 == 0 { 1.5 } else { 100.0 + i as f64 };
+            if let Verdict::Leap(to) =
+                d.observe(ms(t), Duration::from_secs_f64(rt / 1e3), to, to, false, 10)
+            {
+                second = Some((t, to));
+                break;
+            }
+        }
+        let (at, to) = second.expect("a second leap");
+        assert!(to > 500, "{to}");
+        // 500 workers behind it: an answer every 0.2 ms, and every fifth one a request that
+        // started after the leap with every permit taken and waited 60 ms (300 answers).
+        for i in 1..2000 {
+            t = at + 0.2 * i as f64;
+            d.on_demand((t * 10.0) as u64);
+            let rt = if i % 5 == 0 && t - at > 70.0 {
+                60.0
+            } else {
+                100.0 + i as f64 / 100.0
+            };
+            match d.observe(ms(t), Duration::from_secs_f64(rt / 1e3), to, to, false, 10) {
+                Verdict::Wait => {}
+                Verdict::Knee { in_service, .. } => {
+                    assert!(t - at < 100.0, "the knee {t} ms, {} after the leap", t - at);
+                    assert!(in_service < to as f64 - 100.0, "{in_service}");
+                    return;
+                }
+                v => panic!("{v:?} at {t} ms"),
+            }
+        }
+        panic!("no knee");
     }
 }
