@@ -564,7 +564,7 @@ impl DemandStart {
         // round trip after it come two round trips after it (640 permits for 500 workers: 140
         // waiting, 0.10 s → 0.06 s). Not at the first leap, past a pool the starting limit
         // judged only as large as itself: there the count read 2–3 permits low and the
-        // 50-worker rows' knees moved (fifty-fourth round's *not kept*).
+        // 50-worker rows' knees moved (forty-eighth round's *not kept*).
         if self.leaps >= 2
             && let Some(knee) = self.pinned_knee(end, at, from, to, rt)
         {
