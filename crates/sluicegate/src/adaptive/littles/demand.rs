@@ -1151,17 +1151,13 @@ mod tests {
         assert_eq!(first_leap(150.0), None);
     }
 
-    /// A leap whose pinned requests (started after it with every permit of its limit taken)
-    /// answered having seen no more answers while out than the target queue is clear of the
-    /// knee by their count, as the first leap is by the starting limit's: it leaps on before
-    /// a round trip has passed. Defect pinned: in front of 500 workers (`many_workers_2x`) the
-    /// leap to 80 was judged a round trip after it, on a round trip of answers, and 420 workers
-    /// stood idle for 0.10–0.13 s where five short requests had shown them within 0.05 s.
-    #[test]
-    fn a_leap_is_cleared_by_the_count_of_the_requests_that_saw_few_answers() {
+    /// The first leap both tests below start from: 20 permits in front of an exponential
+    /// 100 ms service (drawn from a fixed sequence), an answer every 5 ms (200/s: 100 ms by
+    /// Little's law), callers held back at 10,000/s (a demand of 1000 permits). Returns the
+    /// start, the leap's instant (ms) and its limit.
+    fn first_leap_from_20_behind_a_demand_of_1000() -> (DemandStart, f64, usize) {
         let mut d = DemandStart::new(0.04, 1, 10_000);
         let ms = |t: f64| Nanos::ZERO + Duration::from_secs_f64(t / 1e3);
-        // An exponential service of 100 ms, drawn from a fixed sequence.
         let mut u: u64 = 12345;
         let mut exp_ms = move || {
             u = u
@@ -1169,10 +1165,8 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             -((((u >> 11) as f64) + 0.5) / (1u64 << 53) as f64).ln() * 100.0
         };
-        // At the starting limit of 20: an answer every 5 ms (200/s: 100 ms by Little's law),
-        // callers held back at 10,000/s (a demand of 1000 permits).
-        let (mut t, mut leap) = (100.0, None);
-        while leap.is_none() {
+        let mut t = 100.0;
+        loop {
             assert!(t < 2000.0, "no first leap");
             t += 5.0;
             d.on_demand((t * 10.0) as u64);
@@ -1183,10 +1177,22 @@ mod tests {
             };
             let rt = Duration::from_secs_f64(exp_ms() / 1e3);
             if let Verdict::Leap(to) = d.observe(ms(t), rt, in_flight, 20, true, 10) {
-                leap = Some((t, to));
+                return (d, t, to);
             }
         }
-        let (leapt_at, to) = leap.unwrap();
+    }
+
+    /// A leap whose pinned requests (started after it with every permit of its limit taken)
+    /// answered having seen no more answers while out than the target queue is clear of the
+    /// knee by their count, as the first leap is by the starting limit's: it leaps on before
+    /// a round trip has passed. Defect pinned: in front of 500 workers (`many_workers_2x`) the
+    /// leap to 80 was judged a round trip after it, on a round trip of answers, and 420 workers
+    /// stood idle for 0.10–0.13 s where five short requests had shown them within 0.05 s.
+    #[test]
+    fn a_leap_is_cleared_by_the_count_of_the_requests_that_saw_few_answers() {
+        let (mut d, leapt_at, to) = first_leap_from_20_behind_a_demand_of_1000();
+        let ms = |t: f64| Nanos::ZERO + Duration::from_secs_f64(t / 1e3);
+        let mut t;
         assert_eq!(to, 80);
         // After it, 80 permits out: an answer every 1.25 ms, of requests that started before
         // the leap, and every eighth one a short request that started after it and saw one
@@ -1216,32 +1222,9 @@ mod tests {
     /// 140 waiting inside, where the count read them within 0.06 s.
     #[test]
     fn a_leap_after_a_clear_one_finds_its_knee_by_the_count() {
-        let mut d = DemandStart::new(0.04, 1, 10_000);
+        let (mut d, leapt_at, to) = first_leap_from_20_behind_a_demand_of_1000();
         let ms = |t: f64| Nanos::ZERO + Duration::from_secs_f64(t / 1e3);
-        let mut u: u64 = 12345;
-        let mut exp_ms = move || {
-            u = u
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            -((((u >> 11) as f64) + 0.5) / (1u64 << 53) as f64).ln() * 100.0
-        };
-        // As above: 20 permits, an exponential 100 ms service, a demand of 1000 permits.
-        let (mut t, mut leap) = (100.0, None);
-        while leap.is_none() {
-            assert!(t < 2000.0, "no first leap");
-            t += 5.0;
-            d.on_demand((t * 10.0) as u64);
-            let in_flight = if (t as u64 / 5).is_multiple_of(2) {
-                5
-            } else {
-                15
-            };
-            let rt = Duration::from_secs_f64(exp_ms() / 1e3);
-            if let Verdict::Leap(to) = d.observe(ms(t), rt, in_flight, 20, true, 10) {
-                leap = Some((t, to));
-            }
-        }
-        let (leapt_at, to) = leap.unwrap();
+        let mut t;
         // 80 permits, clear: an answer every 1.25 ms, every eighth a short one.
         let mut second = None;
         for i in 1..200 {
