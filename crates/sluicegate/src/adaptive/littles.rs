@@ -118,6 +118,10 @@ const LIMIT_LOG: usize = 16;
 /// slow start: fewer, and the noise of small buckets' low RTs ends it on a false knee.
 const STARTUP_SIGNIFICANCE: f64 = 3.0;
 
+/// Standard errors (binomial) by which the answers that count the most workers busy may fall
+/// short of one in that many, for the count to be taken as exact ([`LittlesLaw::exact_count`]).
+const EXACT_SIGNIFICANCE: f64 = 1.5;
+
 /// Standard errors (Poisson, of the count the rate before it admits in as long) by which a
 /// probe must admit more than that rate before it goes deeper ([`LittlesLaw::deeper_probe`]):
 /// the permits it took were waiting, not in service.
@@ -837,6 +841,64 @@ impl LittlesLaw {
         recent.iter().map(|b| b.counted).min().filter(|&w| w > 0)
     }
 
+    /// The workers the window's buckets outside probes counted busy at once, where that count
+    /// is exact rather than a loose lower bound: `None` unless it is.
+    ///
+    /// An answer counts all `w` workers where its service was the shortest of those in
+    /// service (it ended before any other's): in a pool of memoryless workers one answer in
+    /// `w` (5 exponential workers: 20 % of the answers read 5, none more), more where the
+    /// service is more variable than that. Where it spreads less (a log-normal σ 0.5 in front
+    /// of 10 workers), the most counted is the thin tail of a distribution a few workers
+    /// under the pool (8 read by 1–3 % of the answers). So the most counted, `m`, is taken
+    /// as the workers where at least `m` × `min_samples` answers have a count, those reading
+    /// `m` are no fewer than one in `m` less [`EXACT_SIGNIFICANCE`] standard errors of that
+    /// share (binomial), `m` is no less than the pass rate × the floor (every answer held
+    /// a worker at least that long: a near-fixed service counts 1 or 2 in front of any pool),
+    /// and no more than one over the permits the answers held where it was read (Little's law).
+    fn exact_count(&self) -> Option<usize> {
+        let window = self.closed.iter().filter(|b| !b.probed);
+        let most = window.clone().map(|b| b.counted).max().filter(|&m| m > 0)?;
+        let at: u64 = (window.clone())
+            .filter(|b| b.counted == most)
+            .map(|b| b.at_counted)
+            .sum();
+        let n: u64 = window.clone().map(|b| b.with_count).sum();
+        if n < (most * self.c.min_samples.max(1)) as u64 {
+            return None;
+        }
+        let share = 1.0 / most as f64;
+        let expected = n as f64 * share;
+        let se = (expected * (1.0 - share)).sqrt();
+        let floor = self.floor()?.as_secs_f64();
+        let shows = at as f64 >= expected - EXACT_SIGNIFICANCE * se;
+        // Little's law: no more than one over the permits the answers of the buckets it was
+        // read in held (their RTs ÷ their span). Past them, the count counts permits out that
+        // no answer stands for (a feed that says every permit was out at each start).
+        let held = (window.clone())
+            .filter(|b| b.counted == most)
+            .map(|b| b.rt_sum.as_secs_f64() / b.span.as_secs_f64().max(1e-9))
+            .fold(0.0, f64::max);
+        let fits = most as f64 <= held + 1.0;
+        (shows && fits && most as f64 >= Self::rate_of(window) * floor).then_some(most)
+    }
+
+    /// The most the ordinary steering may hold where the workers counted busy are exact
+    /// ([`Self::exact_count`]) and under every recent limit: those workers and the least
+    /// target queue (one request), no lower than `down` (a step); unbounded elsewhere. The
+    /// permits past them wait inside the resource, where each slows every worker, and the
+    /// low RT misses most of such a queue in a small pool: the wait for a few answers of
+    /// memoryless workers is short one time in twenty (3 waiting in front of 5 exponential
+    /// workers read as about one, and the limit held 8).
+    fn by_exact_count(&self, down: f64) -> f64 {
+        let least = self.least_recent_limit().unwrap_or(self.base);
+        match self.exact_count() {
+            Some(m) if self.knee_found && !self.restarted && self.probe.is_none() && m < least => {
+                ((m + 1) as f64).max(down)
+            }
+            _ => f64::INFINITY,
+        }
+    }
+
     /// The window's median RT is past √`probe_trigger` × the probes' unqueued median: half
     /// way (on a log scale) to an early probe ([`Self::next_limit`]'s `inflated`).
     fn median_rising(&self) -> bool {
@@ -1507,7 +1569,8 @@ impl LittlesLaw {
                 // lowering the probes' median, 0.9998 → 0.9662). And only where the count is
                 // under the limit: a count at or past it says only that every permit was in
                 // service (or it comes from permits out before a cut), not where the workers end.
-                let next = next.clamp(down, up);
+                // No higher than the workers counted, where the count is exact, and one more.
+                let next = next.clamp(down, up).min(self.by_exact_count(down));
                 match self.counted_busy() {
                     Some(w) if (w as f64) < base && next < base && !self.median_rising() => {
                         next.max(((w + 1) as f64).min(base))
@@ -1534,6 +1597,10 @@ impl LittlesLaw {
             // buckets together show no queue: a limit walked down (to 1, in front of 20 workers
             // back at full speed) grows a step at a time.
             (base * self.c.max_step).max(base + 1.0).round() as usize
+        } else if b.pinned() && self.by_exact_count(down_step(base, self.c.backoff)) < base {
+            // Too few answers a bucket for a low RT of their own, but the workers counted are
+            // exact: the permits past them and the least target wait inside the resource.
+            self.by_exact_count(down_step(base, self.c.backoff)).round() as usize
         } else if self.delay_restart.is_some()
             && !self.knee_found
             && b.pinned()
@@ -1723,7 +1790,9 @@ impl LittlesLaw {
                 } else {
                     self.base
                 };
-                let at_half = (drained as usize) <= self.base / 2;
+                // Half the limit rounded up: at m + 1 for an exact count of m (11 for 10
+                // workers) the pass rate reads 5–6, which the half-limit clamp held.
+                let at_half = (drained as usize) <= self.base.div_ceil(2);
                 let depth = (drained as usize).clamp(self.base / 2, top);
                 // No higher than the workers the answers counted busy at once: a probe above
                 // them drains nothing, and its queued floor and mean are taken as the
@@ -3053,7 +3122,7 @@ impl LimitAlgorithm for LittlesLaw {
         b.at_limit += u64::from(pinned);
         b.max_in_flight = b.max_in_flight.max(s.in_flight);
         if let Some(busy) = busy {
-            self.current.counted = self.current.counted.max(busy);
+            self.current.count(busy);
         }
         match s.outcome {
             Outcome::Success => {
@@ -3094,6 +3163,11 @@ impl LimitAlgorithm for LittlesLaw {
         }
         self.capped(end)
     }
+}
+
+/// A step down from `base` by `backoff`, at least a permit.
+fn down_step(base: f64, backoff: f64) -> f64 {
+    (base * backoff).min(base - 1.0)
 }
 
 /// `a ÷ b`.

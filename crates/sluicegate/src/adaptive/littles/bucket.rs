@@ -40,6 +40,10 @@ pub(super) struct Bucket {
     /// saw during its own service: so no answer reads more than the workers, and one whose
     /// service ended before any other's reads them exactly (a lower bound on the workers).
     pub(super) counted: usize,
+    /// Of its answers with a count, those that counted `counted` (the most).
+    pub(super) at_counted: u64,
+    /// Its answers with a count (one whose start is older than the answers kept has none).
+    pub(super) with_count: u64,
     /// The most permits out when one of its requests started.
     pub(super) max_in_flight: usize,
     /// Some request started with every permit taken: demand reached the limit.
@@ -168,6 +172,17 @@ impl Bucket {
     pub(super) fn queue_over(&self, floor: Duration) -> Option<f64> {
         self.low
             .map(|low| low.saturating_sub(floor).as_secs_f64() * self.rate())
+    }
+
+    /// Counts one answer that showed `busy` workers busy at once ([`Self::counted`]).
+    pub(super) fn count(&mut self, busy: usize) {
+        self.with_count += 1;
+        if busy > self.counted {
+            self.counted = busy;
+            self.at_counted = 1;
+        } else if busy == self.counted {
+            self.at_counted += 1;
+        }
     }
 
     /// Rate of successes per second over the bucket's span.

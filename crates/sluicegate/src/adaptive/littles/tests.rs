@@ -2373,3 +2373,90 @@ fn littles_probe_goes_as_deep_as_the_workers_counted_not_deeper() {
         );
     }
 }
+
+/// Pins the steering on an exact count of the workers (`few_slow_workers_3x`, seed 16 of the
+/// card: 8 permits for 5 workers for 100 s). 5 exponential workers of 500 ms, contention 0.5,
+/// a closed loop at the limit: with 3 waiting, each bucket holds ~10 answers, the low RT has
+/// no estimate in most of them, and where it has one it reads about one request (the wait for
+/// 3 answers of memoryless workers is short one time in twenty), so the limit held 8. The
+/// count is exact there (one answer in five reads 5, none more): the limit comes to 6, the
+/// workers and one waiting.
+#[test]
+fn littles_steers_to_an_exact_count_of_the_workers() {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(5, 0, 500, seed);
+        pool.contention = 0.5;
+        pool.counted = true;
+        pool.run(&mut l, 1, |_| {});
+        // As after the start's cut and a first probe.
+        (l.knee_found, l.probed) = (true, true);
+        (l.base, l.limit, l.knee) = (8, 8, Some(8));
+        l.min_rt = Some(Duration::from_millis(514));
+        l.low_floor = Some(Duration::from_millis(15));
+        // No periodic probe in the run: the steering's own limit is asked about.
+        l.next_probe = Nanos::new(1_000_000 * MS);
+        let mut limits = Vec::new();
+        pool.run(&mut l, 60_000, |l| {
+            if l.probe.is_none() {
+                limits.push(l.limit);
+            }
+        });
+        let late = &limits[limits.len() / 2..];
+        let over = late.iter().filter(|&&n| n > 6).count();
+        assert!(
+            over * 10 < late.len(),
+            "seed {seed}: {over} of the last {} answers at 7 or more permits for 5 workers",
+            late.len()
+        );
+    }
+}
+
+/// The count is not taken as the workers where it is a loose lower bound: 10 workers of a
+/// 300 ms floor plus 100 ms exponential count 4–7 busy at once (each answer sees the others'
+/// answers during its own floor), the most read by a few in a hundred.
+#[test]
+fn littles_a_loose_count_of_the_workers_is_not_taken_as_exact() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let mut pool = Pool::new(10, 300, 100, 3);
+    pool.counted = true;
+    pool.run(&mut l, 1, |_| {});
+    (l.knee_found, l.probed) = (true, true);
+    (l.base, l.limit, l.knee) = (12, 12, Some(12));
+    l.min_rt = Some(Duration::from_millis(400));
+    l.low_floor = Some(Duration::from_millis(305));
+    let mut exact = 0;
+    let mut limits = Vec::new();
+    pool.run(&mut l, 30_000, |l| {
+        exact += usize::from(l.exact_count().is_some());
+        limits.push(l.limit);
+    });
+    assert_eq!(exact, 0, "a count taken as exact; limits {limits:?}");
+}
+
+/// The count is not taken as the workers where it counts more than the permits the answers
+/// held (Little's law: the window's RTs ÷ its span): permits out that none of the answers
+/// stands for. One answer a millisecond at 20 ms holds 20 permits, but a feed that says every
+/// permit of the limit was out when each request started (permits nobody answers for) reads
+/// the limit less 19 busy at once in every answer (31 at a limit of 45), which passes the
+/// share test trivially (every answer reads the most) and the pass-rate floor (31 ≥ 1000/s ×
+/// 20 ms); the limit was then cut a step a bucket toward the count and one, which fell with it
+/// (`littles_blind_probe_leaves_the_median_test_armed`: 279 permits walked down to 24).
+#[test]
+fn littles_a_count_past_the_permits_held_is_not_taken_as_exact() {
+    let mut l = warmed();
+    feed(&mut l, 22, 100, 40, FULL, Outcome::Success); // a queue: the knee is found
+    (l.base, l.limit) = (60, 60);
+    let mut exact = Vec::new();
+    for t in 2300..4300 {
+        sample_at(&mut l, t, 20);
+        if let Some(m) = l.exact_count() {
+            exact.push((t, m, l.limit()));
+        }
+    }
+    assert!(
+        exact.is_empty(),
+        "taken as exact: {:?}",
+        &exact[..exact.len().min(5)]
+    );
+}
