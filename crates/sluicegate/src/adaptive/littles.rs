@@ -436,8 +436,15 @@ pub struct LittlesLaw {
     before_delay: (Option<Duration>, Option<Duration>, Option<(Duration, u64)>),
     /// When a delay outside that has not ended becomes the regime ([`Self::delay_lapsed`]).
     delay_lapses: Nanos,
-    /// The bucket count when the slow start last drained.
+    /// The bucket count when the limit was last drained (the slow start's, a standing queue's).
     drained_at: Option<u64>,
+    /// When that drain came, where the steering drained (the slow start's drain, a standing
+    /// queue's): the hold after it ends at the first bucket whose answers all started after
+    /// it. `None` after the start's knee, found on an answer, and after a delay's end: their
+    /// three buckets hold (ended early after the start's too, the start-led small pools moved
+    /// on the card, 15 rows of ±0.005–0.014, and `threaded_overload` 11–15 lost on its p99
+    /// line; after the delay's end, its regime came back later).
+    drained_when: Option<Nanos>,
     /// The floor was taken from readings that bound it from above only (low RTs well below
     /// a stale floor, a probe that did not drain): until a probe drains, it may be a queued
     /// one: a probe reads its own queue against none ([`Self::deeper_probe`]), and a lower
@@ -539,6 +546,7 @@ impl LittlesLaw {
             delay_lapses: Nanos::ZERO,
             before_delay: (None, None, None),
             drained_at: None,
+            drained_when: None,
             floor_unsure: false,
             drain_low: None,
             start: StartTest::default(),
@@ -1204,6 +1212,39 @@ impl LittlesLaw {
         self.probed = true;
     }
 
+    /// A drain at `now`: the steering holds until the estimate is taken after it.
+    fn drained(&mut self, now: Nanos) {
+        self.drained_at = Some(self.closed_total);
+        self.drained_when = Some(now);
+    }
+
+    /// Right after a drain, the last buckets still show the queue it has already dealt with:
+    /// held for [`RT_BUCKETS`] buckets, or, after the steering's own drains, until one holds
+    /// only answers of requests that started after it, which read the limit it left. Three
+    /// buckets alone held 24 permits for 10 workers for 1.7 s after a drain from 48
+    /// (`capacity_fifth` seed 4): each was as long as the backlog's RT, 0.4–0.5 s, and the
+    /// second already read the drained limit.
+    fn held_after_drain(&self, b: &Bucket) -> bool {
+        let after = self
+            .drained_when
+            .zip(b.oldest)
+            .is_some_and(|(drained, oldest)| oldest >= drained);
+        // And where a standing queue was drained, only once the bucket's low RT shows it: one
+        // that reads what the drain's buckets read may be a delay outside, which the three
+        // buckets let `drained_a_delay` tell (ended before, a second drain went in first).
+        let shows = match self.drain_low {
+            Some((at, before, ..)) if Some(at) == self.drained_at => b
+                .low_rt()
+                .is_some_and(|low| ratio_of(low, before) < *SAME_REGIME.start()),
+            _ => true,
+        };
+        let after = after && shows;
+        !after
+            && self
+                .drained_at
+                .is_some_and(|at| self.closed_total <= at + RT_BUCKETS as u64)
+    }
+
     fn next_limit(&mut self, b: &Bucket, now: Nanos) -> usize {
         let (min, max) = (self.c.min, self.c.max);
         self.finish_probe(now);
@@ -1494,11 +1535,9 @@ impl LittlesLaw {
                 (base * step).max(base + 1.0),
                 (base * self.c.backoff).min(base - 1.0),
             );
-            let held = self
-                .drained_at
-                .is_some_and(|at| self.closed_total <= at + RT_BUCKETS as u64);
+            let held = self.held_after_drain(b);
             let next = if drain {
-                self.drained_at = Some(self.closed_total);
+                self.drained(now);
                 // Like after a probe: no early probe until the window is measured anew (it
                 // still holds the overshoot's inflated RTs, which set off a probe at once).
                 self.since_probe = 0;
@@ -1549,7 +1588,7 @@ impl LittlesLaw {
                     }
                     base
                 } else {
-                    self.drained_at = Some(self.closed_total);
+                    self.drained(now);
                     let cut = (base - excess).max(base / 2.0);
                     self.drained_in_a_delay(cut, base);
                     self.drain_low = self
@@ -1966,6 +2005,7 @@ impl LittlesLaw {
         self.limit = knee;
         // As after the drain: the last buckets still hold the queue of the starting limit.
         self.drained_at = Some(self.closed_total);
+        self.drained_when = None;
         self.since_probe = 0;
         self.next_probe = self
             .next_probe
@@ -1976,7 +2016,10 @@ impl LittlesLaw {
     /// below the floor ÷ `probe_trigger`, and below it by [`STARTUP_SIGNIFICANCE`] standard
     /// errors of a bucket's low RT. The floor then belongs to a slower regime (a delay that
     /// went away) and reads the queue the old limit leaves as none, while the mean RT, full of
-    /// that queue, need not fall by as much. The least of their low RTs, the new floor.
+    /// that queue, need not fall by as much. That mean low RT, the new floor: not the least of
+    /// the buckets' (the least of three 5th percentiles of 20–30 answers each is an order
+    /// statistic near zero: 48 µs for a 2.6 ms floor as `capacity_fifth` seed 2's workers came
+    /// back, which read two waiting at 40 permits for 50 workers for the last 17 s).
     fn below_floor(&self) -> Option<Duration> {
         let floor = self.low_floor?;
         if !self.probed || self.probe.is_some() || self.since_probe < RT_BUCKETS {
@@ -1987,11 +2030,7 @@ impl LittlesLaw {
         let below = floor.saturating_sub(mean);
         (mean.as_secs_f64() * self.c.probe_trigger < floor.as_secs_f64()
             && below.as_secs_f64() > STARTUP_SIGNIFICANCE * se.as_secs_f64())
-        .then(|| {
-            let recent = self.closed.iter().rev().take(RT_BUCKETS);
-            recent.filter_map(Bucket::low_rt).min()
-        })
-        .flatten()
+        .then_some(mean)
     }
 
     /// The permits in service by Little's law on the queue (the limit less the queue the low
@@ -2609,6 +2648,7 @@ impl LittlesLaw {
                 self.knee = Some(knee);
                 self.min_rt = Some(rt);
                 self.drained_at = Some(self.closed_total);
+                self.drained_when = None;
                 self.since_probe = 0;
                 self.lows.clear();
                 self.mids.clear();
@@ -2850,6 +2890,7 @@ impl LittlesLaw {
         let keep = self.closed.len().saturating_sub(1);
         self.closed.drain(..keep);
         self.drained_at = Some(self.closed_total);
+        self.drained_when = None;
         self.since_probe = 0;
         Some(knee)
     }
@@ -3121,6 +3162,7 @@ impl LimitAlgorithm for LittlesLaw {
         b.saturated |= s.in_flight >= threshold.min(self.limit);
         b.at_limit += u64::from(pinned);
         b.max_in_flight = b.max_in_flight.max(s.in_flight);
+        b.oldest = Some(b.oldest.map_or(s.start, |o| o.min(s.start)));
         if let Some(busy) = busy {
             self.current.count(busy);
         }

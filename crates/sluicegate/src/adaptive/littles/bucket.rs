@@ -60,6 +60,9 @@ pub(super) struct Bucket {
     /// that waited for a permit (the limiter's counts, taken as it closes).
     pub(super) turned_away: u64,
     pub(super) waited: u64,
+    /// When the earliest started of its answers' requests got its permit: a bucket whose
+    /// answers all started after a drain reads the limit the drain left.
+    pub(super) oldest: Option<crate::clock::Nanos>,
 }
 
 impl Bucket {

@@ -874,14 +874,19 @@ fn littles_a_drain_that_read_a_delay_restarts_on_it() {
     }
 }
 
-/// Seeds 1–60 of 50 workers (contention 0.5, each answer giving the permits out at its start)
-/// warmed to 20 s, then 10 of them for 30 s, on a clock that reads `offset_ns` at the pool's 0:
+/// Seeds 1–60 of 50 workers (contention 0.5, each answer giving the permits out at its start,
+/// as a limiter's do, from the pool's start) warmed to 20 s, then 10 of them for 30 s, on a clock that reads `offset_ns` at the pool's 0:
 /// each restart on workers that came back while none did (seed, s after the fall, the limit).
 fn returns_in_the_fall(offset_ns: u64) -> Vec<(u64, f64, usize)> {
     let mut restarts = Vec::new();
     for seed in 1..=60 {
-        let (mut l, mut pool) = warmed_from(seed, 0.5, offset_ns);
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.contention = 0.5;
+        pool.offset_ns = offset_ns;
         pool.counted = true;
+        pool.run_timed(&mut l, 20_000, |_, _| {});
         pool.set_workers(10);
         let mut was = l.came_back;
         pool.run_timed(&mut l, 50_000, |t, l| {
@@ -900,7 +905,11 @@ fn returns_in_the_fall(offset_ns: u64) -> Vec<(u64, f64, usize)> {
 /// the count needs one lucky run; four falls went past 5 s). 13 permits for 10 workers count
 /// 10 busy at most, as when the bar was measured; the same 13 for 50 count 13. Here 15 such
 /// restarts in 11 seeds of 60 before (at 10–20 permits), on either clock (the other 100 s
-/// short of its wrap); none after.
+/// short of its wrap); none after. The pool counts from its start, as a limiter does: counted
+/// only from the fall, its warm-up answers read `FULL` permits out, over any limit, which the
+/// count gate reads as no count, and a fall drained sooner (the hold after a drain ended at a
+/// bucket started after it) measured its bar while the window still held them (seed 60 came
+/// back at 12 permits 3.6 s into the fall on the pass rate alone).
 #[test]
 fn littles_no_return_in_the_fall_while_the_answers_count_the_same_workers() {
     for offset in [0, u64::MAX - 100_000_000_000] {
@@ -944,5 +953,40 @@ fn littles_a_short_fall_is_not_held_by_the_count_from_before_it() {
             back.is_some_and(|ms| ms < 2000),
             "clock at {offset} ns: seed 5 back at 45 permits after (ms): {back:?}"
         );
+    }
+}
+
+/// 50 workers (contention 0.5, counted) warmed to 20 s from `seed` on a clock that reads
+/// `offset_ns` at the pool's 0, then 10 of them: the ms from the fall until the limit the
+/// steering returns to is 12 permits or fewer (`None` where it is not within 10 s).
+fn down_after_a_fall(seed: u64, offset_ns: u64) -> Option<u64> {
+    let (mut l, mut pool) = warmed_from(seed, 0.5, offset_ns);
+    pool.counted = true;
+    pool.set_workers(10);
+    let mut down = None;
+    pool.run_timed(&mut l, 30_000, |t, l| {
+        if down.is_none() && l.base <= 12 {
+            down = Some(t / 1000 - 20_000);
+        }
+    });
+    down
+}
+
+/// Pins the end of the hold after a drain at the first bucket whose answers all started after
+/// it (`capacity_fifth` seed 4: a standing queue drained 48 permits to 24 for 10 workers, and
+/// three buckets each as long as the backlog's RT, 0.45-0.52 s, held 24 for 1.7 s where the
+/// second already read the drained limit). Here 50 workers fall to 10 at 20 s: seeds 2 and 16
+/// held 12 permits or fewer 5.5 and 4.9 s after the fall, now 3.6 and 2.4 s (seeds 1-20: 4.24
+/// s on average, now 3.89 s); the same on a clock 100 s short of its wrap.
+#[test]
+fn littles_the_hold_after_a_drain_ends_with_a_bucket_started_after_it() {
+    for offset in [0, u64::MAX - 100_000_000_000] {
+        for seed in [2, 16] {
+            let down = down_after_a_fall(seed, offset);
+            assert!(
+                down.is_some_and(|ms| ms < 4000),
+                "clock at {offset} ns, seed {seed}: 12 permits or fewer after (ms): {down:?}"
+            );
+        }
     }
 }
