@@ -849,8 +849,8 @@ impl LittlesLaw {
         recent.iter().map(|b| b.counted).min().filter(|&w| w > 0)
     }
 
-    /// The workers the window's buckets outside probes counted busy at once, where that count
-    /// is exact rather than a loose lower bound: `None` unless it is.
+    /// The workers the window's buckets outside probes, at the limit, counted busy at once,
+    /// where that count is exact rather than a loose lower bound: `None` unless it is.
     ///
     /// An answer counts all `w` workers where its service was the shortest of those in
     /// service (it ended before any other's): in a pool of memoryless workers one answer in
@@ -864,7 +864,11 @@ impl LittlesLaw {
     /// a worker at least that long: a near-fixed service counts 1 or 2 in front of any pool),
     /// and no more than one over the permits the answers held where it was read (Little's law).
     fn exact_count(&self) -> Option<usize> {
-        let window = self.closed.iter().filter(|b| !b.probed);
+        // Only buckets whose demand the limit held (nearly every request started with every
+        // permit taken): below the limit an answer counts the callers, not the workers (a
+        // 0.8× load in front of 50 workers with 5 % failures was cut to the concurrency it
+        // happened to show, and 0.64 % of it turned away).
+        let window = self.closed.iter().filter(|b| !b.probed && b.pinned());
         let most = window.clone().map(|b| b.counted).max().filter(|&m| m > 0)?;
         let at: u64 = (window.clone())
             .filter(|b| b.counted == most)
