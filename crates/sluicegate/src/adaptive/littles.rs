@@ -875,7 +875,7 @@ impl LittlesLaw {
             .map(|b| b.at_counted)
             .sum();
         let n: u64 = window.clone().map(|b| b.with_count).sum();
-        if n < (most * self.c.min_samples.max(1)) as u64 {
+        if n < most.saturating_mul(self.c.min_samples.max(1)) as u64 {
             return None;
         }
         let share = 1.0 / most as f64;
@@ -1229,7 +1229,7 @@ impl LittlesLaw {
     /// (`capacity_fifth` seed 4): each was as long as the backlog's RT, 0.4–0.5 s, and the
     /// second already read the drained limit.
     fn held_after_drain(&self, b: &Bucket) -> bool {
-        let after = self
+        let started_after = self
             .drained_when
             .zip(b.oldest)
             .is_some_and(|(drained, oldest)| oldest >= drained);
@@ -1242,8 +1242,8 @@ impl LittlesLaw {
                 .is_some_and(|low| ratio_of(low, before) < *SAME_REGIME.start()),
             _ => true,
         };
-        let after = after && shows;
-        !after
+        let ended = started_after && shows;
+        !ended
             && self
                 .drained_at
                 .is_some_and(|at| self.closed_total <= at + RT_BUCKETS as u64)
@@ -1640,10 +1640,13 @@ impl LittlesLaw {
             // buckets together show no queue: a limit walked down (to 1, in front of 20 workers
             // back at full speed) grows a step at a time.
             (base * self.c.max_step).max(base + 1.0).round() as usize
-        } else if b.pinned() && self.by_exact_count(down_step(base, self.c.backoff)) < base {
+        } else if let Some(cap) = (b.pinned())
+            .then(|| self.by_exact_count(down_step(base, self.c.backoff)))
+            .filter(|&cap| cap < base)
+        {
             // Too few answers a bucket for a low RT of their own, but the workers counted are
             // exact: the permits past them and the least target wait inside the resource.
-            self.by_exact_count(down_step(base, self.c.backoff)).round() as usize
+            cap.round() as usize
         } else if self.delay_restart.is_some()
             && !self.knee_found
             && b.pinned()
