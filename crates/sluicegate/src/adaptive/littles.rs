@@ -1550,7 +1550,8 @@ impl LittlesLaw {
                 // ones), and a BDP on it drained 149 permits to 22 in front of 50 workers.
                 let bdp = (self.pass_rate(false) * min_rt.as_secs_f64())
                     .max(self.served_unqueued(target));
-                let cut = self.drained_to(bdp).min(base);
+                let cut = self.drained_to(bdp).max(self.in_service_at_restart(queue));
+                let cut = cut.min(base);
                 self.drained_in_a_delay(cut, base);
                 cut
             } else if held {
@@ -1912,6 +1913,26 @@ impl LittlesLaw {
                 (r + b.rt_sum.as_secs_f64(), s + b.span.as_secs_f64())
             });
         if span > 0.0 { rt / span } else { 0.0 }
+    }
+
+    /// Where a slow start restarted on a slower service (not a delay outside) reads its first
+    /// queue at the limit it drains from (no bucket of the estimate under a lower one), the
+    /// permits that limit less `queue` leaves in service (Little's law), with the drain's
+    /// margin: the least its drain may leave. The drain's BDP takes min RT from the probe that
+    /// read the new regime, whose span the old regime's RTs set, so its mean is censored: at
+    /// the onset of a 3× slowdown (`latency_spike` seed 2) a probe of 0.2 s read 93.5 ms for
+    /// 150, and the start restarted at 51 permits for 50 workers drained on a queue of 5.9 to
+    /// 37, where the steering held it to the slowdown's end (10.8 s to converge). After the
+    /// start's growth (the workers' return, a delay outside) the estimate lags the limit, and
+    /// the limit less it stays above the knee: 0 there, the BDP alone.
+    fn in_service_at_restart(&self, queue: Option<f64>) -> f64 {
+        let level = self.least_recent_limit().is_some_and(|l| l >= self.base);
+        match queue {
+            Some(q) if self.restarted && self.delay_restart.is_none() && level => {
+                self.drained_to(self.base as f64 - q)
+            }
+            _ => 0.0,
+        }
     }
 
     /// A queue at the starting limit, measured from the first requests' low RT rather than

@@ -990,3 +990,38 @@ fn littles_the_hold_after_a_drain_ends_with_a_bucket_started_after_it() {
         }
     }
 }
+
+/// Pins the drain of a slow start restarted at the limit it had (`latency_spike` seed 2: the
+/// periodic probe started 0.1 s into the 3× slowdown and read 52 answers of it, held for a span
+/// set by the old regime's RTs: a mean of 93.5 ms for 150 ms, censored. The slow start restarted
+/// at 51 permits for 50 workers (capped at the old knee), read a queue of 5.9 at once, and
+/// drained to that censored mean × the pass rate, 37 permits, where the steering held it to
+/// the spike's end: 10.8 s to converge). Where the queue was read at the limit drained (no
+/// bucket of the estimate at a lower one), the limit less that queue is in service (Little's
+/// law): the drain goes no lower. Here 50 workers whose service takes 3× as long from the
+/// moment the first probe after 20 s starts (seeds 1–`SEEDS`): the limit the restarted
+/// start's knee is found at. On main seed 7 drained 52 → 35 (its probe read 92 ms) and held
+/// 35–38 for 3 s.
+#[test]
+fn littles_a_restart_at_its_limit_drains_no_lower_than_the_queue_it_read() {
+    let mut low = Vec::new();
+    for seed in 1..=SEEDS {
+        let (mut l, mut pool, start) = until_the_first_probe_after_20_s(seed);
+        pool.scale_service(3.0);
+        let mut knee = None;
+        let mut restarted = false;
+        pool.run_timed(&mut l, start + 5_000, |_, l| {
+            restarted |= l.restarted && !l.knee_found;
+            if restarted && l.knee_found && knee.is_none() {
+                knee = Some(l.limit());
+            }
+        });
+        if knee.is_some_and(|k| k < 45) {
+            low.push((seed, knee));
+        }
+    }
+    assert!(
+        low.is_empty(),
+        "the restarted start's knee under 45 permits for 50 workers (seed, knee): {low:?}"
+    );
+}
