@@ -506,20 +506,25 @@ impl DemandStart {
         let n = self.answers - start.answers;
         let dt = secs(end, start.at);
         // Two answers a permit (a count to a standard error of a sixth or less at the
-        // starting limit) over two of the RTs they give.
-        if n < 2 * limit as u64 || dt <= 0.0 {
+        // starting limit) over two of the RTs they give; one over one where the demand is
+        // far past the leaps.
+        let far = self.far_past_the_leaps(&start, n, limit);
+        let per = if far { 1 } else { 2 };
+        if n < per * limit as u64 || dt <= 0.0 {
             return Verdict::Wait;
         }
         let rate = n as f64 / dt;
         let rt = limit as f64 / rate;
-        self.counted |= dt >= 2.0 * rt;
-        // The first group's requests still out, each at least as slow as its time out so far.
-        let out = if self.impatient {
+        self.counted |= dt >= per as f64 * rt;
+        // The first group's requests still out, each at least as slow as its time out so far:
+        // once counted where the demand is far past the leaps, otherwise only where the buckets'
+        // slow start would have grown past the watch.
+        let out = if self.impatient || far && self.counted {
             self.few_out(end, limit)
         } else {
             Vec::new()
         };
-        if dt < 2.0 * rt || self.few.len() + out.len() < least || self.more.len() < least {
+        if dt < per as f64 * rt || self.few.len() + out.len() < least || self.more.len() < least {
             return Verdict::Wait;
         }
         // Held back a second × RT against answers a second × RT (the limit): compare the
@@ -537,6 +542,24 @@ impl DemandStart {
         self.measured = n;
         self.least = n;
         self.leap(end, limit, demand)
+    }
+
+    /// The demand at the starting limit `limit` is far past the leaps: it asks for two of them
+    /// or more (× [`LEAP`] × [`LEAP_AGAIN`]) with the `n` answers since `start` counted
+    /// [`FIRST_LEAP_SIGNIFICANCE`] standard errors high. By Little's law on both counts over
+    /// the same time, the demand is the limit × the callers held back ÷ the answers, and the
+    /// answers, a few dozen, are the noisy count. There each round trip at the starting limit
+    /// holds back more than 30 callers for every one it serves (2000 workers at 1.5 ×: 20
+    /// permits for 0.6–0.8 s, 0.056 of the goodput), so the watch measures the rate on one
+    /// answer a permit over one of the RTs it gives (a standard error of a fifth), and reads
+    /// the first group's last answers as still out as soon as that count stands, where
+    /// elsewhere it waits for two of each and for the slow start's step. Which the leap is
+    /// does not change: × [`LEAP`], checked as every leap is.
+    fn far_past_the_leaps(&self, start: &Mark, n: u64, limit: usize) -> bool {
+        let counted_high = n as f64 + FIRST_LEAP_SIGNIFICANCE * (n as f64).sqrt();
+        n > 0
+            && self.held_since(start, n) * limit as f64 / counted_high
+                >= LEAP * LEAP_AGAIN * limit as f64
     }
 
     fn leap(&mut self, at: Nanos, from: usize, demand: f64) -> Verdict {

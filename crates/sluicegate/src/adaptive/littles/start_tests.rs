@@ -1016,3 +1016,48 @@ fn littles_steering_does_not_cut_below_the_workers_counted_plus_one() {
         "{at_workers} answers at 50 permits or fewer"
     );
 }
+
+/// Seeds 1–10 of `workers` workers (a `floor_ms` floor plus a `mean_ms` exponential) at
+/// `per_second` requests a second: those whose limit first left the starting 20 later than
+/// `bar_ms` after the first request, or not within 1.5 s (seed, ms).
+fn late_first_leaps(
+    workers: usize,
+    floor_ms: u64,
+    mean_ms: u64,
+    per_second: u64,
+    bar_ms: u64,
+) -> Vec<(u64, Option<u64>)> {
+    let mut late = Vec::new();
+    for seed in 1..=10 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = OpenPool::new(workers, mean_ms, per_second, seed);
+        pool.floor_us = floor_ms * 1_000;
+        let mut first = None;
+        pool.run(&mut l, 1_500, |t, l| {
+            if first.is_none() && l.limit() != 20 {
+                first = Some(t / 1_000);
+            }
+        });
+        if first.is_none_or(|ms| ms > bar_ms) {
+            late.push((seed, first));
+        }
+    }
+    late
+}
+
+/// Pins the first leap where the demand is far past the leaps (it asks for × 4 × 8 and more
+/// with the answers counted 1.5 standard errors high). 2000 workers of 50 ms + 150 ms at
+/// 15,000 a second (`huge_pool_1.5x`) held the starting 20 permits for the watch's 20th
+/// answer and then two answers a permit over two round trips, and for the slowest of the
+/// first ten requests: 571–767 ms in seeds 1–10 (eight past 600), now 389–594 ms on one
+/// answer a permit over one round trip, the first group's last answers read as still out
+/// once that count stands. 500 workers of 50 ms at 20,000 a second (`many_workers_2x`):
+/// 128–197 ms (seven past 150), now 83–145 ms. Where the demand asks for fewer leaps (50
+/// workers at 10 ×, 200 workers at 0.8 ×) nothing moves.
+#[test]
+fn littles_demand_led_start_leaps_sooner_where_the_demand_is_far_past_the_leaps() {
+    let late = late_first_leaps(2_000, 50, 150, 15_000, 600);
+    assert!(late.is_empty(), "2000 workers, (seed, ms): {late:?}");
+    let late = late_first_leaps(500, 0, 50, 20_000, 150);
+    assert!(late.is_empty(), "500 workers, (seed, ms): {late:?}");
+}
