@@ -39,6 +39,12 @@
 //!   ~3 mean RTs of an exponential service), which the rank test then reads as still out, each
 //!   at least as slow as its time out so far (a pair the second group may yet win counts as
 //!   lost to it).
+//!   Where the demand is far past the leaps (it asks for × [`LEAP`] × [`LEAP_AGAIN`] and
+//!   more, the answers counted 1.5 standard errors high), the watch counts one answer a permit
+//!   over one round trip, and reads the first group's last answers as still out as soon as
+//!   that count stands: each round trip at the starting limit then holds back dozens of
+//!   callers for each it serves (2000 workers of 200 ms at 1.5 ×: 20 permits for 0.6–0.8 s,
+//!   now 0.4–0.6 s).
 //! - **Each leap** is at most × [`LEAP`] (× [`LEAP_AGAIN`] after a clear one), to the demand
 //!   plus three standard deviations of it (a Poisson count), and is checked from a round trip
 //!   after it. The queue inside the
