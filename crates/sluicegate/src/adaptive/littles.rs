@@ -380,6 +380,13 @@ pub struct LittlesLaw {
     /// when `capacity` was last measured: the pool that served it, as the answers count it
     /// (0 where the bar was set at a delay's end, whose answers counted its permits busy).
     counted_then: usize,
+    /// The last exact count of the workers ([`Self::exact_count`]): the pool that the count
+    /// of a fall ([`Self::count_fell`]) is judged against.
+    last_exact: Option<usize>,
+    /// The bucket a fall read off the count drained at ([`Self::fell_to`]).
+    fell_at: Option<u64>,
+    /// What the workers a fall left serve at min RT: the return's bar until they come back.
+    fell_bar: f64,
     /// The most the resource has served while it queued (the mean pass rate of the window's
     /// saturated buckets), and the min RT then: what a slow start after workers came back
     /// grows to at most, in the regime it was measured in.
@@ -525,6 +532,9 @@ impl LittlesLaw {
             capacity: 0.0,
             busiest_run: 0.0,
             counted_then: 0,
+            last_exact: None,
+            fell_at: None,
+            fell_bar: 0.0,
             served_most: (0.0, Duration::ZERO),
             regime_rate: None,
             recent_limits: VecDeque::new(),
@@ -911,6 +921,48 @@ impl LittlesLaw {
         }
     }
 
+    /// The workers left after a fall, read off the count: `buckets` (each at the limit) held
+    /// at least `held` permits, and where the count was exact before ([`Self::last_exact`],
+    /// `w`) the answers of a pool of memoryless workers count each of `1..=min(held, w)`
+    /// alike. So where none of `n` answers counted more than `m`, `m + 1` under both, the
+    /// chance of that under the old pool is `(m ÷ min(held, w))ⁿ`: below [`PINNED_TAIL`]
+    /// the pool is taken as `m`, if those reading `m` are no fewer than one in `m` less
+    /// [`EXACT_SIGNIFICANCE`] standard errors (a delay outside the workers counts the
+    /// permits it holds off the answers during it: a spread of small counts, few at the
+    /// most) and Little's law agrees (`m` no less than their pass rate × the floor).
+    fn count_fell<'a>(
+        &self,
+        buckets: impl Iterator<Item = &'a Bucket> + Clone,
+        held: usize,
+    ) -> Option<usize> {
+        let w = self.last_exact?;
+        let top = held.min(w);
+        let most = buckets
+            .clone()
+            .map(|b| b.counted)
+            .max()
+            .filter(|&m| m > 0)?;
+        if most + 1 >= top || buckets.clone().any(|b| !b.pinned()) {
+            return None;
+        }
+        let n: u64 = buckets.clone().map(|b| b.with_count).sum();
+        let at: u64 = (buckets.clone())
+            .filter(|b| b.counted == most)
+            .map(|b| b.at_counted)
+            .sum();
+        let tail = (most as f64 / top as f64).powf(n as f64);
+        let share = 1.0 / most as f64;
+        let expected = n as f64 * share;
+        let se = (expected * (1.0 - share)).sqrt();
+        let floor = self.floor()?.as_secs_f64();
+        let shows = at as f64 >= expected - EXACT_SIGNIFICANCE * se;
+        (tail < demand::PINNED_TAIL
+            && shows
+            && n >= (most * self.c.min_samples.max(1)) as u64
+            && most as f64 >= Self::rate_of(buckets) * floor)
+            .then_some(most)
+    }
+
     /// The window's median RT is past √`probe_trigger` × the probes' unqueued median: half
     /// way (on a log scale) to an early probe ([`Self::next_limit`]'s `inflated`).
     fn median_rising(&self) -> bool {
@@ -1000,6 +1052,9 @@ impl LittlesLaw {
         self.closed.push_back(b.clone());
         while self.closed.len() > self.c.pass_buckets.max(1) {
             self.closed.pop_front();
+        }
+        if let Some(m) = self.exact_count() {
+            self.last_exact = Some(m);
         }
         let before = self.limit;
         // While the demand-led start checks a leap, the limit is its to hold.
@@ -1214,6 +1269,30 @@ impl LittlesLaw {
         };
         self.min_rt = Some(rt);
         self.probed = true;
+    }
+
+    /// The count showed the workers fell to `m` ([`Self::count_fell`]): the limit drains to
+    /// them and the least target queue at once, and holds until the estimate is taken after.
+    /// No probe for a window: one due now reads the backlog's RTs (a periodic probe right
+    /// after such a drain went to 7 permits for 10 workers and held 4 s on their queued mean
+    /// RT). And the workers' return is judged against what `m` workers serve at min RT at
+    /// least: the bars measured in the fall are its backlog's, most of whose answers came
+    /// back late (133 a second for 10 workers of 50 ms), and 11 permits for those 10 cleared
+    /// them once an answer counted 11 (`capacity_fifth` seed 30: two false returns, to 62
+    /// permits).
+    fn fell_to(&mut self, now: Nanos, m: usize) {
+        let to = clamp(m + 1, self.c.min, self.c.max);
+        self.base = self.base.min(to);
+        self.knee = Some(self.base);
+        self.drained(now);
+        self.drain_low = None;
+        self.since_probe = 0;
+        self.fell_at = Some(self.closed_total);
+        if let Some(rt) = self.min_rt.filter(|rt| !rt.is_zero()) {
+            self.fell_bar = m as f64 / rt.as_secs_f64();
+        }
+        let window = u32::try_from(self.c.pass_buckets).unwrap_or(u32::MAX);
+        self.next_probe = self.next_probe.max(now + self.span * window);
     }
 
     /// A drain at `now`: the steering holds until the estimate is taken after it.
@@ -1492,6 +1571,7 @@ impl LittlesLaw {
                 self.restarted = true;
                 self.restart_cap = Some(cap);
                 self.came_back = true;
+                self.fell_bar = 0.0;
                 self.delay_restart = None;
                 if self.probe.take().is_some() {
                     // In a probe's tail: the resource changed under it, and what it measured
@@ -1540,7 +1620,26 @@ impl LittlesLaw {
                 (base * self.c.backoff).min(base - 1.0),
             );
             let held = self.held_after_drain(b);
-            let next = if drain {
+            // The workers went away, read off the count before the queue estimate shows it
+            // whole: every answer of the last buckets (a probe's too: its limit is among the
+            // recent ones the count is judged under) counted `m` or fewer busy, far fewer than
+            // the pool counted exact before. The permits past them wait inside the resource:
+            // drained at once to `m + 1` (`capacity_fifth` seed 1: the queue estimate, which
+            // averaged a blind probe's buckets, drained 49 to 31, then 28 to 14, and a probe
+            // and a second early one followed; the fall took 5.9 s, now 2.7 s).
+            let fell = (self.knee_found && self.probe.is_none() && self.delay_restart.is_none())
+                .then(|| {
+                    let recent = self.closed.iter().rev().take(RT_BUCKETS);
+                    let all = recent.clone().count() == RT_BUCKETS;
+                    let least = self.least_recent_limit().unwrap_or(self.base);
+                    all.then(|| self.count_fell(recent, least)).flatten()
+                })
+                .flatten()
+                .filter(|&m| ((m + 1) as f64) < base);
+            let next = if let Some(m) = fell {
+                self.fell_to(now, m);
+                self.base as f64
+            } else if drain {
                 self.drained(now);
                 // Like after a probe: no early probe until the window is measured anew (it
                 // still holds the overshoot's inflated RTs, which set off a probe at once).
@@ -1731,7 +1830,11 @@ impl LittlesLaw {
         let knee = self.knee.or(self.restart_cap.filter(|_| restarting));
         let unqueued_below_knee =
             estimate.is_some_and(|q| q < target) && knee.is_some_and(|k| self.base < k);
-        if b.fresh_drops > 0 && b.bound() && !unqueued_below_knee && self.dropping() {
+        // Not in the bucket where a fall read off the count drained: its late answers are the
+        // backlog's, which the drain has already dealt with (a back-off on them took the 11
+        // permits the count gave for 10 workers to 9, and the cool-down held them there).
+        let just_fell = self.fell_at == Some(self.closed_total);
+        if b.fresh_drops > 0 && b.bound() && !unqueued_below_knee && !just_fell && self.dropping() {
             next = next.min((self.base as f64 * self.c.backoff).floor() as usize);
             self.cool_down_from(now);
         } else if self.cooling(now) {
@@ -2137,6 +2240,8 @@ impl LittlesLaw {
         } else {
             self.capacity
         };
+        // No lower than what the workers a fall read off the count left serve ([`Self::fell_to`]).
+        let bar = bar.max(self.fell_bar);
         let expected = bar * t;
         let clears = |count: f64| count - expected > CAME_BACK_SIGNIFICANCE * expected.sqrt();
         // The workers the answers count busy at once: more than counted when the bar was

@@ -142,7 +142,7 @@ const PINNED: u64 = 5;
 /// their least RT are taken as queued: the one-sided tail of [`KNEE_SIGNIFICANCE`] standard
 /// errors. Without a queue inside, each answers no sooner than that with the share of the
 /// starting limit's answers that did.
-const PINNED_TAIL: f64 = 0.00135;
+pub(super) const PINNED_TAIL: f64 = 0.00135;
 
 /// The most answer ends kept for the pinned requests' count (a bound on memory, not a
 /// statistic): past it, the count is not read.
