@@ -42,6 +42,14 @@ const QUEUE_NOISE: f64 = 2.0;
 /// Where the limiter has no queue, the median's reading of the queue replaces the low RT's
 /// when it is larger by this many of its standard errors.
 const MEDIAN_SIGNIFICANCE: f64 = 3.0;
+/// Where the queue is read off the mean RTs ([`LittlesLaw::mean_queue`]): the most noise it is
+/// read with (requests), the most spread of the RTs (their coefficient of variation), the band
+/// around its reading the low RT's is kept in, and the queue then aimed for (half a request:
+/// at the workers nothing is lost, one over them waits each time one answers).
+const MEAN_NOISE: f64 = 1.2;
+const MEAN_SPREAD: f64 = 0.6;
+const MEAN_BAND: f64 = 0.5;
+const MEAN_TARGET: f64 = 0.5;
 
 /// A min-RT probe: the limit is held down over `[start, end)`; requests that start then are
 /// measured until `done`, so slow ones are not left out of the mean.
@@ -974,6 +982,47 @@ impl LittlesLaw {
         }
     }
 
+    /// The queue by Little's law on the mean RTs: the limit less the workers the window's
+    /// pinned buckets kept busy (their pass rate × min RT, a probe's mean service). Unbiased
+    /// where the low RT is not (the wait for `k` answers is short one time in twenty, and the
+    /// floor may be drawn low), but as noisy as the service spreads: read only where its
+    /// standard error (the workers × the RTs' coefficient of variation × √(1/`n` + 1/the
+    /// probe's `probe_samples`)) is at most [`MEAN_NOISE`] requests and that coefficient at
+    /// most [`MEAN_SPREAD`] (a log-normal σ 0.5 reads 0.4–0.5, a uniform 20–60 ms 0.3; an
+    /// exponential 1, whose queue the low RT and the exact count read). Not where an exact
+    /// count caps the steering, nor in a restarted start or under a shedding cap, whose
+    /// window holds another regime's pass rates; only with the knee found, a probe's min RT
+    /// and the bucket pinned, outside probes.
+    fn mean_queue(&self, b: &Bucket, min_rt: Duration) -> Option<f64> {
+        if !(self.knee_found && self.probed && self.probe.is_none() && b.pinned())
+            || self.restarted
+            || self.shed_cap() < self.c.max
+            || self.exact_count().is_some()
+        {
+            return None;
+        }
+        let window: Vec<&Bucket> = (self.closed.iter())
+            .filter(|b| !b.probed && b.pinned())
+            .collect();
+        let n: u64 = window.iter().map(|b| b.passes).sum();
+        // A drop held a worker the successes' pass rate does not count.
+        let drops: u64 = window.iter().map(|b| b.drops).sum();
+        // Under half the permits the resource kept in service at its most, the window may
+        // hold a smaller pool's pass rate (workers that came back), read as a queue.
+        let most = self.served_most.0 * self.served_most.1.as_secs_f64();
+        if window.len() < RT_BUCKETS || n < 2 || drops > 0 || (self.base as f64) < 0.5 * most {
+            return None;
+        }
+        let sum: f64 = window.iter().map(|b| b.rt_sum.as_secs_f64()).sum();
+        let sq: f64 = window.iter().map(|b| b.rt_sq).sum();
+        let mean = sum / n as f64;
+        let cv = (sq / n as f64 - mean * mean).max(0.0).sqrt() / mean.max(1e-12);
+        let busy = Self::rate_of(window.into_iter()) * min_rt.as_secs_f64();
+        let probe = self.c.probe_samples.max(1) as f64;
+        let se = busy * cv * (1.0 / n as f64 + 1.0 / probe).sqrt();
+        (se <= MEAN_NOISE && cv <= MEAN_SPREAD).then(|| (self.base as f64 - busy).max(0.0))
+    }
+
     /// Mean RT over the last `buckets` closed buckets.
     fn recent_rt(&self, buckets: usize) -> Option<Duration> {
         let recent = self.closed.iter().rev().take(buckets);
@@ -1543,6 +1592,14 @@ impl LittlesLaw {
                 self.queue_estimate().unwrap_or(q)
             } else {
                 q
+            };
+            // Where the service spreads little, the low RT misses most of a queue in front of a
+            // small pool (the wait for a few answers is short one time in twenty), and a floor
+            // drawn low reads a queue where none waits: the mean RTs' reading, unbiased, bounds
+            // it, and steers to half a request ([`Self::mean_queue`]).
+            let (q, target) = match self.mean_queue(b, min_rt) {
+                Some(m) => (q.clamp(m - MEAN_BAND, m + MEAN_BAND), MEAN_TARGET),
+                None => (q, target),
             };
             // Steer the resource's own queue to `target`: grow fast while there is clearly
             // none (capacity to find), otherwise correct part of the error each bucket.

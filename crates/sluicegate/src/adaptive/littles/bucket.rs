@@ -21,6 +21,8 @@ pub(super) struct Bucket {
     mid_se: Option<Duration>,
     pub(super) passes: u64,
     pub(super) rt_sum: Duration,
+    /// The sum of the squared RTs, in seconds² (their spread).
+    pub(super) rt_sq: f64,
     /// The shortest successful RT.
     pub(super) least: Option<Duration>,
     /// The second shortest: what at least two answers beat (one fast answer is no evidence of
@@ -196,6 +198,7 @@ impl Bucket {
     pub(super) fn add(&mut self, rt: Duration) {
         self.passes += 1;
         self.rt_sum += rt;
+        self.rt_sq += rt.as_secs_f64().powi(2);
         match self.least {
             Some(least) if rt >= least => {
                 self.second = Some(self.second.map_or(rt, |second| second.min(rt)));

@@ -2509,3 +2509,42 @@ fn littles_a_faster_regime_s_floor_is_the_mean_of_its_low_rts_not_the_least() {
         "the floor taken at {floor:?}"
     );
 }
+
+/// Where the service spreads little (10 workers of a 300 ms floor plus 100 ms exponential:
+/// a coefficient of variation of 0.25) and the count of the workers is loose, the queue is
+/// read off the mean RTs (Little's law: the limit less the pass rate × a probe's mean
+/// service), not only the low RT: the wait for a few answers of such a pool is short one
+/// time in twenty, so the low RT read 2–3 waiting as about one, the target, and the
+/// steering held 12–13 permits for 10 workers (`report_generator_1.5x`'s set point).
+#[test]
+fn littles_a_low_spread_service_is_steered_by_its_mean_rts_to_the_workers_and_one() {
+    for seed in 1..=3 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(10, 300, 100, seed);
+        pool.contention = 0.5;
+        pool.counted = true;
+        pool.run(&mut l, 1, |_| {});
+        // As after the start's cut and a first probe.
+        (l.knee_found, l.probed) = (true, true);
+        (l.base, l.limit, l.knee) = (13, 13, Some(13));
+        l.min_rt = Some(Duration::from_millis(400));
+        l.low_floor = Some(Duration::from_millis(305));
+        // No periodic probe in the run: the steering's own limit is asked about.
+        l.next_probe = Nanos::new(1_000_000 * MS);
+        let mut limits = Vec::new();
+        pool.run(&mut l, 120_000, |l| {
+            if l.probe.is_none() {
+                limits.push(l.limit);
+            }
+        });
+        let late = &limits[limits.len() / 2..];
+        let over = late.iter().filter(|&&n| n > 11).count();
+        let under = late.iter().filter(|&&n| n < 10).count();
+        assert!(
+            over * 10 < late.len() && under * 10 < late.len(),
+            "seed {seed}: of the last {} answers, {over} at 12 or more permits and {under} \
+             under 10 for 10 workers",
+            late.len()
+        );
+    }
+}
