@@ -962,9 +962,15 @@ fn littles_a_short_fall_is_not_held_by_the_count_from_before_it() {
 fn down_after_a_fall(seed: u64, offset_ns: u64) -> Option<u64> {
     let (mut l, mut pool) = warmed_from(seed, 0.5, offset_ns);
     pool.counted = true;
+    down_after_falling_to_10(&mut l, &mut pool)
+}
+
+/// `pool`, warmed to 20 s, falls to 10 workers: the ms from the fall until the limit the
+/// steering returns to is 12 permits or fewer (`None` where it is not within 10 s).
+fn down_after_falling_to_10(l: &mut LittlesLaw, pool: &mut Pool) -> Option<u64> {
     pool.set_workers(10);
     let mut down = None;
-    pool.run_timed(&mut l, 30_000, |t, l| {
+    pool.run_timed(l, 30_000, |t, l| {
         if down.is_none() && l.base <= 12 {
             down = Some(t / 1000 - 20_000);
         }
@@ -1036,14 +1042,7 @@ fn down_after_a_counted_fall(seed: u64) -> Option<u64> {
     pool.contention = 0.5;
     pool.counted = true;
     pool.run_timed(&mut l, 20_000, |_, _| {});
-    pool.set_workers(10);
-    let mut down = None;
-    pool.run_timed(&mut l, 30_000, |t, l| {
-        if down.is_none() && l.base <= 12 {
-            down = Some(t / 1000 - 20_000);
-        }
-    });
-    down
+    down_after_falling_to_10(&mut l, &mut pool)
 }
 
 /// Pins the fall read off the count (`capacity_fifth` seed 1: 5.9 s to converge after the
