@@ -888,19 +888,8 @@ impl LittlesLaw {
         // happened to show, and 0.64 % of it turned away).
         let window = self.closed.iter().filter(|b| !b.probed && b.pinned());
         let most = window.clone().map(|b| b.counted).max().filter(|&m| m > 0)?;
-        let at: u64 = (window.clone())
-            .filter(|b| b.counted == most)
-            .map(|b| b.at_counted)
-            .sum();
-        let n: u64 = window.clone().map(|b| b.with_count).sum();
-        if n < most.saturating_mul(self.c.min_samples.max(1)) as u64 {
-            return None;
-        }
-        let share = 1.0 / most as f64;
-        let expected = n as f64 * share;
-        let se = (expected * (1.0 - share)).sqrt();
+        self.answers_reading(window.clone(), most)?;
         let floor = self.floor()?.as_secs_f64();
-        let shows = at as f64 >= expected - EXACT_SIGNIFICANCE * se;
         // Little's law: no more than one over the permits the answers of the buckets it was
         // read in held (their RTs ÷ their span). Past them, the count counts permits out that
         // no answer stands for (a feed that says every permit was out at each start).
@@ -909,7 +898,26 @@ impl LittlesLaw {
             .map(|b| b.rt_sum.as_secs_f64() / b.span.as_secs_f64().max(1e-9))
             .fold(0.0, f64::max);
         let fits = most as f64 <= held + 1.0;
-        (shows && fits && most as f64 >= Self::rate_of(window) * floor).then_some(most)
+        (fits && most as f64 >= Self::rate_of(window) * floor).then_some(most)
+    }
+
+    /// The answers of `buckets` with a count, where they show `most` workers: at least `most`
+    /// × `min_samples` of them, and those reading `most` no fewer than one in `most` less
+    /// [`EXACT_SIGNIFICANCE`] standard errors of that share (binomial). `None` where not.
+    fn answers_reading<'a>(
+        &self,
+        buckets: impl Iterator<Item = &'a Bucket> + Clone,
+        most: usize,
+    ) -> Option<u64> {
+        let n: u64 = buckets.clone().map(|b| b.with_count).sum();
+        let at: u64 = (buckets.filter(|b| b.counted == most))
+            .map(|b| b.at_counted)
+            .sum();
+        let share = 1.0 / most as f64;
+        let expected = n as f64 * share;
+        let se = (expected * (1.0 - share)).sqrt();
+        let enough = n >= most.saturating_mul(self.c.min_samples.max(1)) as u64;
+        (enough && at as f64 >= expected - EXACT_SIGNIFICANCE * se).then_some(n)
     }
 
     /// The most the ordinary steering may hold where the workers counted busy are exact
@@ -953,21 +961,10 @@ impl LittlesLaw {
         if most + 1 >= top || buckets.clone().any(|b| !b.pinned()) {
             return None;
         }
-        let n: u64 = buckets.clone().map(|b| b.with_count).sum();
-        let at: u64 = (buckets.clone())
-            .filter(|b| b.counted == most)
-            .map(|b| b.at_counted)
-            .sum();
+        let n = self.answers_reading(buckets.clone(), most)?;
         let tail = (most as f64 / top as f64).powf(n as f64);
-        let share = 1.0 / most as f64;
-        let expected = n as f64 * share;
-        let se = (expected * (1.0 - share)).sqrt();
         let floor = self.floor()?.as_secs_f64();
-        let shows = at as f64 >= expected - EXACT_SIGNIFICANCE * se;
-        (tail < demand::PINNED_TAIL
-            && shows
-            && n >= (most * self.c.min_samples.max(1)) as u64
-            && most as f64 >= Self::rate_of(buckets) * floor)
+        (tail < demand::PINNED_TAIL && most as f64 >= Self::rate_of(buckets) * floor)
             .then_some(most)
     }
 
@@ -1674,7 +1671,7 @@ impl LittlesLaw {
             // permits for 5 workers held for 100 s, with room and a queue alike).
             let (up, down) = (
                 (base * step).max(base + 1.0),
-                (base * self.c.backoff).min(base - 1.0),
+                down_step(base, self.c.backoff),
             );
             let held = self.held_after_drain(b);
             // The workers went away, read off the count before the queue estimate shows it

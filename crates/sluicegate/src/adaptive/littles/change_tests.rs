@@ -32,11 +32,23 @@ fn warmed(seed: u64, contention: f64) -> (LittlesLaw, Pool) {
 
 /// [`warmed`] on a clock that reads `offset_ns` at the pool's 0.
 fn warmed_from(seed: u64, contention: f64, offset_ns: u64) -> (LittlesLaw, Pool) {
+    warmed_counted_from(seed, contention, offset_ns, false)
+}
+
+/// [`warmed_from`], each answer giving the permits out at its start from the pool's start
+/// where `counted`, as a limiter's do.
+fn warmed_counted_from(
+    seed: u64,
+    contention: f64,
+    offset_ns: u64,
+    counted: bool,
+) -> (LittlesLaw, Pool) {
     let mut l = LittlesLaw::new(LittlesLawConfig::default());
     let mut pool = Pool::new(50, 0, 50, seed);
     pool.floor_us = 1;
     pool.contention = contention;
     pool.offset_ns = offset_ns;
+    pool.counted = counted;
     pool.run_timed(&mut l, 20_000, |_, _| {});
     (l, pool)
 }
@@ -875,18 +887,13 @@ fn littles_a_drain_that_read_a_delay_restarts_on_it() {
 }
 
 /// Seeds 1–60 of 50 workers (contention 0.5, each answer giving the permits out at its start,
-/// as a limiter's do, from the pool's start) warmed to 20 s, then 10 of them for 30 s, on a clock that reads `offset_ns` at the pool's 0:
-/// each restart on workers that came back while none did (seed, s after the fall, the limit).
+/// as a limiter's do, from the pool's start) warmed to 20 s, then 10 of them for 30 s, on a
+/// clock that reads `offset_ns` at the pool's 0: each restart on workers that came back while
+/// none did (seed, s after the fall, the limit).
 fn returns_in_the_fall(offset_ns: u64) -> Vec<(u64, f64, usize)> {
     let mut restarts = Vec::new();
     for seed in 1..=60 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
-        let mut pool = Pool::new(50, 0, 50, seed);
-        pool.floor_us = 1;
-        pool.contention = 0.5;
-        pool.offset_ns = offset_ns;
-        pool.counted = true;
-        pool.run_timed(&mut l, 20_000, |_, _| {});
+        let (mut l, mut pool) = warmed_counted_from(seed, 0.5, offset_ns, true);
         pool.set_workers(10);
         let mut was = l.came_back;
         pool.run_timed(&mut l, 50_000, |t, l| {
@@ -1036,12 +1043,7 @@ fn littles_a_restart_at_its_limit_drains_no_lower_than_the_queue_it_read() {
 /// of them: the ms from the fall until the limit the steering returns to is 12 permits or
 /// fewer (`None` where it is not within 10 s).
 fn down_after_a_counted_fall(seed: u64) -> Option<u64> {
-    let mut l = LittlesLaw::new(LittlesLawConfig::default());
-    let mut pool = Pool::new(50, 0, 50, seed);
-    pool.floor_us = 1;
-    pool.contention = 0.5;
-    pool.counted = true;
-    pool.run_timed(&mut l, 20_000, |_, _| {});
+    let (mut l, mut pool) = warmed_counted_from(seed, 0.5, 0, true);
     down_after_falling_to_10(&mut l, &mut pool)
 }
 

@@ -1236,6 +1236,18 @@ mod tests {
         assert_eq!(first_leap(150.0), None);
     }
 
+    /// Exponential draws of mean `mean` from a fixed sequence (a 64-bit LCG from `seed`): the
+    /// same numbers on every run and platform.
+    fn exponential_draws(seed: u64, mean: f64) -> impl FnMut() -> f64 {
+        let mut u = seed;
+        move || {
+            u = u
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            -((((u >> 11) as f64) + 0.5) / (1u64 << 53) as f64).ln() * mean
+        }
+    }
+
     /// The first leap both tests below start from: 20 permits in front of an exponential
     /// 100 ms service (drawn from a fixed sequence), an answer every 5 ms (200/s: 100 ms by
     /// Little's law), callers held back at 10,000/s (a demand of 1000 permits). Returns the
@@ -1243,13 +1255,7 @@ mod tests {
     fn first_leap_from_20_behind_a_demand_of_1000() -> (DemandStart, f64, usize) {
         let mut d = DemandStart::new(0.04, 1, 10_000);
         let ms = |t: f64| Nanos::ZERO + Duration::from_secs_f64(t / 1e3);
-        let mut u: u64 = 12345;
-        let mut exp_ms = move || {
-            u = u
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            -((((u >> 11) as f64) + 0.5) / (1u64 << 53) as f64).ln() * 100.0
-        };
+        let mut exp_ms = exponential_draws(12345, 100.0);
         let mut t = 100.0;
         loop {
             assert!(t < 2000.0, "no first leap");
@@ -1362,13 +1368,7 @@ mod tests {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
         let mut d = DemandStart::new(0.04, 1, 10_000);
-        let mut u: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut exp_s = move || {
-            u = u
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            -((((u >> 11) as f64) + 0.5) / (1u64 << 53) as f64).ln() * 0.050
-        };
+        let mut exp_s = exponential_draws(0x2545_F491_4F6C_DD1D, 0.050);
         let mut free: BinaryHeap<Reverse<u64>> = (0..workers).map(|_| Reverse(0)).collect();
         // (end, start) in ns, and the permits out when it started.
         let mut out: BinaryHeap<Reverse<(u64, u64, usize)>> = BinaryHeap::new();

@@ -2394,6 +2394,34 @@ fn littles_probe_goes_as_deep_as_the_workers_counted_not_deeper() {
     }
 }
 
+/// `pool` (contention 0.5, each answer giving the permits out at its start) steered from
+/// `base` permits as after the start's cut and a first probe, with min RT and the floor of
+/// `(min_rt_ms, floor_ms)` and no periodic probe in the run, so that the steering's own limit
+/// is what is asked about: the limits outside probes over `ms`.
+fn steered_after_a_probe(
+    pool: &mut Pool,
+    base: usize,
+    (min_rt_ms, floor_ms): (u64, u64),
+    ms: u64,
+) -> Vec<usize> {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    pool.contention = 0.5;
+    pool.counted = true;
+    pool.run(&mut l, 1, |_| {});
+    (l.knee_found, l.probed) = (true, true);
+    (l.base, l.limit, l.knee) = (base, base, Some(base));
+    l.min_rt = Some(Duration::from_millis(min_rt_ms));
+    l.low_floor = Some(Duration::from_millis(floor_ms));
+    l.next_probe = Nanos::new(1_000_000 * MS);
+    let mut limits = Vec::new();
+    pool.run(&mut l, ms, |l| {
+        if l.probe.is_none() {
+            limits.push(l.limit);
+        }
+    });
+    limits
+}
+
 /// Pins the steering on an exact count of the workers (`few_slow_workers_3x`, seed 16 of the
 /// card: 8 permits for 5 workers for 100 s). 5 exponential workers of 500 ms, contention 0.5,
 /// a closed loop at the limit: with 3 waiting, each bucket holds ~10 answers, the low RT has
@@ -2404,24 +2432,8 @@ fn littles_probe_goes_as_deep_as_the_workers_counted_not_deeper() {
 #[test]
 fn littles_steers_to_an_exact_count_of_the_workers() {
     for seed in 1..=5 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
         let mut pool = Pool::new(5, 0, 500, seed);
-        pool.contention = 0.5;
-        pool.counted = true;
-        pool.run(&mut l, 1, |_| {});
-        // As after the start's cut and a first probe.
-        (l.knee_found, l.probed) = (true, true);
-        (l.base, l.limit, l.knee) = (8, 8, Some(8));
-        l.min_rt = Some(Duration::from_millis(514));
-        l.low_floor = Some(Duration::from_millis(15));
-        // No periodic probe in the run: the steering's own limit is asked about.
-        l.next_probe = Nanos::new(1_000_000 * MS);
-        let mut limits = Vec::new();
-        pool.run(&mut l, 60_000, |l| {
-            if l.probe.is_none() {
-                limits.push(l.limit);
-            }
-        });
+        let limits = steered_after_a_probe(&mut pool, 8, (514, 15), 60_000);
         let late = &limits[limits.len() / 2..];
         let over = late.iter().filter(|&&n| n > 6).count();
         assert!(
@@ -2519,24 +2531,8 @@ fn littles_a_faster_regime_s_floor_is_the_mean_of_its_low_rts_not_the_least() {
 #[test]
 fn littles_a_low_spread_service_is_steered_by_its_mean_rts_to_the_workers_and_one() {
     for seed in 1..=3 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
         let mut pool = Pool::new(10, 300, 100, seed);
-        pool.contention = 0.5;
-        pool.counted = true;
-        pool.run(&mut l, 1, |_| {});
-        // As after the start's cut and a first probe.
-        (l.knee_found, l.probed) = (true, true);
-        (l.base, l.limit, l.knee) = (13, 13, Some(13));
-        l.min_rt = Some(Duration::from_millis(400));
-        l.low_floor = Some(Duration::from_millis(305));
-        // No periodic probe in the run: the steering's own limit is asked about.
-        l.next_probe = Nanos::new(1_000_000 * MS);
-        let mut limits = Vec::new();
-        pool.run(&mut l, 120_000, |l| {
-            if l.probe.is_none() {
-                limits.push(l.limit);
-            }
-        });
+        let limits = steered_after_a_probe(&mut pool, 13, (400, 305), 120_000);
         let late = &limits[limits.len() / 2..];
         let over = late.iter().filter(|&&n| n > 11).count();
         let under = late.iter().filter(|&&n| n < 10).count();
