@@ -71,9 +71,22 @@ impl Bounds {
         T: TryFrom<u64>,
         D: Deserializer<'de>,
     {
-        let n = Whole::deserialize(d)?.0;
-        let n = self.check(n).map_err(D::Error::custom)?;
-        self.fit(n).map_err(D::Error::custom)
+        let n = self.check_whole(Whole::deserialize(d)?);
+        self.fit(n.map_err(D::Error::custom)?)
+            .map_err(D::Error::custom)
+    }
+
+    /// [`check`](Self::check) for a number as read; one held only roughly is refused
+    /// without being quoted, as the number quoted would not be the one written.
+    fn check_whole(&self, n: Whole) -> Result<u64, String> {
+        match n {
+            Whole::Exact(n) => self.check(n),
+            Whole::Beyond { negative: false } => Err(self.too_large()),
+            Whole::Beyond { negative: true } => Err(format!(
+                "`{}` must be at least {}{}",
+                self.key, self.min, self.below
+            )),
+        }
     }
 
     /// `n` in the setting's type (every setting's bounds fit its type).
@@ -114,14 +127,19 @@ impl Bounds {
     {
         let n = Spanned::<Whole>::deserialize(d)?;
         let span = n.span();
-        let n = self.check(n.into_inner().0).map_err(D::Error::custom)?;
+        let n = self.check_whole(n.into_inner()).map_err(D::Error::custom)?;
         Ok(Spanned::new(span, self.fit(n).map_err(D::Error::custom)?))
     }
 }
 
-/// Any integer TOML reads (up to 128 bits; one beyond `i128` is taken as `i128::MAX`,
-/// beyond every bound all the same).
-struct Whole(i128);
+/// Any integer a setting is given in.
+enum Whole {
+    /// The number written.
+    Exact(i128),
+    /// A number beyond what the parser holds exactly — beyond `i128`, or beyond 64 bits
+    /// in JSON, whose parser reads it as a float — and so beyond every bound: its sign.
+    Beyond { negative: bool },
+}
 
 impl<'de> Deserialize<'de> for Whole {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -132,25 +150,23 @@ impl<'de> Deserialize<'de> for Whole {
                 f.write_str("a whole number, like 8")
             }
             fn visit_i64<E>(self, n: i64) -> Result<Whole, E> {
-                Ok(Whole(n.into()))
+                Ok(Whole::Exact(n.into()))
             }
             fn visit_u64<E>(self, n: u64) -> Result<Whole, E> {
-                Ok(Whole(n.into()))
+                Ok(Whole::Exact(n.into()))
             }
             fn visit_i128<E>(self, n: i128) -> Result<Whole, E> {
-                Ok(Whole(n))
+                Ok(Whole::Exact(n))
             }
             fn visit_u128<E>(self, n: u128) -> Result<Whole, E> {
-                Ok(Whole(i128::try_from(n).unwrap_or(i128::MAX)))
+                Ok(i128::try_from(n).map_or(Whole::Beyond { negative: false }, Whole::Exact))
             }
-            // JSON's parser reads an integer beyond 64 bits as a float: taken as the
-            // integer it is, beyond every bound. A float within 64 bits (`8.0`) stays
-            // refused as no whole number.
+            // JSON's parser reads an integer beyond 64 bits as a float, rounded: beyond
+            // every bound, and not quoted. A float within 64 bits (`8.0`) stays refused as
+            // no whole number.
             fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Whole, E> {
                 if n.fract() == 0.0 && n.abs() >= 2f64.powi(64) {
-                    // Saturates: beyond `i128` it is `i128::MAX` (or `MIN`).
-                    #[expect(clippy::cast_possible_truncation, reason = "saturating on purpose")]
-                    return Ok(Whole(n as i128));
+                    return Ok(Whole::Beyond { negative: n < 0.0 });
                 }
                 Err(E::invalid_type(serde::de::Unexpected::Float(n), &self))
             }
@@ -191,11 +207,12 @@ mod tests {
         let read =
             |json: &str| QUEUE.read::<usize, _>(&mut serde_json::Deserializer::from_str(json));
         assert_eq!(read("12").unwrap(), 12);
-        let e = read("100000000000000000000").unwrap_err().to_string();
-        assert!(
-            e.starts_with("`max_queue` must be at most 1048576, not 1000000000000"),
-            "{e}"
-        );
+        // Not quoted: JSON's parser holds it as a float, which is not the number written
+        // (123456789012345678901 would be quoted as 123456789012345683968).
+        let e = read("123456789012345678901").unwrap_err().to_string();
+        assert_eq!(e, QUEUE.too_large());
+        let e = read("-123456789012345678901").unwrap_err().to_string();
+        assert_eq!(e, "`max_queue` must be at least 0");
         assert!(
             read("8.0")
                 .unwrap_err()
