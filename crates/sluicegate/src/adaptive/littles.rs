@@ -50,6 +50,10 @@ const MEAN_NOISE: f64 = 1.2;
 const MEAN_SPREAD: f64 = 0.6;
 const MEAN_BAND: f64 = 0.5;
 const MEAN_TARGET: f64 = 0.5;
+/// How far over the start's floor (× `probe_trigger`) every bucket's low RT since must stand
+/// for that floor to be measured again at once ([`LittlesLaw::floor_never_near`]): about
+/// twice it at the default trigger.
+const NEVER_NEAR: f64 = 1.33;
 
 /// A min-RT probe: the limit is held down over `[start, end)`; requests that start then are
 /// measured until `done`, so slow ones are not left out of the mean.
@@ -1905,6 +1909,10 @@ impl LittlesLaw {
         // RTs well below what the last probes measured unqueued: the resource got faster, and
         // a floor or min RT from before reads a queue as none. Probe now, from the recent RT.
         self.unchanged_since_probe(now);
+        // A floor from the start's first answers that nothing since came near: measured now.
+        if self.floor_never_near() {
+            self.next_probe = self.next_probe.min(now);
+        }
         if let Some(low) = self.below_floor() {
             self.low_floor = Some(low);
             // Read off buckets still queued behind the old limit: a bound from above.
@@ -2195,6 +2203,50 @@ impl LittlesLaw {
         self.next_probe = self
             .next_probe
             .max(now + self.at_least_buckets(self.c.probe_interval, 50) / 2);
+    }
+
+    /// The floor was taken from the start's first answers (no probe has measured one since),
+    /// and no bucket of the window since came near it: every low RT of a window's worth of
+    /// buckets stands over [`NEVER_NEAR`] × `probe_trigger` × it, where the RTs spread little
+    /// (a coefficient of variation of at most [`MEAN_SPREAD`]). The first answers of a start
+    /// past the knee are the fastest of a group; a service whose 5th percentile is ~0.66 s read
+    /// a floor of 221 ms there (`report_generator_1.5x` seed 23), every bucket then read 2–3
+    /// waiting where none did, the steering walked 10 workers' limit down to 5, and the probe
+    /// that would have measured the floor was 50 of the start's 10 s buckets away. An
+    /// exponential service's low RTs per bucket wander far over the first answers' (where the
+    /// bar is left out, `few_slow_workers_3x` and `demo_2x` lost rows).
+    fn floor_never_near(&self) -> bool {
+        let Some(floor) = self.low_floor else {
+            return false;
+        };
+        if !self.measured_at_start || self.probed || self.probe.is_some() {
+            return false;
+        }
+        let need = self.c.pass_buckets;
+        if self.since_probe < need || self.closed.len() < need {
+            return false;
+        }
+        let bar = floor.as_secs_f64() * self.c.probe_trigger * NEVER_NEAR;
+        let (n_all, sum, sq) = (self.closed.iter()).fold((0u64, 0.0, 0.0), |(n, s, q), b| {
+            (n + b.passes, s + b.rt_sum.as_secs_f64(), q + b.rt_sq)
+        });
+        if n_all < 2 {
+            return false;
+        }
+        let mean = sum / n_all as f64;
+        let cv = (sq / n_all as f64 - mean * mean).max(0.0).sqrt() / mean.max(1e-12);
+        if cv > MEAN_SPREAD {
+            return false;
+        }
+        let mut n = 0;
+        for b in &self.closed {
+            let Some(low) = b.low_rt() else { continue };
+            if low.as_secs_f64() <= bar {
+                return false;
+            }
+            n += 1;
+        }
+        n >= need / 2
     }
 
     /// The resource got faster, seen in its low RTs: the last buckets' mean low RT stands

@@ -2544,3 +2544,33 @@ fn littles_a_low_spread_service_is_steered_by_its_mean_rts_to_the_workers_and_on
         );
     }
 }
+
+/// A floor taken from the start's first answers that no answer since came near is
+/// re-measured soon, not at the periodic probe a window of the start's long buckets away
+/// (`report_generator_1.5x` seed 23: a floor of 221 ms for a service whose 5th percentile is
+/// ~0.66 s read 2–3 waiting where none did, and the steering walked 10 → 5 permits before
+/// the probe 250 s later). 10 workers of a 300 ms floor plus 100 ms exponential (a spread of
+/// 0.25), the start's floor 100 ms: a probe measures it within a minute.
+#[test]
+fn littles_a_floor_from_the_start_that_no_answer_comes_near_is_measured_again_soon() {
+    for seed in 1..=3 {
+        let mut pool = Pool::new(10, 300, 100, seed);
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        pool.contention = 0.5;
+        pool.counted = true;
+        pool.run(&mut l, 1, |_| {});
+        (l.knee_found, l.probed, l.measured_at_start) = (true, false, true);
+        (l.base, l.limit, l.knee) = (11, 11, Some(11));
+        l.min_rt = Some(Duration::from_millis(400));
+        l.low_floor = Some(Duration::from_millis(100));
+        l.since_probe = 0;
+        l.next_probe = Nanos::new(1_000_000 * MS);
+        pool.run(&mut l, 60_000, |_| {});
+        let floor = l.low_floor.unwrap_or_default();
+        assert!(
+            l.probed && floor > Duration::from_millis(250),
+            "seed {seed}: probed {}, floor {floor:?} for a service of a 300 ms floor",
+            l.probed
+        );
+    }
+}
