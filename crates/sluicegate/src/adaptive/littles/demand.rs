@@ -79,8 +79,10 @@
 //!   within one standard error, on one, once [`MIN_LOW`] requests started a round trip
 //!   after it have answered (the low RTs read the queue whole by then: each of those waited
 //!   behind it). Or, sooner, by the count of the pinned requests: [`PINNED`] of them that
-//!   saw no more answers while out than the target queue show the leap's limit served at
-//!   once, and callers held back since the leap that ask for another leap it on. After a
+//!   saw no more answers while out than the target queue, past those the answer rate gives
+//!   in the starting limit's 5th-percentile RT (the others served while it was: behind a
+//!   service floor, more than the target), show the leap's limit served at once, and callers
+//!   held back since the leap that ask for another leap it on. After a
 //!   leap from a limit judged clear, the pinned requests' count reads the knee as soon as it
 //!   stands.
 //!
@@ -264,8 +266,8 @@ pub(super) struct DemandStart {
     pinned_rt: f64,
     pinned_seen: u64,
     /// Of those pinned requests, the ones that saw no more answers while out than the target
-    /// queue: in a pool served first come, first served, each shows the leap's limit, less
-    /// that, served at once.
+    /// queue, past the answer rate × the starting limit's 5th-percentile RT: in a pool served
+    /// first come, first served, each shows the leap's limit, less that, served at once.
     roomy_after: u64,
     /// The counts at the last leap.
     leapt_mark: Mark,
@@ -806,8 +808,15 @@ impl DemandStart {
         self.pinned += 1;
         self.pinned_rt = self.pinned_rt.min(latency.as_secs_f64());
         self.pinned_seen = self.pinned_seen.min(seen as u64);
+        // It saw the answers of the others served while it was, at least the answer rate ×
+        // the starting limit's 5th-percentile RT: behind a service floor that alone is more
+        // than the target queue (2000 workers of 50 ms + an exponential 150 ms: 20 answers at
+        // 80 permits, 160 at 640, for a target of 3 and 26), and no request counted the leap's
+        // limit clear however far it was from the pool.
+        let rate = self.ends.len() as f64 / secs(Nanos::new(end), at).max(1e-9);
+        let served = rate * self.floor_s.unwrap_or(0.0);
         let target = (self.queue_target * to as f64).max(MIN_QUEUE_TARGET);
-        if seen as f64 <= target {
+        if seen as f64 - served <= target {
             self.roomy_after += 1;
         }
     }
@@ -1305,6 +1314,64 @@ mod tests {
         let (at, to) = next.expect("leapt on within 100 ms of the leap");
         assert!(at - leapt_at < 100.0, "{at} ms, leapt at {leapt_at}");
         assert_eq!(to, 640);
+    }
+
+    /// Leaps from 20 behind a demand of 1000 in front of a service of 50 ms + an exponential
+    /// 50 ms (a mean of 100 ms: an answer every 5 ms at 20 permits), then 80 permits out, an
+    /// answer every 1.25 ms: of requests that started before the leap, and every eighth one of
+    /// a request that started 52 ms before it answered (pinned, one of the shortest), having
+    /// seen the answers of those 52 ms and `waited` more (the queue it waited behind). Where
+    /// it leapt on within 160 ms of the first leap: (ms after it, to).
+    fn leap_on_behind_a_service_floor(waited: usize) -> Option<(f64, usize)> {
+        let mut d = DemandStart::new(0.04, 1, 10_000);
+        let ms = |t: f64| Nanos::ZERO + Duration::from_secs_f64(t / 1e3);
+        let mut exp_ms = exponential_draws(12345, 50.0);
+        let mut t = 100.0;
+        let leapt_at = loop {
+            assert!(t < 2000.0, "no first leap");
+            t += 5.0;
+            d.on_demand((t * 10.0) as u64);
+            let in_flight = if (t as u64 / 5).is_multiple_of(2) {
+                5
+            } else {
+                15
+            };
+            let rt = Duration::from_secs_f64((50.0 + exp_ms()) / 1e3);
+            if let Verdict::Leap(to) = d.observe(ms(t), rt, in_flight, 20, true, 10) {
+                assert_eq!(to, 80);
+                break t;
+            }
+        };
+        for i in 1..128 {
+            t = leapt_at + 1.25 * i as f64;
+            d.on_demand((t * 10.0) as u64);
+            let rt = if i % 8 == 0 {
+                52.0 + 1.25 * waited as f64
+            } else {
+                100.0 + i as f64
+            };
+            match d.observe(ms(t), Duration::from_secs_f64(rt / 1e3), 80, 80, false, 10) {
+                Verdict::Wait => {}
+                Verdict::Leap(to) => return Some((t - leapt_at, to)),
+                v => panic!("{v:?} at {t} ms"),
+            }
+        }
+        None
+    }
+
+    /// Behind a service floor the pinned requests' count clears a leap too: each saw the
+    /// answers of the others served while it was (the answer rate × the starting limit's
+    /// 5th-percentile RT, 42 here) besides any queue. Defect pinned: they were held to the
+    /// target queue alone (3 at 80 permits), so no request ever counted the leap clear, and in
+    /// front of 2000 workers of 50 ms + an exponential 150 ms (`huge_pool_1.5x`) each leap
+    /// waited a round trip and an answer a permit, 80 permits for 0.4 s where the count showed
+    /// the pool in 0.2 s. A queue of 20 in front of them still shows, and holds the leap.
+    #[test]
+    fn a_leap_behind_a_service_floor_is_cleared_by_the_count_past_the_answers_served_meanwhile() {
+        let (at, to) = leap_on_behind_a_service_floor(0).expect("leapt on within 160 ms");
+        assert!(at < 160.0, "{at} ms after the first leap");
+        assert_eq!(to, 640);
+        assert_eq!(leap_on_behind_a_service_floor(20), None);
     }
 
     /// After a leap from a limit judged clear, the pinned requests' count reads an overshoot
