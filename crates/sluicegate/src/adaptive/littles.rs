@@ -90,6 +90,10 @@ struct Probe {
     /// [`LittlesLaw::wait_added`]): the pass rate of the buckets before it, until it lets go
     /// ([`LittlesLaw::after_check`]).
     restart_rate: Option<f64>,
+    /// Placed at the exact count of the workers ([`LittlesLaw::probe_at_count`]): at as many
+    /// permits as workers none idles, so its pass rate does not fall, yet nobody waited inside:
+    /// it drained ([`LittlesLaw::finish_probe`]).
+    at_count: bool,
 }
 
 /// Buckets the queue estimate (and the recent RT) is taken over.
@@ -138,6 +142,16 @@ const EXACT_SIGNIFICANCE: f64 = 1.5;
 /// probe must admit more than that rate before it goes deeper ([`LittlesLaw::deeper_probe`]):
 /// the permits it took were waiting, not in service.
 const DEEPER_SIGNIFICANCE: f64 = 2.0;
+/// Standard errors of the last buckets' mean RT by which it must stand under min RT ÷
+/// `probe_trigger` to read as a faster service ([`LittlesLaw::faster_by_its_noise`]).
+const FASTER_SIGNIFICANCE: f64 = 2.0;
+/// Buckets (at least; `probe_duration` if longer) a probe must expect to be held to read as one
+/// in a slow pool ([`LittlesLaw::probe_stretched`]). At two, 20 workers of 50 ms (a probe's
+/// 100 answers in 0.24 s at 21 permits, the bucket 0.1 s) passed: a probe at their count
+/// as a 3× slow spell began behind an upstream timeout moved its path, and one seed's
+/// limit reached 2 (`littles_is_not_walked_to_one_permit_by_a_slow_spell_behind_an_upstream_timeout`).
+/// 5 workers of 500 ms expect 8 s and more.
+const STRETCHED_BUCKETS: u32 = 5;
 
 /// Standard errors (Poisson, of their count) by which the last buckets' answers must pass
 /// what the capacity last measured while queueing gives in their span before workers are taken
@@ -794,6 +808,81 @@ impl LittlesLaw {
         Some(most as f64 + Self::rate_of(recent.into_iter()) * floor)
     }
 
+    /// Where a probe is held past its shortest to expect its `probe_samples` answers (the
+    /// recent mean RT × `probe_samples` ÷ the limit over [`STRETCHED_BUCKETS`] buckets or
+    /// `probe_duration`): a slow pool, a few answers a second a worker (5 workers of 500 ms:
+    /// 12 s at 4 permits), where each permit a probe holds back, and each bucket the steering
+    /// holds one under the workers, costs a share of the workers for seconds. Not in front of
+    /// 50 workers of 50 ms, whose probes last their 0.2 s and whose fall and return are read
+    /// off them, nor 20 of 50 ms (0.3 s).
+    fn probe_stretched(&self) -> bool {
+        let shortest = self.at_least_buckets(self.c.probe_duration, STRETCHED_BUCKETS);
+        self.recent_rt(RT_BUCKETS).is_some_and(|rt| {
+            rt.mul_f64(self.c.probe_samples as f64 / self.base.max(1) as f64) > shortest
+        })
+    }
+
+    /// The count stands for the workers now ([`Self::depth_from_count`]): the knee found and
+    /// no slow start under way, the last buckets' pass rate within [`SAME_REGIME`] of the
+    /// window's, and the window's no less than the most the resource has served ÷
+    /// `probe_trigger`.
+    fn count_stands(&self) -> bool {
+        if !self.knee_found || self.restarted {
+            return false;
+        }
+        let unprobed = self.closed.iter().rev().filter(|b| !b.probed);
+        let busy = self.closed.iter().filter(|b| b.saturated && !b.probed);
+        let (recent, window) = (
+            Self::rate_of(unprobed.take(RT_BUCKETS)),
+            Self::rate_of(busy),
+        );
+        let steady = window > 0.0 && SAME_REGIME.contains(&(recent / window));
+        let served = window * self.c.probe_trigger >= self.served_most.0;
+        steady && served
+    }
+
+    /// The workers a periodic probe goes to, in a slow pool ([`Self::probe_stretched`]) whose
+    /// count is exact ([`Self::exact_count`], or the last exact one where the window's most
+    /// counted is still it and only the share test fell short this bucket), read in the last
+    /// buckets too (one of them counted it: after a fall the window still holds the old
+    /// pool's counts), and under the limit. At as many permits as the workers nobody waits
+    /// inside a pool served first come, first served, and none of them idles, so the probe
+    /// measures the unqueued service at no cost; `probe_gain` × pass rate × min RT put it at
+    /// 3–4 permits for 5 workers, for the 12–20 s its 100 answers take there
+    /// (`few_slow_workers_3x` seed 5: 3 permits for 21.7 s, 0.863 of capacity).
+    fn probe_at_count(&self) -> Option<usize> {
+        let exact = self.exact_count().or_else(|| {
+            let window = self.closed.iter().filter(|b| !b.probed && b.pinned());
+            let most = window.map(|b| b.counted).max();
+            self.last_exact.filter(|&m| most == Some(m))
+        })?;
+        let recent = self.closed.iter().rev().filter(|b| !b.probed);
+        let read = recent.take(RT_BUCKETS).map(|b| b.counted).max() == Some(exact);
+        (read && exact < self.base && self.probe_stretched()).then_some(exact)
+    }
+
+    /// Where the count shows every permit in service: a pinned bucket outside probes and
+    /// cool-downs, in a slow pool ([`Self::probe_stretched`]) whose count stands
+    /// ([`Self::count_stands`]), the exact count and each of the last buckets' count no less
+    /// than the limit. In a pool served first come, first served no answer counts more
+    /// workers than there are, and one that waited counts fewer than the permits out, so
+    /// nobody waits inside and the limit may grow a permit whatever the low RTs read: at 4
+    /// permits for 5 workers of 500 ms a bucket holds ~10 answers, most have no low RT of their
+    /// own, and against a floor drawn low the others read 0.4–0.6 waiting, where half the
+    /// error rounds back to the limit (`few_slow_workers_3x` seed 17: 4 permits from 10 s to
+    /// 79 s, 0.853 of capacity).
+    fn count_shows_room(&self, b: &Bucket, now: Nanos) -> bool {
+        self.probe.is_none()
+            && !b.probed
+            && b.pinned()
+            && !self.cooling(now)
+            && self.delay_restart.is_none()
+            && self.exact_count().is_some_and(|m| m >= self.base)
+            && self.count_stands()
+            && self.counted_busy().is_some_and(|w| w >= self.base)
+            && self.probe_stretched()
+    }
+
     /// The depth of a probe that the pass rate would hold at half the limit, from the workers
     /// counted busy instead ([`Self::counted_workers`]): `probe_gain` × them, under the limit
     /// (0 where the count may not stand for the workers now). One bucket's pass rate × min RT
@@ -815,20 +904,12 @@ impl LittlesLaw {
     /// and a depth from the count there moved the return by a second either way (card 198
     /// against 201).
     fn depth_from_count(&self) -> usize {
-        if !self.knee_found || self.restarted {
+        if !self.count_stands() {
             return 0;
         }
-        let unprobed = self.closed.iter().rev().filter(|b| !b.probed);
-        let busy = self.closed.iter().filter(|b| b.saturated && !b.probed);
-        let (recent, window) = (
-            Self::rate_of(unprobed.take(RT_BUCKETS)),
-            Self::rate_of(busy),
-        );
-        let steady = window > 0.0 && SAME_REGIME.contains(&(recent / window));
-        let served = window * self.c.probe_trigger >= self.served_most.0;
         let least = self.least_recent_limit().unwrap_or(self.base);
         match self.counted_workers() {
-            Some(w) if steady && served => {
+            Some(w) => {
                 let w = w.min(least as f64);
                 (((w * self.c.probe_gain) as usize).min(w as usize))
                     .min(self.base.saturating_sub(1))
@@ -1033,6 +1114,25 @@ impl LittlesLaw {
         mean(sum, n, self.c.min_samples)
     }
 
+    /// The last buckets' mean RT stands under min RT ÷ `probe_trigger` by
+    /// [`FASTER_SIGNIFICANCE`] of its standard errors (the RTs' spread ÷ √ their count): a
+    /// faster service, not the noise of a few dozen answers. In front of 5 workers of 500 ms
+    /// three buckets hold ~30 answers, whose mean has a standard error of a fifth of the
+    /// service: a mean under min RT ÷ 1.5 came a few times a run, set min RT to it (320–360
+    /// ms) and a probe at once, and the next probe, reading the service again, restarted the
+    /// slow start as on a 1.5× slower one (`few_slow_workers_3x` seeds 3, 8 and 12: 7–8 permits
+    /// for 5 workers for 40–75 s).
+    fn faster_by_its_noise(&self, min_rt: Duration) -> bool {
+        let recent = self.closed.iter().rev().take(RT_BUCKETS);
+        let (sum, sq, n) = recent.fold((0.0, 0.0, 0u64), |(s, q, n), b| {
+            (s + b.rt_sum.as_secs_f64(), q + b.rt_sq, n + b.passes)
+        });
+        let n = n.max(1) as f64;
+        let mean = sum / n;
+        let se = ((sq / n - mean * mean).max(0.0) / n).sqrt();
+        min_rt.as_secs_f64() / self.c.probe_trigger - mean > FASTER_SIGNIFICANCE * se
+    }
+
     /// Mean of the median RTs of the window's buckets (those with enough answers for one).
     fn mid_of_window(&self) -> Option<Duration> {
         let (sum, n) = self
@@ -1160,10 +1260,11 @@ impl LittlesLaw {
         // The probe's own pass rate: the requests it admitted (and saw answered) over the
         // time it held the limit down — counted, not taken from their RTs, whose mean a heavy
         // tail makes noisy. A probe that lost pass rate against the buckets before it got
-        // below the knee: the workers idled, so nothing it measured waited.
+        // below the knee: the workers idled, so nothing it measured waited. So did one placed
+        // at the exact count of the workers, whose rate holds.
         let held = probe.end.as_u64().saturating_sub(probe.start.as_u64()) as f64 / 1e9;
         let rate = (self.probe_rt.passes - probe.carried) as f64 / held.max(1e-9);
-        let drained = rate < (1.0 + self.c.probe_gain) / 2.0 * probe.rate;
+        let drained = rate < (1.0 + self.c.probe_gain) / 2.0 * probe.rate || probe.at_count;
         self.blind = false;
         // A probe that drained measured the floor unqueued.
         let unsure = self.floor_unsure;
@@ -1818,6 +1919,9 @@ impl LittlesLaw {
         } else {
             self.base // not enough data for a queue estimate yet
         };
+        if self.count_shows_room(b, now) {
+            next = next.max(self.base + 1);
+        }
         if let Some(room) = self.room_without_queue(b, min_rt) {
             // A step at most, as growth is.
             next = next.max(room.min((base * self.c.max_step).max(base + 1.0)).ceil() as usize);
@@ -1925,7 +2029,8 @@ impl LittlesLaw {
             && self.probe.is_none()
             && self.since_probe >= RT_BUCKETS
             && short_rt
-                .is_some_and(|rt| rt.as_secs_f64() * self.c.probe_trigger < min_rt.as_secs_f64());
+                .is_some_and(|rt| rt.as_secs_f64() * self.c.probe_trigger < min_rt.as_secs_f64())
+            && self.faster_by_its_noise(min_rt);
         let min_rt = match short_rt {
             Some(rt) if faster => {
                 self.min_rt = Some(rt.min(min_rt));
@@ -2025,7 +2130,12 @@ impl LittlesLaw {
                     depth
                 }
             };
+            let at_count = self.probe_at_count().filter(|_| !queued_from_start);
+            let limit = at_count.unwrap_or(limit);
             self.start_probe(now, short_rt, limit, shallow.is_some());
+            if let Some(p) = self.probe.as_mut() {
+                p.at_count = at_count.is_some();
+            }
             self.mark_from_start(queued_from_start);
         }
         self.probe_limit(now).unwrap_or(self.base)
@@ -2663,6 +2773,7 @@ impl LittlesLaw {
             limit,
             from_start: false,
             restart_rate: None,
+            at_count: false,
         });
         self.probe_rt = match pool {
             Some((_, mut answers)) => {

@@ -2574,3 +2574,129 @@ fn littles_a_floor_from_the_start_that_no_answer_comes_near_is_measured_again_so
         );
     }
 }
+
+/// Pins a limit held one permit under a pool of 5 workers (`few_slow_workers_3x` seed 17: 4
+/// permits for 5 workers from 10 s to 79 s, 0.853 of capacity). At 4 permits each bucket holds
+/// about 10 answers: most have no low RT of their own, and where one has, against a floor drawn
+/// low (16 ms, where the 5th percentile is 25 ms), it reads 0.4–0.6 waiting, over a quarter of
+/// the target, where half the error rounds back to the limit. The count says otherwise: one
+/// answer in four counted all 4 permits busy, which in a pool served first come, first served
+/// means none of them waited. Where the exact count reaches the limit, the limit grows a permit.
+#[test]
+fn littles_grows_where_the_count_shows_every_permit_in_service() {
+    for seed in 1..=5 {
+        let mut pool = Pool::new(5, 0, 500, seed);
+        let limits = steered_after_a_probe(&mut pool, 4, (626, 16), 60_000);
+        let late = &limits[limits.len() / 2..];
+        let under = late.iter().filter(|&&n| n < 5).count();
+        assert!(
+            under * 10 < late.len(),
+            "seed {seed}: {under} of the last {} answers under 5 permits for 5 workers",
+            late.len()
+        );
+    }
+}
+
+/// Pins the depth of a periodic probe where the count of the workers is exact
+/// (`few_slow_workers_3x`: 5 workers of 500 ms, the limit at 6). `probe_gain` × pass rate ×
+/// min RT put it at 3–4 permits, for 100 expected answers (12–20 s at 3–4 permits), a fifth
+/// to two fifths of the capacity lost each time (seed 5: 3 permits for 21.7 s, 0.863). At as
+/// many permits as the workers counted nobody waits inside a pool served first come, first
+/// served, and none of them idles: the probe goes there.
+#[test]
+fn littles_probe_at_an_exact_count_goes_to_the_workers() {
+    let mut depths = Vec::new();
+    for seed in 1..=10 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(5, 0, 500, seed);
+        pool.contention = 0.5;
+        pool.counted = true;
+        pool.run(&mut l, 1, |_| {});
+        (l.knee_found, l.probed) = (true, true);
+        (l.base, l.limit, l.knee) = (6, 6, Some(6));
+        l.min_rt = Some(Duration::from_millis(514));
+        l.low_floor = Some(Duration::from_millis(25));
+        l.next_probe = Nanos::new(30_000 * MS);
+        let mut depth = None;
+        pool.run(&mut l, 60_000, |l| {
+            if depth.is_none() {
+                depth = l.probe.map(|p| p.limit);
+            }
+        });
+        depths.push(depth.unwrap_or_else(|| panic!("seed {seed}: no probe")));
+    }
+    // Before: 3 of 10 at 5 (0.85 × the count and the answers a 25 ms floor sees), one at 6.
+    let at_workers = depths.iter().filter(|&&d| d == 5).count();
+    assert!(
+        at_workers >= 8 && depths.iter().all(|&d| d <= 5),
+        "probes at {depths:?} for 5 workers"
+    );
+}
+
+/// Pins the test of a faster service against the noise of a slow pool's mean RT
+/// (`few_slow_workers_3x` seeds 8 and 12: 5 workers of 500 ms). Three buckets hold about 30
+/// answers there, whose mean has a standard error of a fifth of the service: a mean under min
+/// RT ÷ 1.5 happened a few times a run, set min RT to it (320–360 ms), and a probe at once;
+/// the next probe read the service again, 1.5× slower, and restarted the slow start (8 permits
+/// for 5 workers for the rest of the run). The recent mean must now stand under min RT ÷ 1.5
+/// by two of its standard errors.
+#[test]
+fn littles_a_few_short_answers_are_not_a_faster_service() {
+    let mut faster = Vec::new();
+    for seed in 1..=10 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(5, 0, 500, seed);
+        pool.contention = 0.5;
+        pool.counted = true;
+        pool.run(&mut l, 1, |_| {});
+        (l.knee_found, l.probed) = (true, true);
+        (l.base, l.limit, l.knee) = (6, 6, Some(6));
+        l.min_rt = Some(Duration::from_millis(500));
+        l.low_floor = Some(Duration::from_millis(25));
+        let mut before = (l.min_rt, l.probe.is_some());
+        pool.run(&mut l, 300_000, |l| {
+            let started = !before.1 && l.probe.is_some();
+            if started && l.min_rt < before.0 {
+                faster.push((seed, l.min_rt));
+            }
+            before = (l.min_rt, l.probe.is_some());
+        });
+    }
+    assert!(faster.is_empty(), "read as a faster service: {faster:?}");
+}
+
+/// Pins the floor a probe at the exact count of the workers measures (`few_slow_workers_3x`: 5
+/// workers of 500 ms, the limit at 6, a floor drawn low, 10 ms where the 5th percentile of the
+/// service is ~25 ms). At as many permits as workers none idles, so the probe's pass rate does
+/// not fall as a drained probe's does, yet nobody waited inside: its floor is the unqueued one
+/// and may rise, as after a probe that drained (before: a floor only falls after a probe at
+/// the count, and a floor drawn low reads a standing queue in front of a full pool).
+#[test]
+fn littles_a_probe_at_the_count_raises_a_floor_drawn_low() {
+    let mut rose = Vec::new();
+    for seed in 1..=10 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(5, 0, 500, seed);
+        pool.contention = 0.5;
+        pool.counted = true;
+        pool.run(&mut l, 1, |_| {});
+        (l.knee_found, l.probed) = (true, true);
+        (l.base, l.limit, l.knee) = (6, 6, Some(6));
+        l.min_rt = Some(Duration::from_millis(514));
+        l.low_floor = Some(Duration::from_millis(10));
+        l.next_probe = Nanos::new(30_000 * MS);
+        let (mut at_count, mut after) = (false, None);
+        pool.run(&mut l, 80_000, |l| match l.probe {
+            Some(p) if after.is_none() => at_count |= p.at_count,
+            None if at_count && after.is_none() => after = l.low_floor,
+            _ => {}
+        });
+        rose.push((seed, after.is_some_and(|f| f > Duration::from_millis(10))));
+    }
+    let n = rose.iter().filter(|r| r.1).count();
+    // Before: 4 of 10 (seeds 4–7); after: 7 of 10.
+    assert!(
+        n >= 6,
+        "a floor of 10 ms rose after a probe at the count: {rose:?}"
+    );
+}
