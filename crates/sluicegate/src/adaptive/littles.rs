@@ -143,7 +143,7 @@ const EXACT_SIGNIFICANCE: f64 = 1.5;
 /// the permits it took were waiting, not in service.
 const DEEPER_SIGNIFICANCE: f64 = 2.0;
 /// Standard errors of the last buckets' mean RT by which it must stand under min RT ÷
-/// `probe_trigger` to read as a faster service ([`LittlesLaw::faster_by_its_noise`]).
+/// `probe_trigger` to read as a faster service ([`LittlesLaw::faster_past_its_noise`]).
 const FASTER_SIGNIFICANCE: f64 = 2.0;
 /// Buckets (at least; `probe_duration` if longer) a probe must expect to be held to read as one
 /// in a slow pool ([`LittlesLaw::probe_stretched`]). At two, 20 workers of 50 ms (a probe's
@@ -822,7 +822,8 @@ impl LittlesLaw {
         })
     }
 
-    /// The count stands for the workers now ([`Self::depth_from_count`]): the knee found and
+    /// The count stands for the workers now ([`Self::depth_from_count`],
+    /// [`Self::count_shows_room`]): the knee found and
     /// no slow start under way, the last buckets' pass rate within [`SAME_REGIME`] of the
     /// window's, and the window's no less than the most the resource has served ÷
     /// `probe_trigger`.
@@ -843,7 +844,7 @@ impl LittlesLaw {
 
     /// The workers a periodic probe goes to, in a slow pool ([`Self::probe_stretched`]) whose
     /// count is exact ([`Self::exact_count`], or the last exact one where the window's most
-    /// counted is still it and only the share test fell short this bucket), read in the last
+    /// counted is still it, whichever of that count's tests fell short this bucket), read in the last
     /// buckets too (one of them counted it: after a fall the window still holds the old
     /// pool's counts), and under the limit. At as many permits as the workers nobody waits
     /// inside a pool served first come, first served, and none of them idles, so the probe
@@ -894,11 +895,9 @@ impl LittlesLaw {
     /// on the workers (no answer reads more in a pool served first come, first served), so
     /// 15 % under it still drains them.
     ///
-    /// Only where the count stands for the workers now: the knee found and no slow start
-    /// under way, the count taken no higher than the least recent limit (an answer of a
-    /// request that started under a limit just raised reads the permits it found out), the
-    /// last buckets' pass rate within [`SAME_REGIME`] of the window's, and the window's no
-    /// less than the most the resource has served ÷ `probe_trigger`. In a spell of fewer
+    /// Only where the count stands for the workers now ([`Self::count_stands`]), the count
+    /// taken no higher than the least recent limit (an answer of a request that started
+    /// under a limit just raised reads the permits it found out). In a spell of fewer
     /// workers or a slower service (`capacity_fifth`'s 10 workers, `latency_spike`), the
     /// probes keep their depth: the workers' return and the regime's end are read off them,
     /// and a depth from the count there moved the return by a second either way (card 198
@@ -1122,7 +1121,7 @@ impl LittlesLaw {
     /// ms) and a probe at once, and the next probe, reading the service again, restarted the
     /// slow start as on a 1.5× slower one (`few_slow_workers_3x` seeds 3, 8 and 12: 7–8 permits
     /// for 5 workers for 40–75 s).
-    fn faster_by_its_noise(&self, min_rt: Duration) -> bool {
+    fn faster_past_its_noise(&self, min_rt: Duration) -> bool {
         let recent = self.closed.iter().rev().take(RT_BUCKETS);
         let (sum, sq, n) = recent.fold((0.0, 0.0, 0u64), |(s, q, n), b| {
             (s + b.rt_sum.as_secs_f64(), q + b.rt_sq, n + b.passes)
@@ -2030,7 +2029,7 @@ impl LittlesLaw {
             && self.since_probe >= RT_BUCKETS
             && short_rt
                 .is_some_and(|rt| rt.as_secs_f64() * self.c.probe_trigger < min_rt.as_secs_f64())
-            && self.faster_by_its_noise(min_rt);
+            && self.faster_past_its_noise(min_rt);
         let min_rt = match short_rt {
             Some(rt) if faster => {
                 self.min_rt = Some(rt.min(min_rt));

@@ -810,8 +810,8 @@ impl DemandStart {
         self.pinned_seen = self.pinned_seen.min(seen as u64);
         // It saw the answers of the others served while it was, at least the answer rate ×
         // the starting limit's 5th-percentile RT: behind a service floor that alone is more
-        // than the target queue (2000 workers of 50 ms + an exponential 150 ms: 20 answers at
-        // 80 permits, 160 at 640, for a target of 3 and 26), and no request counted the leap's
+        // than the target queue (2000 workers of 50 ms + an exponential 150 ms: ~20 answers at
+        // 80 permits, ~160 at 640, for a target of 3 and 26), and no request counted the leap's
         // limit clear however far it was from the pool.
         let rate = self.ends.len() as f64 / secs(Nanos::new(end), at).max(1e-9);
         let served = rate * self.floor_s.unwrap_or(0.0);
