@@ -621,6 +621,17 @@ impl LittlesLaw {
         if t > 0.0 { n as f64 / t } else { 0.0 }
     }
 
+    /// The successes over `buckets`, their mean RT and its variance, in seconds (0 and 0
+    /// where there are none).
+    fn rt_moments<'a>(buckets: impl Iterator<Item = &'a Bucket>) -> (u64, f64, f64) {
+        let (n, sum, sq) = buckets.fold((0u64, 0.0, 0.0), |(n, s, q), b| {
+            (n + b.passes, s + b.rt_sum.as_secs_f64(), q + b.rt_sq)
+        });
+        let per = n.max(1) as f64;
+        let mean = sum / per;
+        (n, mean, (sq / per - mean * mean).max(0.0))
+    }
+
     /// Starts the cool-down after a back-off: `cool_down`, and at least [`COOL_BUCKETS`]
     /// buckets closed — counted as they close, not as time from the present bucket's length:
     /// a back-off in the long buckets of a stall (a few successes a second while a service
@@ -1094,10 +1105,8 @@ impl LittlesLaw {
         if window.len() < RT_BUCKETS || n < 2 || drops > 0 || (self.base as f64) < 0.5 * most {
             return None;
         }
-        let sum: f64 = window.iter().map(|b| b.rt_sum.as_secs_f64()).sum();
-        let sq: f64 = window.iter().map(|b| b.rt_sq).sum();
-        let mean = sum / n as f64;
-        let cv = (sq / n as f64 - mean * mean).max(0.0).sqrt() / mean.max(1e-12);
+        let (_, mean, var) = Self::rt_moments(window.iter().copied());
+        let cv = var.sqrt() / mean.max(1e-12);
         let busy = Self::rate_of(window.into_iter()) * min_rt.as_secs_f64();
         let probe = self.c.probe_samples.max(1) as f64;
         let se = busy * cv * (1.0 / n as f64 + 1.0 / probe).sqrt();
@@ -1122,13 +1131,8 @@ impl LittlesLaw {
     /// slow start as on a 1.5× slower one (`few_slow_workers_3x` seeds 3, 8 and 12: 7–8 permits
     /// for 5 workers for 40–75 s).
     fn faster_past_its_noise(&self, min_rt: Duration) -> bool {
-        let recent = self.closed.iter().rev().take(RT_BUCKETS);
-        let (sum, sq, n) = recent.fold((0.0, 0.0, 0u64), |(s, q, n), b| {
-            (s + b.rt_sum.as_secs_f64(), q + b.rt_sq, n + b.passes)
-        });
-        let n = n.max(1) as f64;
-        let mean = sum / n;
-        let se = ((sq / n - mean * mean).max(0.0) / n).sqrt();
+        let (n, mean, var) = Self::rt_moments(self.closed.iter().rev().take(RT_BUCKETS));
+        let se = (var / n.max(1) as f64).sqrt();
         min_rt.as_secs_f64() / self.c.probe_trigger - mean > FASTER_SIGNIFICANCE * se
     }
 
@@ -2336,14 +2340,11 @@ impl LittlesLaw {
             return false;
         }
         let bar = floor.as_secs_f64() * self.c.probe_trigger * NEVER_NEAR;
-        let (n_all, sum, sq) = (self.closed.iter()).fold((0u64, 0.0, 0.0), |(n, s, q), b| {
-            (n + b.passes, s + b.rt_sum.as_secs_f64(), q + b.rt_sq)
-        });
+        let (n_all, mean, var) = Self::rt_moments(self.closed.iter());
         if n_all < 2 {
             return false;
         }
-        let mean = sum / n_all as f64;
-        let cv = (sq / n_all as f64 - mean * mean).max(0.0).sqrt() / mean.max(1e-12);
+        let cv = var.sqrt() / mean.max(1e-12);
         if cv > MEAN_SPREAD {
             return false;
         }
@@ -2355,7 +2356,8 @@ impl LittlesLaw {
             }
             n += 1;
         }
-        n >= need / 2
+        // At least one: with a window of a bucket or two, none reading a low RT is no word.
+        n >= (need / 2).max(1)
     }
 
     /// The resource got faster, seen in its low RTs: the last buckets' mean low RT stands

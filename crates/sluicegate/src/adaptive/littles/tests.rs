@@ -2700,3 +2700,36 @@ fn littles_a_probe_at_the_count_raises_a_floor_drawn_low() {
         "a floor of 10 ms rose after a probe at the count: {rose:?}"
     );
 }
+
+/// A start floor is called never near (and a probe due at once) only on buckets that read a
+/// low RT: with a window of one bucket (`pass_buckets` 1) whose few answers read none, no
+/// bucket came near it, but none stood over it either (review38: `need / 2` was 0 there).
+#[test]
+fn littles_a_start_floor_is_not_called_never_near_on_no_low_rt() {
+    let c = LittlesLawConfig {
+        pass_buckets: 1,
+        ..LittlesLawConfig::default()
+    };
+    let mut l = LittlesLaw::new(c);
+    (l.measured_at_start, l.probed, l.since_probe) = (true, false, 1);
+    l.low_floor = Some(Duration::from_millis(100));
+    let mut b = Bucket::new(Duration::from_millis(100));
+    for rt in [400, 410] {
+        b.add(Duration::from_millis(rt));
+    }
+    b.seal(l.c.min_samples);
+    assert!(b.low_rt().is_none(), "two answers read a low RT");
+    l.closed.push_back(b);
+    assert!(!l.floor_never_near(), "called never near on no low RT");
+    // The same bucket with a low RT over the bar is evidence.
+    let mut b = Bucket::new(Duration::from_millis(100));
+    for i in 0..l.c.min_samples as u64 + 2 {
+        b.add(Duration::from_millis(400 + i));
+    }
+    b.seal(l.c.min_samples);
+    l.closed = std::iter::once(b).collect();
+    assert!(
+        l.floor_never_near(),
+        "a low RT of 400 ms over a 100 ms floor"
+    );
+}
