@@ -2135,7 +2135,10 @@ impl LittlesLaw {
             };
             let at_count = self.probe_at_count().filter(|_| !queued_from_start);
             let limit = at_count.unwrap_or(limit);
-            self.start_probe(now, short_rt, limit, shallow.is_some());
+            // A probe at the count takes its depth from the count, not from the queue
+            // estimate: no shallow one, whatever depth it replaced.
+            let shallow = shallow.is_some() && at_count.is_none();
+            self.start_probe(now, short_rt, limit, shallow);
             if let Some(p) = self.probe.as_mut() {
                 p.at_count = at_count.is_some();
             }

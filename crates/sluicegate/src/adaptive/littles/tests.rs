@@ -2733,3 +2733,36 @@ fn littles_a_start_floor_is_not_called_never_near_on_no_low_rt() {
         "a low RT of 400 ms over a 100 ms floor"
     );
 }
+
+/// A probe placed at the exact count ([`LittlesLaw::probe_at_count`]) takes its depth from the
+/// count, not from the queue estimate, so it is no shallow probe: a shallow one only confirms
+/// the regime, lends and borrows no answers, and is thrown away as measured nothing where it
+/// reads another. In front of 10 workers of 50 ms that slow as requests wait (`demo_2x`), 2 of
+/// the probes placed at the count carried the shallow flag of the depth they replaced
+/// (review38); none now. The clock near 2^63 ns and 40 s short of its wrap, as the depth test.
+#[test]
+fn littles_a_probe_at_the_count_is_not_a_shallow_one() {
+    for offset in [1 << 63, u64::MAX - 40_000_000_000] {
+        let (mut at_count, mut shallow) = (0, 0);
+        for seed in 1..=5 {
+            let mut l = LittlesLaw::new(LittlesLawConfig::default());
+            let mut pool = Pool::new(10, 0, 50, seed);
+            pool.contention = 0.5;
+            pool.counted = true;
+            pool.offset_ns = offset;
+            let mut last = None;
+            pool.run(&mut l, 30_000, |l| {
+                let p = l.probe.map(|p| (p.start, p.at_count, p.shallow));
+                if let Some((_, true, flag)) = p.filter(|_| p != last) {
+                    at_count += 1;
+                    shallow += usize::from(flag);
+                }
+                last = p;
+            });
+        }
+        assert!(
+            at_count > 0 && shallow == 0,
+            "clock at {offset}: {shallow} of {at_count} probes at the count shallow"
+        );
+    }
+}
