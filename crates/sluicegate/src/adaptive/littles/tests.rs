@@ -2371,26 +2371,45 @@ fn littles_workers_that_came_back_are_found_in_a_probe_s_tail() {
 fn littles_probe_goes_as_deep_as_the_workers_counted_not_deeper() {
     for offset in [1 << 63, u64::MAX - 40_000_000_000] {
         let (mut all, mut low) = (0, 0);
-        for seed in 1..=5 {
-            let mut l = LittlesLaw::new(LittlesLawConfig::default());
-            let mut pool = Pool::new(10, 0, 50, seed);
-            pool.contention = 0.5;
-            pool.counted = true;
-            pool.offset_ns = offset;
-            let mut last = None;
-            pool.run(&mut l, 30_000, |l| {
-                let p = l.probe.map(|p| (p.start, p.limit, p.from_start));
-                if let Some((_, depth, false)) = p.filter(|_| p != last) {
+        each_probe_in_a_contended_demo(
+            offset,
+            |p| (p.start, p.limit, p.from_start),
+            |(_, depth, from_start)| {
+                if !from_start {
                     all += 1;
                     low += usize::from(depth < 7);
                 }
-                last = p;
-            });
-        }
+            },
+        );
         assert!(
             all >= 20 && 4 * low <= all,
             "clock at {offset}: {low} of {all} probes under 7 permits for 10 workers"
         );
+    }
+}
+
+/// Calls `seen` with `key` of each probe (each new value of it while one holds) in front of
+/// 10 workers of 50 ms that slow by half as requests wait (`demo_2x`), the answers counting
+/// the permits out at their start: seeds 1–5, 30 s each, the clock started at `offset` ns.
+fn each_probe_in_a_contended_demo<K: Copy + PartialEq>(
+    offset: u64,
+    key: impl Fn(&Probe) -> K,
+    mut seen: impl FnMut(K),
+) {
+    for seed in 1..=5 {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(10, 0, 50, seed);
+        pool.contention = 0.5;
+        pool.counted = true;
+        pool.offset_ns = offset;
+        let mut last = None;
+        pool.run(&mut l, 30_000, |l| {
+            let p = l.probe.as_ref().map(&key);
+            if let Some(k) = p.filter(|_| p != last) {
+                seen(k);
+            }
+            last = p;
+        });
     }
 }
 
@@ -2744,22 +2763,16 @@ fn littles_a_start_floor_is_not_called_never_near_on_no_low_rt() {
 fn littles_a_probe_at_the_count_is_not_a_shallow_one() {
     for offset in [1 << 63, u64::MAX - 40_000_000_000] {
         let (mut at_count, mut shallow) = (0, 0);
-        for seed in 1..=5 {
-            let mut l = LittlesLaw::new(LittlesLawConfig::default());
-            let mut pool = Pool::new(10, 0, 50, seed);
-            pool.contention = 0.5;
-            pool.counted = true;
-            pool.offset_ns = offset;
-            let mut last = None;
-            pool.run(&mut l, 30_000, |l| {
-                let p = l.probe.map(|p| (p.start, p.at_count, p.shallow));
-                if let Some((_, true, flag)) = p.filter(|_| p != last) {
+        each_probe_in_a_contended_demo(
+            offset,
+            |p| (p.start, p.at_count, p.shallow),
+            |(_, at, flag)| {
+                if at {
                     at_count += 1;
                     shallow += usize::from(flag);
                 }
-                last = p;
-            });
-        }
+            },
+        );
         assert!(
             at_count > 0 && shallow == 0,
             "clock at {offset}: {shallow} of {at_count} probes at the count shallow"
