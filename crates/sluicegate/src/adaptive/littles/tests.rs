@@ -2413,6 +2413,21 @@ fn each_probe_in_a_contended_demo<K: Copy + PartialEq>(
     }
 }
 
+/// A limiter in front of `pool` (contention 0.5, each answer giving the permits out at its
+/// start) as after the start's cut and a first probe: the knee at `base` permits, min RT and
+/// the floor `(min_rt_ms, floor_ms)`.
+fn after_a_probe(pool: &mut Pool, base: usize, (min_rt_ms, floor_ms): (u64, u64)) -> LittlesLaw {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    pool.contention = 0.5;
+    pool.counted = true;
+    pool.run(&mut l, 1, |_| {});
+    (l.knee_found, l.probed) = (true, true);
+    (l.base, l.limit, l.knee) = (base, base, Some(base));
+    l.min_rt = Some(Duration::from_millis(min_rt_ms));
+    l.low_floor = Some(Duration::from_millis(floor_ms));
+    l
+}
+
 /// `pool` (contention 0.5, each answer giving the permits out at its start) steered from
 /// `base` permits as after the start's cut and a first probe, with min RT and the floor of
 /// `(min_rt_ms, floor_ms)` and no periodic probe in the run, so that the steering's own limit
@@ -2423,14 +2438,7 @@ fn steered_after_a_probe(
     (min_rt_ms, floor_ms): (u64, u64),
     ms: u64,
 ) -> Vec<usize> {
-    let mut l = LittlesLaw::new(LittlesLawConfig::default());
-    pool.contention = 0.5;
-    pool.counted = true;
-    pool.run(&mut l, 1, |_| {});
-    (l.knee_found, l.probed) = (true, true);
-    (l.base, l.limit, l.knee) = (base, base, Some(base));
-    l.min_rt = Some(Duration::from_millis(min_rt_ms));
-    l.low_floor = Some(Duration::from_millis(floor_ms));
+    let mut l = after_a_probe(pool, base, (min_rt_ms, floor_ms));
     l.next_probe = Nanos::new(1_000_000 * MS);
     let mut limits = Vec::new();
     pool.run(&mut l, ms, |l| {
@@ -2626,15 +2634,8 @@ fn littles_grows_where_the_count_shows_every_permit_in_service() {
 fn littles_probe_at_an_exact_count_goes_to_the_workers() {
     let mut depths = Vec::new();
     for seed in 1..=10 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
         let mut pool = Pool::new(5, 0, 500, seed);
-        pool.contention = 0.5;
-        pool.counted = true;
-        pool.run(&mut l, 1, |_| {});
-        (l.knee_found, l.probed) = (true, true);
-        (l.base, l.limit, l.knee) = (6, 6, Some(6));
-        l.min_rt = Some(Duration::from_millis(514));
-        l.low_floor = Some(Duration::from_millis(25));
+        let mut l = after_a_probe(&mut pool, 6, (514, 25));
         l.next_probe = Nanos::new(30_000 * MS);
         let mut depth = None;
         pool.run(&mut l, 60_000, |l| {
@@ -2663,15 +2664,8 @@ fn littles_probe_at_an_exact_count_goes_to_the_workers() {
 fn littles_a_few_short_answers_are_not_a_faster_service() {
     let mut faster = Vec::new();
     for seed in 1..=10 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
         let mut pool = Pool::new(5, 0, 500, seed);
-        pool.contention = 0.5;
-        pool.counted = true;
-        pool.run(&mut l, 1, |_| {});
-        (l.knee_found, l.probed) = (true, true);
-        (l.base, l.limit, l.knee) = (6, 6, Some(6));
-        l.min_rt = Some(Duration::from_millis(500));
-        l.low_floor = Some(Duration::from_millis(25));
+        let mut l = after_a_probe(&mut pool, 6, (500, 25));
         let mut before = (l.min_rt, l.probe.is_some());
         pool.run(&mut l, 300_000, |l| {
             let started = !before.1 && l.probe.is_some();
@@ -2694,15 +2688,8 @@ fn littles_a_few_short_answers_are_not_a_faster_service() {
 fn littles_a_probe_at_the_count_raises_a_floor_drawn_low() {
     let mut rose = Vec::new();
     for seed in 1..=10 {
-        let mut l = LittlesLaw::new(LittlesLawConfig::default());
         let mut pool = Pool::new(5, 0, 500, seed);
-        pool.contention = 0.5;
-        pool.counted = true;
-        pool.run(&mut l, 1, |_| {});
-        (l.knee_found, l.probed) = (true, true);
-        (l.base, l.limit, l.knee) = (6, 6, Some(6));
-        l.min_rt = Some(Duration::from_millis(514));
-        l.low_floor = Some(Duration::from_millis(10));
+        let mut l = after_a_probe(&mut pool, 6, (514, 10));
         l.next_probe = Nanos::new(30_000 * MS);
         let (mut at_count, mut after) = (false, None);
         pool.run(&mut l, 80_000, |l| match l.probe {
