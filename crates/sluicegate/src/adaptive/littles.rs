@@ -365,6 +365,10 @@ pub struct LittlesLaw {
     limit: usize,
     /// The limit outside probes.
     base: usize,
+    /// The limit before a one-permit step of growth after a probe, and the count of buckets
+    /// closed when it was taken ([`Self::step_after_probe`]): the first queue over the target
+    /// read within the window after it goes back there ([`Self::step_taken_back`]).
+    stepped_from: Option<(usize, u64)>,
     /// When the open bucket closes (set by the first sample).
     bucket_end: Option<Nanos>,
     /// Length of the next bucket: at least `bucket`, one recent mean RT, and the time
@@ -574,6 +578,7 @@ impl LittlesLaw {
             since_probe: usize::MAX,
             restarted: false,
             came_back: false,
+            stepped_from: None,
             slowed: None,
             probe_ref: None,
             slow_ref: None,
@@ -925,6 +930,61 @@ impl LittlesLaw {
                     .min(self.base.saturating_sub(1))
             }
             _ => 0,
+        }
+    }
+
+    /// The step of growth on a pinned bucket that reads no queue within [`RT_BUCKETS`] buckets
+    /// after a probe, where × `max_step` would add more than a permit: one permit, in a window
+    /// of one regime (where the count stands, [`Self::count_stands`]) whose most counted + 1 is
+    /// no more than the limit (the count says the workers are under it). The bucket after a probe reads no
+    /// queue off its drained buckets, and × 1.1 took 21 permits for 20 workers to 23; a cut
+    /// took it to 22, where the steering's rounding of a queue of 1.0–1.85 against a target
+    /// of 1 held it for seconds (`threaded_overload`: p99 2.003× unloaded on seeds 6–10 and
+    /// 16–20, against a bar of 2×; seventy-third and seventy-sixth rounds). Where × 1.1 adds a
+    /// permit anyway (under 15 permits) nothing changes (a step there and its take-back cut
+    /// 14 permits to 11 at once in `demo_2x`). After a return the count reads the permits, so
+    /// the growth that finds the workers is not slowed. The limit before the step is kept
+    /// for [`Self::step_taken_back`], renewed once a window has passed since.
+    fn step_after_probe(&mut self, base: f64, step: f64) -> Option<f64> {
+        let after_probe = self.closed.iter().rev().take(RT_BUCKETS).any(|b| b.probed);
+        let most = (self.closed.iter())
+            .filter(|b| !b.probed && b.pinned())
+            .map(|b| b.counted)
+            .max()
+            .unwrap_or(0);
+        let applies = self.knee_found
+            && (base * step).max(base + 1.0).round() > base + 1.0
+            && after_probe
+            && self.count_stands()
+            && (most + 1) as f64 <= base;
+        if !applies {
+            return None;
+        }
+        let window = self.c.pass_buckets as u64;
+        let stale = self
+            .stepped_from
+            .is_some_and(|(_, at)| self.closed_total > at + window);
+        if self.stepped_from.is_none() || stale {
+            self.stepped_from = Some((self.base, self.closed_total));
+        }
+        Some(base + 1.0)
+    }
+
+    /// The steering's `next` limit, or, where it cuts within the window after a step of
+    /// [`Self::step_after_probe`] (a queue read over the target), the limit before that step,
+    /// as long as that is under the limit now: the steps after a probe found a queue, so the
+    /// limit they began at was the knee (21 → 22 → 23, then 21, not 22).
+    fn step_taken_back(&mut self, steering: bool, next: f64, base: f64) -> f64 {
+        let window = self.c.pass_buckets as u64;
+        let from = self.stepped_from.filter(|&(prev, at)| {
+            self.closed_total <= at + window && steering && next < base && (prev as f64) < base
+        });
+        match from {
+            Some((prev, _)) => {
+                self.stepped_from = None;
+                prev as f64
+            }
+            None => next,
         }
     }
 
@@ -1714,7 +1774,9 @@ impl LittlesLaw {
             } else {
                 startup_bar
             };
-            let steering = q >= clear || self.probe.is_some();
+            // Where the count shows every permit busy at once, the reading is noise: no queue.
+            let at_count = self.count_at_the_limit();
+            let steering = !at_count && (q >= clear || self.probe.is_some());
             // Asked wherever the estimate reads no queue past the target, not only where it
             // reads clearly none: a bucket's low RT off a few dozen answers, against a floor a
             // probe drew low, reads 0.4–1.1 requests where none wait, and the steering's half
@@ -1763,7 +1825,8 @@ impl LittlesLaw {
                 // refused. Without a queue nobody waits for a permit, so a bucket is never
                 // pinned: held at the starting limit, 50 workers at half their capacity lost
                 // 29 % (review 28).
-                (base * step).max(base + 1.0)
+                self.step_after_probe(base, step)
+                    .unwrap_or((base * step).max(base + 1.0))
             } else {
                 // Some request found every permit taken, but most did not: demand only
                 // touched the limit, which is not what holds the pass rate back. Growing here
@@ -1876,17 +1939,23 @@ impl LittlesLaw {
                 // service (or it comes from permits out before a cut), not where the workers end.
                 // No higher than the workers counted, where the count is exact, and one more.
                 let next = next.clamp(down, up).min(self.by_exact_count(down));
-                match self.counted_busy() {
+                let next = match self.counted_busy() {
                     Some(w) if (w as f64) < base && next < base && !self.median_rising() => {
                         next.max(((w + 1) as f64).min(base))
                     }
                     _ => next,
-                }
+                };
+                // A cut soon after a step that followed a probe goes back to where it began.
+                self.step_taken_back(steering, next, base)
             };
             if steering && self.probe.is_none() && self.knee_found {
                 self.knee = Some(clamp(next.round() as usize, min, max));
             }
-            if self.probe.is_some() {
+            if at_count && next >= base {
+                // A permit at a time, through a probe's tail too: its buckets read the workers
+                // now, not the ones the probe held down.
+                base + 1.0
+            } else if self.probe.is_some() {
                 next.min(base)
             } else {
                 next
@@ -2410,6 +2479,34 @@ impl LittlesLaw {
         (bdp < CENSORED * in_service).then_some(in_service)
     }
 
+    /// Each of the last [`RT_BUCKETS`] buckets, pinned and none held down by a probe, had an
+    /// answer count every permit of the limit busy at once, more than the workers last counted
+    /// exact: in a pool served first come, first served no answer counts more workers than
+    /// there are, so the workers are more than the limit and nobody waits inside, whatever the
+    /// low RTs read (a stray count one over the workers comes in one bucket, not three in a
+    /// row). After the workers came back in a probe or its tail (`capacity_fifth`, 50 workers
+    /// back from 10 under a probe at 8–10 permits), the limit it returns to is the old pool's
+    /// count plus its target queue: every answer counts it, the queue estimate reads noise of
+    /// 0.5–1.9 requests against a target of 1–2 and the steering holds the limit, while the
+    /// pass rate at that limit stays under the bar the old pool's busiest buckets set, so
+    /// neither the growth nor [`Self::workers_came_back`] sees them (seed 19: restarted
+    /// 1.4 s after the return, where 0.8 s without the probe).
+    fn count_at_the_limit(&self) -> bool {
+        let Some(m) = self.last_exact else {
+            return false;
+        };
+        let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
+        // An answer that counts more permits than the limits held is no count (a caller that
+        // does not give the permits out).
+        let held = (self.recent_limits.iter().copied()).fold(self.base, usize::max);
+        let counts = |b: &Bucket| b.counted >= self.base && b.counted > m && b.counted <= held;
+        self.knee_found
+            && self.delay_restart.is_none()
+            && self.base > m
+            && recent.len() == RT_BUCKETS
+            && (recent.iter()).all(|b| !b.held_down && b.pinned() && counts(b))
+    }
+
     /// Workers came back, seen in the pass rate: the last [`RT_BUCKETS`] buckets, each pinned
     /// and none held down by a probe (a probe's tail, while its last answers are followed, is
     /// at the limit: `capacity_fifth` seed 30, a probe that let go 0.6 s after the return held
@@ -2464,6 +2561,16 @@ impl LittlesLaw {
         let bar = bar.max(self.fell_bar);
         let expected = bar * t;
         let clears = |count: f64| count - expected > CAME_BACK_SIGNIFICANCE * expected.sqrt();
+        // Every permit busy at once in each bucket ([`Self::count_at_the_limit`], which steps
+        // the limit there), two or more past the workers last counted exact: more workers,
+        // whatever the bar says. The bar is re-measured from the returned pool's first buckets
+        // wherever their noise reads a queue (`capacity_fifth` seed 19, 13 permits for 50
+        // workers in a probe's tail: the bar 257 answers a second, the count when it was
+        // measured 13, the restart 1.4 s after the return), and no pool of that many workers
+        // gives such a count, not even a stray's one over, in three buckets in a row.
+        if same_rt && self.count_at_the_limit() && self.base >= self.last_exact.unwrap_or(0) + 2 {
+            return Some(cap);
+        }
         // The workers the answers count busy at once: more than counted when the bar was
         // measured, or the pool is the one that served it. In a pool served first come, first
         // served no answer counts more than the workers, so 13 permits for 10 count 10 at most
