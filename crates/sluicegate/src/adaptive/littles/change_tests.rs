@@ -1150,8 +1150,9 @@ fn rises_after_a_probe(seed: u64) -> Vec<(usize, usize, Option<usize>)> {
 /// off its drained buckets, × 1.1 took 21 permits for 20 workers to 23, a cut took it to 22 and
 /// the steering's rounding held it there; p99 2.003× unloaded on seeds 6–10 and 16–20, the bar
 /// 2×). Past the count + 1 (21 and up for 20 workers), a step after a probe is one permit, and
-/// the first cut within the window goes back to where it began. Seeds 1–20: before, six rose
-/// 21 → 23 or 22 → 24, and the cut left them at 22 or 23; now five rise a permit and come back.
+/// the first cut within the window goes back to where it began. Seeds 1–20: before, five seeds
+/// rose 21 → 23 or 22 → 24 (seven steps), and the cut left them at 22 or 23; now each of the
+/// five rises a permit and comes back.
 #[test]
 fn littles_after_a_probe_grows_a_permit_past_the_count_and_a_cut_takes_it_back() {
     let mut wrong = Vec::new();
