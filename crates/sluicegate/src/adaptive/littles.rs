@@ -94,6 +94,10 @@ struct Probe {
     /// permits as workers none idles, so its pass rate does not fall, yet nobody waited inside:
     /// it drained ([`LittlesLaw::finish_probe`]).
     at_count: bool,
+    /// Placed at the workers the mean RTs read busy ([`LittlesLaw::probe_at_busy`]): so near
+    /// the workers that its pass rate barely falls, it may let go on its answers alone
+    /// ([`LittlesLaw::probe_decided`]).
+    at_busy: bool,
 }
 
 /// Buckets the queue estimate (and the recent RT) is taken over.
@@ -876,6 +880,21 @@ impl LittlesLaw {
         let recent = self.closed.iter().rev().filter(|b| !b.probed);
         let read = recent.take(RT_BUCKETS).map(|b| b.counted).max() == Some(exact);
         (read && exact < self.base && self.probe_stretched()).then_some(exact)
+    }
+
+    /// The depth of a periodic probe where the queue is read off the mean RTs
+    /// ([`Self::mean_queue`]: a service that spreads little): the workers the window's pinned
+    /// buckets kept busy (pass rate × min RT), rounded down, under the limit. At or under the
+    /// workers nobody waits inside, so the probe measures the unqueued service, and each
+    /// permit under them costs a worker for the whole hold: `probe_gain` × one bucket's pass
+    /// rate × min RT, the half-limit clamp and the count put `report_generator_1.5x`'s probes
+    /// at 6–9 permits for 10 workers for 5–30 s each, ~1.7 % of the run. (The exact count,
+    /// [`Self::probe_at_count`], is not read there: each answer sees the others' shorter
+    /// remaining services end first, and the most counted is a few workers under the pool.)
+    fn probe_at_busy(&self, b: &Bucket, min_rt: Duration) -> Option<usize> {
+        let queue = self.mean_queue(b, min_rt)?;
+        let busy = self.base as f64 - queue;
+        Some((busy as usize).min(self.base.saturating_sub(1)))
     }
 
     /// Where the count shows every permit in service: a pinned bucket outside probes and
@@ -2204,12 +2223,19 @@ impl LittlesLaw {
             };
             let at_count = self.probe_at_count().filter(|_| !queued_from_start);
             let limit = at_count.unwrap_or(limit);
+            // Where the queue is read off the mean RTs, no deeper than the workers they read
+            // busy: a deeper probe costs the workers it leaves idle for the whole of its hold.
+            let at_busy = self
+                .probe_at_busy(b, min_rt)
+                .filter(|&d| !queued_from_start && !faster && at_count.is_none() && d > limit);
+            let limit = at_busy.unwrap_or(limit);
             // A probe at the count takes its depth from the count, not from the queue
             // estimate: no shallow one, whatever depth it replaced.
             let shallow = shallow.is_some() && at_count.is_none();
             self.start_probe(now, short_rt, limit, shallow);
             if let Some(p) = self.probe.as_mut() {
                 p.at_count = at_count.is_some();
+                p.at_busy = at_busy.is_some();
             }
             self.mark_from_start(queued_from_start);
         }
@@ -2885,6 +2911,7 @@ impl LittlesLaw {
             from_start: false,
             restart_rate: None,
             at_count: false,
+            at_busy: false,
         });
         self.probe_rt = match pool {
             Some((_, mut answers)) => {
@@ -3032,7 +3059,11 @@ impl LittlesLaw {
         // after a drop to a fifth) drains nothing early and is held as long as before.
         let held = now - p.start;
         let rate = (n + p.limit as u64) as f64 / held.as_secs_f64().max(1e-9);
-        if rate >= (1.0 + self.c.probe_gain) / 2.0 * p.rate {
+        // A probe at the workers the mean RTs read busy ([`Self::probe_at_busy`]) loses a
+        // permit of pass rate in ten at most, which its noise hides: it lets go once it holds
+        // as many answers as a probe that never drained needs (`probe_samples` ÷ 2).
+        let answered = p.at_busy && n >= self.c.probe_samples as u64 / 2;
+        if rate >= (1.0 + self.c.probe_gain) / 2.0 * p.rate && !answered {
             return;
         }
         // And only when it reads the regime it expected: its mean RT so far within the same
