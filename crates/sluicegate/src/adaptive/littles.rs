@@ -264,10 +264,12 @@ const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
 ///   `probe_gain × last pass rate × min RT` (at least half the limit; a periodic probe below
 ///   the limit at most the workers the answers counted busy at once, and where the pass rate
 ///   would hold it at half the limit, `probe_gain` × them where they stand for the workers
-///   now) long enough to expect
+///   now; where the mean RTs read the queue, at least the workers they read busy) long enough
+///   to expect
 ///   `probe_samples` requests — or, once at least three recent RTs have passed, as soon as its
 ///   low RT reads as precisely as a bucket's (as many answers, no larger standard error) while
-///   its pass rate shows it drained and its mean RT the same regime (or one more than
+///   its pass rate shows it drained (or, at the workers the mean RTs read busy, it holds
+///   `probe_samples` ÷ 2 answers) and its mean RT the same regime (or one more than
 ///   `probe_trigger` slower: censoring only lowers a mean so far). That drains the resource's queue; the requests that *started*
 ///   during the probe (followed until they finish) give the unqueued low-RT floor, median and
 ///   min RT, so none can drift. Each probe that finds the same regime doubles the time to the
