@@ -808,17 +808,27 @@ impl DemandStart {
         self.pinned += 1;
         self.pinned_rt = self.pinned_rt.min(latency.as_secs_f64());
         self.pinned_seen = self.pinned_seen.min(seen as u64);
-        // It saw the answers of the others served while it was, at least the answer rate ×
-        // the starting limit's 5th-percentile RT: behind a service floor that alone is more
-        // than the target queue (2000 workers of 50 ms + an exponential 150 ms: ~20 answers at
-        // 80 permits, ~160 at 640, for a target of 3 and 26), and no request counted the leap's
-        // limit clear however far it was from the pool.
-        let rate = self.ends.len() as f64 / secs(Nanos::new(end), at).max(1e-9);
-        let served = rate * self.floor_s.unwrap_or(0.0);
-        let target = (self.queue_target * to as f64).max(MIN_QUEUE_TARGET);
-        if seen as f64 - served <= target {
+        // It saw the answers of the others served while it was: behind a service floor those
+        // alone are more than the target queue (2000 workers of 50 ms + an exponential 150 ms:
+        // ~20 answers at 80 permits, ~160 at 640, for a target of 3 and 26), and no request
+        // counted the leap's limit clear however far it was from the pool.
+        let served = self.served_meanwhile(Nanos::new(end), at).unwrap_or(0.0);
+        if seen as f64 - served <= self.target_queue(to) {
             self.roomy_after += 1;
         }
+    }
+
+    /// The answers a pinned request saw served by others while it was out, at the least: the
+    /// answer rate since the leap at `at` (up to `end`) × the starting limit's 5th-percentile
+    /// RT, a short service. `None` before that RT is known.
+    fn served_meanwhile(&self, end: Nanos, at: Nanos) -> Option<f64> {
+        let rate = self.ends.len() as f64 / secs(end, at).max(1e-9);
+        Some(rate * self.floor_s?)
+    }
+
+    /// The target queue at `to` permits: `queue_target` of them, at least [`MIN_QUEUE_TARGET`].
+    fn target_queue(&self, to: usize) -> f64 {
+        (self.queue_target * to as f64).max(MIN_QUEUE_TARGET)
     }
 
     /// The knee the pinned requests' count reads after the leap from `from` at `at` to `to`,
@@ -852,9 +862,8 @@ impl DemandStart {
         if self.pinned < PINNED || self.ends.len() >= KEPT_ENDS {
             return None;
         }
-        let rate = self.ends.len() as f64 / secs(end, at).max(1e-9);
-        let queue = self.pinned_seen as f64 - rate * self.floor_s?;
-        let target = (self.queue_target * to as f64).max(MIN_QUEUE_TARGET);
+        let queue = self.pinned_seen as f64 - self.served_meanwhile(end, at)?;
+        let target = self.target_queue(to);
         // The share of the starting limit's answers (unqueued, by the rank test) as slow as
         // the pinned requests' fastest.
         let as_slow = |group: &[f64]| group.len() - group.partition_point(|&x| x < self.pinned_rt);
@@ -874,7 +883,7 @@ impl DemandStart {
             return None;
         }
         let mut after = self.after.clone();
-        let target = (self.queue_target * to as f64).max(MIN_QUEUE_TARGET);
+        let target = self.target_queue(to);
         let read = |f: fn(&mut [f64]) -> Option<(f64, f64)>, b: &mut [f64], a: &mut [f64]| {
             let (floor, floor_se) = f(b)?;
             let (now, now_se) = f(a)?;
