@@ -875,8 +875,7 @@ impl LittlesLaw {
     /// (`few_slow_workers_3x` seed 5: 3 permits for 21.7 s, 0.863 of capacity).
     fn probe_at_count(&self) -> Option<usize> {
         let exact = self.exact_count().or_else(|| {
-            let window = self.closed.iter().filter(|b| !b.probed && b.pinned());
-            let most = window.map(|b| b.counted).max();
+            let most = self.most_counted();
             self.last_exact.filter(|&m| most == Some(m))
         })?;
         let recent = self.closed.iter().rev().filter(|b| !b.probed);
@@ -968,11 +967,7 @@ impl LittlesLaw {
     /// for [`Self::step_taken_back`], renewed once a window has passed since.
     fn step_after_probe(&mut self, base: f64, step: f64) -> Option<f64> {
         let after_probe = self.closed.iter().rev().take(RT_BUCKETS).any(|b| b.probed);
-        let most = (self.closed.iter())
-            .filter(|b| !b.probed && b.pinned())
-            .map(|b| b.counted)
-            .max()
-            .unwrap_or(0);
+        let most = self.most_counted().unwrap_or(0);
         let applies = self.knee_found
             && (base * step).max(base + 1.0).round() > base + 1.0
             && after_probe
@@ -1043,6 +1038,19 @@ impl LittlesLaw {
         recent.iter().map(|b| b.counted).min().filter(|&w| w > 0)
     }
 
+    /// The window's buckets whose answers count the workers: outside probes and at the limit
+    /// (nearly every request started with every permit taken: below the limit an answer counts
+    /// the callers, not the workers).
+    fn counting_buckets(&self) -> impl Iterator<Item = &Bucket> + Clone {
+        self.closed.iter().filter(|b| !b.probed && b.pinned())
+    }
+
+    /// The most workers an answer of [`Self::counting_buckets`] counted busy at once (`None`
+    /// where there is no such bucket).
+    fn most_counted(&self) -> Option<usize> {
+        self.counting_buckets().map(|b| b.counted).max()
+    }
+
     /// The workers the window's buckets outside probes, at the limit, counted busy at once,
     /// where that count is exact rather than a loose lower bound: `None` unless it is.
     ///
@@ -1062,8 +1070,8 @@ impl LittlesLaw {
         // permit taken): below the limit an answer counts the callers, not the workers (a
         // 0.8× load in front of 50 workers with 5 % failures was cut to the concurrency it
         // happened to show, and 0.64 % of it turned away).
-        let window = self.closed.iter().filter(|b| !b.probed && b.pinned());
-        let most = window.clone().map(|b| b.counted).max().filter(|&m| m > 0)?;
+        let window = self.counting_buckets();
+        let most = self.most_counted().filter(|&m| m > 0)?;
         self.answers_reading(window.clone(), most)?;
         let floor = self.floor()?.as_secs_f64();
         // Little's law: no more than one over the permits the answers of the buckets it was
@@ -1174,9 +1182,7 @@ impl LittlesLaw {
         {
             return None;
         }
-        let window: Vec<&Bucket> = (self.closed.iter())
-            .filter(|b| !b.probed && b.pinned())
-            .collect();
+        let window: Vec<&Bucket> = self.counting_buckets().collect();
         let n: u64 = window.iter().map(|b| b.passes).sum();
         // A drop held a worker the successes' pass rate does not count.
         let drops: u64 = window.iter().map(|b| b.drops).sum();
@@ -2523,16 +2529,16 @@ impl LittlesLaw {
         let Some(m) = self.last_exact else {
             return false;
         };
-        let recent: Vec<&Bucket> = self.closed.iter().rev().take(RT_BUCKETS).collect();
         // An answer that counts more permits than the limits held is no count (a caller that
         // does not give the permits out).
         let held = (self.recent_limits.iter().copied()).fold(self.base, usize::max);
         let counts = |b: &Bucket| b.counted >= self.base && b.counted > m && b.counted <= held;
+        let mut recent = self.closed.iter().rev().take(RT_BUCKETS);
         self.knee_found
             && self.delay_restart.is_none()
             && self.base > m
-            && recent.len() == RT_BUCKETS
-            && (recent.iter()).all(|b| !b.held_down && b.pinned() && counts(b))
+            && self.closed.len() >= RT_BUCKETS
+            && recent.all(|b| !b.held_down && b.pinned() && counts(b))
     }
 
     /// Workers came back, seen in the pass rate: the last [`RT_BUCKETS`] buckets, each pinned
