@@ -1071,8 +1071,8 @@ fn littles_a_fall_the_count_shows_drains_to_the_workers_counted() {
 /// 50 workers (contention 0.5, counted) warmed to 20 s from `seed`, then 10 of them until the
 /// first probe after 35 s starts, when the 50 come back: the ms from the return until the slow
 /// start restarts on them (10 s where it does not within 10 s).
-fn back_during_a_probe(seed: u64) -> u64 {
-    let (mut l, mut pool) = warmed_counted_from(seed, 0.5, 0, true);
+fn back_during_a_probe(seed: u64, offset_ns: u64) -> u64 {
+    let (mut l, mut pool) = warmed_counted_from(seed, 0.5, offset_ns, true);
     pool.set_workers(10);
     pool.run_timed(&mut l, 35_000, |_, _| {});
     let mut t = 35_000;
@@ -1102,23 +1102,29 @@ fn back_during_a_probe(seed: u64) -> u64 {
 /// the one-permit step after a probe alone, 2.9 s at most); now 0.9–2.7 s, 1.51 s on average
 /// (1.42 s without that step; a return 2.5 s after a probe's start: 0.92 s). That a probe
 /// on 10 workers does not read as a return is pinned by
-/// `littles_no_return_in_the_fall_while_the_answers_count_the_same_workers`.
+/// `littles_no_return_in_the_fall_while_the_answers_count_the_same_workers`. On a clock at 0
+/// and on one 100 s short of its wrap.
 #[test]
 fn littles_workers_that_came_back_during_a_probe_are_read_off_the_count() {
-    let back: Vec<u64> = (1..=20).map(back_during_a_probe).collect();
-    let mean = back.iter().sum::<u64>() / 20;
-    assert!(
-        mean < 1_600 && back.iter().all(|&ms| ms < 3_000),
-        "restarted {mean} ms after the return on average (seeds 1-20, ms): {back:?}"
-    );
+    for offset in [0, u64::MAX - 100_000_000_000] {
+        let back: Vec<u64> = (1..=20).map(|s| back_during_a_probe(s, offset)).collect();
+        let mean = back.iter().sum::<u64>() / 20;
+        assert!(
+            mean < 1_600 && back.iter().all(|&ms| ms < 3_000),
+            "clock at {offset} ns: restarted {mean} ms after the return on average \
+             (seeds 1-20, ms): {back:?}"
+        );
+    }
 }
 
 /// 20 workers of 1 ms + 9 ms exponential (contention 0.5, counted) for 10 s from `seed`: each
 /// rise of the limit outside probes within three buckets after a probe, from 15 permits or
-/// more (before, after, and where the first cut within the window after it went).
-fn rises_after_a_probe(seed: u64) -> Vec<(usize, usize, Option<usize>)> {
+/// more (before, after, and where the first cut within the window after it went), on a clock
+/// that reads `offset_ns` at the pool's 0.
+fn rises_after_a_probe(seed: u64, offset_ns: u64) -> Vec<(usize, usize, Option<usize>)> {
     let mut l = LittlesLaw::new(LittlesLawConfig::default());
     let mut pool = Pool::new(20, 1, 9, seed);
+    pool.offset_ns = offset_ns;
     pool.contention = 0.5;
     pool.counted = true;
     let mut rises: Vec<(usize, usize, Option<usize>)> = Vec::new();
@@ -1152,25 +1158,30 @@ fn rises_after_a_probe(seed: u64) -> Vec<(usize, usize, Option<usize>)> {
 /// 2×). Past the count + 1 (21 and up for 20 workers), a step after a probe is one permit, and
 /// the first cut within the window goes back to where it began. Seeds 1–20: before, five seeds
 /// rose 21 → 23 or 22 → 24 (seven steps), and the cut left them at 22 or 23; now each of the
-/// five rises a permit and comes back.
+/// five rises a permit and comes back. On a clock at 0 and on one 100 s short of its wrap.
 #[test]
 fn littles_after_a_probe_grows_a_permit_past_the_count_and_a_cut_takes_it_back() {
-    let mut wrong = Vec::new();
-    let mut seen = 0;
-    for seed in 1..=20 {
-        for (before, after, cut) in rises_after_a_probe(seed) {
-            if before < 21 {
-                continue;
-            }
-            seen += 1;
-            if after != before + 1 || cut.is_some_and(|c| c != before) {
-                wrong.push((seed, before, after, cut));
+    for offset in [0, u64::MAX - 100_000_000_000] {
+        let mut wrong = Vec::new();
+        let mut seen = 0;
+        for seed in 1..=20 {
+            for (before, after, cut) in rises_after_a_probe(seed, offset) {
+                if before < 21 {
+                    continue;
+                }
+                seen += 1;
+                if after != before + 1 || cut.is_some_and(|c| c != before) {
+                    wrong.push((seed, before, after, cut));
+                }
             }
         }
+        assert!(
+            seen >= 3,
+            "clock at {offset} ns: {seen} steps after a probe past the count"
+        );
+        assert!(
+            wrong.is_empty(),
+            "clock at {offset} ns: (seed, before, after, the cut's limit): {wrong:?}"
+        );
     }
-    assert!(seen >= 3, "{seen} steps after a probe past the count");
-    assert!(
-        wrong.is_empty(),
-        "(seed, before, after, the cut's limit): {wrong:?}"
-    );
 }
