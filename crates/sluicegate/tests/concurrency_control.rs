@@ -62,6 +62,32 @@ async fn reset_keeps_the_limit_an_adaptive_algorithm_set() {
     assert_eq!(adaptive.limit(), 50);
 }
 
+/// trial102: `timeout(.., limiter.reset())` — a reset with a deadline, while a request that
+/// will not end holds a permit — gave up and left the limiter closed for good: every later
+/// acquire `Closed`, also after the holder finished. Dropping a reset reopens as its end
+/// would (the configured limit, nothing waited for).
+#[tokio::test(start_paused = true)]
+async fn a_reset_given_up_on_reopens_the_limiter() {
+    let limiter = ConcurrencyLimiter::new(2);
+    let held = limiter.try_acquire_owned().unwrap();
+    limiter.set_max(0).unwrap();
+    let gave_up = tokio::time::timeout(Duration::from_secs(5), limiter.reset()).await;
+    assert!(
+        gave_up.is_err(),
+        "the permit is still held: the drain waits"
+    );
+    assert!(!limiter.is_closed());
+    assert_eq!(
+        limiter.max(),
+        2,
+        "the configured limit, as a finished reset"
+    );
+    let second = limiter.try_acquire().expect("one of the 2 permits is free");
+    drop((held, second));
+    let s = limiter.snapshot();
+    assert_eq!((s.in_flight, s.rejected_closed), (0, 0));
+}
+
 /// Defect 4 (issue 8): a waiter granted a permit at the instant it was cancelled made
 /// `admitted` go back by one.
 #[tokio::test(start_paused = true)]

@@ -145,6 +145,16 @@ impl Builder {
     }
 }
 
+/// The end of a [`ConcurrencyLimiter::reset`], run also when its future is dropped during
+/// the drain: a reset given up on must not leave the limiter closed for good.
+struct ReopenOnDrop<'a>(&'a Inner);
+
+impl Drop for ReopenOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.reopen(true);
+    }
+}
+
 fn check_max(max: u64) -> Result<(), ConfigError> {
     if max > MAX_PERMITS {
         return Err(ConfigError::MaxTooLarge {
@@ -350,10 +360,16 @@ impl ConcurrencyLimiter {
     ///
     /// Two resets may overlap, and a reset may overlap a [`drain`](Self::drain): each
     /// finishes once nothing runs.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before the drain ends (a reset under `tokio::time::timeout`,
+    /// say) reopens at once, with the configured limit, as the end of the reset would: it
+    /// only gives up waiting for what runs. It never leaves the limiter closed.
     pub async fn reset(&self) {
         self.close();
+        let _reopen = ReopenOnDrop(&self.inner);
         self.drain().await;
-        self.inner.reopen(true);
     }
 
     /// Gauges and counters as of now.
