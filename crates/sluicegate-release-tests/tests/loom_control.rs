@@ -59,6 +59,32 @@ fn two_resets_at_once_both_finish() {
     });
 }
 
+/// trial102: a `close()` racing a `reset()`. Whatever the order, the limiter ends closed if
+/// the close came after the reset's own close (the kill switch pressed during the reset
+/// stands), and open if it came before (the reset undoes it, as always); the reset finishes
+/// either way.
+#[test]
+fn a_close_racing_a_reset_stands_if_it_came_after_the_resets_close() {
+    loom::model(|| {
+        let limiter = ConcurrencyLimiter::new(1);
+        let held = limiter.try_acquire_owned().unwrap();
+        let resetter = thread::spawn({
+            let limiter = limiter.clone();
+            move || block_on(limiter.reset())
+        });
+        // Whether the reset had closed the limiter when the operator closed it.
+        let after_the_resets_close = limiter.is_closed();
+        limiter.close();
+        drop(held);
+        resetter.join().unwrap();
+        if after_the_resets_close {
+            assert!(limiter.is_closed(), "the kill switch was undone");
+        }
+        limiter.open();
+        settled(&limiter);
+    });
+}
+
 /// Defect 2 (issue 8): kill switch on (`max` 0), `reset()` while a permit is held, `open()`
 /// during the drain, a caller queues, the permit comes back, the reset reopens with the
 /// configured limit — and used to leave the caller queued forever, because reopening raised

@@ -88,6 +88,44 @@ async fn a_reset_given_up_on_reopens_the_limiter() {
     assert_eq!((s.in_flight, s.rejected_closed), (0, 0));
 }
 
+/// trial102: the kill switch pressed (`close()`) while a reset drains was undone when the
+/// reset ended: the limiter opened again with nobody asking. A `close()` after the reset's
+/// own is the later word; the reset leaves it closed, finished or given up on. An `open()`
+/// during the drain still lets the reset restore the limit (defect 2 above).
+#[tokio::test(start_paused = true)]
+async fn a_close_during_a_reset_outlasts_the_reset() {
+    let limiter = ConcurrencyLimiter::new(2);
+    let held = limiter.try_acquire().unwrap();
+    let mut reset = pin!(limiter.reset());
+    assert!(
+        poll_once(reset.as_mut()).is_pending(),
+        "drains the held permit"
+    );
+    limiter.close();
+    drop(held);
+    assert!(poll_once(reset.as_mut()).is_ready());
+    assert!(
+        limiter.is_closed(),
+        "the kill switch came after the reset's close"
+    );
+
+    limiter.open();
+    let held = limiter.try_acquire().unwrap();
+    let given_up = tokio::time::timeout(Duration::from_secs(1), async {
+        let mut reset = pin!(limiter.reset());
+        assert!(poll_once(reset.as_mut()).is_pending());
+        limiter.close();
+        reset.await;
+    })
+    .await;
+    assert!(given_up.is_err());
+    assert!(
+        limiter.is_closed(),
+        "a reset given up on leaves the kill switch on"
+    );
+    drop(held);
+}
+
 /// Defect 4 (issue 8): a waiter granted a permit at the instant it was cancelled made
 /// `admitted` go back by one.
 #[tokio::test(start_paused = true)]

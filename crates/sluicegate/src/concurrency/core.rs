@@ -63,6 +63,9 @@ pub(crate) struct Inner {
     /// The limit `reset()` returns to: the builder's, or the last one an adaptive limiter
     /// set. Written under the queue lock.
     reset_max: AtomicU64,
+    /// How many times the limiter was closed; written under the queue lock. A reset reopens
+    /// only if no `close()` came after its own (see [`Inner::reopen_after_reset`]).
+    closes: AtomicU64,
     completed: Completed,
     counters: Counters,
     queue: Mutex<Queue>,
@@ -101,6 +104,7 @@ impl Inner {
             state: CacheLine(AtomicU64::new(0)),
             max: AtomicU64::new(config.max),
             reset_max: AtomicU64::new(config.max),
+            closes: AtomicU64::new(0),
             completed: Completed::new(),
             counters: Counters::default(),
             queue: Mutex::new(Queue::new(config.order)),
@@ -429,9 +433,11 @@ impl Inner {
         state::in_flight(self.state.load(Ordering::Relaxed))
     }
 
-    /// Rejects every waiter and every later acquire with `Closed`.
-    pub(crate) fn close(&self) {
+    /// Rejects every waiter and every later acquire with `Closed`. Returns which close this
+    /// was (the count of closes so far), for [`Inner::reopen_after_reset`].
+    pub(crate) fn close(&self) -> u64 {
         let mut queue = lock(&self.queue);
+        let this_close = self.closes.fetch_add(1, Ordering::Relaxed) + 1;
         self.state.fetch_or(CLOSED, Ordering::AcqRel);
         let closed = queue.close_all();
         self.counters
@@ -440,6 +446,7 @@ impl Inner {
         self.state.fetch_and(!WAITERS, Ordering::AcqRel);
         drop(queue);
         closed.into_iter().for_each(Waker::wake);
+        this_close
     }
 
     /// Reopens a closed limiter, with the limit `reset()` returns to if `restore_limit`.
@@ -448,7 +455,21 @@ impl Inner {
     /// drain), and the limit may rise here: run the hand-off as `set_max` does, or they wait
     /// for a release that may never come (defect 2 of issue 8).
     pub(crate) fn reopen(&self, restore_limit: bool) {
-        let mut queue = lock(&self.queue);
+        let queue = lock(&self.queue);
+        self.reopen_locked(queue, restore_limit);
+    }
+
+    /// The end of a reset whose own close was `its_close`: reopens with the reset limit,
+    /// unless the limiter was closed again since (the kill switch pressed during the drain),
+    /// which is the later word and stands.
+    pub(crate) fn reopen_after_reset(&self, its_close: u64) {
+        let queue = lock(&self.queue);
+        if self.closes.load(Ordering::Relaxed) == its_close {
+            self.reopen_locked(queue, true);
+        }
+    }
+
+    fn reopen_locked(&self, mut queue: crate::sync::MutexGuard<'_, Queue>, restore_limit: bool) {
         if restore_limit {
             self.max
                 .store(self.reset_max.load(Ordering::Relaxed), Ordering::Relaxed);

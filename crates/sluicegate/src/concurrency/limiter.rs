@@ -147,11 +147,12 @@ impl Builder {
 
 /// The end of a [`ConcurrencyLimiter::reset`], run also when its future is dropped during
 /// the drain: a reset given up on must not leave the limiter closed for good.
-struct ReopenOnDrop<'a>(&'a Inner);
+/// Holds which close was the reset's own: a later one stands.
+struct ReopenOnDrop<'a>(&'a Inner, u64);
 
 impl Drop for ReopenOnDrop<'_> {
     fn drop(&mut self) {
-        self.0.reopen(true);
+        self.0.reopen_after_reset(self.1);
     }
 }
 
@@ -359,16 +360,18 @@ impl ConcurrencyLimiter {
     /// during the drain) are served as soon as the limit allows.
     ///
     /// Two resets may overlap, and a reset may overlap a [`drain`](Self::drain): each
-    /// finishes once nothing runs.
+    /// finishes once nothing runs. A [`close`](Self::close) while a reset drains is the later
+    /// word: the reset finishes, and the limiter stays closed.
     ///
     /// # Cancel safety
     ///
     /// Dropping the future before the drain ends (a reset under `tokio::time::timeout`,
     /// say) reopens at once, with the configured limit, as the end of the reset would: it
-    /// only gives up waiting for what runs. It never leaves the limiter closed.
+    /// only gives up waiting for what runs. It never leaves the limiter closed, unless
+    /// [`close`](Self::close) was called meanwhile.
     pub async fn reset(&self) {
-        self.close();
-        let _reopen = ReopenOnDrop(&self.inner);
+        let its_close = self.inner.close();
+        let _reopen = ReopenOnDrop(&self.inner, its_close);
         self.drain().await;
     }
 
