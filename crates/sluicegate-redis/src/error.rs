@@ -15,6 +15,11 @@ pub enum Error {
     /// A limit name that cannot be part of a hash-tagged key.
     #[error("limit name {0:?} must be non-empty and contain no '{{' or '}}'")]
     Name(String),
+    /// A store prefix that cannot be part of a hash-tagged key.
+    #[error(
+        "store prefix {0:?} must contain no '{{' or '}}' (they would break the keys' hash tags); `:` and `%` are fine"
+    )]
+    Prefix(String),
     /// The quota or window itself is invalid.
     #[error("bad quota: {0}")]
     Quota(#[from] QuotaError),

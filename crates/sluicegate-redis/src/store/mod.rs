@@ -303,11 +303,11 @@ impl StoreBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::Connection`] when the URL is malformed; [`Error::Name`] when the prefix holds
+    /// [`Error::Connection`] when the URL is malformed; [`Error::Prefix`] when the prefix holds
     /// a brace (it would break the keys' hash tags).
     pub async fn connect(self) -> Result<RedisStore, Error> {
         if self.prefix.contains(['{', '}']) {
-            return Err(Error::Name(self.prefix));
+            return Err(Error::Prefix(self.prefix));
         }
         let client = redis::Client::open(self.url.as_str())?;
         // The manager's own reconnect loop stays short: the store's probes (with their
@@ -356,6 +356,25 @@ pub(crate) mod server;
 mod tests {
     use super::server::RedisServer;
     use super::*;
+
+    /// trial102: a prefix with a brace was refused as a "limit name" that "must be
+    /// non-empty", naming neither the prefix nor what to change.
+    #[tokio::test]
+    async fn a_prefix_with_a_brace_is_refused_as_a_prefix() {
+        let Err(refused) = RedisStore::builder("redis://127.0.0.1:1/")
+            .prefix("app{1}")
+            .connect()
+            .await
+        else {
+            panic!("a brace breaks the keys' hash tags");
+        };
+        let message = refused.to_string();
+        assert!(matches!(refused, Error::Prefix(_)), "{refused:?}");
+        assert!(
+            message.contains("prefix \"app{1}\"") && !message.contains("limit name"),
+            "{message}"
+        );
+    }
 
     fn config_set(redis: &RedisServer, name: &str, value: &str) {
         let mut admin = redis::Client::open(redis.url())
