@@ -72,12 +72,10 @@ pub struct Rate {
 impl Rate {
     /// The library quota of this rate, bursts of at most `burst` when given.
     pub fn quota(&self, burst: Option<u32>) -> Quota {
-        let quota = if self.count == 0 {
-            Quota::deny_all()
-        } else {
-            // `from_str` refused counts a quota cannot hold.
-            Quota::new(self.count, self.period).unwrap_or_else(|_| Quota::deny_all())
-        };
+        // `from_str` refused counts a quota cannot hold. A count of 0 denies everything and
+        // keeps its period, which `RateLimit-Policy` announces (`0/m`: `w=60`, not the
+        // deny-all quota's second).
+        let quota = Quota::new(self.count, self.period).unwrap_or_else(|_| Quota::deny_all());
         match burst.and_then(std::num::NonZeroU32::new) {
             Some(b) => quota.with_burst(b),
             None => quota,
@@ -212,6 +210,25 @@ mod tests {
                 .burst(),
             3
         );
+    }
+
+    /// trial34's leftover, taken in trial102: `0/m` became the library's deny-all quota, whose
+    /// period is a second, so a per-key `rate = "0/m"` announced `RateLimit-Policy: ..;q=0;w=1`.
+    /// The quota keeps the period written, and still denies everything.
+    #[test]
+    fn a_rate_of_zero_keeps_its_period() {
+        for (rate, period) in [("0/s", 1), ("0/m", 60), ("0/h", 3600)] {
+            let quota = rate.parse::<Rate>().unwrap().quota(Some(5));
+            assert_eq!(
+                (quota.count(), quota.burst(), quota.period()),
+                (0, 0, Duration::from_secs(period)),
+                "{rate}"
+            );
+            assert!(
+                sluicegate::rate::Gcra::new(quota).check().is_denied(),
+                "{rate}"
+            );
+        }
     }
 
     /// Review 26: a whole number too large to read was told to "write a whole number"; it is
