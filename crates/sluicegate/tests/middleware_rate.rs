@@ -507,3 +507,43 @@ fn a_nat64_address_is_keyed_by_the_ipv4_client_inside() {
     );
     assert_eq!(group_ip(ip("2001:db8:1:2::9")), ip("2001:db8:1:2::"));
 }
+
+/// trial102: two rate layers stacked (a global limit around a per-client one, as the guide
+/// suggests) each `insert`ed their `RateLimit` headers, so the outer one's overwrote the
+/// inner's: a client refused by its own limit got `429`, `Retry-After: 3` and
+/// `RateLimit: "global";r=98;..` — plenty left, of the wrong limit. The headers are
+/// structured-field lists: each layer adds its own item, and a response carries both.
+#[tokio::test(start_paused = true)]
+async fn stacked_rate_layers_each_add_their_ratelimit_item() {
+    use tower::{Layer, ServiceExt};
+    let inner =
+        tower::service_fn(|_: Request<()>| async { Ok::<_, std::convert::Infallible>(ok("fine")) });
+    let per_client = RateLimitLayer::new(counting(1)).policy_name("per-client");
+    let global = RateLimitLayer::new(counting(100)).policy_name("global");
+    let service = global.layer(per_client.layer(inner));
+    let items = |r: &Response<_>, name: &str| -> Vec<String> {
+        r.headers()
+            .get_all(name)
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect()
+    };
+
+    let first = service.clone().oneshot(Request::new(())).await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    assert_eq!(
+        items(&first, "ratelimit"),
+        [r#""per-client";r=0;t=17"#, r#""global";r=99;t=17"#]
+    );
+    assert_eq!(
+        items(&first, "ratelimit-policy"),
+        [r#""per-client";q=1;w=60"#, r#""global";q=100;w=60"#]
+    );
+
+    let refused = service.oneshot(Request::new(())).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        items(&refused, "ratelimit"),
+        [r#""per-client";r=0;t=17"#, r#""global";r=98;t=17"#]
+    );
+}

@@ -47,6 +47,11 @@ impl RatePolicy {
 /// `name` becomes a structured-field string: characters a header cannot carry, `"` and
 /// `\` are left out.
 ///
+/// Both headers are lists of policies: the item is added beside those of other policies
+/// already in `headers` (rate layers stacked, a global limit around a per-client one, each
+/// add theirs: a client sees the one that refused it), and replaces an earlier item of the
+/// same `name`.
+///
 /// # Examples
 ///
 /// ```
@@ -78,7 +83,7 @@ pub fn set_ratelimit_headers(
             ceil_secs(quota.window)
         );
         if let Ok(value) = HeaderValue::from_str(&value) {
-            headers.insert(RATELIMIT_POLICY, value);
+            add_item(headers, RATELIMIT_POLICY, &name, value);
         }
     }
     let value = format!(
@@ -87,8 +92,34 @@ pub fn set_ratelimit_headers(
         reset_secs(decision)
     );
     if let Ok(value) = HeaderValue::from_str(&value) {
-        headers.insert(RATELIMIT, value);
+        add_item(headers, RATELIMIT, &name, value);
     }
+}
+
+/// Adds `value`, the item of policy `name`, to the list `header`: a field line of its own
+/// (lines of a list field join with commas), in place of a line this function wrote for the
+/// same name before.
+fn add_item(headers: &mut HeaderMap, header: HeaderName, name: &str, value: HeaderValue) {
+    if !headers.contains_key(&header) {
+        headers.insert(header, value);
+        return;
+    }
+    let own = format!("\"{name}\";");
+    let others: Vec<HeaderValue> = headers
+        .get_all(&header)
+        .iter()
+        .filter(|v| !v.as_bytes().starts_with(own.as_bytes()))
+        .cloned()
+        .collect();
+    if others.is_empty() {
+        headers.insert(header, value);
+        return;
+    }
+    headers.remove(&header);
+    for other in others {
+        headers.append(header.clone(), other);
+    }
+    headers.append(header, value);
 }
 
 /// `t`: the seconds until the limiter is whole again, and never less than a denial's
