@@ -84,6 +84,13 @@ pub(crate) fn saturating_nanos(d: Duration) -> u64 {
 }
 
 /// A monotonic time source.
+///
+/// Its readings are nanoseconds since an epoch of its own; the clocks here read 0 at the
+/// process's first reading ([`FakeClock`] at its creation). A clock of your own should start
+/// near 0 too: the GCRA limiters keep their state on the same scale, and far along it they
+/// stop limiting — past 2^63 ns (292 years) a [`KeyedGcra`](crate::keyed::KeyedGcra)
+/// admits every request, and so does a [`Gcra`](crate::rate::Gcra) once the clock stands at
+/// its last instant (`u64::MAX`). The clocks here take 292 years to get there.
 pub trait Clock: Send + Sync + 'static {
     /// The current time. Never goes backwards.
     fn now(&self) -> Nanos;
