@@ -888,3 +888,27 @@ async fn a_shorter_lease_time_elsewhere_does_not_cut_the_lease_sets_life() {
     assert!(set_pttl(&redis, "mixed") > 60_000);
     drop(held);
 }
+
+/// trial102: a permit moved to a thread of its own (CPU work off the runtime) and dropped
+/// there found no runtime to send its release from, so the permit stayed out until its lease
+/// expired: a minute here, the default 10 s elsewhere, with the work long done. It is
+/// released on the runtime the limit was built on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permit_dropped_on_a_thread_outside_the_runtime_is_released_at_once() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let limit = GlobalConcurrency::builder(&store, "cpu", 1)
+        .ttl(Duration::from_secs(60))
+        .queue_timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
+    let permit = limit.acquire().await.unwrap();
+    assert!(permit.is_global());
+    std::thread::spawn(move || drop(permit)).join().unwrap();
+    let next = limit.acquire().await;
+    assert!(
+        next.as_ref().is_ok_and(GlobalPermit::is_global),
+        "the permit stayed out for its lease time: {:?}",
+        next.err()
+    );
+}

@@ -68,6 +68,9 @@ pub(super) struct Inner {
     subscription: Subscription,
     instance: u64,
     next_id: AtomicU64,
+    /// The runtime the limit was built on: releases go out from it when a permit is dropped
+    /// on a thread outside any runtime (work moved to a thread of its own).
+    pub(super) runtime: tokio::runtime::Handle,
 }
 
 /// Settings for a [`GlobalConcurrency`].
@@ -398,7 +401,7 @@ impl ConcurrencyBuilder<'_> {
         let leases = key(self.store.prefix(), &self.name, "leases")?;
         let channel = key(self.store.prefix(), &self.name, "released")?;
         // Permits renew their leases on the caller's runtime: a limit needs one.
-        tokio::runtime::Handle::try_current().map_err(|_| Error::Runtime)?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::Runtime)?;
         let share = crate::rate::share(self.max, self.instances) as usize;
         let local = ConcurrencyLimiter::builder(share)
             .max_queue(self.max_queue)
@@ -421,6 +424,7 @@ impl ConcurrencyBuilder<'_> {
                 sleeps: AtomicU64::new(0),
                 instance: instance_id(),
                 next_id: AtomicU64::new(0),
+                runtime,
             }),
         })
     }

@@ -96,12 +96,12 @@ impl Drop for GlobalPermit {
 /// sends nothing then) or the call fails: again after 20 ms, doubling up to a second, until
 /// Redis has the release or the lease has expired by itself (a TTL from now). A release is
 /// harmless when the lease is gone already (it only wakes the waiters); a release not sent
-/// keeps a free permit out for a lease time. Without a runtime (it is shutting down) the
-/// lease expires after its TTL.
+/// keeps a free permit out for a lease time. Sent from the dropping thread's runtime, or
+/// from the one the limit was built on when the permit is dropped outside any (a thread of
+/// its own); once that runtime has shut down, nothing runs it and the lease expires after
+/// its TTL.
 pub(super) fn release(inner: &Arc<Inner>, id: String) {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
+    let runtime = tokio::runtime::Handle::try_current().unwrap_or_else(|_| inner.runtime.clone());
     let inner = inner.clone();
     runtime.spawn(async move {
         let expired = tokio::time::Instant::now() + inner.ttl;
