@@ -119,7 +119,9 @@ impl AdaptiveLimiter {
     }
 
     /// Takes the limit away from the algorithm for good: from now on only
-    /// [`set_max`](ConcurrencyLimiter::set_max) moves the wrapped limiter's limit. Permits
+    /// [`set_max`](ConcurrencyLimiter::set_max) moves the wrapped limiter's limit — and
+    /// [`reset`](ConcurrencyLimiter::reset), which still returns to the algorithm's last limit
+    /// (it undoes a `set_max` made after `detach` too). Permits
     /// still out finish as before (they release, and their samples still reach the
     /// algorithm), but no sample sets the limit any more: a sample being taken when this is
     /// called sets its limit before `detach` returns, never after (the loom model
