@@ -86,8 +86,9 @@ pub(crate) fn saturating_nanos(d: Duration) -> u64 {
 /// A monotonic time source.
 ///
 /// Its readings are nanoseconds since an epoch of its own; the clocks here read 0 at the
-/// process's first reading ([`FakeClock`] at its creation). A clock of your own should start
-/// near 0 too: the GCRA limiters keep their state on the same scale, and far along it they
+/// process's first reading ([`FakeClock`] at its creation), [`TokioClock`] an hour (so that a
+/// runtime paused before that reading is not before its epoch). A clock of your own should
+/// start near 0 too: the GCRA limiters keep their state on the same scale, and far along it they
 /// stop limiting — past 2^63 ns (292 years) a [`KeyedGcra`](crate::keyed::KeyedGcra)
 /// admits every request, and so does a [`Gcra`](crate::rate::Gcra) once the clock stands at
 /// its last instant (`u64::MAX`). The clocks here take 292 years to get there.
@@ -133,13 +134,26 @@ impl Clock for MonotonicClock {
 
 /// tokio's clock (`tokio::time::Instant`): follows `tokio::time::pause` and `advance`, so code
 /// under a paused runtime sees virtual time. Outside a runtime it reads the system clock.
+///
+/// Its epoch is an hour before the process's first reading, so readings start near one
+/// hour, not 0: a paused runtime's time starts at the real instant it was paused, which may
+/// come before the first reading (set-up that takes real time), and a reading before the
+/// epoch could only saturate to it — time would stand still until virtual time caught up.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TokioClock;
+
+/// How far before its first reading [`TokioClock`]'s epoch lies.
+const TOKIO_EPOCH_LEAD: Duration = Duration::from_secs(3600);
 
 impl Clock for TokioClock {
     #[inline]
     fn now(&self) -> Nanos {
-        let epoch = tokio::time::Instant::from_std(std_epoch());
+        static EPOCH: OnceLock<std::time::Instant> = OnceLock::new();
+        let epoch = *EPOCH.get_or_init(|| {
+            let first = std::time::Instant::now();
+            first.checked_sub(TOKIO_EPOCH_LEAD).unwrap_or(first)
+        });
+        let epoch = tokio::time::Instant::from_std(epoch);
         Nanos::from(tokio::time::Instant::now().saturating_duration_since(epoch))
     }
 }
