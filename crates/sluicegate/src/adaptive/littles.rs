@@ -1200,6 +1200,22 @@ impl LittlesLaw {
         (se <= MEAN_NOISE && cv <= MEAN_SPREAD).then(|| (self.base as f64 - busy).max(0.0))
     }
 
+    /// The mean RTs' reading ([`Self::mean_queue`]) where it reads under its target and the
+    /// limit is no more than the most workers an answer of the window counted busy at once
+    /// ([`Self::most_counted`]: in a pool served first come, first served, nobody waits inside
+    /// there): it steers in a bucket whose low RTs give no queue estimate, to grow. A bucket
+    /// sized for `min_samples` answers has fewer about half the time, and then no low RT of
+    /// its own, so the estimate needs three in a row that do: in front of a slow pool the
+    /// limit held wherever it stood for most of the buckets (`report_generator_1.5x` seed 23:
+    /// 8 permits for 10 workers from 25 s to 184 s, where the mean reading often read none
+    /// waiting and answers counted all 8 busy). Never to cut: where min RT reads high the
+    /// reading does too little, and the count bounds the workers only from below.
+    fn room_by_mean(&self, b: &Bucket, min_rt: Duration) -> Option<f64> {
+        let m = self.mean_queue(b, min_rt)?;
+        let counted = self.most_counted()?;
+        (m < MEAN_TARGET && self.base <= counted).then_some(m)
+    }
+
     /// Mean RT over the last `buckets` closed buckets.
     fn recent_rt(&self, buckets: usize) -> Option<Duration> {
         let recent = self.closed.iter().rev().take(buckets);
@@ -1748,6 +1764,10 @@ impl LittlesLaw {
         // application-limited, the limit went to 2 × 66 for 10 workers). Held, as any bucket
         // without an estimate.
         let unread = b.pinned() && queue.is_none();
+        let mean_alone = queue
+            .is_none()
+            .then(|| self.room_by_mean(b, min_rt))
+            .flatten();
         let mut probe_undrained = false;
         let mut next = if !b.saturated && !unread {
             // Room for `app_limited_gain` × the demand seen, measured two ways: the BDP, and
@@ -1778,7 +1798,7 @@ impl LittlesLaw {
         } else if self.probe_limit(now).is_some() {
             // A probe holds the limit down: keep the limit it returns to.
             self.base
-        } else if let Some(q) = queue {
+        } else if let Some(q) = queue.or(mean_alone) {
             // A service that slowed reads as a queue against the floor of its old regime.
             let q = if self.follow_slowdown() {
                 self.queue_estimate().unwrap_or(q)
