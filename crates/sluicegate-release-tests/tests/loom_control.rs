@@ -85,6 +85,30 @@ fn a_close_racing_a_reset_stands_if_it_came_after_the_resets_close() {
     });
 }
 
+/// review104: the kill switch pressed and lifted (`close()`, `open()`) racing a `reset()`
+/// that undoes a `set_max(0)`. Whichever close came last, the `open()` came after the
+/// operator's, so the reset restores the limit and the limiter ends open: it used to keep
+/// the limit at 0 when the reset's close came first.
+#[test]
+fn a_close_and_open_racing_a_reset_leave_the_reset_its_limit() {
+    loom::model(|| {
+        let limiter = ConcurrencyLimiter::new(1);
+        let held = limiter.try_acquire_owned().unwrap();
+        limiter.set_max(0).unwrap();
+        let resetter = thread::spawn({
+            let limiter = limiter.clone();
+            move || block_on(limiter.reset())
+        });
+        limiter.close();
+        limiter.open();
+        drop(held);
+        resetter.join().unwrap();
+        assert!(!limiter.is_closed());
+        assert_eq!(limiter.max(), 1, "the reset's limit");
+        settled(&limiter);
+    });
+}
+
 /// Defect 2 (issue 8): kill switch on (`max` 0), `reset()` while a permit is held, `open()`
 /// during the drain, a caller queues, the permit comes back, the reset reopens with the
 /// configured limit — and used to leave the caller queued forever, because reopening raised

@@ -126,6 +126,38 @@ async fn a_close_during_a_reset_outlasts_the_reset() {
     drop(held);
 }
 
+/// review104: the kill switch pressed and lifted again (`close()`, then `open()`) while a
+/// reset drains. The `open()` is the later word, as an `open()` alone during the drain is
+/// (defect 2 above), and the reset still restores the limit; it used to see a `close()`
+/// after its own and leave the limit where `set_max(0)` put it, with the caller that queued
+/// after the `open()` stranded at a limit of 0 and nothing in flight.
+#[tokio::test(start_paused = true)]
+async fn a_close_lifted_during_a_reset_lets_the_reset_restore_the_limit() {
+    let limiter = ConcurrencyLimiter::new(2);
+    let held = limiter.try_acquire().unwrap();
+    limiter.set_max(0).unwrap();
+    let mut reset = pin!(limiter.reset());
+    assert!(
+        poll_once(reset.as_mut()).is_pending(),
+        "drains the held permit"
+    );
+    limiter.close();
+    limiter.open();
+    let mut caller = pin!(limiter.acquire());
+    assert!(
+        poll_once(caller.as_mut()).is_pending(),
+        "limit is 0: queued"
+    );
+    drop(held);
+    assert!(poll_once(reset.as_mut()).is_ready());
+    assert!(!limiter.is_closed());
+    assert_eq!(limiter.max(), 2, "the reset's limit");
+    let Poll::Ready(Ok(permit)) = poll_once(caller.as_mut()) else {
+        panic!("stranded: {:?}", limiter.snapshot());
+    };
+    drop(permit);
+}
+
 /// Defect 4 (issue 8): a waiter granted a permit at the instant it was cancelled made
 /// `admitted` go back by one.
 #[tokio::test(start_paused = true)]

@@ -63,8 +63,9 @@ pub(crate) struct Inner {
     /// The limit `reset()` returns to: the builder's, or the last one an adaptive limiter
     /// set. Written under the queue lock.
     reset_max: AtomicU64,
-    /// How many times the limiter was closed; written under the queue lock. A reset reopens
-    /// only if no `close()` came after its own (see [`Inner::reopen_after_reset`]).
+    /// How many times the limiter was closed; written under the queue lock. A reset does not
+    /// reopen a limiter closed by a `close()` after its own (see
+    /// [`Inner::reopen_after_reset`]).
     closes: AtomicU64,
     completed: Completed,
     counters: Counters,
@@ -460,11 +461,13 @@ impl Inner {
     }
 
     /// The end of a reset whose own close was `its_close`: reopens with the reset limit,
-    /// unless the limiter was closed again since (the kill switch pressed during the drain),
-    /// which is the later word and stands.
+    /// unless the limiter was closed again since (the kill switch pressed during the drain)
+    /// and is still closed: that close is the later word and stands. Closed and opened
+    /// again, the `open()` is the later word, as an `open()` alone during the drain is, and
+    /// the reset still restores the limit.
     pub(crate) fn reopen_after_reset(&self, its_close: u64) {
         let queue = lock(&self.queue);
-        if self.closes.load(Ordering::Relaxed) == its_close {
+        if self.closes.load(Ordering::Relaxed) == its_close || !self.is_closed() {
             self.reopen_locked(queue, true);
         }
     }

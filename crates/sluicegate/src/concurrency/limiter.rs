@@ -361,14 +361,17 @@ impl ConcurrencyLimiter {
     ///
     /// Two resets may overlap, and a reset may overlap a [`drain`](Self::drain): each
     /// finishes once nothing runs. A [`close`](Self::close) while a reset drains is the later
-    /// word: the reset finishes, and the limiter stays closed.
+    /// word: the reset finishes, and the limiter stays closed — unless an `open` lifted that
+    /// close before the reset ended: then the reset restores the limit, as after an `open`
+    /// alone.
     ///
     /// # Cancel safety
     ///
     /// Dropping the future before the drain ends (a reset under `tokio::time::timeout`,
     /// say) reopens at once, with the configured limit, as the end of the reset would: it
     /// only gives up waiting for what runs. It never leaves the limiter closed, unless
-    /// [`close`](Self::close) was called meanwhile.
+    /// [`close`](Self::close) was called meanwhile (and not lifted), or another reset
+    /// started since is still draining (its end reopens).
     pub async fn reset(&self) {
         let its_close = self.inner.close();
         let _reopen = ReopenOnDrop(&self.inner, its_close);
