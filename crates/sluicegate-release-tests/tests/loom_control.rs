@@ -7,6 +7,8 @@
 
 mod loom_support;
 
+use std::future::Future;
+
 use loom::future::block_on;
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
@@ -33,6 +35,36 @@ fn two_drainers_both_wake_when_the_last_permit_returns() {
         for d in drainers {
             d.join().unwrap();
         }
+        settled(&limiter);
+    });
+}
+
+/// review104: a drain given up on (polled once, then dropped: a reset under a timeout) takes
+/// its waker back and, with the last one, the drainers' flag. Racing another drainer and the
+/// last release, it must take neither the other's waker nor the flag it still needs: the
+/// other drainer wakes when the permit returns.
+#[test]
+fn a_drain_given_up_on_leaves_the_other_drainer_its_wake_up() {
+    loom::model(|| {
+        let limiter = ConcurrencyLimiter::new(1);
+        let held = limiter.try_acquire_owned().unwrap();
+        let gave_up = thread::spawn({
+            let limiter = limiter.clone();
+            move || {
+                let mut drain = Box::pin(limiter.drain());
+                let noop = std::task::Waker::noop();
+                let _ = drain
+                    .as_mut()
+                    .poll(&mut std::task::Context::from_waker(noop));
+            }
+        });
+        let waits = thread::spawn({
+            let limiter = limiter.clone();
+            move || block_on(limiter.drain())
+        });
+        drop(held);
+        gave_up.join().unwrap();
+        waits.join().unwrap();
         settled(&limiter);
     });
 }

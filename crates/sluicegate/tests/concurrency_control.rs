@@ -158,6 +158,48 @@ async fn a_close_lifted_during_a_reset_lets_the_reset_restore_the_limit() {
     drop(permit);
 }
 
+/// review104: a reset given up on (or a `drain()` dropped) left its waker registered with
+/// the limiter, and the drainers' flag set, until nothing ran any more. A given-up reset
+/// reopens the limiter, so on a busy one that may be never: each reset given up on from a
+/// task of its own (an admin request with a deadline) kept that task's waker, and with the
+/// flag every release took the locked slow path. A dropped drain takes its waker back.
+#[tokio::test(start_paused = true)]
+async fn a_reset_given_up_on_keeps_no_waker() {
+    struct Noop;
+    impl std::task::Wake for Noop {
+        fn wake(self: Arc<Self>) {}
+    }
+    let limiter = ConcurrencyLimiter::new(2);
+    let held = limiter.try_acquire().unwrap();
+    for _ in 0..3 {
+        let task = Arc::new(Noop);
+        let waker = std::task::Waker::from(task.clone());
+        let mut reset = Box::pin(limiter.reset());
+        let polled = reset.as_mut().poll(&mut Context::from_waker(&waker));
+        assert!(polled.is_pending(), "drains the held permit");
+        drop((reset, waker));
+        assert!(!limiter.is_closed(), "given up on: reopened");
+        assert_eq!(Arc::strong_count(&task), 1, "the limiter kept the waker");
+    }
+    let mut drain = Box::pin(limiter.drain());
+    let task = Arc::new(Noop);
+    let waker = std::task::Waker::from(task.clone());
+    assert!(
+        drain
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending()
+    );
+    drop((drain, waker));
+    assert_eq!(
+        Arc::strong_count(&task),
+        1,
+        "a dropped drain kept its waker"
+    );
+    drop(held);
+    limiter.drain().await;
+}
+
 /// Defect 4 (issue 8): a waiter granted a permit at the instant it was cancelled made
 /// `admitted` go back by one.
 #[tokio::test(start_paused = true)]

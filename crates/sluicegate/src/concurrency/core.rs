@@ -488,13 +488,14 @@ impl Inner {
         self.state.load(Ordering::Acquire) & CLOSED != 0
     }
 
-    /// Ready once nothing throttled is in flight.
-    pub(crate) fn poll_drain(&self, cx: &mut Context<'_>) -> Poll<()> {
+    /// Ready once nothing throttled is in flight. `key`: the drain's registration, kept by
+    /// its future for [`Inner::forget_drainer`].
+    pub(crate) fn poll_drain(&self, cx: &mut Context<'_>, key: &mut Option<u64>) -> Poll<()> {
         if state::in_flight(self.state.load(Ordering::Acquire)) == 0 {
             return Poll::Ready(());
         }
         let mut queue = lock(&self.queue);
-        queue.add_drainer(cx.waker());
+        *key = Some(queue.add_drainer(*key, cx.waker()));
         let current = self.state.fetch_or(DRAINERS, Ordering::AcqRel);
         if state::in_flight(current) == 0 {
             // The last permit went back before we got the lock. Other drainers may be
@@ -508,6 +509,18 @@ impl Inner {
             return Poll::Ready(());
         }
         Poll::Pending
+    }
+
+    /// A drain went away (its future was dropped: a reset given up on, a drain under a
+    /// timeout): its waker is taken back, and with the last one the flag that sends every
+    /// release to the slow path. Left, they stayed until nothing ran, which on a limiter the
+    /// given-up reset reopened may be never.
+    pub(crate) fn forget_drainer(&self, key: u64) {
+        let mut queue = lock(&self.queue);
+        queue.remove_drainer(key);
+        if !queue.has_drainers() {
+            self.state.fetch_and(!DRAINERS, Ordering::AcqRel);
+        }
     }
 
     pub(crate) fn bypass_acquire(&self) {

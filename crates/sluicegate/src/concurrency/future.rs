@@ -268,13 +268,30 @@ impl fmt::Debug for AcquireOwned {
 #[must_use = "futures do nothing unless polled"]
 #[derive(Debug)]
 pub struct Drain<'a> {
-    pub(crate) inner: &'a Inner,
+    inner: &'a Inner,
+    /// Registered with the limiter under this key while it waits.
+    key: Option<u64>,
+}
+
+impl<'a> Drain<'a> {
+    pub(crate) fn new(inner: &'a Inner) -> Self {
+        Drain { inner, key: None }
+    }
 }
 
 impl Future for Drain<'_> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.inner.poll_drain(cx)
+        let this = self.get_mut();
+        this.inner.poll_drain(cx, &mut this.key)
+    }
+}
+
+impl Drop for Drain<'_> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            self.inner.forget_drainer(key);
+        }
     }
 }

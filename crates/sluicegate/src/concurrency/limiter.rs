@@ -348,8 +348,13 @@ impl ConcurrencyLimiter {
 
     /// Resolves once no throttled permit is held. Does not stop new ones: close first for
     /// that (or use [`reset`](Self::reset)).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future takes its registration back: the limiter keeps no waker of a
+    /// drain given up on.
     pub fn drain(&self) -> Drain<'_> {
-        Drain { inner: &self.inner }
+        Drain::new(&self.inner)
     }
 
     /// Cancels everything that waits, waits for everything that runs, then opens again with

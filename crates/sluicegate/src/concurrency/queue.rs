@@ -122,7 +122,10 @@ pub(crate) struct Queue {
     next_seq: u64,
     outcomes: Vec<Outcome>,
     free_slots: Vec<u32>,
-    drainers: Vec<Waker>,
+    /// The drains waiting, each under the key its future holds (to update or take back its
+    /// waker), with the next key to give.
+    drainers: Vec<(u64, Waker)>,
+    next_drainer: u64,
     estimate: ReleaseInterval,
 }
 
@@ -136,6 +139,7 @@ impl Queue {
             outcomes: Vec::new(),
             free_slots: Vec::new(),
             drainers: Vec::new(),
+            next_drainer: 0,
             estimate: ReleaseInterval::default(),
         }
     }
@@ -280,14 +284,33 @@ impl Queue {
         wakers
     }
 
-    pub(crate) fn add_drainer(&mut self, waker: &Waker) {
-        if !self.drainers.iter().any(|w| w.will_wake(waker)) {
-            self.drainers.push(waker.clone());
+    /// Registers a drain's waker, or updates it when the drain is still registered under
+    /// `key`; returns the key it is registered under.
+    pub(crate) fn add_drainer(&mut self, key: Option<u64>, waker: &Waker) -> u64 {
+        if let Some((key, registered)) =
+            key.and_then(|k| self.drainers.iter_mut().find(|d| d.0 == k))
+        {
+            if !registered.will_wake(waker) {
+                registered.clone_from(waker);
+            }
+            return *key;
         }
+        let key = self.next_drainer;
+        self.next_drainer += 1;
+        self.drainers.push((key, waker.clone()));
+        key
+    }
+
+    /// Takes back the waker of a drain that went away (none if it was woken already).
+    pub(crate) fn remove_drainer(&mut self, key: u64) {
+        self.drainers.retain(|d| d.0 != key);
     }
 
     pub(crate) fn take_drainers(&mut self) -> Vec<Waker> {
         std::mem::take(&mut self.drainers)
+            .into_iter()
+            .map(|(_, waker)| waker)
+            .collect()
     }
 
     pub(crate) fn has_drainers(&self) -> bool {
