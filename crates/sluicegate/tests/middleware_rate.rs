@@ -547,3 +547,23 @@ async fn stacked_rate_layers_each_add_their_ratelimit_item() {
         [r#""per-client";r=0;t=17"#, r#""global";r=98;t=17"#]
     );
 }
+
+/// review104: the same two layers left with the default policy name. The outer layer's item
+/// replaced the inner's of the same name, so the per-client `429` said `"default";r=98`
+/// again — trial102's finding for every stack whose layers were not named. A name already
+/// in the list is kept: on a refusal that is the refusing layer's (the outer one never sees
+/// a request the inner one answered before it).
+#[tokio::test(start_paused = true)]
+async fn stacked_rate_layers_of_one_name_keep_the_refusing_layers_item() {
+    use tower::{Layer, ServiceExt};
+    let inner =
+        tower::service_fn(|_: Request<()>| async { Ok::<_, std::convert::Infallible>(ok("fine")) });
+    let service =
+        RateLimitLayer::new(counting(100)).layer(RateLimitLayer::new(counting(1)).layer(inner));
+
+    service.clone().oneshot(Request::new(())).await.unwrap();
+    let refused = service.oneshot(Request::new(())).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let items: Vec<_> = refused.headers().get_all("ratelimit").iter().collect();
+    assert_eq!(items, [r#""default";r=0;t=17"#]);
+}

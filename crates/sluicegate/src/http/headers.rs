@@ -49,8 +49,9 @@ impl RatePolicy {
 ///
 /// Both headers are lists of policies: the item is added beside those of other policies
 /// already in `headers` (rate layers stacked, a global limit around a per-client one, each
-/// add theirs: a client sees the one that refused it), and replaces an earlier item of the
-/// same `name`.
+/// add theirs: a client sees the one that refused it). An item of the same `name` already
+/// there is kept, and this one left out: layers stacked under one name (both left at the
+/// default) would otherwise have the outer one's item hide the refusing inner one's.
 ///
 /// # Examples
 ///
@@ -97,29 +98,19 @@ pub fn set_ratelimit_headers(
 }
 
 /// Adds `value`, the item of policy `name`, to the list `header`: a field line of its own
-/// (lines of a list field join with commas), in place of a line this function wrote for the
-/// same name before.
+/// (lines of a list field join with commas), unless a line this function wrote for the same
+/// name is there already. Inner layers write first, and a request an inner layer refused
+/// never reached an outer one's check: the item kept is the one nearest the decision.
 fn add_item(headers: &mut HeaderMap, header: HeaderName, name: &str, value: HeaderValue) {
     if !headers.contains_key(&header) {
         headers.insert(header, value);
         return;
     }
     let own = format!("\"{name}\";");
-    let others: Vec<HeaderValue> = headers
-        .get_all(&header)
-        .iter()
-        .filter(|v| !v.as_bytes().starts_with(own.as_bytes()))
-        .cloned()
-        .collect();
-    if others.is_empty() {
-        headers.insert(header, value);
-        return;
+    let named = |v: &HeaderValue| v.as_bytes().starts_with(own.as_bytes());
+    if !headers.get_all(&header).iter().any(named) {
+        headers.append(header, value);
     }
-    headers.remove(&header);
-    for other in others {
-        headers.append(header.clone(), other);
-    }
-    headers.append(header, value);
 }
 
 /// `t`: the seconds until the limiter is whole again, and never less than a denial's
