@@ -912,3 +912,69 @@ async fn a_permit_dropped_on_a_thread_outside_the_runtime_is_released_at_once() 
         next.err()
     );
 }
+
+/// review104: the same work on a thread of its own that runs a small runtime for its async
+/// part (`block_on` on a current-thread runtime) and drops the permit there. The release
+/// went to that runtime, which ended with the `block_on` before it ever ran the release: the
+/// permit stayed out for its lease time, as trial102's permit dropped outside any runtime
+/// did. Releases go out from the runtime the limit was built on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permit_dropped_in_a_short_lived_runtime_is_released_at_once() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let limit = GlobalConcurrency::builder(&store, "cpu", 1)
+        .ttl(Duration::from_secs(60))
+        .queue_timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
+    let permit = limit.acquire().await.unwrap();
+    assert!(permit.is_global());
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move { drop(permit) });
+    })
+    .join()
+    .unwrap();
+    let next = limit.acquire().await;
+    assert!(
+        next.as_ref().is_ok_and(GlobalPermit::is_global),
+        "the permit stayed out for its lease time: {:?}",
+        next.err()
+    );
+}
+
+/// review104: the other way round — a limit built on a runtime that has shut down since,
+/// used on another. Its releases go to the runtime it was built on first, which drops them
+/// unrun; the dropping thread's runtime sends them then, so the permit is back at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permit_of_a_limit_whose_runtime_ended_is_released_at_once() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let elsewhere = store.clone();
+    let limit = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let _in_it = runtime.enter();
+        GlobalConcurrency::builder(&elsewhere, "cpu", 1)
+            .ttl(Duration::from_secs(60))
+            .queue_timeout(Duration::from_secs(20))
+            .build()
+            .unwrap()
+    })
+    .join()
+    .unwrap();
+    let permit = limit.acquire().await.unwrap();
+    assert!(permit.is_global());
+    drop(permit);
+    let next = limit.acquire().await;
+    assert!(
+        next.as_ref().is_ok_and(GlobalPermit::is_global),
+        "the permit stayed out for its lease time: {:?}",
+        next.err()
+    );
+}

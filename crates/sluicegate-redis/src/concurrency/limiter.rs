@@ -68,8 +68,8 @@ pub(super) struct Inner {
     subscription: Subscription,
     instance: u64,
     next_id: AtomicU64,
-    /// The runtime the limit was built on: releases go out from it when a permit is dropped
-    /// on a thread outside any runtime (work moved to a thread of its own).
+    /// The runtime the limit was built on: releases go out from it wherever a permit is
+    /// dropped (see [`release`]).
     pub(super) runtime: tokio::runtime::Handle,
 }
 

@@ -96,26 +96,60 @@ impl Drop for GlobalPermit {
 /// sends nothing then) or the call fails: again after 20 ms, doubling up to a second, until
 /// Redis has the release or the lease has expired by itself (a TTL from now). A release is
 /// harmless when the lease is gone already (it only wakes the waiters); a release not sent
-/// keeps a free permit out for a lease time. Sent from the dropping thread's runtime, or
-/// from the one the limit was built on when the permit is dropped outside any (a thread of
-/// its own); once that runtime has shut down, nothing runs it and the lease expires after
-/// its TTL.
+/// keeps a free permit out for a lease time.
+///
+/// Sent from the runtime the limit was built on, wherever the permit is dropped: on a thread
+/// outside any runtime (trial102), or in a runtime that may end before it runs the release
+/// (a `block_on` on a thread of its own, review104). When that runtime has shut down (a
+/// limit used on other runtimes since), the dropping thread's runtime sends it; with
+/// neither, the lease expires after its TTL.
 pub(super) fn release(inner: &Arc<Inner>, id: String) {
-    let runtime = tokio::runtime::Handle::try_current().unwrap_or_else(|_| inner.runtime.clone());
-    let inner = inner.clone();
-    runtime.spawn(async move {
-        let expired = tokio::time::Instant::now() + inner.ttl;
-        let mut pause = Duration::from_millis(20);
-        loop {
-            let mut conn = inner.store.connection();
-            let mut call = RELEASE.key(&inner.leases);
-            call.key(&inner.channel).arg(&id);
-            let sent = inner.store.attempt(call.invoke_async::<i64>(&mut conn));
-            if sent.await.is_ok() || tokio::time::Instant::now() + pause >= expired {
-                return;
-            }
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_secs(1));
+    let runtime = inner.runtime.clone();
+    let fallback = tokio::runtime::Handle::try_current().ok();
+    runtime.spawn(send_release(Release {
+        inner: inner.clone(),
+        id,
+        sent: false,
+        fallback,
+    }));
+}
+
+/// A release on its way. Dropped unsent (its runtime shut down before or while running it),
+/// it hands itself to the fallback runtime, once.
+struct Release {
+    inner: Arc<Inner>,
+    id: String,
+    sent: bool,
+    fallback: Option<tokio::runtime::Handle>,
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        if let (false, Some(runtime)) = (self.sent, self.fallback.take()) {
+            runtime.spawn(send_release(Release {
+                inner: self.inner.clone(),
+                id: std::mem::take(&mut self.id),
+                sent: false,
+                fallback: None,
+            }));
         }
-    });
+    }
+}
+
+async fn send_release(mut release: Release) {
+    let inner = release.inner.clone();
+    let expired = tokio::time::Instant::now() + inner.ttl;
+    let mut pause = Duration::from_millis(20);
+    loop {
+        let mut conn = inner.store.connection();
+        let mut call = RELEASE.key(&inner.leases);
+        call.key(&inner.channel).arg(&release.id);
+        let sent = inner.store.attempt(call.invoke_async::<i64>(&mut conn));
+        if sent.await.is_ok() || tokio::time::Instant::now() + pause >= expired {
+            release.sent = true;
+            return;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(1));
+    }
 }
