@@ -91,10 +91,11 @@ fn two_resets_at_once_both_finish() {
     });
 }
 
-/// trial102: a `close()` racing a `reset()`. Whatever the order, the limiter ends closed if
-/// the close came after the reset's own close (the kill switch pressed during the reset
-/// stands), and open if it came before (the reset undoes it, as always); the reset finishes
-/// either way.
+/// trial102: a `close()` racing a `reset()`. The limiter ends closed if the close came after
+/// the reset's own close (the kill switch pressed during the reset stands), and the reset
+/// finishes either way. (Open if the close came before, the reset undoing it: not asserted.
+/// When `is_closed` reads false, the reset's close may still come before or after the
+/// operator's, and nothing public tells which.)
 #[test]
 fn a_close_racing_a_reset_stands_if_it_came_after_the_resets_close() {
     loom::model(|| {
