@@ -86,8 +86,8 @@ pub(crate) fn saturating_nanos(d: Duration) -> u64 {
 /// A monotonic time source.
 ///
 /// Its readings are nanoseconds since an epoch of its own; the clocks here read 0 at the
-/// process's first reading ([`FakeClock`] at its creation), [`TokioClock`] an hour (so that a
-/// runtime paused before that reading is not before its epoch). A clock of your own should
+/// process's first reading ([`FakeClock`] at its creation), [`TokioClock`] one hour (so that
+/// a runtime paused before that reading still reads a time that moves). A clock of your own should
 /// start near 0 too: the GCRA limiters keep their state on the same scale, and far along it they
 /// stop limiting — past 2^63 ns (292 years) a [`KeyedGcra`](crate::keyed::KeyedGcra)
 /// admits every request, and so does a [`Gcra`](crate::rate::Gcra) once the clock stands at
@@ -135,26 +135,28 @@ impl Clock for MonotonicClock {
 /// tokio's clock (`tokio::time::Instant`): follows `tokio::time::pause` and `advance`, so code
 /// under a paused runtime sees virtual time. Outside a runtime it reads the system clock.
 ///
-/// Its epoch is an hour before the process's first reading, so readings start near one
-/// hour, not 0: a paused runtime's time starts at the real instant it was paused, which may
-/// come before the first reading (set-up that takes real time), and a reading before the
-/// epoch could only saturate to it — time would stand still until virtual time caught up.
+/// Its readings start at one hour at the process's first reading, not 0: a paused runtime's
+/// time starts at the real instant it was paused, which may come before the first reading
+/// (set-up that takes real time), and from 0 such a reading could only saturate — time would
+/// stand still until virtual time caught up. The hour is added to the readings rather than
+/// taken off the epoch, so it holds on every platform, however soon after boot.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TokioClock;
 
-/// How far before its first reading [`TokioClock`]'s epoch lies.
-const TOKIO_EPOCH_LEAD: Duration = Duration::from_secs(3600);
+/// What [`TokioClock`] reads at the process's first reading.
+const TOKIO_FIRST_READING: Duration = Duration::from_secs(3600);
 
 impl Clock for TokioClock {
     #[inline]
     fn now(&self) -> Nanos {
-        static EPOCH: OnceLock<std::time::Instant> = OnceLock::new();
-        let epoch = *EPOCH.get_or_init(|| {
-            let first = std::time::Instant::now();
-            first.checked_sub(TOKIO_EPOCH_LEAD).unwrap_or(first)
-        });
-        let epoch = tokio::time::Instant::from_std(epoch);
-        Nanos::from(tokio::time::Instant::now().saturating_duration_since(epoch))
+        static FIRST: OnceLock<std::time::Instant> = OnceLock::new();
+        let first = tokio::time::Instant::from_std(*FIRST.get_or_init(std::time::Instant::now));
+        let now = tokio::time::Instant::now();
+        let at_first = saturating_nanos(TOKIO_FIRST_READING);
+        Nanos(match now.checked_duration_since(first) {
+            Some(after) => at_first.saturating_add(saturating_nanos(after)),
+            None => at_first.saturating_sub(saturating_nanos(first - now)),
+        })
     }
 }
 
