@@ -1185,3 +1185,35 @@ fn littles_after_a_probe_grows_a_permit_past_the_count_and_a_cut_takes_it_back()
         );
     }
 }
+
+/// The algorithm keeps no absolute time that changes what it does: from a clock that starts
+/// at one hour (`TokioClock`'s first reading) or 100 s short of its wrap, the limit and the
+/// probes are those from a clock at 0, answer by answer (50 workers of 50 ms, contention 0.5,
+/// 60 s from the start, seeds 1–10). `next_probe` starts at the absolute `probe_interval`,
+/// due at once on such a clock; nothing reads it before the knee sets it again (review104).
+#[test]
+fn littles_runs_the_same_from_any_clock_start() {
+    let run = |seed: u64, offset_ns: u64| {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        let mut pool = Pool::new(50, 0, 50, seed);
+        pool.floor_us = 1;
+        pool.contention = 0.5;
+        pool.offset_ns = offset_ns;
+        let mut path = Vec::new();
+        pool.run_timed(&mut l, 60_000, |t, l| path.push((t, l.limit, l.probing())));
+        path
+    };
+    for seed in 1..=10 {
+        let from_zero = run(seed, 0);
+        for offset in [3_600_000_000_000, u64::MAX - 100_000_000_000] {
+            let other = run(seed, offset);
+            let split = from_zero.iter().zip(&other).position(|(a, b)| a != b);
+            assert!(
+                split.is_none() && from_zero.len() == other.len(),
+                "seed {seed}, clock at {offset} ns: (µs, limit, probing) from 0 {:?}, here {:?}",
+                split.map(|i| from_zero[i]),
+                split.map(|i| other[i])
+            );
+        }
+    }
+}
