@@ -17,7 +17,12 @@ pub enum Outcome {
 }
 
 /// One finished request, as an algorithm sees it.
+///
+/// Built with [`Sample::success`] or [`Sample::dropped`] (and [`Sample::with_ahead`]) outside
+/// this crate: it is `#[non_exhaustive]`, so what a limiter learns to record can grow without
+/// breaking the algorithms and tests that make samples by hand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Sample {
     /// When the request got its permit, on the limiter's clock.
     pub start: Nanos,
@@ -25,6 +30,13 @@ pub struct Sample {
     pub latency: Duration,
     /// Permits out when it started, itself included.
     pub in_flight: usize,
+    /// Of those, the permits whose requests went ahead of it, itself included: `in_flight`
+    /// less the permits handed at the same moment to waiters whose tasks had not run yet,
+    /// which go to the resource after it (at most `in_flight`). A resource served first
+    /// come, first served had at most this many of them in service or queued when this one
+    /// arrived. [`Sample::success`] and [`Sample::dropped`] set it to `in_flight`; a caller
+    /// that knows better sets it with [`Sample::with_ahead`].
+    pub ahead: usize,
     /// How it ended.
     pub outcome: Outcome,
 }
@@ -36,6 +48,7 @@ impl Sample {
             start,
             latency,
             in_flight,
+            ahead: in_flight,
             outcome: Outcome::Success,
         }
     }
@@ -45,6 +58,25 @@ impl Sample {
         Sample {
             outcome: Outcome::Dropped,
             ..Sample::success(start, latency, in_flight)
+        }
+    }
+
+    /// The same sample with [`ahead`](Sample::ahead) set to `ahead` (at most `in_flight`).
+    ///
+    /// ```
+    /// use sluicegate::adaptive::Sample;
+    /// use sluicegate::clock::Nanos;
+    /// use std::time::Duration;
+    ///
+    /// // Handed its permit with two other waiters at one instant, its task ran first.
+    /// let s = Sample::success(Nanos::ZERO, Duration::from_millis(10), 12).with_ahead(10);
+    /// assert_eq!((s.in_flight, s.ahead), (12, 10));
+    /// ```
+    #[must_use]
+    pub fn with_ahead(self, ahead: usize) -> Self {
+        Sample {
+            ahead: ahead.min(self.in_flight),
+            ..self
         }
     }
 
@@ -59,6 +91,10 @@ impl Sample {
             latency: self.latency.min(Duration::from_nanos(u64::MAX)),
             in_flight: self
                 .in_flight
+                .min(crate::concurrency::ConcurrencyLimiter::MAX_PERMITS),
+            ahead: self
+                .ahead
+                .min(self.in_flight)
                 .min(crate::concurrency::ConcurrencyLimiter::MAX_PERMITS),
             ..*self
         }

@@ -254,29 +254,40 @@ impl AdaptiveLimiter {
                 start: Nanos::ZERO,
                 excluded: Duration::ZERO,
                 in_flight: 0,
+                ahead: 0,
                 owner: None,
             };
         }
         // Permits out, this one included: the limiter's count too, which keeps the permits
         // released to waiters whose tasks have not run yet (this limiter's own count went
         // down with each release): a waiter handed a permit found every one taken.
-        let in_flight = (self.shared.in_flight.fetch_add(1, Ordering::Relaxed) + 1)
-            .max(self.limiter.in_flight_now());
+        // Of those, the ones whose requests went ahead of this one: the waiters handed a
+        // permit at the same moment whose tasks have not run yet go to the resource after it.
+        let ahead = self.shared.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        let in_flight = ahead.max(self.limiter.in_flight_now());
         AdaptivePermit {
             permit: Some(permit),
             start: self.shared.clock.now(),
             excluded: Duration::ZERO,
             in_flight,
+            ahead,
             owner: Some(self.clone()),
         }
     }
 
-    fn finish(&self, start: Nanos, excluded: Duration, in_flight: usize, outcome: Outcome) {
+    fn finish(
+        &self,
+        start: Nanos,
+        excluded: Duration,
+        (in_flight, ahead): (usize, usize),
+        outcome: Outcome,
+    ) {
         self.shared.in_flight.fetch_sub(1, Ordering::Relaxed);
         let sample = Sample {
             start,
             latency: (self.shared.clock.now() - start).saturating_sub(excluded),
             in_flight,
+            ahead,
             outcome,
         };
         let mut steering = lock(&self.shared.steering);
@@ -315,6 +326,8 @@ pub struct AdaptivePermit {
     /// Time that was not the service's (see [`exclude`](AdaptivePermit::exclude)).
     excluded: Duration,
     in_flight: usize,
+    /// Of those, the permits whose requests went ahead of it ([`Sample::ahead`]).
+    ahead: usize,
     /// `None` for a bypass permit: nothing to learn from it.
     owner: Option<AdaptiveLimiter>,
 }
@@ -356,7 +369,8 @@ impl AdaptivePermit {
         if let Some(permit) = self.permit.take() {
             drop(permit);
             if let Some(owner) = &self.owner {
-                owner.finish(self.start, self.excluded, self.in_flight, outcome);
+                let counts = (self.in_flight, self.ahead);
+                owner.finish(self.start, self.excluded, counts, outcome);
             }
         }
     }
@@ -424,6 +438,44 @@ mod tests {
                 p.in_flight_at_start(),
                 2,
                 "it waited: every permit was taken"
+            );
+            held.push(p);
+        }
+    }
+
+    /// Waiters handed permits at one instant all found every permit taken, but go to the
+    /// resource in the order their tasks run: each counts ahead of it only the permits whose
+    /// tasks ran before its own (`Sample::ahead`), not the ones handed with it that run after.
+    #[test]
+    fn waiters_handed_permits_at_once_count_ahead_only_the_ones_that_ran_first() {
+        fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+            Pin::new(f).poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+        }
+        let limiter = ConcurrencyLimiter::builder(3).build().unwrap();
+        let adaptive = AdaptiveLimiter::new(limiter, Fixed::new(3));
+        let mut running = Vec::new();
+        for _ in 0..3 {
+            let mut a = Box::pin(adaptive.acquire());
+            let Poll::Ready(Ok(p)) = poll_once(&mut a) else {
+                panic!("three permits free");
+            };
+            running.push(p);
+        }
+        let mut waiters = [Box::pin(adaptive.acquire()), Box::pin(adaptive.acquire())];
+        assert!(waiters.iter_mut().all(|w| poll_once(w).is_pending()));
+        // Two of the running requests end before either waiter's task runs.
+        running.pop().unwrap().success();
+        running.pop().unwrap().success();
+        let mut held = Vec::new();
+        for (i, waiter) in waiters.iter_mut().enumerate() {
+            let Poll::Ready(Ok(p)) = poll_once(waiter) else {
+                panic!("handed a permit");
+            };
+            assert_eq!(
+                (p.in_flight_at_start(), p.ahead),
+                (3, 2 + i),
+                "waiter {i}: every permit taken, the ones ahead of it the one still running \
+                 and the waiters that ran before it"
             );
             held.push(p);
         }

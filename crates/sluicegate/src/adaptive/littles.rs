@@ -50,6 +50,9 @@ const MEAN_NOISE: f64 = 1.2;
 const MEAN_SPREAD: f64 = 0.6;
 const MEAN_BAND: f64 = 0.5;
 const MEAN_TARGET: f64 = 0.5;
+/// How far under the most workers counted busy the mean reading falls before the count
+/// lifts it ([`LittlesLaw::mean_queue`]).
+const COUNT_SLACK: f64 = 0.5;
 /// How far over the start's floor (× `probe_trigger`) every bucket's low RT since must stand
 /// for that floor to be measured again at once ([`LittlesLaw::floor_never_near`]): about
 /// twice it at the default trigger.
@@ -427,6 +430,11 @@ pub struct LittlesLaw {
     /// saturated buckets), and the min RT then: what a slow start after workers came back
     /// grows to at most, in the regime it was measured in.
     served_most: (f64, Duration),
+    /// The most workers an answer counted busy at once ([`Bucket::counted_ahead`]) in a pinned
+    /// bucket outside probes since the regime began (a new regime, a fall, a return reset
+    /// it): in a pool served first come, first served no answer reads more than the workers,
+    /// so it bounds them from below ([`Self::mean_queue`]).
+    regime_counted: usize,
     /// The resource's capacity as last measured in min RT's regime, and that min RT: the mean
     /// pass rate of the window's saturated buckets while it queued, outside probes, with the
     /// recent RT within [`SAME_REGIME`] of min RT and the bucket's own pass rate no less than
@@ -572,6 +580,7 @@ impl LittlesLaw {
             fell_at: None,
             fell_bar: 0.0,
             served_most: (0.0, Duration::ZERO),
+            regime_counted: 0,
             regime_rate: None,
             recent_limits: VecDeque::new(),
             lows: VecDeque::new(),
@@ -1007,12 +1016,19 @@ impl LittlesLaw {
     /// The workers the answer `s` shows busy at once (see [`Bucket::counted`]): the permits out
     /// when it started, itself included, less the answers that came while it was out; `None`
     /// where an answer since its start is no longer kept. Keeps its end.
-    fn count_answer(&mut self, s: &Sample) -> Option<usize> {
+    /// And the same from the permits whose requests went in ahead of it ([`Sample::ahead`]):
+    /// a waiter handed its permit with others at one instant counts them among the permits
+    /// out, though their tasks ran after its own and they queued behind it (no more than the
+    /// workers; the first count reads one over them for each).
+    fn count_answer(&mut self, s: &Sample) -> Option<(usize, usize)> {
         let end = s.end();
         let kept = self.ends.len() < KEPT_ENDS || self.ends.front().is_some_and(|&e| e <= s.start);
         let busy = kept.then(|| {
             let seen = self.ends.len() - self.ends.partition_point(|&e| e <= s.start);
-            s.in_flight.saturating_sub(seen)
+            (
+                s.in_flight.saturating_sub(seen),
+                s.ahead.saturating_sub(seen),
+            )
         });
         if self.ends.len() >= KEPT_ENDS {
             self.ends.pop_front();
@@ -1194,9 +1210,24 @@ impl LittlesLaw {
         }
         let (_, mean, var) = Self::rt_moments(window.iter().copied());
         let cv = var.sqrt() / mean.max(1e-12);
+        let counted = window.iter().map(|b| b.counted_ahead).max().unwrap_or(0);
         let busy = Self::rate_of(window.into_iter()) * min_rt.as_secs_f64();
         let probe = self.c.probe_samples.max(1) as f64;
         let se = busy * cv * (1.0 / n as f64 + 1.0 / probe).sqrt();
+        // No fewer than the most workers an answer counted busy at once since the regime
+        // began, where that is within the limit (past it, workers went away since). min RT
+        // is a probe's mean of a few dozen answers (a decided probe stops at 16–58: ±10 % of a
+        // log-normal σ 0.5's mean), and read low it reads a queue at the workers: the
+        // steering then holds a permit under them, where every answer is a tenth short
+        // (`report_generator_1.5x` seed 21, min RT 1.52 s for a 1.70 s service: 9 permits
+        // for 10 workers for 0.68 of the run). The count reads the pool there (10), and
+        // nothing higher: it only lifts a reading that fell short.
+        // Only where the reading falls short of the count by half a worker or more
+        // ([`COUNT_SLACK`]): closer, the reading already stands at the count within its
+        // steering band, and a lift of a few hundredths only nudges the steering off its
+        // course (`report_generator_1.5x` seed 8: one lift of 9.97 to 10 at 267 s, a cut
+        // not taken at 272 s, 10 answers fewer in the last 20 s).
+        let busy = Self::lifted_to_count(busy, counted.max(self.regime_counted), self.base);
         (se <= MEAN_NOISE && cv <= MEAN_SPREAD).then(|| (self.base as f64 - busy).max(0.0))
     }
 
@@ -1214,6 +1245,16 @@ impl LittlesLaw {
         let m = self.mean_queue(b, min_rt)?;
         let counted = self.most_counted()?;
         (m < MEAN_TARGET && self.base <= counted).then_some(m)
+    }
+
+    /// The mean reading `busy` lifted to the most workers counted busy at once, `most`, where
+    /// that is within the limit `base` and the reading falls [`COUNT_SLACK`] or more short.
+    fn lifted_to_count(busy: f64, most: usize, base: usize) -> f64 {
+        if most <= base && busy + COUNT_SLACK <= most as f64 {
+            most as f64
+        } else {
+            busy
+        }
     }
 
     /// Mean RT over the last `buckets` closed buckets.
@@ -1305,6 +1346,9 @@ impl LittlesLaw {
         }
         self.closed_total += 1;
         self.since_probe = self.since_probe.saturating_add(1);
+        if !b.probed && b.pinned() {
+            self.regime_counted = self.regime_counted.max(b.counted_ahead);
+        }
         self.closed.push_back(b.clone());
         while self.closed.len() > self.c.pass_buckets.max(1) {
             self.closed.pop_front();
@@ -1466,6 +1510,7 @@ impl LittlesLaw {
                     // knee moved by as much as the RT did. Find it again like at the start.
                     let keep = self.closed.len().saturating_sub(1);
                     self.closed.drain(..keep);
+                    self.regime_counted = 0;
                     if ratio > self.c.probe_trigger {
                         let old_knee = self.knee.unwrap_or(self.base) as f64;
                         self.knee_found = false;
@@ -1538,6 +1583,7 @@ impl LittlesLaw {
     /// them once an answer counted 11 (`capacity_fifth` seed 30: two false returns, to 62
     /// permits).
     fn fell_to(&mut self, now: Nanos, m: usize) {
+        self.regime_counted = 0;
         let to = clamp(m + 1, self.c.min, self.c.max);
         self.base = self.base.min(to);
         self.knee = Some(self.base);
@@ -1842,6 +1888,7 @@ impl LittlesLaw {
                 self.restarted = true;
                 self.restart_cap = Some(cap);
                 self.came_back = true;
+                self.regime_counted = 0;
                 self.fell_bar = 0.0;
                 self.delay_restart = None;
                 if self.probe.take().is_some() {
@@ -2734,6 +2781,7 @@ impl LittlesLaw {
         self.next_probe = now + self.at_least_buckets(self.c.probe_interval, 50);
         let keep = self.closed.len().saturating_sub(1);
         self.closed.drain(..keep);
+        self.regime_counted = 0;
         self.knee_found = false;
         self.knee = None;
         self.restarted = true;
@@ -3409,6 +3457,7 @@ impl LittlesLaw {
         // The delay's pass rates mislead, as at any change of regime.
         let keep = self.closed.len().saturating_sub(1);
         self.closed.drain(..keep);
+        self.regime_counted = 0;
         self.drained_at = Some(self.closed_total);
         self.drained_when = None;
         self.since_probe = 0;
@@ -3683,8 +3732,9 @@ impl LimitAlgorithm for LittlesLaw {
         b.at_limit += u64::from(pinned);
         b.max_in_flight = b.max_in_flight.max(s.in_flight);
         b.oldest = Some(b.oldest.map_or(s.start, |o| o.min(s.start)));
-        if let Some(busy) = busy {
+        if let Some((busy, ahead)) = busy {
             self.current.count(busy);
+            self.current.counted_ahead = self.current.counted_ahead.max(ahead);
         }
         match s.outcome {
             Outcome::Success => {

@@ -99,6 +99,7 @@ impl<A: LimitAlgorithm> LimitAlgorithm for Windowed<A> {
             start: opened,
             latency: mean(self.rtt_sum, self.count),
             in_flight: self.max_in_flight,
+            ahead: self.max_in_flight,
             outcome: if self.dropped {
                 Outcome::Dropped
             } else {

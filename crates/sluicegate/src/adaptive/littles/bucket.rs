@@ -42,6 +42,8 @@ pub(super) struct Bucket {
     /// saw during its own service: so no answer reads more than the workers, and one whose
     /// service ended before any other's reads them exactly (a lower bound on the workers).
     pub(super) counted: usize,
+    /// The same counted from the permits whose requests went in ahead ([`Sample::ahead`]).
+    pub(super) counted_ahead: usize,
     /// Of its answers with a count, those that counted `counted` (the most).
     pub(super) at_counted: u64,
     /// Its answers with a count (one whose start is older than the answers kept has none).

@@ -127,6 +127,7 @@ impl OpenPool {
                 start: Nanos::new(self.offset_ns + start * 1000),
                 latency: Duration::from_micros(end - start),
                 in_flight,
+                ahead: in_flight,
                 outcome: if end - start >= self.deadline_us
                     && (self.abandon || end - start > self.deadline_us)
                 {
