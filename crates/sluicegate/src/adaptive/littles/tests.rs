@@ -2949,3 +2949,62 @@ fn littles_the_count_lifts_only_a_mean_reading_half_a_worker_or_more_short() {
         );
     }
 }
+
+/// Pins what [`LittlesLaw::room_by_mean`] checks the count against: the mean RTs' own reading,
+/// not that reading lifted to the count. `report_generator_1.5x` seed 6 (10 workers of a
+/// 1.70 s mean service, min RT 1.65 s): with the limit at 10 and an answer counting 10 busy,
+/// the mean RTs read 1.2–1.6 waiting; lifted to the 10 counted they read none, and the rule,
+/// meant to grow only where both readings agree, grew 10 → 11 on the count alone (twice; a
+/// probe to 6 followed the second: 0.971 → 0.935). Here four pinned buckets of 4 s, 21
+/// answers each at 1.9 s ± 0.3 s, min RT 1.65 s: the mean RTs read 8.7 busy (1.3 waiting at
+/// 10 permits), the count 10 (one answer of 84: not exact). The steering's reading is lifted
+/// (none waiting), and the rule does not grow; at 25 answers a bucket (10.3 busy) it does.
+#[test]
+fn littles_the_mean_reading_grows_a_limit_only_where_its_own_rts_read_room_not_the_count_alone() {
+    let window = |passes: u64| {
+        let mut l = LittlesLaw::new(LittlesLawConfig::default());
+        (l.knee_found, l.probed) = (true, true);
+        (l.base, l.limit, l.knee) = (10, 10, Some(10));
+        l.min_rt = Some(Duration::from_millis(1650));
+        for i in 0..4 {
+            let mut b = Bucket::new(Duration::from_secs(4));
+            for k in 0..passes {
+                b.add(Duration::from_millis(if k % 2 == 0 { 1600 } else { 2200 }));
+                b.count(if i == 0 && k == 0 { 10 } else { 7 });
+            }
+            b.counted_ahead = b.counted;
+            b.at_limit = passes;
+            b.seal(l.c.min_samples);
+            l.closed.push_back(b);
+        }
+        l
+    };
+    let min_rt = Duration::from_millis(1650);
+    let l = window(21);
+    let b = l.closed.back().expect("a bucket").clone();
+    assert_eq!(l.exact_count(), None, "one answer of 84 counted 10");
+    let steered = l.mean_queue(&b, min_rt).expect("the mean reading");
+    assert!(
+        steered < 0.01,
+        "the steering's reading lifted to the count: {steered:.2} waiting"
+    );
+    let own = l
+        .mean_reading(&b, min_rt, false)
+        .expect("the mean RTs' own reading");
+    assert!(
+        (1.0..1.5).contains(&own),
+        "the mean RTs read {own:.2} waiting"
+    );
+    assert_eq!(
+        l.room_by_mean(&b, min_rt),
+        None,
+        "grew on the count alone where the mean RTs read {own:.2} waiting"
+    );
+    let l = window(25);
+    let b = l.closed.back().expect("a bucket").clone();
+    assert!(
+        l.room_by_mean(&b, min_rt).is_some(),
+        "no growth where the mean RTs read {:?} waiting and an answer counted 10 busy",
+        l.mean_reading(&b, min_rt, false)
+    );
+}
