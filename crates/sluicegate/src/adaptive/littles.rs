@@ -222,6 +222,9 @@ const PEAK_ROOM: f64 = 3.0;
 /// Standard errors by which a queue at the starting limit, measured from the first requests'
 /// low RT, must pass the target.
 const START_FLOOR_SIGNIFICANCE: f64 = 2.0;
+/// Before the first probe, how far over the most workers an answer counted busy the steering
+/// may grow the limit ([`LittlesLaw::unprobed_cap`]).
+const UNPROBED_SLACK: usize = 2;
 
 /// Little's law with a window of buckets: `bdp = pass rate × min RT`, the concurrency at
 /// which the resource is busy all the time and nothing waits — and Little's law again on the
@@ -2106,6 +2109,9 @@ impl LittlesLaw {
         } else {
             self.base // not enough data for a queue estimate yet
         };
+        if let Some(cap) = self.unprobed_cap().filter(|_| next > self.base) {
+            next = next.min(cap.max(self.base));
+        }
         if self.count_shows_room(b, now) {
             next = next.max(self.base + 1);
         }
@@ -2552,6 +2558,25 @@ impl LittlesLaw {
         }
         // At least one: with a window of a bucket or two, none reading a low RT is no word.
         n >= (need / 2).max(1)
+    }
+
+    /// The most the steering grows the limit to before the first probe, after a start past the
+    /// knee ([`Self::past_the_knee_from_the_start`]) in front of a slow pool (its probes
+    /// stretched, [`Self::probe_stretched`]): [`UNPROBED_SLACK`] over the most workers an
+    /// answer of the window's pinned buckets counted busy. Until a probe measures them, the
+    /// floor and min RT are the start's first answers', and a floor read high reads no queue
+    /// where some wait: the steering grew 12 permits for 10 workers to 13–15
+    /// (`report_generator_1.5x` seed 20, answers counting 10 busy at most), and the first probe,
+    /// from 14, read the wait into min RT (2.04 s for 1.70 s). A cap, not a cut: a limit already over it holds. Not after
+    /// any start (231 → 222 targets on the card: `huge_pool_1.5x`, `uniform_1.5x`,
+    /// `heavy_tail_0.8x` lost), nor after every start past the knee (`demo_2x`, whose 10 workers
+    /// of 50 ms a probe does not stretch: 6–10 0.983 → 0.976).
+    fn unprobed_cap(&self) -> Option<usize> {
+        let unprobed = !self.probed && self.probe.is_none() && self.measured_at_start;
+        if !unprobed || !self.probe_stretched() {
+            return None;
+        }
+        self.most_counted().map(|m| m + UNPROBED_SLACK)
     }
 
     /// The resource got faster, seen in its low RTs: the last buckets' mean low RT stands

@@ -3008,3 +3008,26 @@ fn littles_the_mean_reading_grows_a_limit_only_where_its_own_rts_read_room_not_t
         l.mean_reading(&b, min_rt, false)
     );
 }
+
+/// Before the first probe the steering grows no further than two over the most workers an
+/// answer counted busy ([`LittlesLaw::unprobed_cap`]): the floor is the start's, and one read
+/// high reads no queue where some wait (`report_generator_1.5x` seed 20: 12 permits for 10
+/// workers grown to 14 before the first probe). 10 workers of a 1 s floor plus 0.7 s
+/// exponential, contention ½, from 12 permits with the knee found but no probe yet, min RT and
+/// the floor as the start read them (1.9 s, 1.2 s: the bucket's 5th percentile is ~1.04 s),
+/// no probe in the run: over 120 s, seeds 1–5, the limit stays at 12 at most (before: 14–15).
+#[test]
+fn littles_before_the_first_probe_grows_no_further_than_two_over_the_count() {
+    for seed in 1..=5 {
+        let mut pool = Pool::new(10, 1000, 700, seed);
+        let mut l = after_a_probe(&mut pool, 12, (1900, 1200));
+        (l.probed, l.measured_at_start) = (false, true);
+        l.next_probe = Nanos::new(1_000_000 * MS);
+        let mut most = 0;
+        pool.run(&mut l, 120_000, |l| most = most.max(l.limit));
+        assert!(
+            most <= 12,
+            "seed {seed}: the limit grew to {most} for 10 workers before any probe"
+        );
+    }
+}
