@@ -143,19 +143,17 @@ impl Clock for MonotonicClock {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TokioClock;
 
-/// What [`TokioClock`] reads at the process's first reading.
-const TOKIO_FIRST_READING: Duration = Duration::from_secs(3600);
+/// What [`TokioClock`] reads at the process's first reading: one hour, in nanoseconds.
+const TOKIO_FIRST_READING_NS: u64 = 3_600_000_000_000;
 
 impl Clock for TokioClock {
     #[inline]
     fn now(&self) -> Nanos {
-        static FIRST: OnceLock<std::time::Instant> = OnceLock::new();
-        let first = tokio::time::Instant::from_std(*FIRST.get_or_init(std::time::Instant::now));
+        let first = tokio::time::Instant::from_std(std_epoch());
         let now = tokio::time::Instant::now();
-        let at_first = saturating_nanos(TOKIO_FIRST_READING);
         Nanos(match now.checked_duration_since(first) {
-            Some(after) => at_first.saturating_add(saturating_nanos(after)),
-            None => at_first.saturating_sub(saturating_nanos(first - now)),
+            Some(after) => TOKIO_FIRST_READING_NS.saturating_add(saturating_nanos(after)),
+            None => TOKIO_FIRST_READING_NS.saturating_sub(saturating_nanos(first - now)),
         })
     }
 }

@@ -2560,17 +2560,17 @@ impl LittlesLaw {
         n >= (need / 2).max(1)
     }
 
-    /// The most the steering grows the limit to before the first probe, after a start past the
-    /// knee ([`Self::past_the_knee_from_the_start`]) in front of a slow pool (its probes
-    /// stretched, [`Self::probe_stretched`]): [`UNPROBED_SLACK`] over the most workers an
-    /// answer of the window's pinned buckets counted busy. Until a probe measures them, the
-    /// floor and min RT are the start's first answers', and a floor read high reads no queue
-    /// where some wait: the steering grew 12 permits for 10 workers to 13–15
-    /// (`report_generator_1.5x` seed 20, answers counting 10 busy at most), and the first probe,
-    /// from 14, read the wait into min RT (2.04 s for 1.70 s). A cap, not a cut: a limit already over it holds. Not after
-    /// any start (231 → 222 targets on the card: `huge_pool_1.5x`, `uniform_1.5x`,
-    /// `heavy_tail_0.8x` lost), nor after every start past the knee (`demo_2x`, whose 10 workers
-    /// of 50 ms a probe does not stretch: 6–10 0.983 → 0.976).
+    /// The most the steering grows the limit to before the first probe, after a start past the knee
+    /// ([`Self::past_the_knee_from_the_start`]) in front of a slow pool (its probes stretched,
+    /// [`Self::probe_stretched`]): [`UNPROBED_SLACK`] over the most workers an answer of the
+    /// window's pinned buckets counted busy. Until a probe measures them, the floor and min RT are
+    /// the start's first answers', and a floor read high reads no queue where some wait: the
+    /// steering grew 12 permits for 10 workers to 13–15 (`report_generator_1.5x` seed 20, answers
+    /// counting 10 busy at most), and the first probe, from 14, read the wait into min RT (2.04 s
+    /// for 1.70 s). A cap, not a cut: a limit already over it holds. Not after any start (231 → 222
+    /// targets on the card: `huge_pool_1.5x`, `uniform_1.5x`, `heavy_tail_0.8x` lost), nor after
+    /// every start past the knee (`demo_2x`, whose 10 workers of 50 ms a probe does not stretch:
+    /// 6–10 0.983 → 0.976).
     fn unprobed_cap(&self) -> Option<usize> {
         let unprobed = !self.probed && self.probe.is_none() && self.measured_at_start;
         if !unprobed || !self.probe_stretched() {

@@ -102,10 +102,6 @@ pub fn set_ratelimit_headers(
 /// name is there already. Inner layers write first, and a request an inner layer refused
 /// never reached an outer one's check: the item kept is the one nearest the decision.
 fn add_item(headers: &mut HeaderMap, header: HeaderName, name: &str, value: HeaderValue) {
-    if !headers.contains_key(&header) {
-        headers.insert(header, value);
-        return;
-    }
     let own = format!("\"{name}\";");
     let named = |v: &HeaderValue| v.as_bytes().starts_with(own.as_bytes());
     if !headers.get_all(&header).iter().any(named) {
