@@ -889,6 +889,27 @@ async fn a_shorter_lease_time_elsewhere_does_not_cut_the_lease_sets_life() {
     drop(held);
 }
 
+/// A limit of one permit whose lease lasts a minute, so that a release not sent keeps the
+/// permit out far longer than the next caller waits (20 s), on the runtime entered now.
+fn one_permit_a_minute(store: &RedisStore) -> GlobalConcurrency {
+    GlobalConcurrency::builder(store, "cpu", 1)
+        .ttl(Duration::from_secs(60))
+        .queue_timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+}
+
+/// The one permit of `limit` came back: the next caller gets it from Redis, before its queue
+/// timeout and long before the lease would expire.
+async fn assert_released(limit: &GlobalConcurrency) {
+    let next = limit.acquire().await;
+    assert!(
+        next.as_ref().is_ok_and(GlobalPermit::is_global),
+        "the permit stayed out for its lease time: {:?}",
+        next.err()
+    );
+}
+
 /// trial102: a permit moved to a thread of its own (CPU work off the runtime) and dropped
 /// there found no runtime to send its release from, so the permit stayed out until its lease
 /// expired: a minute here, the default 10 s elsewhere, with the work long done. It is
@@ -897,20 +918,11 @@ async fn a_shorter_lease_time_elsewhere_does_not_cut_the_lease_sets_life() {
 async fn a_permit_dropped_on_a_thread_outside_the_runtime_is_released_at_once() {
     let redis = RedisServer::start();
     let store = support::store(&redis).await;
-    let limit = GlobalConcurrency::builder(&store, "cpu", 1)
-        .ttl(Duration::from_secs(60))
-        .queue_timeout(Duration::from_secs(20))
-        .build()
-        .unwrap();
+    let limit = one_permit_a_minute(&store);
     let permit = limit.acquire().await.unwrap();
     assert!(permit.is_global());
     std::thread::spawn(move || drop(permit)).join().unwrap();
-    let next = limit.acquire().await;
-    assert!(
-        next.as_ref().is_ok_and(GlobalPermit::is_global),
-        "the permit stayed out for its lease time: {:?}",
-        next.err()
-    );
+    assert_released(&limit).await;
 }
 
 /// review104: the same work on a thread of its own that runs a small runtime for its async
@@ -922,11 +934,7 @@ async fn a_permit_dropped_on_a_thread_outside_the_runtime_is_released_at_once() 
 async fn a_permit_dropped_in_a_short_lived_runtime_is_released_at_once() {
     let redis = RedisServer::start();
     let store = support::store(&redis).await;
-    let limit = GlobalConcurrency::builder(&store, "cpu", 1)
-        .ttl(Duration::from_secs(60))
-        .queue_timeout(Duration::from_secs(20))
-        .build()
-        .unwrap();
+    let limit = one_permit_a_minute(&store);
     let permit = limit.acquire().await.unwrap();
     assert!(permit.is_global());
     std::thread::spawn(move || {
@@ -938,12 +946,7 @@ async fn a_permit_dropped_in_a_short_lived_runtime_is_released_at_once() {
     })
     .join()
     .unwrap();
-    let next = limit.acquire().await;
-    assert!(
-        next.as_ref().is_ok_and(GlobalPermit::is_global),
-        "the permit stayed out for its lease time: {:?}",
-        next.err()
-    );
+    assert_released(&limit).await;
 }
 
 /// review104: the other way round — a limit built on a runtime that has shut down since,
@@ -960,21 +963,12 @@ async fn a_permit_of_a_limit_whose_runtime_ended_is_released_at_once() {
             .build()
             .unwrap();
         let _in_it = runtime.enter();
-        GlobalConcurrency::builder(&elsewhere, "cpu", 1)
-            .ttl(Duration::from_secs(60))
-            .queue_timeout(Duration::from_secs(20))
-            .build()
-            .unwrap()
+        one_permit_a_minute(&elsewhere)
     })
     .join()
     .unwrap();
     let permit = limit.acquire().await.unwrap();
     assert!(permit.is_global());
     drop(permit);
-    let next = limit.acquire().await;
-    assert!(
-        next.as_ref().is_ok_and(GlobalPermit::is_global),
-        "the permit stayed out for its lease time: {:?}",
-        next.err()
-    );
+    assert_released(&limit).await;
 }

@@ -16,6 +16,12 @@ use loom::thread;
 use loom_support::settled;
 use sluicegate::concurrency::{ConcurrencyLimiter, Rejected};
 
+/// A `reset()` of `limiter` on a thread of its own, run to its end.
+fn reset_on_a_thread(limiter: &ConcurrencyLimiter) -> thread::JoinHandle<()> {
+    let limiter = limiter.clone();
+    thread::spawn(move || block_on(limiter.reset()))
+}
+
 /// Defect 1 (issue 8): with one permit held and a drainer registered, a second drainer that
 /// took the lock between the last release's `fetch_add` and the release's slow path threw the
 /// first drainer's waker away; the first drainer never woke. loom reports the deadlock on
@@ -75,14 +81,8 @@ fn two_resets_at_once_both_finish() {
     loom::model(|| {
         let limiter = ConcurrencyLimiter::new(1);
         let held = limiter.try_acquire_owned().unwrap();
-        let resetter = thread::spawn({
-            let limiter = limiter.clone();
-            move || block_on(limiter.reset())
-        });
-        let second = thread::spawn({
-            let limiter = limiter.clone();
-            move || block_on(limiter.reset())
-        });
+        let resetter = reset_on_a_thread(&limiter);
+        let second = reset_on_a_thread(&limiter);
         drop(held);
         resetter.join().unwrap();
         second.join().unwrap();
@@ -101,10 +101,7 @@ fn a_close_racing_a_reset_stands_if_it_came_after_the_resets_close() {
     loom::model(|| {
         let limiter = ConcurrencyLimiter::new(1);
         let held = limiter.try_acquire_owned().unwrap();
-        let resetter = thread::spawn({
-            let limiter = limiter.clone();
-            move || block_on(limiter.reset())
-        });
+        let resetter = reset_on_a_thread(&limiter);
         // Whether the reset had closed the limiter when the operator closed it.
         let after_the_resets_close = limiter.is_closed();
         limiter.close();
@@ -128,10 +125,7 @@ fn a_close_and_open_racing_a_reset_leave_the_reset_its_limit() {
         let limiter = ConcurrencyLimiter::new(1);
         let held = limiter.try_acquire_owned().unwrap();
         limiter.set_max(0).unwrap();
-        let resetter = thread::spawn({
-            let limiter = limiter.clone();
-            move || block_on(limiter.reset())
-        });
+        let resetter = reset_on_a_thread(&limiter);
         limiter.close();
         limiter.open();
         drop(held);
@@ -153,10 +147,7 @@ fn reopening_with_a_queued_waiter_hands_it_a_permit() {
         let limiter = ConcurrencyLimiter::new(2);
         let held = limiter.try_acquire_owned().unwrap();
         limiter.set_max(0).unwrap();
-        let resetter = thread::spawn({
-            let limiter = limiter.clone();
-            move || block_on(limiter.reset())
-        });
+        let resetter = reset_on_a_thread(&limiter);
         let caller = thread::spawn({
             let limiter = limiter.clone();
             move || {

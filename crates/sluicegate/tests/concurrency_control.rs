@@ -23,29 +23,40 @@ fn poll_once<F: Future>(fut: std::pin::Pin<&mut F>) -> Poll<F::Output> {
 /// and the caller used to stay queued forever with nothing in flight.
 #[tokio::test(start_paused = true)]
 async fn caller_queued_during_a_reset_is_served_when_it_reopens() {
+    let limiter = served_after_a_reset(ConcurrencyLimiter::open);
+    let s = limiter.snapshot();
+    assert_eq!((s.in_flight, s.queued, s.completed), (0, 0, 2));
+}
+
+/// Kill switch on (`set_max(0)`) in a limiter of 2, `reset()` with a permit held, `control`
+/// during the drain (an `open()` among it), a caller queues at the limit of 0, the permit
+/// comes back: the reset ends with the limit of 2 and the caller is served (its permit given
+/// back). Returns the limiter.
+fn served_after_a_reset(control: impl FnOnce(&ConcurrencyLimiter)) -> ConcurrencyLimiter {
     let limiter = ConcurrencyLimiter::new(2);
     let held = limiter.try_acquire().unwrap();
     limiter.set_max(0).unwrap();
-    let mut reset = pin!(limiter.reset());
-    assert!(
-        poll_once(reset.as_mut()).is_pending(),
-        "drains the held permit"
-    );
-    limiter.open();
-    let mut caller = pin!(limiter.acquire());
-    assert!(
-        poll_once(caller.as_mut()).is_pending(),
-        "limit is 0: queued"
-    );
-    drop(held);
-    assert!(poll_once(reset.as_mut()).is_ready());
-    assert_eq!(limiter.max(), 2);
-    let Poll::Ready(Ok(permit)) = poll_once(caller.as_mut()) else {
-        panic!("stranded: {:?}", limiter.snapshot());
-    };
-    drop(permit);
-    let s = limiter.snapshot();
-    assert_eq!((s.in_flight, s.queued, s.completed), (0, 0, 2));
+    {
+        let mut reset = pin!(limiter.reset());
+        assert!(
+            poll_once(reset.as_mut()).is_pending(),
+            "drains the held permit"
+        );
+        control(&limiter);
+        let mut caller = pin!(limiter.acquire());
+        assert!(
+            poll_once(caller.as_mut()).is_pending(),
+            "limit is 0: queued"
+        );
+        drop(held);
+        assert!(poll_once(reset.as_mut()).is_ready());
+        assert_eq!(limiter.max(), 2, "the reset's limit");
+        let Poll::Ready(Ok(permit)) = poll_once(caller.as_mut()) else {
+            panic!("stranded: {:?}", limiter.snapshot());
+        };
+        drop(permit);
+    }
+    limiter
 }
 
 /// Defect 3 (issue 8): `reset()` restored the builder's limit over the adaptive
@@ -133,29 +144,11 @@ async fn a_close_during_a_reset_outlasts_the_reset() {
 /// after the `open()` stranded at a limit of 0 and nothing in flight.
 #[tokio::test(start_paused = true)]
 async fn a_close_lifted_during_a_reset_lets_the_reset_restore_the_limit() {
-    let limiter = ConcurrencyLimiter::new(2);
-    let held = limiter.try_acquire().unwrap();
-    limiter.set_max(0).unwrap();
-    let mut reset = pin!(limiter.reset());
-    assert!(
-        poll_once(reset.as_mut()).is_pending(),
-        "drains the held permit"
-    );
-    limiter.close();
-    limiter.open();
-    let mut caller = pin!(limiter.acquire());
-    assert!(
-        poll_once(caller.as_mut()).is_pending(),
-        "limit is 0: queued"
-    );
-    drop(held);
-    assert!(poll_once(reset.as_mut()).is_ready());
+    let limiter = served_after_a_reset(|limiter| {
+        limiter.close();
+        limiter.open();
+    });
     assert!(!limiter.is_closed());
-    assert_eq!(limiter.max(), 2, "the reset's limit");
-    let Poll::Ready(Ok(permit)) = poll_once(caller.as_mut()) else {
-        panic!("stranded: {:?}", limiter.snapshot());
-    };
-    drop(permit);
 }
 
 /// review104: a reset given up on (or a `drain()` dropped) left its waker registered with

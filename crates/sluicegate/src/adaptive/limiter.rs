@@ -405,6 +405,11 @@ mod tests {
         assert_eq!(adaptive.limit(), 20); // floor(21 × 0.9) = 18, clamped to min 20
     }
 
+    /// Polls `f` once, with a waker that does nothing.
+    fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
+        Pin::new(f).poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+    }
+
     /// A waiter handed a released permit found every permit taken, however late its task
     /// runs to take it. Defect pinned (review 27): the count of permits out was the adaptive
     /// limiter's own, lowered by each release before the waiters handed those permits had run;
@@ -414,9 +419,6 @@ mod tests {
     /// of a load at half the upstream's capacity.
     #[test]
     fn a_waiter_handed_a_permit_found_every_permit_taken() {
-        fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
-            Pin::new(f).poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
-        }
         let limiter = ConcurrencyLimiter::builder(2).build().unwrap();
         let adaptive = AdaptiveLimiter::new(limiter, Fixed::new(2));
         let (mut a, mut b) = (Box::pin(adaptive.acquire()), Box::pin(adaptive.acquire()));
@@ -448,9 +450,6 @@ mod tests {
     /// tasks ran before its own (`Sample::ahead`), not the ones handed with it that run after.
     #[test]
     fn waiters_handed_permits_at_once_count_ahead_only_the_ones_that_ran_first() {
-        fn poll_once<F: Future + Unpin>(f: &mut F) -> Poll<F::Output> {
-            Pin::new(f).poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
-        }
         let limiter = ConcurrencyLimiter::builder(3).build().unwrap();
         let adaptive = AdaptiveLimiter::new(limiter, Fixed::new(3));
         let mut running = Vec::new();
