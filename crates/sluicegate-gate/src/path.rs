@@ -18,6 +18,10 @@ pub enum BadPath {
     AboveRoot,
     /// A `%2F` (an encoded `/`) would route elsewhere once an upstream decodes it.
     EncodedSlash,
+    /// A raw `\` would route elsewhere where the upstream reads it as `/`.
+    Backslash,
+    /// A `;` parameter on a segment would route elsewhere where the upstream drops it.
+    SegmentParameter,
 }
 
 impl BadPath {
@@ -27,6 +31,12 @@ impl BadPath {
             BadPath::AboveRoot => "the path climbs above `/` with `..` segments\n",
             BadPath::EncodedSlash => {
                 "the path has an encoded `/` (`%2F`) that would change the route it takes once decoded\n"
+            }
+            BadPath::Backslash => {
+                "the path has a `\\` that would change the route it takes where it is read as `/`\n"
+            }
+            BadPath::SegmentParameter => {
+                "the path has a `;` parameter on a segment that would change the route it takes where parameters are dropped (`/..;/` is `/../`)\n"
             }
         }
     }
@@ -69,26 +79,30 @@ pub fn normalise_decoding_slashes(path: &str) -> Result<String, BadPath> {
 
 /// Puts `req`'s path in normal form before it is routed and forwarded, so that the
 /// upstream gets the very path the route was chosen on (the query is left as it is). An
-/// already normal path costs one scan; the config in force is read only for a path with
-/// a `%2F`.
+/// already normal path costs two scans; the config in force is read only for a path with
+/// a `%2F`, a `\` or a `;`.
 ///
 /// # Errors
 ///
-/// [`BadPath::AboveRoot`] for a `..` above `/`; [`BadPath::EncodedSlash`] for a `%2F`
-/// that, decoded (as some upstreams do), would lead to another pool than kept encoded.
+/// [`BadPath::AboveRoot`] for a `..` above `/`; [`BadPath::EncodedSlash`],
+/// [`BadPath::Backslash`] or [`BadPath::SegmentParameter`] for a path that, read as some
+/// upstreams read it ([`other_readings`]), would lead to another pool than as it is.
 pub fn normalise_request<B>(gate: &Gate, req: &mut Request<B>) -> Result<(), BadPath> {
     let normal = normalise(req.uri().path())?;
-    if has_encoded_slash(&normal) {
-        let decoded = normalise_decoding_slashes(&normal)?;
-        let same =
-            gate.with_state(
-                |s| match (s.route_path(req, &normal), s.route_path(req, &decoded)) {
+    let others = other_readings(&normal)?;
+    if !others.is_empty() {
+        let elsewhere = gate.with_state(|s| {
+            let here = s.route_path(req, &normal);
+            others.iter().find_map(|(why, other)| {
+                let same = match (here, s.route_path(req, other)) {
                     (Some(a), Some(b)) => Arc::ptr_eq(a, b),
                     (a, b) => a.is_none() && b.is_none(),
-                },
-            );
-        if !same {
-            return Err(BadPath::EncodedSlash);
+                };
+                (!same).then_some(*why)
+            })
+        });
+        if let Some(why) = elsewhere {
+            return Err(why);
         }
     }
     if let Cow::Owned(path) = normal {
@@ -106,6 +120,51 @@ pub fn normalise_request<B>(gate: &Gate, req: &mut Request<B>) -> Result<(), Bad
         }
     }
     Ok(())
+}
+
+/// The normal forms of `normal` (a path in normal form) as upstreams that read it otherwise
+/// than RFC 3986 would route it, each with the refusal it makes when it leads elsewhere: a
+/// `%2F` decoded (an upstream that decodes every escape before it merges slashes), a raw `\`
+/// read as `/` (the WHATWG URL parser — Deno, Bun, Next.js, `new URL` in Node — and IIS:
+/// `/x\..\pay` is `/pay` there), a `;` parameter dropped from each segment (Tomcat and
+/// Jetty drop them before they resolve dots: `/x/..;/pay` is `/pay`, the path-parameter
+/// bypass that nginx in front of Tomcat is known for). None for a path without any of them,
+/// the usual case (one scan).
+///
+/// # Errors
+///
+/// A reading that climbs above `/`: [`BadPath::AboveRoot`] for a decoded `%2F` (as
+/// before), the reading's own refusal for the others (a WHATWG parser stops at `/` and
+/// serves what is below it).
+fn other_readings(normal: &str) -> Result<Vec<(BadPath, String)>, BadPath> {
+    let mut out = Vec::new();
+    if !normal.bytes().any(|b| matches!(b, b'%' | b'\\' | b';')) {
+        return Ok(out);
+    }
+    if has_encoded_slash(normal) {
+        out.push((BadPath::EncodedSlash, normalise_decoding_slashes(normal)?));
+    }
+    if normal.contains('\\') {
+        let read = normalise_slow(&normal.replace('\\', "/"), false);
+        out.push((BadPath::Backslash, read.map_err(|_| BadPath::Backslash)?));
+    }
+    if normal.contains(';') {
+        let read = normalise_slow(&without_parameters(normal), false);
+        out.push((
+            BadPath::SegmentParameter,
+            read.map_err(|_| BadPath::SegmentParameter)?,
+        ));
+    }
+    Ok(out)
+}
+
+/// `path` without the `;` parameter of each segment (from a `;` to the segment's end), as
+/// Tomcat and Jetty read it: `/a;x=1/..;/b` is `/a/../b`.
+fn without_parameters(path: &str) -> String {
+    path.split('/')
+        .map(|seg| seg.split_once(';').map_or(seg, |(name, _)| name))
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Whether `path` holds an encoded `/` (`%2F` or `%2f`).
@@ -284,6 +343,21 @@ mod tests {
         for p in ["/..", "/../x", "/a/../../x", "/%2e%2e/x", "//../x"] {
             assert_eq!(normalise(p), Err(BadPath::AboveRoot), "{p}");
         }
+    }
+
+    #[test]
+    fn other_readings_are_made_only_for_their_characters() {
+        assert_eq!(other_readings("/pay/x%C3%A9"), Ok(Vec::new()));
+        assert_eq!(
+            other_readings("/x\\..\\pay;v=1/a;b"),
+            Ok(vec![
+                (BadPath::Backslash, "/pay;v=1/a;b".to_owned()),
+                (BadPath::SegmentParameter, "/x\\..\\pay/a".to_owned()),
+            ])
+        );
+        assert_eq!(without_parameters("/a;x=1/..;/b;"), "/a/../b");
+        assert_eq!(other_readings("/..;/x"), Err(BadPath::SegmentParameter));
+        assert_eq!(other_readings("/..\\x"), Err(BadPath::Backslash));
     }
 
     #[test]

@@ -850,6 +850,71 @@ pool = "rest"
     assert_eq!(pay.ids().len(), spellings.len());
 }
 
+/// A path an upstream reads another way than RFC 3986 does cannot take its request past
+/// its route: a raw `\\` (a WHATWG URL parser — Deno, Bun, Next.js, `new URL` in Node — and
+/// IIS read it as `/`: `/x\\..\\pay` is `/pay` there) or a `;` parameter on a segment (Tomcat
+/// and Jetty drop it before they resolve dots: `/x/..;/pay` is `/pay`). The gate routed both
+/// on the catch-all, past the `/pay` route's limits, and the upstream served `/pay`. Where the
+/// other reading leads to another pool the path is refused (`400 bad_path`), as a `%2F` is;
+/// where it leads to the same pool (`/pay;jsessionid=1/x`, `/files/a\\b`) it goes through as
+/// it came.
+#[tokio::test]
+async fn a_backslash_or_a_segment_parameter_cannot_take_a_path_past_its_route() {
+    let pay = Upstream::start().await;
+    let rest = Upstream::start().await;
+    let text = format!(
+        r#"listen = ["127.0.0.1:0"]
+[[pools]]
+name = "pay"
+upstream = "{}"
+max_concurrency = 10
+[[pools]]
+name = "rest"
+upstream = "{}"
+max_concurrency = 10
+[[routes]]
+path_prefix = "/pay"
+pool = "pay"
+[[routes]]
+pool = "rest"
+"#,
+        pay.url(),
+        rest.url()
+    );
+    let gate = serve("other-readings", &text).await;
+    for (target, why) in [
+        ("/x\\..\\pay/x", "`\\`"),
+        ("/x/..\\pay/x", "`\\`"),
+        ("/..\\pay/x", "`\\`"),
+        ("/x/..;/pay/x", "`;`"),
+        ("/x;a=b/..;c/pay/x", "`;`"),
+        ("/..;/pay/x", "`;`"),
+    ] {
+        let answer = raw_get(&gate, target).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{target}: {answer}");
+        assert!(answer.contains("x-sluicegate-reason: bad_path"), "{answer}");
+        assert!(answer.contains(why), "{target}: {answer}");
+    }
+    assert!(pay.ids().is_empty(), "{:?}", pay.ids());
+    assert!(rest.ids().is_empty(), "{:?}", rest.ids());
+
+    // The same characters where every reading takes the same route: forwarded as sent.
+    for (target, pool) in [
+        ("/pay;jsessionid=1/x", &pay),
+        ("/pay/a\\b", &pay),
+        ("/files/a\\b;v=2", &rest),
+        ("/x/..;/files", &rest),
+    ] {
+        let answer = raw_get(&gate, target).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{target}: {answer}");
+        assert!(
+            answer.contains(&format!("\r\n\r\ntarget={target} ")),
+            "{target}: {answer}"
+        );
+        assert_eq!(pool.ids().last().map(String::as_str), Some(target));
+    }
+}
+
 /// Pins review 4's finding 4: on a dual-stack listener (`[::]`) an IPv4 client arrives as
 /// `::ffff:127.0.0.1`, which no IPv4 `trusted_cidrs` contains, so trusted clients were
 /// throttled, and the mapped form went upstream in `X-Forwarded-For` and `Forwarded`.
