@@ -222,3 +222,30 @@ async fn an_absolute_form_target_with_an_ipv6_literal_is_routed_on_it() {
     assert_eq!(pool, "rest");
     assert_eq!(hosts, ["other"]);
 }
+
+/// A route `host` written as a pattern, as nginx's `server_name` takes one
+/// (`*.example.com`, `.example.com` for a name and its subdomains, `api.*`) or as "any host"
+/// (`*`): a route compares a request's host whole, so such a route took no request a client
+/// sends (none names a host with a `*` or a leading dot), and `check` said `ok`. Every
+/// request meant for it went to a later route — past the limits written for it — or got
+/// `404`. Refused at the value, saying a route matches one name.
+#[test]
+fn a_route_host_written_as_a_pattern_is_refused() {
+    for host in ["*.example.com", ".example.com", "api.*", "*"] {
+        let path = write_config(
+            "pattern-host",
+            &format!(
+                "[[pools]]\nname = \"a\"\nupstream = \"http://127.0.0.1:1\"\nmax_concurrency = 1\n\n\
+                 [[routes]]\nhost = \"{host}\"\npool = \"a\"\n\n[[routes]]\npool = \"a\"\n"
+            ),
+        );
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sluicegate"))
+            .args(["check", "--config", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(64), "{host}: {said}");
+        assert!(said.contains(":7:8:"), "{host}: not at the value: {said}");
+        assert!(said.contains("one name"), "{host}: {said}");
+    }
+}

@@ -862,6 +862,14 @@ fn check_host(host: &str) -> Result<(), String> {
             "route `host = \"{host}\"`: clients send a name in ASCII, its punycode form (`xn--…`): write that form"
         ));
     }
+    // nginx's `server_name` patterns (`*.example.com`, `.example.com` for a name and its
+    // subdomains): a route compares the host whole, so one written so takes no request a
+    // client sends, and the requests meant for it go to a later route, past its limits.
+    if host.contains('*') || host.starts_with('.') {
+        return Err(format!(
+            "route `host = \"{host}\"` is a pattern, but a route's `host` matches one name, whole (no wildcards, no leading dot for subdomains): write a route for each name, like `\"api.example.com\"`, or leave `host` out to match any"
+        ));
+    }
     // Held to the request `Host` check: a host it refuses (`400`) is a route no request
     // reaches.
     if !crate::proxy::valid_host(host.as_bytes()) {
