@@ -220,6 +220,53 @@ async fn check_and_serve_refuse_credentials_redis_refuses() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// The same for a database Redis will not switch to (`redis://HOST:PORT/99` on a Redis of
+/// the default 16): `check` warned that Redis "does not answer" and said `ok`, and `serve`
+/// started with every global pool on its failure policy for good — Redis answered every
+/// call, refusing the `SELECT` each new connection sends. A config error now, saying what
+/// Redis said. And `rediss://`, which the docs offered, is refused at the value by both,
+/// saying this build has no TLS and what to do, rather than as "bad redis connection
+/// settings: … InvalidClientConfig" without a place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_and_serve_refuse_a_database_redis_refuses_and_tls() {
+    let upstream = Upstream::start().await;
+    let redis = RedisServer::start();
+    let db = format!("{}/99", redis.url().trim_end_matches('/'));
+    let tls = redis.url().replacen("redis://", "rediss://", 1);
+    for (url, says) in [(db, "database"), (tls, "TLS")] {
+        let path = write_config("refused-settings", &config(&url, &upstream, "", ""));
+        for command in ["check", "serve"] {
+            let mut child = tokio::process::Command::from(support::tied_to_this_process(env!(
+                "CARGO_BIN_EXE_sluicegate"
+            )));
+            child
+                .args([command, "--config", path.to_str().unwrap()])
+                .kill_on_drop(true);
+            let out = tokio::time::timeout(support::PATIENCE, child.output())
+                .await
+                .unwrap_or_else(|_| panic!("{command} {url} ran on"))
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(64), "{command} {url}: {err}");
+            assert!(err.contains(says), "{command} {url}: {err}");
+            assert!(!err.contains("does not answer"), "{command} {url}: {err}");
+        }
+    }
+    // A database it has passes.
+    let path = write_config(
+        "database-15",
+        &config(
+            &format!("{}/15", redis.url().trim_end_matches('/')),
+            &upstream,
+            "",
+            "",
+        ),
+    );
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+}
+
 /// A gate whose pool `p` has `pool` added (`on_redis_failure = "deny"`, say), and the answer
 /// to a request sent once the gate has seen its Redis killed. The budget is a second, not the
 /// default 20 ms: the first request, with Redis up, must not meet the failure policy on a

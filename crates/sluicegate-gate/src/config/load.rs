@@ -580,6 +580,17 @@ fn check_store(config: &Config) -> Result<(), Broken> {
             ),
         ));
     }
+    // redis-rs is built without a TLS stack (it would bring one into every build of the
+    // gate); it refused `rediss://` only at the connect, with no place in the file.
+    if url.starts_with("rediss://") {
+        return Err((
+            Some(store.redis.span()),
+            format!(
+                "`{}`: this gate is built without TLS to Redis, so `rediss://` cannot be used: reach Redis with `redis://` on a network you trust, or through a TLS tunnel to a local port (stunnel, spiped), like `redis://127.0.0.1:6380`",
+                store.redis_shown()
+            ),
+        ));
+    }
     if let Some(n) = &store.instances {
         INSTANCES
             .check(i128::from(*n.get_ref()))

@@ -91,6 +91,11 @@ impl Store {
                 "[store] redis = \"{}\": redis refused the credentials ({e}): write the user and password redis expects in the URL (`redis://USER:PASSWORD@HOST:PORT`)",
                 cfg.redis_shown()
             )),
+            Err(e) if refused_database(&e) => Err(format!(
+                "[store] redis = \"{}\": redis refused to switch to the database the URL names ({}): write one it has, `/0` to `/15` on a redis with the default `databases 16`, or leave `/DB` out for 0",
+                cfg.redis_shown(),
+                e.detail().unwrap_or("no reason given")
+            )),
             Err(e) => Ok((store, Some(e.to_string()))),
         }
     }
@@ -125,6 +130,13 @@ impl Store {
 fn refused_credentials(e: &redis::RedisError) -> bool {
     e.kind() == redis::ErrorKind::AuthenticationFailed
         || matches!(e.code(), Some("NOAUTH" | "WRONGPASS" | "NOPERM"))
+}
+
+/// Whether Redis refused the `SELECT` of the database the URL names (`/99` on a redis of 16,
+/// or any but `/0` on a cluster): each new connection sends it, so Redis would answer none
+/// of the gate's calls for as long as it runs. redis-rs says so only in its description.
+fn refused_database(e: &redis::RedisError) -> bool {
+    e.to_string().contains("refused to switch database")
 }
 
 /// A pool's rate kept in the store.
