@@ -178,7 +178,7 @@ impl Gate {
                     tracing::warn!(
                         redis = %cfg.redis_shown(),
                         error = %why,
-                        "redis does not answer: global pools follow their failure policy until it does"
+                        "redis does not answer, or cannot decide: global pools follow their failure policy until it does"
                     );
                 }
                 Some(store)

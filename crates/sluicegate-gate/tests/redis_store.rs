@@ -267,6 +267,44 @@ async fn check_and_serve_refuse_a_database_redis_refuses_and_tls() {
     assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
 }
 
+/// A `redis` that names a read-only replica (a Sentinel or cloud "reader" endpoint, say):
+/// it answers `PING`, so `check` said `ok` and `serve` started silently; then every decision
+/// was refused (`READONLY`), each refusal marked Redis down and the next second's `PING` up
+/// again, so the global pools decided by their failure policy for as long as the gate ran,
+/// with `/status` saying `up` most of the time. `check` and `serve` now say it is a replica
+/// and to name the primary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_replica_is_warned_of_by_check_and_serve() {
+    let upstream = Upstream::start().await;
+    let primary = RedisServer::start();
+    let replica = RedisServer::start();
+    assert_eq!(
+        redis_command(
+            replica.port,
+            &format!("REPLICAOF 127.0.0.1 {}", primary.port)
+        ),
+        "+OK"
+    );
+    let path = write_config("replica", &config(&replica.url(), &upstream, "", ""));
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("read-only replica"), "{err}");
+    assert!(err.contains("primary"), "{err}");
+    let mut gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    let warning = gate.log_line("read-only replica").await;
+    assert!(warning.contains("WARN"), "{warning}");
+    assert!(
+        warning.contains("point `redis` at the primary"),
+        "{warning}"
+    );
+    // The primary itself: no such warning.
+    let path = write_config("primary", &config(&primary.url(), &upstream, "", ""));
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("replica"), "{}", stderr(&out));
+}
+
 /// A gate whose pool `p` has `pool` added (`on_redis_failure = "deny"`, say), and the answer
 /// to a request sent once the gate has seen its Redis killed. The budget is a second, not the
 /// default 20 ms: the first request, with Redis up, must not meet the failure policy on a

@@ -83,10 +83,11 @@ impl Store {
     pub async fn connect_checked(cfg: &config::Store) -> Result<(Store, Option<String>), String> {
         let store = Store::connect(cfg).await?;
         if store.is_up() {
-            return Ok((store, None));
+            let replica = replica_of(cfg.redis.get_ref()).await;
+            return Ok((store, replica));
         }
         match store.redis.ping(Duration::from_secs(1)).await {
-            Ok(()) => Ok((store, None)),
+            Ok(()) => Ok((store, replica_of(cfg.redis.get_ref()).await)),
             Err(e) if refused_credentials(&e) => Err(format!(
                 "[store] redis = \"{}\": redis refused the credentials ({e}): write the user and password redis expects in the URL (`redis://USER:PASSWORD@HOST:PORT`)",
                 cfg.redis_shown()
@@ -130,6 +131,43 @@ impl Store {
 fn refused_credentials(e: &redis::RedisError) -> bool {
     e.kind() == redis::ErrorKind::AuthenticationFailed
         || matches!(e.code(), Some("NOAUTH" | "WRONGPASS" | "NOPERM"))
+}
+
+/// Why a Redis that answers cannot decide: it is a read-only replica (`ROLE` says `slave`),
+/// which answers `PING` but refuses every decision (they write: `READONLY`), so that each
+/// decision marks it down and the next second's `PING` up again, for as long as the gate
+/// runs. Asked once, on a connection of its own, within a second; a Redis that does not say
+/// (an old one, or an ACL without `ROLE`) is taken for a primary.
+async fn replica_of(url: &str) -> Option<String> {
+    let ask = async {
+        let client = redis::Client::open(url).ok()?;
+        let mut conn = client.get_multiplexed_async_connection().await.ok()?;
+        redis::cmd("ROLE")
+            .query_async::<redis::Value>(&mut conn)
+            .await
+            .ok()
+    };
+    let redis::Value::Array(role) = tokio::time::timeout(Duration::from_secs(1), ask)
+        .await
+        .ok()??
+    else {
+        return None;
+    };
+    let text = |v: Option<&redis::Value>| match v {
+        Some(redis::Value::BulkString(b)) => Some(String::from_utf8_lossy(b).into_owned()),
+        Some(redis::Value::SimpleString(s)) => Some(s.clone()),
+        _ => None,
+    };
+    if text(role.first())?.as_str() != "slave" {
+        return None;
+    }
+    let primary = match (text(role.get(1)), role.get(2)) {
+        (Some(host), Some(redis::Value::Int(port))) => format!(" of {host}:{port}"),
+        _ => String::new(),
+    };
+    Some(format!(
+        "it is a read-only replica{primary}: it answers, but refuses every decision (they write to it: READONLY), so global pools would decide by their failure policy; point `redis` at the primary"
+    ))
 }
 
 /// Whether Redis refused the `SELECT` of the database the URL names (`/99` on a redis of 16,
