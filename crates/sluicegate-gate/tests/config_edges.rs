@@ -109,3 +109,39 @@ async fn a_reload_of_a_config_past_64_mib_is_refused_and_the_next_reload_works()
     );
     gate.reload().await.expect("the reload after the big file");
 }
+
+/// `[bypass] header` is removed from every request before it is forwarded (so that no
+/// client learns of it upstream), whatever its value. Naming a header the request needs —
+/// `authorization` ("requests with the ops token skip the limits"), `cookie`, `host`,
+/// `content-length` — was taken by `check`, and then the gate took that header from every
+/// request: every upstream login failed, or every `Host` became the upstream's own address.
+/// Refused at the value, asking for a header of the bypass's own.
+#[test]
+fn a_bypass_header_the_request_needs_is_refused() {
+    let secret = std::env::temp_dir().join(format!("sluicegate-bypass-{}", std::process::id()));
+    std::fs::write(&secret, "s3cret\n").unwrap();
+    let config = |name: &str| {
+        format!(
+            "[bypass]\nheader = \"{name}\"\nsecret_file = \"{}\"\n{TEXT}",
+            secret.display()
+        )
+    };
+    for name in [
+        "authorization",
+        "Cookie",
+        "host",
+        "content-length",
+        "x-forwarded-for",
+    ] {
+        let (code, said) = check("/dev/stdin", &config(name));
+        assert_eq!(code, Some(64), "{name}: {said}");
+        assert!(
+            said.contains("/dev/stdin:2:10:"),
+            "{name}: not at the value: {said}"
+        );
+        assert!(said.contains("of its own"), "{name}: {said}");
+    }
+    let (code, said) = check("/dev/stdin", &config("x-bypass"));
+    assert_eq!(code, Some(0), "a header of its own: {said}");
+    let _ = std::fs::remove_file(&secret);
+}

@@ -550,6 +550,17 @@ fn check(config: &Config) -> Result<(), Broken> {
                 format!("invalid header name `{}`", h.get_ref()),
             ));
         }
+        (Some(h), Some(_))
+            if NEEDED_HEADERS.contains(&h.get_ref().to_ascii_lowercase().as_str()) =>
+        {
+            return Err((
+                Some(h.span()),
+                format!(
+                    "`[bypass] header = \"{}\"`: the gate removes the bypass header from every request before forwarding it, so the upstream would never get this one; give the bypass a header of its own, like `x-sluicegate-bypass`",
+                    h.get_ref()
+                ),
+            ));
+        }
         (None, Some(f)) => {
             return Err((
                 Some(f.span()),
@@ -853,6 +864,34 @@ fn check_routes(config: &Config) -> Result<(), Broken> {
     }
     Ok(())
 }
+
+/// Request headers the framing, the routing or the upstream's own reading of a request
+/// needs: `[bypass] header` (removed from every request) may not be one of them.
+const NEEDED_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "content-type",
+    "content-encoding",
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-real-ip",
+    "user-agent",
+    "accept",
+    "origin",
+    "referer",
+];
 
 /// A route's `host` as clients send it in `Host`: an IPv6 address in brackets, a name in
 /// ASCII.
