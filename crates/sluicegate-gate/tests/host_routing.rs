@@ -225,13 +225,13 @@ async fn an_absolute_form_target_with_an_ipv6_literal_is_routed_on_it() {
 
 /// A route `host` written as a pattern, as nginx's `server_name` takes one
 /// (`*.example.com`, `.example.com` for a name and its subdomains, `api.*`) or as "any host"
-/// (`*`): a route compares a request's host whole, so such a route took no request a client
-/// sends (none names a host with a `*` or a leading dot), and `check` said `ok`. Every
-/// request meant for it went to a later route — past the limits written for it — or got
-/// `404`. Refused at the value, saying a route matches one name.
+/// (`*`, or nginx's `_`): a route compares a request's host whole, so such a route took no
+/// request a client sends (none names a host with a `*` or a leading dot), and `check` said
+/// `ok`. Every request meant for it went to a later route — past the limits written for it
+/// — or got `404`. Refused at the value, saying a route matches one name.
 #[test]
 fn a_route_host_written_as_a_pattern_is_refused() {
-    for host in ["*.example.com", ".example.com", "api.*", "*"] {
+    for host in ["*.example.com", ".example.com", "api.*", "*", "_"] {
         let path = write_config(
             "pattern-host",
             &format!(

@@ -913,9 +913,10 @@ fn check_host(host: &str) -> Result<(), String> {
         ));
     }
     // nginx's `server_name` patterns (`*.example.com`, `.example.com` for a name and its
-    // subdomains): a route compares the host whole, so one written so takes no request a
-    // client sends, and the requests meant for it go to a later route, past its limits.
-    if host.contains('*') || host.starts_with('.') {
+    // subdomains, `_` for the default server): a route compares the host whole, so one
+    // written so takes no request a client sends, and the requests meant for it go to a
+    // later route, past its limits.
+    if host.contains('*') || host.starts_with('.') || host == "_" {
         return Err(format!(
             "route `host = \"{host}\"` is a pattern, but a route's `host` matches one name, whole (no wildcards, no leading dot for subdomains): write a route for each name, like `\"api.example.com\"`, or leave `host` out to match any"
         ));
