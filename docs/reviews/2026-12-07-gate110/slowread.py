@@ -1,0 +1,12 @@
+import socket, time, sys, threading
+port=int(sys.argv[1]); n=int(sys.argv[2]); secs=float(sys.argv[3])
+def one(i):
+    s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1",port))
+    s.sendall(b"GET /big/20000000 HTTP/1.1\r\nHost: a\r\n\r\n")
+    t=time.time()
+    while time.time()-t<secs:
+        s.recv(100); time.sleep(1)
+    s.close()
+for i in range(n): threading.Thread(target=one,args=(i,),daemon=True).start()
+time.sleep(secs+0.5)
