@@ -343,9 +343,13 @@ fn explanation(e: &Explanation) -> Value {
 }
 
 async fn status(State(admin): State<Admin>) -> Response {
-    let state = admin.gate.state();
+    let (state, removed) = admin.gate.state_and_removed();
     let pools: serde_json::Map<String, Value> = state
         .pools
+        .iter()
+        .map(|p| (p.name.clone(), pool_status(p)))
+        .collect();
+    let removed: serde_json::Map<String, Value> = removed
         .iter()
         .map(|p| (p.name.clone(), pool_status(p)))
         .collect();
@@ -372,6 +376,7 @@ async fn status(State(admin): State<Admin>) -> Response {
         .collect();
     axum::Json(json!({
         "pools": pools,
+        "removed_pools": removed,
         "store": store,
         "unrouted": unrouted,
         "admin_refused": admin_refused,
@@ -380,8 +385,10 @@ async fn status(State(admin): State<Admin>) -> Response {
 }
 
 async fn metrics(State(admin): State<Admin>) -> Response {
+    let (state, removed) = admin.gate.state_and_removed();
     let body = crate::metrics::render(
-        &admin.gate.state(),
+        &state,
+        &removed,
         &admin.gate.unrouted,
         &admin.gate.admin_refused,
     );

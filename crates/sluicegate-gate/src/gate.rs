@@ -260,6 +260,16 @@ impl Gate {
         pools
     }
 
+    /// The state in force and the pools a change removed that still run or queue requests
+    /// (shown by `/status` and `/metrics` until their last request ends), read together
+    /// under the lock under which a reload moves a pool from one to the other, so that no
+    /// pool shows in both or in neither.
+    pub(crate) fn state_and_removed(&self) -> (Arc<State>, Vec<Arc<Pool>>) {
+        let leaving = self.leaving.lock().unwrap_or_else(|e| e.into_inner());
+        let removed = leaving.iter().filter(|p| !p.idle()).cloned().collect();
+        (self.state(), removed)
+    }
+
     /// Whether the grace period is over ([`turn_away_queued`](Self::turn_away_queued)).
     pub fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)

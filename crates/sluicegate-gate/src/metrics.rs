@@ -7,9 +7,11 @@ use crate::pool::{BUCKETS, Histogram, Outcome, Pool, TunnelEnd};
 use crate::proxy::{Unrouted, UnroutedCounts};
 use crate::state::State;
 
-/// Renders the metrics of every pool in `state`, and of the requests no pool took.
+/// Renders the metrics of every pool in `state` and of those `removed` while still busy
+/// (under their names, until their last request ends), and of the requests no pool took.
 pub fn render(
     state: &State,
+    removed: &[std::sync::Arc<Pool>],
     unrouted: &UnroutedCounts,
     admin_refused: &crate::admin::AdminRefusals,
 ) -> String {
@@ -40,7 +42,8 @@ pub fn render(
     if let Some(store) = &state.store {
         store_health(&mut out, store.health());
     }
-    let pools = &state.pools;
+    let pools: Vec<_> = state.pools.iter().chain(removed).cloned().collect();
+    let pools = &pools;
     gauge(
         &mut out,
         "sluicegate_pool_limit",

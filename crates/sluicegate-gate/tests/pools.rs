@@ -347,7 +347,6 @@ pool = "api"
     serve(name, &text).await
 }
 
-/// `PUT /pools/api/limits` with `body`; it must be taken.
 /// `n` requests to `/hold` (ids `{prefix}0`, `{prefix}1`, …), each in its own task.
 fn hold(gate: &Gate, prefix: &str, n: usize) -> Vec<tokio::task::JoinHandle<support::Reply>> {
     (0..n)
@@ -358,6 +357,7 @@ fn hold(gate: &Gate, prefix: &str, n: usize) -> Vec<tokio::task::JoinHandle<supp
         .collect()
 }
 
+/// `PUT /pools/api/limits` with `body`; it must be taken.
 async fn put(gate: &Gate, body: &str) {
     let r = gate
         .admin_call("PUT", "/pools/api/limits", None, body)
@@ -1030,6 +1030,58 @@ async fn a_pool_renamed_by_a_reload_counts_what_the_old_name_runs() {
         ids[2..].sort();
         assert_eq!(ids, ["a0", "a1", "b0", "b1"], "{case}");
     }
+}
+
+/// Defect pinned (gate110): a reload that removed a pool while it ran one request and queued
+/// two showed an idle gate — `/status` and `/metrics` dropped the pool at once while the gate
+/// still ran and queued its requests (as the drain promises). A removed pool is now shown
+/// under `removed_pools` and keeps its series until its last request ends.
+#[tokio::test]
+async fn a_pool_removed_by_a_reload_is_shown_until_its_requests_end() {
+    let up = Upstream::start().await;
+    let elsewhere = Upstream::start().await;
+    let text = |name: &str, url: &str| {
+        format!(
+            "listen = [\"127.0.0.1:0\"]\n[admin]\nlisten = \"127.0.0.1:0\"\n[[pools]]\nname = \"{name}\"\nupstream = \"{url}\"\nmax_concurrency = 1\nmax_queue = 10\nqueue_timeout = \"20s\"\n[[routes]]\npool = \"{name}\"\n"
+        )
+    };
+    let path = write_config("removed-shown", &text("a", &up.url()));
+    let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    let calls = hold(&gate, "a", 3);
+    eventually("one runs and two wait on a", || async {
+        gate.pool("a").await["queued"].as_u64() == Some(2)
+    })
+    .await;
+    support::rewrite(&path, &text("other", &elsewhere.url()));
+    let r = gate.admin_call("POST", "/reload", None, "").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let status = gate.status().await;
+    assert!(status["pools"]["a"].is_null(), "{status}");
+    let a = &status["removed_pools"]["a"];
+    assert_eq!(
+        (a["in_flight"].as_u64(), a["queued"].as_u64()),
+        (Some(1), Some(2)),
+        "{status}"
+    );
+    let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
+    for line in [
+        "sluicegate_pool_in_flight{pool=\"a\"} 1",
+        "sluicegate_pool_queued{pool=\"a\"} 2",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
+    }
+    up.release(3);
+    for c in calls {
+        assert_eq!(c.await.unwrap().status, 200);
+    }
+    eventually("the removed pool goes once idle", || async {
+        gate.status().await["removed_pools"]
+            .as_object()
+            .is_some_and(serde_json::Map::is_empty)
+    })
+    .await;
+    let metrics = gate.admin_call("GET", "/metrics", None, "").await.body;
+    assert!(!metrics.contains("pool=\"a\""), "{metrics}");
 }
 
 /// As above, across two reloads: a pool removed while its requests run, then added back

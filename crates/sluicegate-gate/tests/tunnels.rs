@@ -300,6 +300,7 @@ async fn bytes_pass_both_ways_through_a_websocket_tunnel() {
     assert_eq!(gate.load().0, 1, "the tunnel holds a slot");
     let metrics = sluicegate_gate::metrics::render(
         &gate.gate.state(),
+        &[],
         &gate.gate.unrouted,
         &gate.gate.admin_refused,
     );
@@ -557,6 +558,7 @@ async fn an_idle_tunnel_is_closed_after_tunnel_idle_timeout_and_its_slot_freed()
 
     let metrics = sluicegate_gate::metrics::render(
         &gate.gate.state(),
+        &[],
         &gate.gate.unrouted,
         &gate.gate.admin_refused,
     );
