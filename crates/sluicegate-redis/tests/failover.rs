@@ -284,6 +284,42 @@ async fn an_error_reply_marks_redis_down_at_once() {
     until_redis_decides(&limit).await;
 }
 
+/// redis111: a Redis that refuses the limits' calls but answers `PING` (out of memory under
+/// `noeviction`; likewise a read-only replica, or an ACL user without the scripts) was
+/// marked up by every ping and down again by the next decision: the gate, which pings each
+/// second, logged an outage and a recovery a second, its `outages` counting seconds and
+/// `up` flipping, for as long as the refusal lasted. A PONG says Redis answers, not that it
+/// takes the calls it refused: the store stays down, one outage, until a decision's probe
+/// is answered.
+#[tokio::test]
+async fn a_ping_does_not_mark_up_a_redis_that_refuses_the_limits_calls() {
+    let redis = RedisServer::start();
+    let store = store(&redis).await;
+    let limit = GlobalGcra::builder(&store, "oom", Quota::per_second(1000).unwrap())
+        .on_failure(FailurePolicy::Allow)
+        .build()
+        .unwrap();
+    assert_eq!(limit.decide(1).await.unwrap().source, Source::Redis);
+    config_set(&redis, "maxmemory-policy", "noeviction");
+    config_set(&redis, "maxmemory", "1");
+    for _ in 0..3 {
+        let v = limit.decide(1).await.unwrap();
+        assert_eq!(v.source, Source::Fallback(FailurePolicy::Allow));
+        store
+            .ping(Duration::from_secs(5))
+            .await
+            .expect("redis answers PING when out of memory");
+        let health = store.health();
+        assert!(!health.up, "a PONG marked a refusing redis up: {health:?}");
+    }
+    let health = store.health();
+    assert_eq!((health.outages, health.recoveries), (1, 0), "{health:?}");
+    config_set(&redis, "maxmemory", "0");
+    until_redis_decides(&limit).await;
+    let health = store.health();
+    assert_eq!((health.up, health.outages, health.recoveries), (true, 1, 1));
+}
+
 /// An error about one key is no outage. A key of the wrong type under one limit's name (a
 /// hash where the GCRA state lives: another program, or an old version, on the same
 /// prefix) answered `WRONGTYPE`, which marked the whole store down: every other limit on it

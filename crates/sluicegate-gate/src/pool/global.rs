@@ -35,9 +35,10 @@ impl Store {
     /// policy until it answers ([`is_up`](Self::is_up) tells).
     ///
     /// From then on, a task on the current runtime sends Redis a `PING` every second,
-    /// within the store's budget, until the store is dropped: an answer marks Redis up, a
-    /// failure down, as a decision's call would, so the health follows Redis while the gate
-    /// is idle too (one small round trip a second; no decision is counted as a fallback).
+    /// within the store's budget, until the store is dropped: an answer marks Redis up
+    /// (unless it is down for refusing a decision's call, see `RedisStore::ping`), a failure
+    /// down, as a decision's call would, so the health follows Redis while the gate is idle
+    /// too (one small round trip a second; no decision is counted as a fallback).
     ///
     /// # Errors
     ///

@@ -33,6 +33,17 @@
 //! dropped) is marked down by the second round, within about two budgets of the first call
 //! it left unanswered, and until then each decision waits its budget and falls back alone.
 //! While Redis is down a late probe is a failed probe (the backoff doubles), as before.
+//!
+//! # When Redis is marked up
+//!
+//! Any answered call of a limit marks Redis up. An answer that only says Redis answers — a
+//! `PING` ([`RedisStore::ping`](super::RedisStore::ping)), a subscription on the pub/sub
+//! connection — marks it up too, unless Redis is down because it *refused* a call (an error
+//! reply: out of memory under `noeviction`, a read-only replica, an ACL without the scripts):
+//! Redis answers `PING` all along then, and each ping marked it up and the next decision
+//! down again (redis111: the gate, which pings every second, logged an outage and a recovery
+//! a second for as long as the refusal lasted). Such an outage ends with the first answered
+//! call of a limit (a probe), as an outage where Redis was out of reach always could.
 
 use std::fmt::Display;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -65,6 +76,9 @@ pub struct HealthSnapshot {
 #[derive(Debug)]
 pub(super) struct Health {
     down: AtomicBool,
+    /// Whether the failure that (last) marked Redis down was an error Redis answered: then
+    /// only a limit's call marks it up again, not a PING ([`pinged`](Self::pinged)).
+    refused: AtomicBool,
     epoch: Instant,
     // Nanoseconds after `epoch` at which the next probe may go to a Redis that is down.
     next_probe: AtomicU64,
@@ -97,6 +111,7 @@ impl Health {
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         Health {
             down: AtomicBool::new(false),
+            refused: AtomicBool::new(false),
             epoch: Instant::now(),
             next_probe: AtomicU64::new(0),
             backoff: AtomicU64::new(nanos(min_backoff)),
@@ -166,6 +181,16 @@ impl Health {
         }
     }
 
+    /// Redis answered a call that only shows it answers (a `PING`, a subscription): marks it
+    /// up as [`succeeded`](Self::succeeded) does, unless it is down for a call it refused
+    /// (module docs, "When Redis is marked up").
+    pub(super) fn pinged(&self) {
+        if self.down.load(Ordering::Acquire) && self.refused.load(Ordering::Acquire) {
+            return;
+        }
+        self.succeeded();
+    }
+
     /// Redis answered a call with an error about its key (`WRONGTYPE`): Redis is up, the
     /// call's decision falls back. Warns at most every [`KEY_WARNING_EVERY`].
     pub(super) fn key_refused(&self, why: &dyn Display) {
@@ -224,6 +249,9 @@ impl Health {
     /// Marks Redis down after a failed call; `headline` says what kind of failure (the first
     /// one of an outage is logged as `headline: ...`, with `why` as its error).
     pub(super) fn failed(&self, headline: &str, why: &dyn Display) {
+        // Before `down`: whoever sees Redis down sees why.
+        self.refused
+            .store(headline != super::UNREACHABLE, Ordering::Release);
         let backoff = if self.down.swap(true, Ordering::AcqRel) {
             // A failed probe: wait twice as long before the next one.
             let b = self.backoff.load(Ordering::Relaxed);

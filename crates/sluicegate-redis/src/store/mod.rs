@@ -183,17 +183,23 @@ impl RedisStore {
         if !self.inner.health.may_call() {
             return Err(Missed::Skipped);
         }
-        self.timed(self.inner.budget, call)
+        self.timed(self.inner.budget, call, Health::succeeded)
             .await
             .map_err(|_| Missed::Sent)
     }
 
     /// Runs `call`, waiting at most `within` for its answer, and tells the health what came
-    /// of it: an answer marks Redis up; no answer in time (or the client's own response
+    /// of it: an answer calls `answered` (a limit's call marks Redis up, a `PING`
+    /// [not always](Health::pinged)); no answer in time (or the client's own response
     /// timeout) is a late answer, which marks Redis down only as the second round in a row
     /// (`health.rs` has the rule); any other error marks it down at once. No answer in time
     /// is an I/O error of kind [`TimedOut`](std::io::ErrorKind::TimedOut).
-    async fn timed<T, F>(&self, within: Duration, call: F) -> redis::RedisResult<T>
+    async fn timed<T, F>(
+        &self,
+        within: Duration,
+        call: F,
+        answered: fn(&Health),
+    ) -> redis::RedisResult<T>
     where
         F: Future<Output = redis::RedisResult<T>>,
     {
@@ -208,7 +214,7 @@ impl RedisStore {
             .into()),
         };
         match &answer {
-            Ok(_) => health.succeeded(),
+            Ok(_) => answered(health),
             Err(e) if e.is_timeout() => health.late(sent, UNREACHABLE, e),
             // Redis answered, about one key: this decision falls back, the store stays up.
             Err(e) if e.code() == Some("WRONGTYPE") => health.key_refused(e),
@@ -222,9 +228,10 @@ impl RedisStore {
         self.inner.health.failed(UNREACHABLE, &why);
     }
 
-    /// Marks Redis up without a call: it answered on a connection of its own (pub/sub).
+    /// Marks Redis up without a call: it answered on a connection of its own (pub/sub), unless
+    /// it is down for a call it refused ([`Health::pinged`]).
     pub(crate) fn connection_found(&self) {
-        self.inner.health.succeeded();
+        self.inner.health.pinged();
     }
 
     /// How long a caller denied by a fallback should wait before asking again: until the

@@ -3,12 +3,17 @@
 use std::time::Duration;
 
 use super::RedisStore;
+use super::health::Health;
 
 impl RedisStore {
     /// Sends Redis a `PING` and waits at most `within` for its answer: an answer marks Redis
     /// up, an error marks it down, and no answer in time is a late answer (two rounds in a
     /// row mark it down), as for a decision's call (without counting a fallback, and whether
-    /// or not a probe of a Redis that is down is due).
+    /// or not a probe of a Redis that is down is due). Except that a PONG does not mark up a
+    /// Redis that is down for a call it *refused* (out of memory under `noeviction`, a
+    /// read-only replica, an ACL without the scripts: Redis answers `PING` all along): that
+    /// outage ends with the first answered call of a limit, its probe (before redis111 each
+    /// ping ended it and the next decision began another).
     ///
     /// For an application that wants the [health](Self::health) to follow Redis while no
     /// decision calls it (the gate pings about once a second), and to learn why Redis is down.
@@ -26,6 +31,7 @@ impl RedisStore {
     pub async fn ping(&self, within: Duration) -> Result<(), redis::RedisError> {
         let mut conn = self.connection();
         let cmd = redis::cmd("PING");
-        self.timed(within, cmd.query_async::<()>(&mut conn)).await
+        self.timed(within, cmd.query_async::<()>(&mut conn), Health::pinged)
+            .await
     }
 }
