@@ -143,6 +143,45 @@ async fn the_redis_password_is_shown_nowhere() {
     assert!(err.contains("http://user:***@127.0.0.1"), "{err}");
 }
 
+/// redis111: a password holding `/`, `?` or `#` written as is (a URL must percent-encode
+/// them) ended the URL's authority early for the redaction, which then found no `user:…@` in
+/// it: the client refused the URL and `check` (and `serve`, in the journal) quoted it whole,
+/// password and all. The redaction now takes the user information to the URL's last `@`.
+#[test]
+fn a_password_with_a_slash_or_question_mark_is_not_shown_when_the_url_is_refused() {
+    let upstream_url = "http://127.0.0.1:9";
+    for password in [
+        "pa/ss-s3cret",
+        "pa?ss-s3cret",
+        "pa#ss-s3cret",
+        "/s3cret?x#y",
+    ] {
+        let url = format!("redis://default:{password}@127.0.0.1:6379/0");
+        let text = format!(
+            r#"listen = ["127.0.0.1:0"]
+[store]
+redis = "{url}"
+[[pools]]
+name = "p"
+upstream = "{upstream_url}"
+scope = "global"
+max_concurrency = 4
+[[routes]]
+pool = "p"
+"#
+        );
+        let path = write_config("slash-password", &text);
+        let out = run(&["check", "--config", path.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(64), "{password}: {err}");
+        assert!(!err.contains("s3cret"), "check showed the password: {err}");
+        assert!(
+            err.contains("redis://default:***@127.0.0.1:6379/0"),
+            "{err}"
+        );
+    }
+}
+
 /// Defect pinned (review 3, item 8): `store.up` and `sluicegate_store_up` changed only when a
 /// request passed. A gate started before Redis still said `0` long after Redis was up, and a
 /// dead Redis showed `1` while the gate was idle. Now the gate pings the store in the

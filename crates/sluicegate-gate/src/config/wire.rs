@@ -125,8 +125,10 @@ from_string!(
 );
 
 /// `url` as logs, errors and the admin API show it: a password in it (`user:password@`, or
-/// the `pass=` parameter redis-rs reads for a unix socket) replaced by `***`. Anything
-/// else is shown as written, also a URL that does not parse.
+/// the `pass=` parameter redis-rs reads for a unix socket) replaced by `***`, also one that
+/// holds `/`, `?` or `#` not percent-encoded (`user:pa/ss@host`: the URL does not parse, and
+/// is quoted in the error). Anything else is shown as written, also a URL that does not
+/// parse.
 ///
 /// # Examples
 ///
@@ -141,27 +143,34 @@ from_string!(
 /// ```
 pub fn redacted_url(url: &str) -> String {
     let start = url.find("://").map_or(0, |i| i + 3);
-    let end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
+    let tail = &url[start..];
+    let authority = &tail[..tail.find(['/', '?', '#']).unwrap_or(tail.len())];
+    // The user information ends at the authority's last `@` (a password may hold one). A
+    // password holding `/`, `?` or `#` as is ends the authority early, before its `@`: the
+    // client refuses such a URL, and its error quotes it (redis111: whole, password and
+    // all). With a `:` in what is left of the authority, an `@` further on ends it then.
+    let at = authority
+        .rfind('@')
+        .or_else(|| authority.contains(':').then(|| tail.rfind('@')).flatten());
     let mut shown = String::with_capacity(url.len());
     shown.push_str(&url[..start]);
-    // The user information ends at the authority's last `@` (a password may hold one).
-    match url[start..end].rsplit_once('@') {
-        Some((userinfo, host)) => {
-            match userinfo.split_once(':') {
+    let rest = match at {
+        Some(at) => {
+            match tail[..at].split_once(':') {
                 Some((user, _password)) => {
                     shown.push_str(user);
                     shown.push_str(":***");
                 }
-                None => shown.push_str(userinfo),
+                None => shown.push_str(&tail[..at]),
             }
             shown.push('@');
-            shown.push_str(host);
+            &tail[at + 1..]
         }
-        None => shown.push_str(&url[start..end]),
-    }
-    let rest = &url[end..];
+        None => tail,
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    shown.push_str(&rest[..end]);
+    let rest = &rest[end..];
     let Some((path, query)) = rest.split_once('?') else {
         shown.push_str(rest);
         return shown;
@@ -268,6 +277,11 @@ mod tests {
                 "unix:///r.sock?password=***",
             ),
             ("user:s3cret@host:1", "user:***@host:1"),
+            // redis111: `/`, `?` or `#` in a password as is (the URL is refused, and quoted).
+            ("redis://u:pa/ss@h:1/0", "redis://u:***@h:1/0"),
+            ("redis://:a?b#c/d=@h:1?db=0", "redis://:***@h:1?db=0"),
+            ("redis://h:1/0?pass=a@b", "redis://h:***@b"),
+            ("redis://h/0?pass=a@b", "redis://h/0?pass=***"),
             ("", ""),
             ("redis://", "redis://"),
         ] {
