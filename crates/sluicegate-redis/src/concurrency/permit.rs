@@ -13,6 +13,18 @@ use super::scripts::{RELEASE, RENEW};
 /// the permit (the release is sent to Redis from a spawned task, again and again while Redis
 /// is down, until Redis has it or the lease has expired) and wakes the first waiter of every
 /// instance.
+///
+/// # Holding it outside the runtime
+///
+/// The lease is renewed (every TTL / 3) by a task on the runtime the permit was acquired
+/// on, over the store's connection, which the runtime the store was made on drives. Hold
+/// the permit only while those runtimes run: a current-thread runtime driven by `block_on`
+/// per call (a synchronous program) runs neither between its calls, so a permit held there
+/// longer than the lease time outside `block_on` loses its lease while held, and another
+/// instance may take it (the next renewal adds it back, with a warning: up to twice `max`
+/// out meanwhile). A multi-thread runtime runs them while the permit is held anywhere,
+/// a thread of its own included; or give the lease time ([`ttl`](super::ConcurrencyBuilder::ttl))
+/// room for the longest hold (redis111).
 #[must_use = "the permit is released as soon as it is dropped"]
 #[derive(Debug)]
 pub struct GlobalPermit {
