@@ -320,6 +320,55 @@ async fn a_ping_does_not_mark_up_a_redis_that_refuses_the_limits_calls() {
     assert_eq!((health.up, health.outages, health.recoveries), (true, 1, 1));
 }
 
+/// The other side of the test above: a refusal that a `PING` meets as well — Redis asking
+/// for a password (restarted with `requirepass`, or a password rotated) — is gone when a
+/// PONG comes: the ping marks Redis up again, so that an idle instance (the gate while no
+/// request passes) does not stay reported down after the password is right again.
+#[tokio::test]
+async fn a_ping_marks_up_a_redis_that_asked_for_a_password_once_it_no_longer_does() {
+    let redis = RedisServer::start();
+    let store = store(&redis).await;
+    let limit = GlobalGcra::builder(&store, "auth", Quota::per_second(1000).unwrap())
+        .on_failure(FailurePolicy::Allow)
+        .build()
+        .unwrap();
+    assert_eq!(limit.decide(1).await.unwrap().source, Source::Redis);
+    let mut admin = redis.connection();
+    config_set(&redis, "requirepass", "rotated");
+    let () = redis::cmd("AUTH").arg("rotated").query(&mut admin).unwrap();
+    // The store's connection was made without a password: cut it, so that it reconnects.
+    let _: i64 = redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("TYPE")
+        .arg("normal")
+        .arg("SKIPME")
+        .arg("yes")
+        .query(&mut admin)
+        .unwrap();
+    let start = Instant::now();
+    while store.health().up || store.ping(Duration::from_secs(5)).await.is_ok() {
+        assert!(start.elapsed() < Duration::from_secs(15), "never refused");
+        let _ = limit.decide(1).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("requirepass")
+        .arg("")
+        .query(&mut admin)
+        .unwrap();
+    let start = Instant::now();
+    while store.ping(Duration::from_secs(5)).await.is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "PING still refused"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let health = store.health();
+    assert!(health.up, "a PONG after a password refusal: {health:?}");
+}
+
 /// An error about one key is no outage. A key of the wrong type under one limit's name (a
 /// hash where the GCRA state lives: another program, or an old version, on the same
 /// prefix) answered `WRONGTYPE`, which marked the whole store down: every other limit on it

@@ -38,9 +38,10 @@
 //!
 //! Any answered call of a limit marks Redis up. An answer that only says Redis answers — a
 //! `PING` ([`RedisStore::ping`](super::RedisStore::ping)), a subscription on the pub/sub
-//! connection — marks it up too, unless Redis is down because it *refused* a call (an error
-//! reply: out of memory under `noeviction`, a read-only replica, an ACL without the scripts):
-//! Redis answers `PING` all along then, and each ping marked it up and the next decision
+//! connection — marks it up too, unless Redis is down because it *refused* a call for what
+//! the call asks (an error reply: out of memory under `noeviction`, a read-only replica, an
+//! ACL without the scripts; not a refused password, which a PING meets too): Redis answers
+//! `PING` all along then, and each ping marked it up and the next decision
 //! down again (redis111: the gate, which pings every second, logged an outage and a recovery
 //! a second for as long as the refusal lasted). Such an outage ends with the first answered
 //! call of a limit (a probe), as an outage where Redis was out of reach always could.
@@ -249,9 +250,19 @@ impl Health {
     /// Marks Redis down after a failed call; `headline` says what kind of failure (the first
     /// one of an outage is logged as `headline: ...`, with `why` as its error).
     pub(super) fn failed(&self, headline: &str, why: &dyn Display) {
+        self.down_for(false, headline, why);
+    }
+
+    /// Marks Redis down after it refused a call for what the call asks (out of memory, a
+    /// read-only replica, an ACL), which a `PING` does not meet: only a limit's answered call
+    /// ends this outage ([`pinged`](Self::pinged)).
+    pub(super) fn refused(&self, headline: &str, why: &dyn Display) {
+        self.down_for(true, headline, why);
+    }
+
+    fn down_for(&self, refused: bool, headline: &str, why: &dyn Display) {
         // Before `down`: whoever sees Redis down sees why.
-        self.refused
-            .store(headline != super::UNREACHABLE, Ordering::Release);
+        self.refused.store(refused, Ordering::Release);
         let backoff = if self.down.swap(true, Ordering::AcqRel) {
             // A failed probe: wait twice as long before the next one.
             let b = self.backoff.load(Ordering::Relaxed);

@@ -218,6 +218,7 @@ impl RedisStore {
             Err(e) if e.is_timeout() => health.late(sent, UNREACHABLE, e),
             // Redis answered, about one key: this decision falls back, the store stays up.
             Err(e) if e.code() == Some("WRONGTYPE") => health.key_refused(e),
+            Err(e) if refused_for_what_it_asks(e) => health.refused(headline(e), e),
             Err(e) => health.failed(headline(e), e),
         }
         answer
@@ -258,6 +259,17 @@ fn headline(e: &redis::RedisError) -> &'static str {
     } else {
         "redis call failed"
     }
+}
+
+/// Whether Redis refused `e`'s call for what it asks (an error reply: out of memory, a
+/// read-only replica, an ACL without the command or key), a refusal a `PING` does not meet,
+/// so that a PONG does not end the outage (`Health::pinged`). Not a refused password
+/// (`NOAUTH`, `WRONGPASS`, or the client's own authentication failure): a PING meets that
+/// one too, and a PONG says it is gone.
+fn refused_for_what_it_asks(e: &redis::RedisError) -> bool {
+    e.kind() != redis::ErrorKind::AuthenticationFailed
+        && e.code()
+            .is_some_and(|code| !matches!(code, "NOAUTH" | "WRONGPASS"))
 }
 
 /// Why [`RedisStore::attempt`] has no answer.

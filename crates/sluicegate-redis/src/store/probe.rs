@@ -11,8 +11,8 @@ impl RedisStore {
     /// row mark it down), as for a decision's call (without counting a fallback, and whether
     /// or not a probe of a Redis that is down is due). Except that a PONG does not mark up a
     /// Redis that is down for a call it *refused* (out of memory under `noeviction`, a
-    /// read-only replica, an ACL without the scripts: Redis answers `PING` all along): that
-    /// outage ends with the first answered call of a limit, its probe (before redis111 each
+    /// read-only replica, an ACL without the scripts: Redis answers `PING` all along; not a
+    /// refused password, which a PING meets too): that outage ends with the first answered call of a limit, its probe (before redis111 each
     /// ping ended it and the next decision began another).
     ///
     /// For an application that wants the [health](Self::health) to follow Redis while no
