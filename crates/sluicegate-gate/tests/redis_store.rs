@@ -182,6 +182,31 @@ pool = "p"
     }
 }
 
+/// redis111: an outage is logged once, at its start, with what began it. Redis killed and
+/// started again asking for a password (restarted with a `requirepass` the gate's URL
+/// lacks): the log said `redis unreachable ... the pub/sub connection was closed` and
+/// nothing more, while every probe was refused `NOAUTH` — the operator looked for a network
+/// problem. A new kind of failure during an outage is logged once too, saying what Redis
+/// says now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_cause_during_an_outage_is_logged() {
+    let upstream = Upstream::start().await;
+    let reserved = ReservedPort::new();
+    let path = write_config("cause", &config(&reserved.url(), &upstream, "", ""));
+    let mut redis = RedisServer::start_on(reserved);
+    let mut gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    eventually("the gate finds redis", || async {
+        gate.status().await["store"]["up"] == true
+    })
+    .await;
+    redis.kill();
+    gate.log_line("redis unreachable").await;
+    redis.restart_with(&["--requirepass", PASSWORD]);
+    let line = gate.log_line("NOAUTH").await;
+    assert!(line.contains("still down"), "{line}");
+    assert_eq!(gate.status().await["store"]["up"], false);
+}
+
 /// Defect pinned (review 3, item 8): `store.up` and `sluicegate_store_up` changed only when a
 /// request passed. A gate started before Redis still said `0` long after Redis was up, and a
 /// dead Redis showed `1` while the gate was idle. Now the gate pings the store in the

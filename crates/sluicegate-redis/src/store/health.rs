@@ -47,7 +47,7 @@
 //! call of a limit (a probe), as an outage where Redis was out of reach always could.
 
 use std::fmt::Display;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -80,6 +80,9 @@ pub(super) struct Health {
     /// Whether the failure that (last) marked Redis down was an error Redis answered: then
     /// only a limit's call marks it up again, not a PING ([`pinged`](Self::pinged)).
     refused: AtomicBool,
+    /// The kinds of failure logged during this outage (bits of [`Health::kind`]): each is
+    /// logged once per outage, the first as the outage's start.
+    logged: AtomicU8,
     epoch: Instant,
     // Nanoseconds after `epoch` at which the next probe may go to a Redis that is down.
     next_probe: AtomicU64,
@@ -113,6 +116,7 @@ impl Health {
         Health {
             down: AtomicBool::new(false),
             refused: AtomicBool::new(false),
+            logged: AtomicU8::new(0),
             epoch: Instant::now(),
             next_probe: AtomicU64::new(0),
             backoff: AtomicU64::new(nanos(min_backoff)),
@@ -260,16 +264,38 @@ impl Health {
         self.down_for(true, headline, why);
     }
 
+    /// One bit per kind of failure, for [`logged`](Self::logged): out of reach, a refused
+    /// call, a refused password, anything else.
+    fn kind(refused: bool, headline: &str) -> u8 {
+        match (refused, headline) {
+            (_, super::UNREACHABLE) => 1,
+            (true, _) => 2,
+            (false, super::REFUSED) => 4,
+            (false, _) => 8,
+        }
+    }
+
     fn down_for(&self, refused: bool, headline: &str, why: &dyn Display) {
         // Before `down`: whoever sees Redis down sees why.
         self.refused.store(refused, Ordering::Release);
+        let kind = Self::kind(refused, headline);
         let backoff = if self.down.swap(true, Ordering::AcqRel) {
-            // A failed probe: wait twice as long before the next one.
+            // A failed probe: wait twice as long before the next one. A new kind of failure
+            // is logged once: the outage's first line may name another cause than the one
+            // that lasts (redis111: `unreachable` as Redis was killed, then every probe
+            // refused `NOAUTH` by the Redis started in its place, and nothing said so).
+            if self.logged.fetch_or(kind, Ordering::AcqRel) & kind == 0 {
+                tracing::warn!(
+                    error = %why,
+                    "redis still down, now {headline}: global limits keep to their failure policy"
+                );
+            }
             let b = self.backoff.load(Ordering::Relaxed);
             let b = b.saturating_mul(2).min(self.max_backoff);
             self.backoff.store(b, Ordering::Relaxed);
             b
         } else {
+            self.logged.store(kind, Ordering::Release);
             self.outages.fetch_add(1, Ordering::Relaxed);
             self.went_down.notify_waiters();
             tracing::warn!(

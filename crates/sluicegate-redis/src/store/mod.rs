@@ -248,6 +248,7 @@ impl RedisStore {
 }
 
 const UNREACHABLE: &str = "redis unreachable";
+const REFUSED: &str = "redis refused the call";
 
 /// What kind of failure `e` is, for the log line of an outage: Redis out of reach, or Redis
 /// answering with an error (out of memory, a wrong password, ...: the error says what).
@@ -255,7 +256,7 @@ fn headline(e: &redis::RedisError) -> &'static str {
     if e.is_io_error() {
         UNREACHABLE
     } else if e.code().is_some() || e.kind() == redis::ErrorKind::AuthenticationFailed {
-        "redis refused the call"
+        REFUSED
     } else {
         "redis call failed"
     }

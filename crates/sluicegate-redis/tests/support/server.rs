@@ -73,11 +73,18 @@ impl RedisServer {
 
     /// Starts the server again on its port, after [`kill`](Self::kill).
     pub fn restart(&mut self) {
+        self.restart_with(&[]);
+    }
+
+    /// [`restart`](Self::restart) with more `redis-server` arguments (`--requirepass x`:
+    /// a Redis that asks for a password from its first answer on).
+    pub fn restart_with(&mut self, args: &[&str]) {
         assert!(self.child.is_none(), "redis-server is running");
         let mut command = tied_to_this_process("redis-server");
         command
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let child = spawn_from_a_lasting_thread(command).unwrap_or_else(|e| {
@@ -216,14 +223,18 @@ fn spawn_from_a_lasting_thread(command: Command) -> io::Result<Child> {
         .map_err(|_| io::Error::other("the spawning thread is gone"))?
 }
 
-/// Whether a Redis on `port` answers `PING` (the inline protocol; no client crate needed).
+/// Whether a Redis on `port` answers `PING`, with PONG or by asking for a password (the
+/// inline protocol; no client crate needed).
 fn ping(port: u16) -> bool {
     let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
     let mut buf = [0u8; 7];
-    s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    // A server asking for a password answers too.
+    s.write_all(b"PING\r\n").is_ok()
+        && s.read_exact(&mut buf).is_ok()
+        && (&buf == b"+PONG\r\n" || &buf == b"-NOAUTH")
 }
 
 /// Whether process `pid` has ended (gone, or a zombie nobody has reaped yet).
