@@ -369,6 +369,49 @@ async fn a_ping_marks_up_a_redis_that_asked_for_a_password_once_it_no_longer_doe
     assert!(health.up, "a PONG after a password refusal: {health:?}");
 }
 
+/// redis111: a Redis with an idle `timeout` (Azure's closes idle connections after 10
+/// minutes, many configs set one) closes the store's connection between sparse decisions.
+/// The next call failed on the dead connection ("broken pipe"): it fell back and marked
+/// Redis down; the manager reconnected, and if the next call came after the timeout again
+/// (a limit of 3 an hour, a job every 15 minutes) it found that connection closed too —
+/// every decision fell back, the limit never global again. A call that finds its
+/// connection dropped now asks once more, on the manager's new connection, within the
+/// budget.
+#[tokio::test]
+async fn a_connection_redis_closed_while_idle_is_replaced_without_a_fallback() {
+    let redis = RedisServer::start();
+    config_set(&redis, "timeout", "1");
+    let store = RedisStore::builder(&redis.url())
+        .budget(Duration::from_secs(5))
+        .connect()
+        .await
+        .unwrap();
+    let limit = GlobalGcra::builder(&store, "sparse", Quota::per_hour(3))
+        .build()
+        .unwrap();
+    for _ in 0..2 {
+        assert_eq!(limit.decide(1).await.unwrap().source, Source::Redis);
+        // Redis closes the idle connection (its clients' cron, within about a second past
+        // the timeout): nothing but the connection asking is left.
+        let start = Instant::now();
+        loop {
+            let info: String = redis::cmd("INFO")
+                .arg("clients")
+                .query(&mut redis.connection())
+                .unwrap();
+            if info.contains("connected_clients:1\r\n") {
+                break;
+            }
+            assert!(start.elapsed() < Duration::from_secs(15), "{info}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let v = limit.decide(1).await.unwrap();
+    assert_eq!(v.source, Source::Redis, "{:?}", store.health());
+    let health = store.health();
+    assert_eq!((health.up, health.outages, health.fallbacks), (true, 0, 0));
+}
+
 /// An error about one key is no outage. A key of the wrong type under one limit's name (a
 /// hash where the GCRA state lives: another program, or an old version, on the same
 /// prefix) answered `WRONGTYPE`, which marked the whole store down: every other limit on it

@@ -272,16 +272,12 @@ impl GlobalConcurrency {
             inner.instance,
             inner.next_id.fetch_add(1, Ordering::Relaxed)
         );
-        let mut conn = inner.store.connection();
         let mut call = ACQUIRE.key(&inner.leases);
         call.arg(inner.max).arg(millis(inner.ttl)).arg(&id);
         // Until the answer is read, Redis may hold a lease for `id` that nobody would: it is
         // released if the answer does not come in time, or if this future is dropped.
         let mut unclaimed = Unclaimed(Some((inner, id)));
-        let reply = inner
-            .store
-            .attempt(call.invoke_async::<Vec<i64>>(&mut conn))
-            .await;
+        let reply = inner.store.attempt::<Vec<i64>>(&call).await;
         match reply.as_deref() {
             Ok([1, ..]) => Try::Taken(unclaimed.claim()),
             Ok([0, _, wait]) => {

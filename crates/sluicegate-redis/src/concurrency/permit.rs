@@ -74,15 +74,10 @@ async fn renew(inner: Arc<Inner>, id: String) {
     let period = inner.ttl / 3;
     loop {
         tokio::time::sleep(period).await;
-        let mut conn = inner.store.connection();
         let mut call = RENEW.key(&inner.leases);
         call.arg(millis(inner.ttl)).arg(&id);
         // `attempt`, not `call`: a renewal is no decision, and falls back to nothing.
-        if let Ok(0) = inner
-            .store
-            .attempt(call.invoke_async::<i64>(&mut conn))
-            .await
-        {
+        if let Ok(0) = inner.store.attempt::<i64>(&call).await {
             tracing::warn!(
                 lease = %id,
                 "global permit lease was gone from redis (flushed, restarted, or renewed too \
@@ -153,10 +148,9 @@ async fn send_release(mut release: Release) {
     let expired = tokio::time::Instant::now() + inner.ttl;
     let mut pause = Duration::from_millis(20);
     loop {
-        let mut conn = inner.store.connection();
         let mut call = RELEASE.key(&inner.leases);
         call.key(&inner.channel).arg(&release.id);
-        let sent = inner.store.attempt(call.invoke_async::<i64>(&mut conn));
+        let sent = inner.store.attempt::<i64>(&call);
         if sent.await.is_ok() || tokio::time::Instant::now() + pause >= expired {
             release.sent = true;
             return;

@@ -130,10 +130,9 @@ impl GlobalGcra {
         if spec.params.denies_all() {
             return Ok(Verdict::new(fresh, Source::Redis));
         }
-        let mut conn = spec.store.connection();
         let mut call = SCRIPT.key(&spec.key);
         call.arg(pack([spec.t_ns * u64::from(n), spec.horizon_ns]));
-        let reply: Option<Vec<u8>> = spec.store.call(call.invoke_async(&mut conn)).await;
+        let reply: Option<Vec<u8>> = spec.store.call(&call).await;
         match reply.as_deref().and_then(unpack).as_deref() {
             Some(&[tat, sec, usec]) => Ok(Verdict::from_redis(spec.step(tat, n)?, sec, usec)),
             _ => spec.fall_back(n),

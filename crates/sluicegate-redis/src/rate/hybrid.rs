@@ -330,10 +330,9 @@ impl Leaser {
             let max_batch = (spec.burst / 2).max(n);
             batch.clamp(n, max_batch)
         };
-        let mut conn = spec.store.connection();
         let mut call = SCRIPT.key(&spec.key);
         call.arg(spec.t_ns).arg(spec.horizon_ns).arg(want).arg(n);
-        let reply: Option<Vec<i64>> = spec.store.call(call.invoke_async(&mut conn)).await;
+        let reply: Option<Vec<i64>> = spec.store.call(&call).await;
         let Some(&[got, tat, sec, usec]) = reply.as_deref() else {
             return spec.fall_back(n).map(|verdict| Granted {
                 verdict,

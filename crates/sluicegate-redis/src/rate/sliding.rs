@@ -115,7 +115,6 @@ impl GlobalWindow {
         if self.params.limit == 0 {
             return Ok(Verdict::new(fresh, Source::Redis));
         }
-        let mut conn = self.store.connection();
         let (limit, slices) = (self.params.limit, self.params.slices);
         let mut call = SCRIPT.key(&self.key);
         call.arg(pack([
@@ -126,7 +125,7 @@ impl GlobalWindow {
             u64::from(n),
             self.expiry_ms,
         ]));
-        let reply: Option<Vec<u8>> = self.store.call(call.invoke_async(&mut conn)).await;
+        let reply: Option<Vec<u8>> = self.store.call(&call).await;
         let decided = match reply.as_deref().and_then(unpack).as_deref() {
             // Admitted: the window's count and the leaving slice's, all the rule needs.
             Some(&[-1, us, window, oldest]) => {

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{FromRedisValue, ScriptInvocation};
 
 use crate::Error;
 use health::Health;
@@ -30,7 +31,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// on it, and it is closed when the last of them is dropped. So a store opens at most two
 /// connections, however many limits are built on it. On top of it the store keeps a health
 /// state: a call that fails (no connection, the connection closed, an error reply) marks
-/// Redis down at once; a call that takes longer than the [budget](StoreBuilder::budget)
+/// Redis down at once (one that finds its connection closed, as Redis closes idle ones after
+/// its `timeout`, is first made once more within the budget, on a new connection); a call that takes longer than the [budget](StoreBuilder::budget)
 /// falls back for its own decision, and marks Redis down only when a call sent after it is
 /// late too (two rounds in a row: a lone hiccup on a busy host is no outage). While Redis is
 /// down decisions fall back at once (no waiting) and one call at a time probes Redis again,
@@ -161,28 +163,26 @@ impl RedisStore {
         self.inner.health.recoveries()
     }
 
-    /// Runs one Redis call within the budget, or not at all while Redis is down and no probe
+    /// Runs one script call within the budget, or not at all while Redis is down and no probe
     /// is due. `None` means: decide by the failure policy (counted as a fallback).
-    pub(crate) async fn call<T, F>(&self, call: F) -> Option<T>
-    where
-        F: Future<Output = redis::RedisResult<T>>,
-    {
-        let answer = self.attempt(call).await;
+    pub(crate) async fn call<T: FromRedisValue>(&self, script: &ScriptInvocation<'_>) -> Option<T> {
+        let answer = self.attempt(script).await;
         if answer.is_err() {
             self.inner.health.fell_back();
         }
         answer.ok()
     }
 
-    /// Runs one Redis call as [`call`](Self::call) does, saying whether a call that got no
+    /// Runs one script call as [`call`](Self::call) does, saying whether a call that got no
     /// answer was sent (it may still run in Redis) or skipped; counts no fallback.
-    pub(crate) async fn attempt<T, F>(&self, call: F) -> Result<T, Missed>
-    where
-        F: Future<Output = redis::RedisResult<T>>,
-    {
+    pub(crate) async fn attempt<T: FromRedisValue>(
+        &self,
+        script: &ScriptInvocation<'_>,
+    ) -> Result<T, Missed> {
         if !self.inner.health.may_call() {
             return Err(Missed::Skipped);
         }
+        let call = || async { script.invoke_async(&mut self.connection()).await };
         self.timed(self.inner.budget, call, Health::succeeded)
             .await
             .map_err(|_| Missed::Sent)
@@ -194,24 +194,44 @@ impl RedisStore {
     /// timeout) is a late answer, which marks Redis down only as the second round in a row
     /// (`health.rs` has the rule); any other error marks it down at once. No answer in time
     /// is an I/O error of kind [`TimedOut`](std::io::ErrorKind::TimedOut).
-    async fn timed<T, F>(
+    ///
+    /// A call that finds its connection dropped is made once more, within `within`: Redis
+    /// closed it while the store was idle (its `timeout` setting), or a proxy did, and the
+    /// manager reconnects as the call fails. (Redis restarted or gone: the second try fails
+    /// too.) The scripts may be run twice so: a lease or a release of the same id is the
+    /// same, and a rate counts a request twice at worst (stricter, never looser).
+    async fn timed<T, F, Fut>(
         &self,
         within: Duration,
         call: F,
         answered: fn(&Health),
     ) -> redis::RedisResult<T>
     where
-        F: Future<Output = redis::RedisResult<T>>,
+        F: Fn() -> Fut,
+        Fut: Future<Output = redis::RedisResult<T>>,
     {
         let health = &self.inner.health;
         let sent = health.now();
-        let answer = match tokio::time::timeout(within, call).await {
-            Ok(answer) => answer,
-            Err(_) => Err(std::io::Error::new(
+        let deadline = tokio::time::Instant::now() + within;
+        let late = || {
+            Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!("no answer within {within:?}"),
             )
-            .into()),
+            .into())
+        };
+        let answer = match tokio::time::timeout_at(deadline, call()).await {
+            // redis111: between sparse calls (slower than Redis's idle `timeout`) every call
+            // found the connection of the last reconnect closed, and fell back. A second try
+            // that gets no answer in the time left is the dropped connection's failure (it
+            // marks Redis down at once, as before): a Redis killed is not taken for late.
+            Ok(Err(dropped)) if dropped.is_connection_dropped() => {
+                tokio::time::timeout_at(deadline, call())
+                    .await
+                    .unwrap_or(Err(dropped))
+            }
+            Ok(answer) => answer,
+            Err(_) => late(),
         };
         match &answer {
             Ok(_) => answered(health),

@@ -29,9 +29,8 @@ impl RedisStore {
     ///
     /// Dropping the future leaves the health as it was.
     pub async fn ping(&self, within: Duration) -> Result<(), redis::RedisError> {
-        let mut conn = self.connection();
         let cmd = redis::cmd("PING");
-        self.timed(within, cmd.query_async::<()>(&mut conn), Health::pinged)
-            .await
+        let call = || async { cmd.query_async::<()>(&mut self.connection()).await };
+        self.timed(within, call, Health::pinged).await
     }
 }
