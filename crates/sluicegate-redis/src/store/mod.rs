@@ -10,7 +10,7 @@ pub(crate) use keys::key;
 pub(crate) use pubsub::Subscription;
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -62,8 +62,11 @@ pub struct RedisStore {
 
 #[derive(Debug)]
 struct Inner {
-    conn: ConnectionManager,
+    /// Replaced when calls on it go unanswered while Redis is down ([`RedisStore::timed`]).
+    conn: RwLock<ConnectionManager>,
     client: redis::Client,
+    /// The longest probe backoff, also the manager's longest reconnect delay.
+    max_backoff: Duration,
     health: Health,
     budget: Duration,
     prefix: String,
@@ -136,7 +139,28 @@ impl RedisStore {
     }
 
     pub(crate) fn connection(&self) -> ConnectionManager {
-        self.inner.conn.clone()
+        self.inner
+            .conn
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Puts a new connection (made at its first call) in place of the store's: calls on the
+    /// old one went unanswered while Redis is down. The old one closes when the calls still
+    /// on it end.
+    fn replace_connection(&self) {
+        let config = manager_config(self.inner.budget, self.inner.max_backoff);
+        match ConnectionManager::new_lazy_with_config(self.inner.client.clone(), config) {
+            Ok(fresh) => {
+                *self
+                    .inner
+                    .conn
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner) = fresh;
+            }
+            Err(e) => tracing::debug!(error = %e, "no new connection to redis"),
+        }
     }
 
     /// For new dedicated connections (the pub/sub one), outside the shared one.
@@ -235,7 +259,17 @@ impl RedisStore {
         };
         match &answer {
             Ok(_) => answered(health),
-            Err(e) if e.is_timeout() => health.late(sent, UNREACHABLE, e),
+            Err(e) if e.is_timeout() => {
+                health.late(sent, UNREACHABLE, e);
+                // redis111: the manager reconnects after an error, and a timeout is none: a
+                // connection gone silent (a NAT or firewall that dropped its state, a host
+                // replaced behind the address) kept the store down for as long as the kernel
+                // kept it (about 15 minutes), every probe late on it. Once late answers have
+                // marked Redis down, each late call (a probe: one per backoff) gets a new one.
+                if !health.snapshot().up {
+                    self.replace_connection();
+                }
+            }
             // Redis answered, about one key: this decision falls back, the store stays up.
             Err(e) if e.code() == Some("WRONGTYPE") => health.key_refused(e),
             Err(e) if refused_for_what_it_asks(e) => health.refused(headline(e), e),
@@ -291,6 +325,20 @@ fn refused_for_what_it_asks(e: &redis::RedisError) -> bool {
     e.kind() != redis::ErrorKind::AuthenticationFailed
         && e.code()
             .is_some_and(|code| !matches!(code, "NOAUTH" | "WRONGPASS"))
+}
+
+/// The settings of the store's connection manager.
+fn manager_config(budget: Duration, max_backoff: Duration) -> ConnectionManagerConfig {
+    // The manager's own reconnect loop stays short: the store's probes (with their backoff)
+    // decide when to try again, so a dead Redis costs no decision any waiting.
+    ConnectionManagerConfig::new()
+        .set_number_of_retries(1)
+        .set_min_delay(Duration::from_millis(10))
+        .set_max_delay(max_backoff)
+        .set_connection_timeout(Some(budget.max(Duration::from_millis(100))))
+        // The budget bounds every call (`call`); the client's own response timeout (500 ms by
+        // default) would otherwise cut any longer budget to 500 ms.
+        .set_response_timeout(Some(budget.max(Duration::from_millis(500))))
 }
 
 /// Why [`RedisStore::attempt`] has no answer.
@@ -350,21 +398,13 @@ impl StoreBuilder {
             return Err(Error::Prefix(self.prefix));
         }
         let client = redis::Client::open(self.url.as_str())?;
-        // The manager's own reconnect loop stays short: the store's probes (with their
-        // backoff) decide when to try again, so a dead Redis costs no decision any waiting.
-        let config = ConnectionManagerConfig::new()
-            .set_number_of_retries(1)
-            .set_min_delay(Duration::from_millis(10))
-            .set_max_delay(self.max_backoff)
-            .set_connection_timeout(Some(self.budget.max(Duration::from_millis(100))))
-            // The budget bounds every call (`call`); the client's own response timeout
-            // (500 ms by default) would otherwise cut any longer budget to 500 ms.
-            .set_response_timeout(Some(self.budget.max(Duration::from_millis(500))));
+        let config = manager_config(self.budget, self.max_backoff);
         let conn = ConnectionManager::new_lazy_with_config(client.clone(), config)?;
         let store = RedisStore {
             inner: Arc::new(Inner {
-                conn,
+                conn: RwLock::new(conn),
                 client,
+                max_backoff: self.max_backoff,
                 health: Health::new(self.min_backoff, self.max_backoff),
                 budget: self.budget,
                 prefix: self.prefix,

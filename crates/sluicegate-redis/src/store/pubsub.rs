@@ -868,6 +868,50 @@ mod tests {
         }
     }
 
+    /// redis111: the store's own connection goes silent without closing, while Redis is up
+    /// and a new connection would be answered (frozen at a relay: a NAT or firewall that
+    /// dropped the connection's state, a host replaced behind the address). Every call was
+    /// late, the store was marked down, and every probe was late too on the same dead
+    /// connection: the manager reconnects only after an error, and a timeout is none, so the
+    /// store stayed down until the kernel gave up on the connection (about 15 minutes), every
+    /// decision falling back. A store marked down by late answers, and each late probe while
+    /// down, now replaces the connection.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_store_connection_that_goes_silent_while_redis_is_up_is_replaced() {
+        use sluicegate::rate::Quota;
+        let redis = RedisServer::start();
+        let relay = Relay::start(&redis.url()).await;
+        let store = RedisStore::builder(&relay.url)
+            .budget(Duration::from_millis(200))
+            .backoff(Duration::from_millis(10), Duration::from_millis(100))
+            .connect()
+            .await
+            .unwrap();
+        let limit = crate::GlobalGcra::builder(&store, "f", Quota::per_second(1000).unwrap())
+            .build()
+            .unwrap();
+        assert_eq!(limit.decide(1).await.unwrap().source, crate::Source::Redis);
+        relay.freeze();
+        let start = std::time::Instant::now();
+        while store.health().up {
+            let _ = limit.decide(1).await;
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "never marked down"
+            );
+        }
+        while limit.decide(1).await.unwrap().source != crate::Source::Redis {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the store kept its dead connection: {:?}",
+                store.health()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let health = store.health();
+        assert_eq!((health.up, health.outages, health.recoveries), (true, 1, 1));
+    }
+
     /// The pub/sub connection goes silent without closing (frozen at a relay: a partition,
     /// a NAT that forgot it, a host replaced behind the address) while Redis itself stays up
     /// and answers every other call. The keepalive finds it, and a new connection's
