@@ -244,6 +244,22 @@ async fn store_up_follows_redis_while_no_request_passes() {
     assert!(upstream.ids().is_empty(), "no request passed");
 }
 
+/// redis111: a database number Redis does not have (`/16` with the default 16 databases)
+/// was a warning, "redis does not answer (... DB index is out of range)": `check` said ok,
+/// and `serve` ran with every global pool on its failure policy for good (every connection's
+/// SELECT refused), though Redis answers. It is a config error, as a refused password is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_refuses_a_database_redis_does_not_have() {
+    let upstream = Upstream::start().await;
+    let redis = RedisServer::start();
+    let url = format!("redis://127.0.0.1:{}/16", redis.port);
+    let path = write_config("no-such-db", &config(&url, &upstream, "", ""));
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(64), "{err}");
+    assert!(err.contains("no database 16"), "{err}");
+}
+
 /// Review 3, lesser note: `check` said "redis does not answer" for a wrong password and
 /// exited 0, and `serve` started with every global pool on its failure policy for good. A
 /// password Redis refuses (wrong, or missing where Redis asks for one) is a config error:

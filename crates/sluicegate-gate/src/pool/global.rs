@@ -94,9 +94,9 @@ impl Store {
                 cfg.redis_shown()
             )),
             Err(e) if refused_database(&e) => Err(format!(
-                "[store] redis = \"{}\": redis refused to switch to the database the URL names ({}): write one it has, `/0` to `/15` on a redis with the default `databases 16`, or leave `/DB` out for 0",
+                "[store] redis = \"{}\": redis has no database {} ({e}): write a database number below its `databases` setting (16 by default: 0 to 15), or none for 0",
                 cfg.redis_shown(),
-                e.detail().unwrap_or("no reason given")
+                database(cfg.redis.get_ref()),
             )),
             Err(e) => Ok((store, Some(e.to_string()))),
         }
@@ -126,6 +126,19 @@ impl Store {
     fn instances(&self) -> u32 {
         self.config.instances()
     }
+}
+
+/// Whether Redis refused the URL's database number (`SELECT` out of range). redis-rs gives
+/// this refusal no kind or code of its own, only its description.
+fn refused_database(e: &redis::RedisError) -> bool {
+    e.to_string().contains("refused to switch database")
+}
+
+/// The database number of a `redis://HOST:PORT/DB` URL, as written (for the message).
+fn database(url: &str) -> &str {
+    let path = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = path.split_once('/').map_or("", |(_, db)| db);
+    path.split(['?', '#']).next().unwrap_or_default()
 }
 
 /// Whether Redis turned the connection away for its credentials.
@@ -169,13 +182,6 @@ async fn replica_of(url: &str) -> Option<String> {
     Some(format!(
         "it is a read-only replica{primary}: it answers, but refuses every decision (they write to it: READONLY), so global pools would decide by their failure policy; point `redis` at the primary"
     ))
-}
-
-/// Whether Redis refused the `SELECT` of the database the URL names (`/99` on a redis of 16,
-/// or any but `/0` on a cluster): each new connection sends it, so Redis would answer none
-/// of the gate's calls for as long as it runs. redis-rs says so only in its description.
-fn refused_database(e: &redis::RedisError) -> bool {
-    e.to_string().contains("refused to switch database")
 }
 
 /// A pool's rate kept in the store.

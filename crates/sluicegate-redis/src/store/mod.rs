@@ -259,7 +259,8 @@ impl RedisStore {
         };
         match &answer {
             Ok(_) => answered(health),
-            Err(e) if e.is_timeout() => {
+            Err(e) if !e.is_timeout() => failure(health, e),
+            Err(e) => {
                 health.late(sent, UNREACHABLE, e);
                 // redis111: the manager reconnects after an error, and a timeout is none: a
                 // connection gone silent (a NAT or firewall that dropped its state, a host
@@ -270,10 +271,6 @@ impl RedisStore {
                     self.replace_connection();
                 }
             }
-            // Redis answered, about one key: this decision falls back, the store stays up.
-            Err(e) if e.code() == Some("WRONGTYPE") => health.key_refused(e),
-            Err(e) if refused_for_what_it_asks(e) => health.refused(headline(e), e),
-            Err(e) => health.failed(headline(e), e),
         }
         answer
     }
@@ -313,6 +310,16 @@ fn headline(e: &redis::RedisError) -> &'static str {
         REFUSED
     } else {
         "redis call failed"
+    }
+}
+
+/// Tells the health of a call that failed with `e` (not a late answer).
+fn failure(health: &Health, e: &redis::RedisError) {
+    match e {
+        // Redis answered, about one key: this decision falls back, the store stays up.
+        e if e.code() == Some("WRONGTYPE") => health.key_refused(e),
+        e if refused_for_what_it_asks(e) => health.refused(headline(e), e),
+        e => health.failed(headline(e), e),
     }
 }
 
@@ -420,7 +427,7 @@ impl StoreBuilder {
         let ping = cmd.query_async::<()>(&mut conn);
         match tokio::time::timeout(CONNECT_TIMEOUT.max(self.budget), ping).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => store.inner.health.failed(headline(&e), &e),
+            Ok(Err(e)) => failure(&store.inner.health, &e),
             Err(_) => store.inner.health.failed(UNREACHABLE, &"no answer to PING"),
         }
         Ok(store)
