@@ -260,6 +260,22 @@ async fn check_refuses_a_database_redis_does_not_have() {
     assert!(err.contains("no database 16"), "{err}");
 }
 
+/// redis111: a `[store]` URL naming a port where something else answers (an HTTP server:
+/// a port mixed up with the service's) got "does not answer (Incompatible type - Parse error
+/// at 1 / Unexpected `33` / …)" over four lines: it does answer, and not as Redis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_says_when_what_answers_is_not_redis() {
+    let upstream = Upstream::start().await;
+    let not_redis = upstream.url().replacen("http://", "redis://", 1);
+    let path = write_config("not-redis", &config(&not_redis, &upstream, "", ""));
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("what answers there is not redis"), "{err}");
+    // Each log line and the warning one line (a log shipper takes a line for a record).
+    assert!(!err.lines().any(|l| l.starts_with("Unexpected")), "{err}");
+}
+
 /// Review 3, lesser note: `check` said "redis does not answer" for a wrong password and
 /// exited 0, and `serve` started with every global pool on its failure policy for good. A
 /// password Redis refuses (wrong, or missing where Redis asks for one) is a config error:

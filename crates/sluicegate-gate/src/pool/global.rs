@@ -98,7 +98,16 @@ impl Store {
                 cfg.redis_shown(),
                 database(cfg.redis.get_ref()),
             )),
-            Err(e) => Ok((store, Some(e.to_string()))),
+            // redis111: an HTTP server on the port said "does not answer (Incompatible type -
+            // Parse error at 1 / Unexpected `84` …)", over four lines.
+            Err(e) if e.kind() == redis::ErrorKind::Parse => Ok((
+                store,
+                Some(format!(
+                    "what answers there is not redis: {}",
+                    one_line(&e.to_string())
+                )),
+            )),
+            Err(e) => Ok((store, Some(one_line(&e.to_string())))),
         }
     }
 
@@ -126,6 +135,15 @@ impl Store {
     fn instances(&self) -> u32 {
         self.config.instances()
     }
+}
+
+/// `text` on one line: redis-rs's parse errors list what they met line by line.
+fn one_line(text: &str) -> String {
+    text.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" / ")
 }
 
 /// Whether Redis refused the URL's database number (`SELECT` out of range). redis-rs gives

@@ -107,6 +107,21 @@ pub(super) struct Health {
     key_warned: AtomicU64,
 }
 
+/// `why` on one line, for a log line (a log shipper takes a line for a record): redis-rs's
+/// parse errors (something that is not Redis answering) list what they met line by line.
+/// Written once per outage or new cause, so the allocation is no cost.
+fn one_line(why: &dyn Display) -> String {
+    let text = why.to_string();
+    if !text.contains('\n') {
+        return text;
+    }
+    text.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
 /// The least time between two warnings about keys Redis refused.
 pub(super) const KEY_WARNING_EVERY: Duration = Duration::from_secs(10);
 
@@ -286,7 +301,7 @@ impl Health {
             // refused `NOAUTH` by the Redis started in its place, and nothing said so).
             if self.logged.fetch_or(kind, Ordering::AcqRel) & kind == 0 {
                 tracing::warn!(
-                    error = %why,
+                    error = %one_line(why),
                     "redis still down, now {headline}: global limits keep to their failure policy"
                 );
             }
@@ -299,7 +314,7 @@ impl Health {
             self.outages.fetch_add(1, Ordering::Relaxed);
             self.went_down.notify_waiters();
             tracing::warn!(
-                error = %why,
+                error = %one_line(why),
                 "{headline}: global limits fall back to their failure policy"
             );
             self.backoff.load(Ordering::Relaxed)
