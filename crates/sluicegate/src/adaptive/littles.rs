@@ -490,6 +490,11 @@ pub struct LittlesLaw {
     before_delay: (Option<Duration>, Option<Duration>, Option<(Duration, u64)>),
     /// When a delay outside that has not ended becomes the regime ([`Self::delay_lapsed`]).
     delay_lapses: Nanos,
+    /// The regime before a slower service restarted the slow start (not a delay outside):
+    /// its min RT, floor, unqueued median and capacity, which the slowdown's end brings back
+    /// ([`Self::slowdown_ended`]); and the shortest answer since, and how many answers that is
+    /// of.
+    before_slower: Option<BeforeSlower>,
     /// The bucket count when the limit was last drained (the slow start's, a standing queue's).
     drained_at: Option<u64>,
     /// When that drain came, where the steering drained (the slow start's drain, a standing
@@ -604,6 +609,7 @@ impl LittlesLaw {
             delay_restart: None,
             delay_lapses: Nanos::ZERO,
             before_delay: (None, None, None),
+            before_slower: None,
             drained_at: None,
             drained_when: None,
             floor_unsure: false,
@@ -1573,12 +1579,24 @@ impl LittlesLaw {
                         }
                         self.restart_cap =
                             (cap > 0.0).then(|| (cap + MIN_QUEUE_TARGET).ceil() as usize);
+                        // A slower service (no delay): the regime before it, for its end.
+                        self.before_slower = (self.delay_restart.is_none())
+                            .then(|| self.rate_before(old))
+                            .flatten()
+                            .map(|served| BeforeSlower {
+                                min_rt: old,
+                                floor: before_delay.0,
+                                mid: before_delay.1,
+                                served,
+                                through: None,
+                            });
                     } else {
                         // Any other regime ends what a delay's restart left (its cap, its
                         // test of the end): one that is faster is no delay (review 45: a delay
                         // shorter than the old floor ended unseen, and its cap held for good).
                         self.delay_restart = None;
                         self.restart_cap = None;
+                        self.before_slower = None;
                     }
                     rt
                 }
@@ -1662,6 +1680,9 @@ impl LittlesLaw {
         self.after_check(now);
         self.delay_lapsed(now);
         if let Some(limit) = self.delay_ended(b) {
+            return limit;
+        }
+        if let Some(limit) = self.slowdown_ended(b) {
             return limit;
         }
         if let Some(limit) = self.deeper_probe(now) {
@@ -3056,11 +3077,7 @@ impl LittlesLaw {
         else {
             return false;
         };
-        let added = low.saturating_sub(floor).as_secs_f64();
-        let mean_added = min_rt.as_secs_f64() * (ratio - 1.0);
-        mean_added > 0.0
-            && SAME_REGIME.contains(&(added / mean_added))
-            && added > STARTUP_SIGNIFICANCE * se.as_secs_f64()
+        reads_a_delay(min_rt, floor, low, ratio, se)
     }
 
     /// The `n` answers of the probe under way read a delay outside the resource, as
@@ -3083,12 +3100,9 @@ impl LittlesLaw {
             return false;
         };
         let ratio = ratio_of(mean, min_rt);
-        let added = low.saturating_sub(floor).as_secs_f64();
-        let mean_added = min_rt.as_secs_f64() * (ratio - 1.0);
         SAME_REGIME.contains(&ratio_of(then, min_rt))
             && ratio > self.c.probe_trigger
-            && SAME_REGIME.contains(&(added / mean_added))
-            && added > STARTUP_SIGNIFICANCE * se.as_secs_f64()
+            && reads_a_delay(min_rt, floor, low, ratio, se)
     }
 
     /// A probe's slower reading (a mean RT `ratio` × min RT) is a wait added to each request —
@@ -3510,6 +3524,61 @@ impl LittlesLaw {
         Some(knee)
     }
 
+    /// The slower service that restarted the slow start ([`Self::before_slower`]) is back to
+    /// the regime before it: the bucket's second shortest answer is shorter than every answer
+    /// since the restart by `probe_trigger` (the factor the restart was read past), once those
+    /// are 2 × `probe_samples`, and within [`SAME_REGIME`] of the old floor. The regime before
+    /// comes back whole, as after a delay's end ([`Self::delay_ended`]): its min RT, floor,
+    /// median, and its knee by Little's law on the capacity before. Where the service spreads
+    /// (an exponential one) the shortest answers through the slowdown are a few ms and nothing
+    /// beats them by that much; a near-constant one's are the slower service's floor. Left to
+    /// the probes, a 49–51 ms service back from 3× grew on the stale floor to 72 permits for
+    /// 50 workers, and the faster probe, held under that limit, drained nothing and read a
+    /// queued floor (61 ms), on which the limit stood at 56–80 for 5 s.
+    fn slowdown_ended(&mut self, b: &Bucket) -> Option<usize> {
+        let before = self.before_slower.as_mut()?;
+        let least = b.second?;
+        let through = before.through;
+        before.through =
+            Some(through.map_or((least, b.passes), |(s, n)| (s.min(least), n + b.passes)));
+        let enough = 2 * self.c.probe_samples as u64;
+        let old_floor = before.floor?;
+        if through.is_none_or(|(s, n)| {
+            n < enough || least.as_secs_f64() * self.c.probe_trigger >= s.as_secs_f64()
+        }) || !SAME_REGIME.contains(&ratio_of(least, old_floor))
+        {
+            return None;
+        }
+        let before = self.before_slower.take()?;
+        let knee = self.drained_to(before.served * before.min_rt.as_secs_f64());
+        let knee = clamp(
+            (knee.ceil() as usize).min(self.base),
+            self.c.min,
+            self.c.max,
+        );
+        self.restart_cap = None;
+        self.min_rt = Some(before.min_rt);
+        self.low_floor = Some(old_floor);
+        self.probe_mid = before.mid.or(self.probe_mid);
+        self.floor_unsure = false;
+        self.capacity = before.served;
+        self.busiest_run = before.served;
+        self.counted_then = 0;
+        self.knee_found = true;
+        self.knee = Some(knee);
+        self.base = knee;
+        self.probe = None;
+        self.confirmed = 0;
+        self.drain_low = None;
+        let keep = self.closed.len().saturating_sub(1);
+        self.closed.drain(..keep);
+        self.regime_counted = 0;
+        self.drained_at = Some(self.closed_total);
+        self.drained_when = None;
+        self.since_probe = 0;
+        Some(knee)
+    }
+
     /// The delay outside eased: the answers that beat it still carry `rt` (the old service
     /// plus what is left of the delay). The cap is the old capacity at that RT, and the
     /// shortest answer through the delay is counted anew from `least` (`passes` answers),
@@ -3826,6 +3895,42 @@ impl LimitAlgorithm for LittlesLaw {
 /// A step down from `base` by `backoff`, at least a permit.
 fn down_step(base: f64, backoff: f64) -> f64 {
     (base * backoff).min(base - 1.0)
+}
+
+/// The regime before a slower service restarted the slow start ([`LittlesLaw::before_slower`]).
+#[derive(Clone, Copy, Debug)]
+struct BeforeSlower {
+    min_rt: Duration,
+    floor: Option<Duration>,
+    mid: Option<Duration>,
+    served: f64,
+    through: Option<(Duration, u64)>,
+}
+
+/// A probe's slower reading — its low RT `low` over the `floor`, its mean `ratio` × `min_rt` —
+/// is a delay outside the resource, not a slower service: a delay adds the same wait to every
+/// request, so the low RT rises by as much as the mean (within [`SAME_REGIME`]); a slower
+/// service multiplies them, so the low RT rises by the floor × (`ratio` − 1). The two readings
+/// are as far apart as the floor is from min RT: where the service spreads little they nearly
+/// meet (49–51 ms, 3× slower: +98 ms at the low end against +100 for a delay), and the low
+/// RT's rise must stand nearer the delay's by three of its standard errors (`se`), as it must
+/// stand above zero. A 3× slower near-constant service read as a delay restarted the slow
+/// start to the old capacity at the new RT, 159 permits for 50 workers (`const_spike`).
+fn reads_a_delay(
+    min_rt: Duration,
+    floor: Duration,
+    low: Duration,
+    ratio: f64,
+    se: Duration,
+) -> bool {
+    let added = low.saturating_sub(floor).as_secs_f64();
+    let mean_added = min_rt.as_secs_f64() * (ratio - 1.0);
+    let scaled = floor.as_secs_f64() * (ratio - 1.0);
+    let bar = STARTUP_SIGNIFICANCE * se.as_secs_f64();
+    mean_added > 0.0
+        && SAME_REGIME.contains(&(added / mean_added))
+        && added > bar
+        && added - (mean_added + scaled) / 2.0 > bar
 }
 
 /// `a ÷ b`.
