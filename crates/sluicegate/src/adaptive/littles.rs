@@ -286,7 +286,9 @@ const UNPROBED_SLACK: usize = 2;
 ///   regime the floor rises only after a probe that lost pass rate (it drained: the workers
 ///   idled). A min RT that moved by more than 25 % marks a new regime: older pass-rate buckets
 ///   are forgotten; one that rose by more than `probe_trigger` restarts the slow start, up to
-///   the last capacity measured × the new min RT. Mean RTs below min RT ÷ `probe_trigger`
+///   the last capacity measured × the new min RT (a slower service's end, an answer that beats
+///   every one since by `probe_trigger` near the old floor, brings the regime before back).
+///   Mean RTs below min RT ÷ `probe_trigger`
 ///   (the resource got faster) lower min RT to them and probe at once, below the limit (the
 ///   RT its depth comes from still holds the old limit's queue); low RTs below the floor ÷
 ///   `probe_trigger`, by three standard errors, lower the floor to them (a delay that went
