@@ -57,6 +57,12 @@ const COUNT_SLACK: f64 = 0.5;
 /// for that floor to be measured again at once ([`LittlesLaw::floor_never_near`]): about
 /// twice it at the default trigger.
 const NEVER_NEAR: f64 = 1.33;
+/// The buckets opened after a start's knee that [`LittlesLaw::floor_never_near`] needs at least.
+const NEVER_NEAR_BUCKETS: usize = 2;
+/// The least ratio of the buckets' low RTs to their middle ones where
+/// [`LittlesLaw::floor_never_near`] calls a floor never near: a log-normal σ 0.5 reads 0.44
+/// (one with a coefficient of variation of 0.6, 0.40), an exponential service 0.07.
+const NEVER_NEAR_SPREAD: f64 = 0.4;
 
 /// A min-RT probe: the limit is held down over `[start, end)`; requests that start then are
 /// measured until `done`, so slow ones are not left out of the mean.
@@ -2542,45 +2548,53 @@ impl LittlesLaw {
     }
 
     /// The floor was taken from the start's first answers (no probe has measured one since),
-    /// and no bucket of the window since came near it: every low RT of a window's worth of
-    /// buckets stands over [`NEVER_NEAR`] × `probe_trigger` × it, where the RTs spread little
-    /// (a coefficient of variation of at most [`MEAN_SPREAD`]). The first answers of a start
-    /// past the knee are the fastest of a group; a service whose 5th percentile is ~0.66 s read
-    /// a floor of 221 ms there (`report_generator_1.5x` seed 23), every bucket then read 2–3
-    /// waiting where none did, the steering walked 10 workers' limit down to 5, and the probe
-    /// that would have measured the floor was 50 of the start's 10 s buckets away. An
-    /// exponential service's low RTs per bucket wander far over the first answers' (where the
-    /// bar is left out, `few_slow_workers_3x` and `demo_2x` lost rows).
+    /// and no bucket opened since came near it: every low RT of the buckets opened after the
+    /// start's knee ([`NEVER_NEAR_BUCKETS`] of them at least; the one open then holds the
+    /// start's queued answers) stands over [`NEVER_NEAR`] × `probe_trigger` × it, while their
+    /// middle RTs read no queue over min RT (their mean within [`SAME_REGIME`] of it) and the
+    /// RTs spread little (their low RTs at least [`NEVER_NEAR_SPREAD`] of their middle ones).
+    /// The first answers of a start past the knee are the fastest of a group; a service whose
+    /// 5th percentile is ~0.66 s read a floor of 221 ms there (`report_generator_1.5x` seed 23),
+    /// every bucket then read 2–3 waiting where none did, and the steering cut 10 workers'
+    /// limit to 9 and 8 at 21 and 25 s, before a window of ten buckets could call the floor
+    /// never near (39 s). Where the middle RTs read a queue too, it is the starting limit's
+    /// (seed 1: medians 2.8–4.7 s over a min RT of 1.7 s at 15 permits), and a probe then
+    /// drains nothing. Not on a floor an exponential service's 5th percentile could read
+    /// (under 2 × [`LOW_QUANTILE`] of min RT): its low RTs per bucket wander far over the
+    /// first answers' (`few_slow_workers_3x`). The spread is read off the low and middle RTs,
+    /// which the start's queued answers move little: their coefficient of variation read 0.8–0.9
+    /// in seed 23 for a service's 0.53.
     fn floor_never_near(&self) -> bool {
-        let Some(floor) = self.low_floor else {
+        let (Some(floor), Some(min_rt)) = (self.low_floor, self.min_rt) else {
             return false;
         };
         if !self.measured_at_start || self.probed || self.probe.is_some() {
             return false;
         }
-        let need = self.c.pass_buckets;
-        if self.since_probe < need || self.closed.len() < need {
+        if floor.as_secs_f64() < 2.0 * LOW_QUANTILE * min_rt.as_secs_f64() {
+            return false;
+        }
+        let after = self.since_probe.saturating_sub(1).min(self.closed.len());
+        if after < NEVER_NEAR_BUCKETS {
+            return false;
+        }
+        let window = self.closed.iter().skip(self.closed.len() - after);
+        let read: Vec<(f64, f64)> = window
+            .clone()
+            .filter_map(|b| b.low_rt().zip(b.mid_rt()))
+            .map(|(low, mid)| (low.as_secs_f64(), mid.as_secs_f64()))
+            .collect();
+        let (lows, mids) = read.iter().fold((0.0, 0.0), |(l, m), r| (l + r.0, m + r.1));
+        if mids <= 0.0 || lows / mids < NEVER_NEAR_SPREAD {
+            return false;
+        }
+        if mids / read.len() as f64 > min_rt.as_secs_f64() * SAME_REGIME.end() {
             return false;
         }
         let bar = floor.as_secs_f64() * self.c.probe_trigger * NEVER_NEAR;
-        let (n_all, mean, var) = Self::rt_moments(self.closed.iter());
-        if n_all < 2 {
-            return false;
-        }
-        let cv = var.sqrt() / mean.max(1e-12);
-        if cv > MEAN_SPREAD {
-            return false;
-        }
-        let mut n = 0;
-        for b in &self.closed {
-            let Some(low) = b.low_rt() else { continue };
-            if low.as_secs_f64() <= bar {
-                return false;
-            }
-            n += 1;
-        }
-        // At least one: with a window of a bucket or two, none reading a low RT is no word.
-        n >= (need / 2).max(1)
+        window
+            .filter_map(Bucket::low_rt)
+            .all(|low| low.as_secs_f64() > bar)
     }
 
     /// The most the steering grows the limit to before the first probe, after a start past the knee

@@ -2751,36 +2751,109 @@ fn littles_a_probe_at_the_count_raises_a_floor_drawn_low() {
 }
 
 /// A start floor is called never near (and a probe due at once) only on buckets that read a
-/// low RT: with a window of one bucket (`pass_buckets` 1) whose few answers read none, no
-/// bucket came near it, but none stood over it either (review38: `need / 2` was 0 there).
+/// low RT: where the buckets since the start's read none, no bucket came near it, but none
+/// stood over it either (review38: `need / 2` was 0 there).
 #[test]
 fn littles_a_start_floor_is_not_called_never_near_on_no_low_rt() {
-    let c = LittlesLawConfig {
-        pass_buckets: 1,
-        ..LittlesLawConfig::default()
-    };
-    let mut l = LittlesLaw::new(c);
-    (l.measured_at_start, l.probed, l.since_probe) = (true, false, 1);
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    // The start's bucket, then two.
+    (l.measured_at_start, l.probed, l.since_probe) = (true, false, 3);
     l.low_floor = Some(Duration::from_millis(100));
-    let mut b = Bucket::new(Duration::from_millis(100));
-    for rt in [400, 410] {
-        b.add(Duration::from_millis(rt));
-    }
-    b.seal(l.c.min_samples);
-    assert!(b.low_rt().is_none(), "two answers read a low RT");
-    l.closed.push_back(b);
+    l.min_rt = Some(Duration::from_millis(400));
+    let few = || {
+        let mut b = Bucket::new(Duration::from_millis(100));
+        for rt in [400, 410] {
+            b.add(Duration::from_millis(rt));
+        }
+        b.seal(l.c.min_samples);
+        b
+    };
+    assert!(few().low_rt().is_none(), "two answers read a low RT");
+    l.closed = std::iter::repeat_with(few).take(3).collect();
     assert!(!l.floor_never_near(), "called never near on no low RT");
-    // The same bucket with a low RT over the bar is evidence.
-    let mut b = Bucket::new(Duration::from_millis(100));
-    for i in 0..l.c.min_samples as u64 + 2 {
-        b.add(Duration::from_millis(400 + i));
-    }
-    b.seal(l.c.min_samples);
-    l.closed = std::iter::once(b).collect();
+    // The same buckets with a low RT over the bar are evidence.
+    let many = || {
+        let mut b = Bucket::new(Duration::from_millis(100));
+        for i in 0..l.c.min_samples as u64 + 2 {
+            b.add(Duration::from_millis(400 + i));
+        }
+        b.seal(l.c.min_samples);
+        b
+    };
+    l.closed = std::iter::repeat_with(many).take(3).collect();
     assert!(
         l.floor_never_near(),
         "a low RT of 400 ms over a 100 ms floor"
     );
+}
+
+/// A bucket of `rts` (ms), sealed.
+fn sealed(rts: &[u64], min_samples: usize) -> Bucket {
+    let mut b = Bucket::new(Duration::from_secs(2));
+    for &rt in rts {
+        b.add(Duration::from_millis(rt));
+    }
+    b.seal(min_samples);
+    b
+}
+
+/// `report_generator_1.5x` seed 23 (10 workers, log-normal median 1.5 s, σ 0.5): the start's
+/// floor read 221 ms where the service's 5th percentile is ~0.66 s, and the buckets after the
+/// start read 2.7 waiting off it; the steering cut 10 → 9 → 8 at 21 and 25 s, before a window
+/// of ten buckets called the floor never near (39 s). Now two buckets after the start's (whose
+/// queued answers spread the RTs: a coefficient of variation of 0.89 over the window) call it,
+/// where their middle RTs read no queue over min RT; not where they read one (the starting
+/// limit's queue, seed 1), not where the RTs spread as an exponential service's, nor on a floor
+/// such a service's 5th percentile could read. Before: not called on two buckets.
+#[test]
+fn littles_a_start_floor_is_called_never_near_two_buckets_after_the_start() {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let m = l.c.min_samples;
+    (l.measured_at_start, l.probed, l.since_probe) = (true, false, 3);
+    l.low_floor = Some(Duration::from_millis(221));
+    l.min_rt = Some(Duration::from_millis(1510));
+    // The start's bucket: answers that waited behind the starting limit.
+    let start = sealed(
+        &[
+            1000, 1500, 2000, 2500, 3000, 3500, 4000, 4500, 5000, 5500, 6000, 7000, 8000, 9000,
+            10000,
+        ],
+        m,
+    );
+    let service = [
+        650, 800, 950, 1100, 1200, 1300, 1400, 1450, 1550, 1700, 1900, 2100, 2400, 2800, 3300,
+    ];
+    let after = sealed(&service, m);
+    l.closed = [start.clone(), after.clone(), after.clone()].into();
+    assert!(
+        l.floor_never_near(),
+        "a floor of 221 ms under low RTs of 650 ms"
+    );
+    // One bucket after the start's is not enough.
+    l.since_probe = 2;
+    assert!(!l.floor_never_near(), "called on one bucket");
+    l.since_probe = 3;
+    // The middle RTs read a queue too: the starting limit's.
+    let queued: Vec<u64> = service.iter().map(|rt| rt + 1400).collect();
+    let queued = sealed(&queued, m);
+    l.closed = [start.clone(), queued.clone(), queued].into();
+    assert!(
+        !l.floor_never_near(),
+        "called where the medians read a queue"
+    );
+    // RTs spread wide (low RT 0.3 of the median).
+    let wide = sealed(
+        &[
+            450, 800, 1000, 1150, 1250, 1350, 1450, 1500, 1600, 1800, 2100, 2600, 3200, 4000, 5000,
+        ],
+        m,
+    );
+    l.closed = [start.clone(), wide.clone(), wide].into();
+    assert!(!l.floor_never_near(), "called on a wide spread");
+    // A floor under a tenth of min RT.
+    l.closed = [start, after.clone(), after].into();
+    l.low_floor = Some(Duration::from_millis(140));
+    assert!(!l.floor_never_near(), "called on a floor of 140 ms");
 }
 
 /// A probe placed at the exact count ([`LittlesLaw::probe_at_count`]) takes its depth from the
