@@ -26,6 +26,9 @@ pub struct State {
     pub store: Option<Store>,
     /// Longest a client may leave its request body waiting (`client_body_timeout`).
     pub client_body_timeout: Duration,
+    /// Most of a request body read before its request asks for a slot
+    /// (`client_body_buffer_size`; `0`: none).
+    pub client_body_buffer_size: usize,
     /// The admin API's bearer token (`[admin] token_file`), read again on every reload.
     pub admin_token: Option<Arc<[u8]>>,
     /// Most admin connections open at once (`[admin] max_connections`), read again on
@@ -209,6 +212,7 @@ impl State {
             bypass,
             store: store.cloned(),
             client_body_timeout: config.client_body_timeout.0,
+            client_body_buffer_size: config.client_body_buffer_size,
             admin_token,
             admin_max_connections: config.admin.max_connections,
             conn: ConnSettings::of(config),

@@ -13,9 +13,13 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// A gate with one slot, no queue, and short timeouts for the misbehaving clients to run
 /// into (the head, the body, the upstream): 2 s, not a few hundred ms, since every well-behaved exchange here (a head sent at
 /// once, a `/fast` answer) must stay well inside them even on a loaded 2-core machine.
+///
+/// Nothing is read ahead (`client_body_buffer_size = 0`): the bodies here are the streamed
+/// ones, which a request sends while it holds its slot (as every body past the bound is);
+/// `tests/read_ahead.rs` has the clients that misbehave while their body is read ahead.
 async fn gate(up: &Upstream, name: &str) -> Gate {
     let text = format!(
-        "listen = [\"127.0.0.1:0\"]\nmax_header_bytes = 8192\nheader_read_timeout = \"2s\"\nclient_body_timeout = \"2s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 1\nmax_queue = 0\nupstream_timeout = \"2s\"\n\n[[routes]]\npool = \"api\"\n",
+        "listen = [\"127.0.0.1:0\"]\nmax_header_bytes = 8192\nheader_read_timeout = \"2s\"\nclient_body_timeout = \"2s\"\nclient_body_buffer_size = 0\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nmax_concurrency = 1\nmax_queue = 0\nupstream_timeout = \"2s\"\n\n[[routes]]\npool = \"api\"\n",
         up.url()
     );
     let path = write_config(name, &text);
@@ -302,10 +306,10 @@ async fn garbage_gets_400_and_nothing_else() {
 
 /// An adaptive pool (AIMD from 40: every drop it is told of cuts it) in front of a healthy
 /// upstream, with an upstream timeout shorter than the client body timeout: a client's
-/// stall must not be taken for the upstream's.
+/// stall must not be taken for the upstream's. Nothing read ahead, as in [`gate`].
 async fn adaptive_gate(up: &Upstream, name: &str) -> Gate {
     let text = format!(
-        "listen = [\"127.0.0.1:0\"]\nclient_body_timeout = \"3s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nupstream_timeout = \"1s\"\n[pools.adaptive]\nalgorithm = \"aimd\"\ninitial = 40\n\n[[routes]]\npool = \"api\"\n",
+        "listen = [\"127.0.0.1:0\"]\nclient_body_timeout = \"3s\"\nclient_body_buffer_size = 0\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"{}\"\nupstream_timeout = \"1s\"\n[pools.adaptive]\nalgorithm = \"aimd\"\ninitial = 40\n\n[[routes]]\npool = \"api\"\n",
         up.url()
     );
     let path = write_config(name, &text);
@@ -690,7 +694,7 @@ async fn echo_upstream() -> std::net::SocketAddr {
 async fn an_answer_that_waits_on_the_clients_body_is_not_cut_by_the_upstream_timeout() {
     let up = echo_upstream().await;
     let text = format!(
-        "listen = [\"127.0.0.1:0\"]\nclient_body_timeout = \"3s\"\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"http://{up}\"\nupstream_timeout = \"1s\"\n[pools.adaptive]\nalgorithm = \"aimd\"\ninitial = 40\n\n[[routes]]\npool = \"api\"\n"
+        "listen = [\"127.0.0.1:0\"]\nclient_body_timeout = \"3s\"\nclient_body_buffer_size = 0\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"http://{up}\"\nupstream_timeout = \"1s\"\n[pools.adaptive]\nalgorithm = \"aimd\"\ninitial = 40\n\n[[routes]]\npool = \"api\"\n"
     );
     let path = write_config("echo-pause", &text);
     let gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;

@@ -175,7 +175,10 @@ async fn a_client_that_leaves_the_queue_never_reaches_the_upstream() {
 }
 
 /// The same with a request body the gate has not read yet: hyper does not watch the
-/// connection then, the gate's own watch must.
+/// connection then, the gate's own watch must. Past the bound of what is read ahead
+/// (`client_body_buffer_size`, 64 KiB): the gate read that much and queued the request with
+/// the rest unread (a body within it is read before the queue, where a client that leaves is
+/// seen by hyper: `tests/read_ahead.rs`).
 #[tokio::test]
 async fn a_client_with_an_unread_body_that_leaves_the_queue_never_reaches_the_upstream() {
     let up = Upstream::start().await;
@@ -193,11 +196,11 @@ async fn a_client_with_an_unread_body_that_leaves_the_queue_never_reaches_the_up
     .await;
     let a = tokio::spawn(get(gate.proxy, "/hold", "a"));
     eventually("a upstream", || async { up.current() == 1 }).await;
-    let quitter = raw(
-        gate.proxy,
-        b"POST /body HTTP/1.1\r\nhost: x\r\nx-id: quitter\r\ncontent-length: 10\r\n\r\nhello",
-    )
-    .await;
+    let mut past_the_bound =
+        b"POST /body HTTP/1.1\r\nhost: x\r\nx-id: quitter\r\ncontent-length: 100000\r\n\r\n"
+            .to_vec();
+    past_the_bound.extend_from_slice(&[b'x'; 70_000]);
+    let quitter = raw(gate.proxy, &past_the_bound).await;
     queued(&gate, 1).await;
     drop(quitter);
     queued(&gate, 0).await;

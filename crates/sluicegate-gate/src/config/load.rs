@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::model::bounds::{
-    self, ADAPTIVE_INITIAL, ADAPTIVE_MAX, ADAPTIVE_MIN, BURST, INSTANCES, MAX_CONCURRENCY,
-    MAX_HEADER_BYTES, MAX_KEYS, MAX_QUEUE, WORKERS,
+    self, ADAPTIVE_INITIAL, ADAPTIVE_MAX, ADAPTIVE_MIN, BURST, CLIENT_BODY_BUFFER_SIZE, INSTANCES,
+    MAX_CONCURRENCY, MAX_HEADER_BYTES, MAX_KEYS, MAX_QUEUE, WORKERS,
 };
 use sluicegate_redis::GlobalGcra;
 
@@ -499,6 +499,9 @@ fn check(config: &Config) -> Result<(), Broken> {
     MAX_HEADER_BYTES
         .check_usize(*header_bytes.get_ref())
         .map_err(|m| (Some(header_bytes.span()), m))?;
+    CLIENT_BODY_BUFFER_SIZE
+        .check_usize(config.client_body_buffer_size)
+        .map_err(|m| (None, m))?;
     if let Some(addr) = &config.admin.listen
         && let Some(proxy) = config
             .listen
@@ -1250,6 +1253,35 @@ mod tests {
             c.pools[0].tunnel_idle_timeout.0,
             std::time::Duration::from_secs(60)
         );
+        assert_eq!(c.client_body_buffer_size, 64 * 1024);
+    }
+
+    /// `client_body_buffer_size`: 64 KiB when left out, `0` taken (nothing read ahead),
+    /// refused past 16 MiB and below 0 in the gate's words, at the value.
+    #[test]
+    fn the_client_body_buffer_has_a_default_and_bounds() {
+        let read = |v: &str| {
+            parse(
+                &format!("client_body_buffer_size = {v}\n{MINIMAL}"),
+                "g.toml",
+            )
+        };
+        assert_eq!(read("0").unwrap().client_body_buffer_size, 0);
+        assert_eq!(read("16777216").unwrap().client_body_buffer_size, 1 << 24);
+        let e = read("16777217").unwrap_err();
+        assert_eq!(e.at, Some((1, 27)), "{e}");
+        assert!(
+            e.message
+                .starts_with("`client_body_buffer_size` must be at most 16777216, not 16777217"),
+            "{e}"
+        );
+        let e = read("-1").unwrap_err();
+        assert!(
+            e.message
+                .starts_with("`client_body_buffer_size` must be at least 0, not -1"),
+            "{e}"
+        );
+        assert!(read("\"64k\"").is_err());
     }
 
     #[test]

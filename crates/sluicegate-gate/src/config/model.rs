@@ -36,13 +36,22 @@ pub struct Config {
         deserialize_with = "header_read_timeout"
     )]
     pub header_read_timeout: Dur,
-    /// Longest time a client may leave a request body waiting between two reads, once the
-    /// body is being sent upstream (default `60s`, as nginx's `client_body_timeout`).
+    /// Longest time a client may leave a request body waiting between two reads, while the
+    /// gate reads it ahead or sends it upstream (default `60s`, as nginx's
+    /// `client_body_timeout`).
     #[serde(
         default = "default_body_timeout",
         deserialize_with = "client_body_timeout"
     )]
     pub client_body_timeout: Dur,
+    /// Most of a request body the gate reads before the request asks for its slot (default
+    /// 65536; `0` reads none ahead: every body is streamed while its request holds its slot).
+    /// A body that ends within it goes upstream whole, with a `Content-Length`.
+    #[serde(
+        default = "default_body_buffer",
+        deserialize_with = "client_body_buffer_size"
+    )]
+    pub client_body_buffer_size: usize,
     /// Longest time a write to a client may wait with the client taking none of its answer
     /// (default `60s`, as nginx's `send_timeout`); then the connection is closed and the
     /// request's slot freed.
@@ -346,6 +355,15 @@ pub(super) mod bounds {
         above: " (1 MiB; nginx allows 32 KiB by default): a bigger head is surely a mistake, \
                 and the gate would hold it in memory",
     };
+    /// Each client connection may hold this much while its request waits for a slot.
+    pub(in super::super) const CLIENT_BODY_BUFFER_SIZE: Bounds = Bounds {
+        key: "client_body_buffer_size",
+        min: 0,
+        max: 1 << 24,
+        below: " (`0` reads no body ahead)",
+        above: " (16 MiB): every client connection may hold that much in memory while its \
+                request waits; a body past it is streamed, as one past any bound is",
+    };
     pub(in super::super) const INSTANCES: Bounds = Bounds {
         key: "instances",
         min: 1,
@@ -397,10 +415,11 @@ pub(super) mod bounds {
     };
 
     /// Every whole-number setting's bounds.
-    pub(in super::super) const ALL: [Bounds; 11] = [
+    pub(in super::super) const ALL: [Bounds; 12] = [
         WORKERS,
         ADMIN_MAX_CONNECTIONS,
         MAX_HEADER_BYTES,
+        CLIENT_BODY_BUFFER_SIZE,
         INSTANCES,
         MAX_CONCURRENCY,
         MAX_QUEUE,
@@ -435,6 +454,7 @@ macro_rules! within_bounds {
 within_bounds! {
     workers: WORKERS.read -> Option<usize>, Some;
     max_header_bytes: MAX_HEADER_BYTES.read_spanned -> Spanned<usize>;
+    client_body_buffer_size: CLIENT_BODY_BUFFER_SIZE.read -> usize;
     instances: INSTANCES.read_spanned -> Option<Spanned<u32>>, Some;
     max_concurrency: MAX_CONCURRENCY.read -> Option<usize>, Some;
     max_queue: MAX_QUEUE.read -> usize;
@@ -557,6 +577,13 @@ fn default_header_timeout() -> Dur {
 }
 fn default_body_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(60))
+}
+/// 64 KiB: the JSON and form bodies of an API fit (nginx's 8–16 KiB sends more of them to a
+/// file), and the memory stays in proportion: a body the gate did not read would sit in
+/// the connection's kernel receive buffer instead (Linux gives each 128 KiB to start with),
+/// and 10 000 connections all holding a full one at once are 640 MiB.
+fn default_body_buffer() -> usize {
+    64 * 1024
 }
 fn default_send_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(60))

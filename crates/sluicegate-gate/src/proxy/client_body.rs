@@ -18,6 +18,7 @@ use hyper::body::Incoming;
 use tokio::time::Instant;
 
 use super::body::Stall;
+use super::read_ahead::{ReadAhead, RequestBody};
 use super::upstream::BodyError;
 
 /// How a client failed to send its request body.
@@ -59,10 +60,20 @@ impl ClientFault {
         }
     }
 
+    /// How the pool counts it.
+    pub(super) fn outcome(self) -> crate::pool::Outcome {
+        use crate::pool::Outcome;
+        match self {
+            ClientFault::Gone => Outcome::ClientGone,
+            ClientFault::Malformed => Outcome::BadRequestBody,
+            ClientFault::Stalled => Outcome::ClientBodyTimeout,
+        }
+    }
+
     /// What a read of hyper's server body failed on: broken framing is the client's
     /// request (hyper reports it as invalid input or data); anything else (an early end, a
     /// reset, a connection error) means the client is gone.
-    fn of(e: &hyper::Error) -> ClientFault {
+    pub(super) fn of(e: &hyper::Error) -> ClientFault {
         let mut source = e.source();
         while let Some(s) = source {
             if let Some(io) = s.downcast_ref::<io::Error>() {
@@ -158,9 +169,13 @@ impl Progress {
     }
 }
 
-/// A client's request body, as hyper's client connection sends it upstream.
+/// A client's request body, as hyper's client connection sends it upstream: what was read
+/// ahead first ([`super::read_ahead`]), then the rest from the client's connection.
 #[derive(Debug)]
 pub(crate) struct ClientBody {
+    /// What was read before the request took its slot, until given; kept once given when
+    /// it was the whole body (the client's connection is then never polled again).
+    ahead: Option<Box<ReadAhead>>,
     inner: Incoming,
     progress: Arc<Progress>,
     /// `client_body_timeout`.
@@ -171,20 +186,22 @@ pub(crate) struct ClientBody {
 }
 
 impl ClientBody {
-    /// Wraps `inner`; the exchange watches the returned progress.
-    pub(super) fn new(inner: Incoming, timeout: Duration) -> (ClientBody, Arc<Progress>) {
+    /// Wraps `body`; the exchange watches the returned progress.
+    pub(super) fn new(body: RequestBody, timeout: Duration) -> (ClientBody, Arc<Progress>) {
         let progress = Arc::new(Progress::new());
-        if inner.is_end_stream() {
-            // Never polled (a handshake without a body): given whole from the start.
-            progress.update(|s| s.ended = true);
-        }
         let body = ClientBody {
-            inner,
+            ahead: body.ahead,
+            inner: body.rest,
             progress: progress.clone(),
             timeout,
             stall: Stall::default(),
             waiting: false,
         };
+        if body.is_end_stream() {
+            // Never polled (a handshake without a body, an empty one read whole): given
+            // whole from the start.
+            progress.update(|s| s.ended = true);
+        }
         (body, progress)
     }
 
@@ -194,8 +211,33 @@ impl ClientBody {
         self.waiting = false;
         self.stall.moved();
         // hyper stops polling a body that says it has ended (a length's last bytes).
-        let ended = last || self.inner.is_end_stream();
+        let ended = last || self.is_end_stream();
         self.progress.moved(fault, ended);
+    }
+
+    /// The next frame of what was read ahead; `None` once the rest is the client's
+    /// connection's to give.
+    fn ahead_frame(&mut self) -> Option<Option<Frame<Bytes>>> {
+        let ahead = self.ahead.as_mut()?;
+        let whole = ahead.is_whole();
+        match ahead.next() {
+            Some(frame) => {
+                if !whole {
+                    self.ahead = None;
+                }
+                let last = frame.is_trailers();
+                self.moved(None, last);
+                Some(Some(frame))
+            }
+            None if whole => {
+                self.moved(None, true);
+                Some(None)
+            }
+            None => {
+                self.ahead = None;
+                None
+            }
+        }
     }
 }
 
@@ -207,6 +249,9 @@ impl Body for ClientBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        if let Some(frame) = self.ahead_frame() {
+            return Poll::Ready(frame.map(Ok));
+        }
         match Pin::new(&mut self.inner).poll_frame(cx) {
             Poll::Ready(Some(Err(e))) => {
                 let fault = ClientFault::of(&e);
@@ -250,11 +295,35 @@ impl Body for ClientBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        match self.ahead.as_deref() {
+            Some(ahead) if ahead.is_whole() => ahead.is_spent(),
+            // A part read ahead is never empty (it stopped at a bound above 0).
+            Some(_) => false,
+            None => self.inner.is_end_stream(),
+        }
     }
 
+    /// The whole body's: hyper's client connection frames the body by it when the head
+    /// says nothing (a chunked request). A body read whole has its length (but one with
+    /// trailers, which only chunks carry); a part read ahead adds to the rest's.
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        let Some(ahead) = self.ahead.as_deref() else {
+            return self.inner.size_hint();
+        };
+        let read = ahead.len() as u64;
+        if ahead.is_whole() {
+            return match ahead.has_trailers() {
+                true => SizeHint::default(),
+                false => SizeHint::with_exact(read),
+            };
+        }
+        let rest = self.inner.size_hint();
+        let mut hint = SizeHint::new();
+        if let Some(upper) = rest.upper() {
+            hint.set_upper(upper.saturating_add(read));
+        }
+        hint.set_lower(rest.lower().saturating_add(read));
+        hint
     }
 }
 

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use http::{Response, StatusCode, request};
 use http_body_util::Either;
-use hyper::body::Incoming;
 use sluicegate::adaptive::Outcome as Sample;
 use tokio::time::{Instant, timeout_at};
 
@@ -16,6 +15,7 @@ use super::answer::GateBody;
 use super::body::PermitBody;
 use super::client_body::{ClientFault, Progress};
 use super::headers::Added;
+use super::read_ahead::RequestBody;
 use super::tunnel::{self, ClientSide};
 use super::upstream::{self, SendError, Sending, UpstreamBody};
 use crate::pool::{Held, Outcome, Pool};
@@ -44,14 +44,15 @@ pub(super) struct Exchange {
 }
 
 impl Exchange {
-    /// Sends the request `parts` and `body` (origin-form, `Host` set) with the headers this
+    /// Sends the request `parts` and `body` (origin-form, `Host` set, its framing set for
+    /// what was read ahead) with the headers this
     /// hop adds to the pool's upstream; the client may leave its body waiting up to
     /// `body_timeout` between two reads. A handshake for a tunnel comes with the client's
     /// side of it (`tunnel`).
     pub(super) fn start(
         pool: Arc<Pool>,
         parts: request::Parts,
-        body: Incoming,
+        body: RequestBody,
         added: Added,
         held: Held,
         body_timeout: Duration,
@@ -188,12 +189,7 @@ fn settle(
             // The client's doing, not the upstream's: nothing for an adaptive limit to
             // learn, no upstream failure to count.
             held.finish(Sample::Ignored);
-            let outcome = match fault {
-                ClientFault::Gone => Outcome::ClientGone,
-                ClientFault::Malformed => Outcome::BadRequestBody,
-                ClientFault::Stalled => Outcome::ClientBodyTimeout,
-            };
-            pool.stats.refuse(&pool.name, outcome);
+            pool.stats.refuse(&pool.name, fault.outcome());
             return Err(Failed::Client(fault));
         }
         (Ok(Err(e)), None) => {

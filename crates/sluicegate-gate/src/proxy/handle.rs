@@ -14,22 +14,25 @@ use sluicegate::rate::Decision;
 use tokio::time::Instant;
 
 use super::answer::{self, GateBody};
+use super::client_body::ClientFault;
 use super::conn::Conn;
 use super::exchange::{Exchange, Failed};
 use super::global;
 use super::headers;
+use super::read_ahead::{self, RequestBody};
 use super::tunnel;
 use super::unrouted::Unrouted;
 use crate::gate::Gate;
 use crate::pool::{Held, Outcome, Pool, check_global, global_policy};
 
-/// Answers one request: routes it to a pool, applies the bypass rules, the pool's rates and
-/// its concurrency limit, and forwards it.
+/// Answers one request: routes it to a pool, applies the bypass rules, reads its body ahead
+/// (up to `client_body_buffer_size`, before any limit), applies the pool's rates and its
+/// concurrency limit, and forwards it.
 ///
 /// # Cancel safety
 ///
-/// Dropping the future (the client went away) while the request waits in the queue takes
-/// it out of the queue; once forwarded, the exchange runs on in its own task and keeps the
+/// Dropping the future (the client went away) while its body is read ahead drops what was
+/// read; while the request waits in the queue, takes it out of the queue; once forwarded, the exchange runs on in its own task and keeps the
 /// permit until the upstream is done.
 #[expect(
     clippy::manual_async_fn,
@@ -98,9 +101,14 @@ pub fn handle(
             if let Some((name, _)) = &s.bypass.header {
                 req.headers_mut().remove(name);
             }
-            Some((pool, bypass, s.client_body_timeout))
+            Some((
+                pool,
+                bypass,
+                s.client_body_timeout,
+                s.client_body_buffer_size,
+            ))
         });
-        let Some((pool, bypass, body_timeout)) = routed else {
+        let Some((pool, bypass, body_timeout, body_buffer)) = routed else {
             tracing::debug!(path = req.uri().path(), "no route");
             gate.unrouted.count(Unrouted::NoRoute);
             let answer = answer::plain(
@@ -110,6 +118,18 @@ pub fn handle(
             );
             return Ok(linger(req, answer));
         };
+        // The body first, up to the bound, before any limit: a body that arrives slowly
+        // does so while the request holds no slot and no place in the queue. A request
+        // without one passes by (no await, no allocation). Boxed so that its future does
+        // not grow every request's.
+        let ahead = if body_buffer == 0 || http_body::Body::is_end_stream(req.body()) {
+            None
+        } else {
+            match Box::pin(read_ahead::read(&mut req, body_buffer, body_timeout)).await {
+                Ok(ahead) => ahead,
+                Err(fault) => return Ok(body_failed(&pool, fault)),
+            }
+        };
         let held = if bypass {
             pool.stats
                 .bypassed
@@ -117,14 +137,14 @@ pub fn handle(
             Held::Plain(pool.limit.limiter().acquire_bypass())
         } else {
             if let Some(denied) = check_rates(&pool, &req, &conn) {
-                return Ok(linger(req, denied));
+                return Ok(linger_rest(req, ahead.as_deref(), denied));
             }
             // A global pool asks the store; a local one never takes these branches. Their
             // futures are boxed so that they do not grow every request's future.
             if let Some(g) = &pool.global_rate
                 && let Some(denied) = Box::pin(global::check_rate(&pool, g)).await
             {
-                return Ok(linger(req, denied));
+                return Ok(linger_rest(req, ahead.as_deref(), denied));
             }
             let admitted = match pool.limit.global() {
                 None => admit(&pool, &conn).await,
@@ -133,12 +153,13 @@ pub fn handle(
             match admitted {
                 Ok(held) => held,
                 Err(answer) if gate.is_stopping() => {
-                    return Ok(linger(req, answer::shutting_down(&answer)));
+                    let answer = answer::shutting_down(&answer);
+                    return Ok(linger_rest(req, ahead.as_deref(), answer));
                 }
-                Err(answer) => return Ok(linger(req, answer)),
+                Err(answer) => return Ok(linger_rest(req, ahead.as_deref(), answer)),
             }
         };
-        Ok(forward(&gate, pool, &conn, req, held, body_timeout).await)
+        Ok(forward(&gate, pool, &conn, req, ahead, held, body_timeout).await)
     }
 }
 
@@ -167,7 +188,6 @@ const LINGER: Duration = Duration::from_secs(2);
 /// the answer, `Retry-After` and all, 1 time in 13–20 (review 26).
 fn linger(req: Request<Incoming>, answer: Response<GateBody>) -> Response<GateBody> {
     use http_body::Body as _;
-    use http_body_util::BodyExt as _;
     let waits_for_continue = req
         .headers()
         .get(http::header::EXPECT)
@@ -175,12 +195,43 @@ fn linger(req: Request<Incoming>, answer: Response<GateBody>) -> Response<GateBo
     if req.body().is_end_stream() || waits_for_continue {
         return answer;
     }
-    let mut body = req.into_body();
+    discard(req.into_body());
+    answer
+}
+
+/// [`linger`], for a request whose body may have been read ahead ([`read_ahead`]): of one
+/// read whole nothing is left to discard; one read in part has had its `100 Continue`, and
+/// its client sends the rest.
+fn linger_rest(
+    req: Request<Incoming>,
+    ahead: Option<&read_ahead::ReadAhead>,
+    answer: Response<GateBody>,
+) -> Response<GateBody> {
+    match ahead {
+        None => linger(req, answer),
+        Some(ahead) if ahead.is_whole() => answer,
+        Some(_) => {
+            discard(req.into_body());
+            answer
+        }
+    }
+}
+
+/// Reads `body` and throws it away, for [`LINGER`] at most.
+fn discard(mut body: Incoming) {
+    use http_body_util::BodyExt as _;
     tokio::spawn(async move {
         let discard = async { while let Some(Ok(_)) = body.frame().await {} };
         let _ = tokio::time::timeout(LINGER, discard).await;
     });
-    answer
+}
+
+/// The answer to a client that failed to send the body the gate was reading ahead: counted
+/// on the pool as the same failure while forwarding is. Nothing reached the upstream and no
+/// slot was taken; the client that left gets nothing, and a stalled one its `408`.
+fn body_failed(pool: &Pool, fault: ClientFault) -> Response<GateBody> {
+    pool.stats.refuse(&pool.name, fault.outcome());
+    answer::plain(fault.status(), fault.name(), fault.text())
 }
 
 fn check_rates(pool: &Pool, req: &Request<Incoming>, conn: &Conn) -> Option<Response<GateBody>> {
@@ -272,13 +323,18 @@ fn forward(
     pool: Arc<Pool>,
     conn: &Conn,
     req: Request<Incoming>,
+    ahead: Option<Box<read_ahead::ReadAhead>>,
     held: Held,
     body_timeout: Duration,
 ) -> impl Future<Output = Response<GateBody>> + Send + use<> {
-    let (mut parts, body) = req.into_parts();
+    let (mut parts, rest) = req.into_parts();
     // Read before `to_upstream` makes the head HTTP/1.1.
     let http_1_0 = parts.version == http::Version::HTTP_10 && parts.method != http::Method::HEAD;
     let mut added = headers::to_upstream(&mut parts, &pool.upstream, &conn.forwarding);
+    if let Some(ahead) = &ahead {
+        ahead.frame(&mut parts.headers);
+    }
+    let body = RequestBody { rest, ahead };
     let tunnel = if added.upgrade {
         tunnel::client_side(gate, &mut parts, &mut added)
     } else {

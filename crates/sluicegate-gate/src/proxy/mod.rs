@@ -1,4 +1,5 @@
-//! The proxy: route, bypass, rate, queue, forward. A forwarded request's permit belongs to
+//! The proxy: route, bypass, read the body ahead (up to `client_body_buffer_size`:
+//! `read_ahead`), rate, queue, forward. A forwarded request's permit belongs to
 //! the upstream exchange (which moves to a task of its own if the client leaves), so a
 //! client that leaves cannot free a slot the upstream is still using. Upstream connections
 //! are HTTP/1.1 keep-alive, kept idle per thread (`upstream`). A WebSocket handshake (any
@@ -13,6 +14,7 @@ mod exchange;
 mod global;
 mod handle;
 mod headers;
+mod read_ahead;
 mod send_timeout;
 mod tunnel;
 mod turn_writes;

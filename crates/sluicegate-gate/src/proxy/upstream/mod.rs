@@ -41,7 +41,7 @@ use std::time::Duration;
 use http::header::{CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::uri::Authority;
 use http::{Method, Request, Response, StatusCode};
-use http_body::Body;
+
 use hyper::body::Incoming;
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
@@ -50,6 +50,7 @@ use tokio::time::Instant;
 
 use super::client_body::{ClientBody, Progress};
 use super::headers::Added;
+use super::read_ahead::RequestBody;
 
 pub(crate) use body::{BodyError, UpstreamBody};
 use decode::Decoder;
@@ -300,11 +301,12 @@ fn same(a: &Authority, b: &Authority) -> bool {
 pub(super) fn send(
     authority: Authority,
     parts: http::request::Parts,
-    body: Incoming,
+    body: RequestBody,
     added: Added,
     body_timeout: Duration,
 ) -> (Sending, Option<Arc<Progress>>) {
-    if body.is_end_stream() && parts.method != Method::CONNECT && !added.upgrade {
+    // Not a body read whole: its connection has nothing left, but the read has the body.
+    if body.is_none() && parts.method != Method::CONNECT && !added.upgrade {
         (Box::pin(send_wire(authority, parts, added)), None)
     } else {
         let upgrade = added.upgrade;
