@@ -86,7 +86,7 @@ pub fn normalise_decoding_slashes(path: &str) -> Result<String, BadPath> {
 ///
 /// [`BadPath::AboveRoot`] for a `..` above `/`; [`BadPath::EncodedSlash`],
 /// [`BadPath::Backslash`] or [`BadPath::SegmentParameter`] for a path that, read as some
-/// upstreams read it ([`other_readings`]), would lead to another pool than as it is.
+/// upstreams read it (`other_readings`), would lead to another pool than as it is.
 pub fn normalise_request<B>(gate: &Gate, req: &mut Request<B>) -> Result<(), BadPath> {
     let normal = normalise(req.uri().path())?;
     let others = other_readings(&normal)?;
