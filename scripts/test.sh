@@ -81,10 +81,12 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy -p sluicegate --lib --no-default-features -- -D warnings
 cargo clippy -p sluicegate --lib --features tower -- -D warnings
 cargo clippy -p sluicegate-redis --lib -- -D warnings
+cargo clippy -p sluicegate-redis --lib --no-default-features -- -D warnings
 
 step "cargo doc (warnings are errors), with every feature as docs.rs builds it, and without"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --quiet
 RUSTDOCFLAGS="-D warnings" cargo doc -p sluicegate --no-deps --no-default-features --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc -p sluicegate-redis --no-deps --no-default-features --quiet
 # docs.rs itself uses nightly with `--cfg docsrs` (the feature badges); run that too where a
 # nightly toolchain is installed.
 if command -v rustup >/dev/null 2>&1 && rustup run nightly rustc --version >/dev/null 2>&1; then

@@ -12,6 +12,11 @@ pub enum Error {
     /// The Redis URL or connection settings were refused by the client.
     #[error("bad redis connection settings: {0}")]
     Connection(#[from] redis::RedisError),
+    /// TLS settings that cannot work: a `rediss://` URL in a build without the `tls`
+    /// feature, a CA or client certificate for a plain `redis://` URL, a PEM without a
+    /// certificate or key in it.
+    #[error("redis TLS settings: {0}")]
+    Tls(String),
     /// A limit name that cannot be part of a hash-tagged key.
     #[error("limit name {0:?} must be non-empty and contain no '{{' or '}}'")]
     Name(String),

@@ -19,6 +19,7 @@
 //!
 //! | feature | adds |
 //! |---|---|
+//! | `tls` (default) | `rediss://` URLs (rustls with ring; the system's CAs, or `StoreBuilder::tls_ca`) |
 //! | `tower` | `RedisCheck`: a global rate limit in sluicegate's HTTP rate layer (`RateLimitLayer::deferred`) |
 //!
 //! # Quick example

@@ -110,7 +110,7 @@ pub(super) struct Health {
 /// `why` on one line, for a log line (a log shipper takes a line for a record): redis-rs's
 /// parse errors (something that is not Redis answering) list what they met line by line.
 /// Written once per outage or new cause, so the allocation is no cost.
-fn one_line(why: &dyn Display) -> String {
+pub(super) fn one_line(why: &dyn Display) -> String {
     let text = why.to_string();
     if !text.contains('\n') {
         return text;

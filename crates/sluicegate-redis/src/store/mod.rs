@@ -4,6 +4,7 @@ mod health;
 mod keys;
 mod probe;
 mod pubsub;
+mod tls;
 
 pub use health::HealthSnapshot;
 pub(crate) use keys::key;
@@ -86,6 +87,7 @@ pub struct StoreBuilder {
     min_backoff: Duration,
     max_backoff: Duration,
     keepalive: Duration,
+    tls: tls::Settings,
 }
 
 impl RedisStore {
@@ -116,6 +118,7 @@ impl RedisStore {
             min_backoff: Duration::from_millis(50),
             max_backoff: Duration::from_secs(2),
             keepalive: Self::DEFAULT_KEEPALIVE,
+            tls: tls::Settings::default(),
         }
     }
 
@@ -163,9 +166,19 @@ impl RedisStore {
         }
     }
 
-    /// For new dedicated connections (the pub/sub one), outside the shared one.
-    pub(crate) fn client(&self) -> &redis::Client {
+    /// The redis-rs client the store connects with (its URL, and its TLS settings with a
+    /// `rediss://` URL): for a connection of your own to the same Redis, such as the pub/sub
+    /// one of the concurrency limits.
+    pub fn client(&self) -> &redis::Client {
         &self.inner.client
+    }
+
+    /// `e`, an error of a call to this store's Redis, on one line, followed by what to do
+    /// when it says little by itself: a TLS certificate this machine does not trust or made
+    /// out for another name, TLS spoken to a plain port or plain Redis to a TLS one. The
+    /// store's own log lines say it so.
+    pub fn describe(&self, e: &redis::RedisError) -> String {
+        tls::describe(e, tls::is_tls(self.inner.client.get_connection_info()))
     }
 
     /// Completes when Redis is next marked down; [`enable`](tokio::sync::futures::Notified::enable)
@@ -259,7 +272,7 @@ impl RedisStore {
         };
         match &answer {
             Ok(_) => answered(health),
-            Err(e) if !e.is_timeout() => failure(health, e),
+            Err(e) if !e.is_timeout() => failure(health, e, self.is_tls()),
             Err(e) => {
                 health.late(sent, UNREACHABLE, e);
                 // redis111: the manager reconnects after an error, and a timeout is none: a
@@ -273,6 +286,10 @@ impl RedisStore {
             }
         }
         answer
+    }
+
+    fn is_tls(&self) -> bool {
+        tls::is_tls(self.inner.client.get_connection_info())
     }
 
     /// Marks Redis down without a call: a connection of its own (pub/sub) was closed.
@@ -314,12 +331,13 @@ fn headline(e: &redis::RedisError) -> &'static str {
 }
 
 /// Tells the health of a call that failed with `e` (not a late answer).
-fn failure(health: &Health, e: &redis::RedisError) {
+fn failure(health: &Health, e: &redis::RedisError, tls: bool) {
     match e {
         // Redis answered, about one key: this decision falls back, the store stays up.
         e if e.code() == Some("WRONGTYPE") => health.key_refused(e),
         e if refused_for_what_it_asks(e) => health.refused(headline(e), e),
-        e => health.failed(headline(e), e),
+        // tls115: what rustls says ("invalid peer certificate: UnknownIssuer") with what to do.
+        e => health.failed(headline(e), &tls::describe(e, tls)),
     }
 }
 
@@ -393,18 +411,41 @@ impl StoreBuilder {
         self
     }
 
+    /// Trusts only the CA certificate(s) in `pem` (PEM text, as a `ca.crt` file holds) for
+    /// a `rediss://` URL, in place of the system's: for a Redis whose certificate an internal
+    /// CA signed, or a self-signed one.
+    #[cfg(feature = "tls")]
+    pub fn tls_ca(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.tls.ca = Some(pem.into());
+        self
+    }
+
+    /// Presents a client certificate (and its private key, both PEM) to a `rediss://` Redis
+    /// that asks for one (mutual TLS: `tls-auth-clients yes`).
+    #[cfg(feature = "tls")]
+    pub fn tls_client_cert(
+        mut self,
+        cert_pem: impl Into<Vec<u8>>,
+        key_pem: impl Into<Vec<u8>>,
+    ) -> Self {
+        self.tls.client = Some((cert_pem.into(), key_pem.into()));
+        self
+    }
+
     /// Builds the store and connects, waiting up to a second (or the budget, if longer);
     /// when Redis does not answer, the store starts in its down state.
     ///
     /// # Errors
     ///
     /// [`Error::Connection`] when the URL is malformed; [`Error::Prefix`] when the prefix holds
-    /// a brace (it would break the keys' hash tags).
+    /// a brace (it would break the keys' hash tags); [`Error::Tls`] for TLS settings that
+    /// cannot work (a CA without a certificate in it, a CA for a plain `redis://` URL, a
+    /// `rediss://` URL in a build without the `tls` feature).
     pub async fn connect(self) -> Result<RedisStore, Error> {
         if self.prefix.contains(['{', '}']) {
             return Err(Error::Prefix(self.prefix));
         }
-        let client = redis::Client::open(self.url.as_str())?;
+        let client = tls::client(&self.url, &self.tls)?;
         let config = manager_config(self.budget, self.max_backoff);
         let conn = ConnectionManager::new_lazy_with_config(client.clone(), config)?;
         let store = RedisStore {
@@ -427,7 +468,12 @@ impl StoreBuilder {
         let ping = cmd.query_async::<()>(&mut conn);
         match tokio::time::timeout(CONNECT_TIMEOUT.max(self.budget), ping).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => failure(&store.inner.health, &e),
+            Ok(Err(e)) => failure(&store.inner.health, &e, store.is_tls()),
+            // tls115: a plain Redis takes a TLS handshake for the start of a command, and waits.
+            Err(_) if store.is_tls() => store.inner.health.failed(
+                UNREACHABLE,
+                &"no answer to PING over TLS (Redis's plain port? write the port where Redis serves TLS, its `tls-port`)",
+            ),
             Err(_) => store.inner.health.failed(UNREACHABLE, &"no answer to PING"),
         }
         Ok(store)

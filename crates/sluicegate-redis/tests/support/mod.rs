@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 mod server;
+mod tls;
 pub use server::{RedisServer, ReservedPort, assert_dies_with_a_killed_test_process};
+pub use tls::TestCerts;
 
 impl RedisServer {
     /// A plain synchronous connection, for a test to look at or change what is stored.

@@ -49,6 +49,11 @@ pub struct RedisServer {
     child: Option<Child>,
     pub port: u16,
     _reserved: ReservedPort,
+    /// The TLS port of a server started with [`start_tls`](Self::start_tls) (`port` stays
+    /// plain, for the tests to look at what is stored), and its `redis-server` arguments.
+    pub tls_port: Option<u16>,
+    tls_args: Vec<String>,
+    _tls_reserved: Option<ReservedPort>,
 }
 
 impl RedisServer {
@@ -66,9 +71,59 @@ impl RedisServer {
             child: None,
             port: reserved.port,
             _reserved: reserved,
+            tls_port: None,
+            tls_args: Vec::new(),
+            _tls_reserved: None,
         };
         server.restart();
         server
+    }
+
+    /// Starts a server that serves TLS on [`tls_port`](Self::tls_port) with the certificate
+    /// `cert` and its `key` (PEM files), clients not asked for a certificate unless
+    /// `client_ca` is given (mutual TLS: `--tls-auth-clients yes`), and plain Redis on `port`.
+    /// Debian's `redis-server` is built with TLS.
+    pub fn start_tls(
+        cert: &std::path::Path,
+        key: &std::path::Path,
+        client_ca: Option<&std::path::Path>,
+    ) -> Self {
+        let tls = ReservedPort::new();
+        let path = |p: &std::path::Path| p.to_str().expect("a UTF-8 path").to_owned();
+        let mut tls_args = vec![
+            "--tls-port".to_owned(),
+            tls.port.to_string(),
+            "--tls-cert-file".to_owned(),
+            path(cert),
+            "--tls-key-file".to_owned(),
+            path(key),
+        ];
+        match client_ca {
+            Some(ca) => tls_args.extend([
+                "--tls-ca-cert-file".to_owned(),
+                path(ca),
+                "--tls-auth-clients".to_owned(),
+                "yes".to_owned(),
+            ]),
+            None => tls_args.extend(["--tls-auth-clients".to_owned(), "no".to_owned()]),
+        }
+        let reserved = ReservedPort::new();
+        let mut server = RedisServer {
+            child: None,
+            port: reserved.port,
+            _reserved: reserved,
+            tls_port: Some(tls.port),
+            tls_args,
+            _tls_reserved: Some(tls),
+        };
+        server.restart();
+        server
+    }
+
+    /// The `rediss://` URL of a [`start_tls`](Self::start_tls) server, by `host` (the
+    /// certificate's name, or another to see it refused).
+    pub fn tls_url(&self, host: &str) -> String {
+        format!("rediss://{host}:{}/", self.tls_port.expect("a TLS server"))
     }
 
     /// Starts the server again on its port, after [`kill`](Self::kill).
@@ -84,6 +139,7 @@ impl RedisServer {
         command
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .args(&self.tls_args)
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null());
