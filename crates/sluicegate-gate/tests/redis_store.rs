@@ -8,7 +8,9 @@ mod support;
 use std::io::{Read, Write};
 use std::process::Output;
 
-use support::{Gate, RedisServer, ReservedPort, Upstream, eventually, get, write_config};
+use support::{
+    Gate, RedisServer, ReservedPort, TestCerts, Upstream, eventually, get, write_config,
+};
 
 const PASSWORD: &str = "s3cret-pass";
 
@@ -320,16 +322,14 @@ async fn check_and_serve_refuse_credentials_redis_refuses() {
 /// the default 16): `check` warned that Redis "does not answer" and said `ok`, and `serve`
 /// started with every global pool on its failure policy for good — Redis answered every
 /// call, refusing the `SELECT` each new connection sends. A config error now, saying what
-/// Redis said. And `rediss://`, which the docs offered, is refused at the value by both,
-/// saying this build has no TLS and what to do, rather than as "bad redis connection
-/// settings: … InvalidClientConfig" without a place.
+/// Redis said. (`rediss://`, refused at the value here by redis111 in a build without TLS,
+/// is built in since tls115: `check_and_serve_reach_a_tls_redis_with_its_ca`.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn check_and_serve_refuse_a_database_redis_refuses_and_tls() {
+async fn check_and_serve_refuse_a_database_redis_refuses() {
     let upstream = Upstream::start().await;
     let redis = RedisServer::start();
     let db = format!("{}/99", redis.url().trim_end_matches('/'));
-    let tls = redis.url().replacen("redis://", "rediss://", 1);
-    for (url, says) in [(db, "database"), (tls, "TLS")] {
+    for (url, says) in [(db, "database")] {
         let path = write_config("refused-settings", &config(&url, &upstream, "", ""));
         for command in ["check", "serve"] {
             let mut child = tokio::process::Command::from(support::tied_to_this_process(env!(
@@ -454,4 +454,63 @@ async fn deny_while_redis_is_down_answers_store_unavailable_for_the_rate_too() {
     let counters = &gate.pool("p").await["counters"];
     assert_eq!(counters["store_unavailable"], 1, "{counters}");
     assert_eq!(counters["rate_limited"], 0, "{counters}");
+}
+
+/// tls115: `rediss://` was a config error ("TLS is not built into this gate"), and a
+/// managed Redis (TLS only) needed a tunnel. A Redis serving TLS with a certificate of an
+/// internal CA: with `tls_ca_file`, `check` passes and `serve` decides over TLS; without it,
+/// both refuse the config, saying the certificate is not signed by a CA the machine trusts
+/// and what to write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_and_serve_reach_a_tls_redis_with_its_ca() {
+    let upstream = Upstream::start().await;
+    let certs = TestCerts::new();
+    let redis = RedisServer::start_tls(&certs.file("redis.crt"), &certs.file("redis.key"), None);
+    let url = redis.tls_url("localhost");
+    // A relative path is taken from the config file's directory.
+    std::fs::copy(certs.file("ca.crt"), certs.dir().join("internal-ca.crt")).unwrap();
+    let with_ca = certs.dir().join("with-ca.toml");
+    std::fs::write(
+        &with_ca,
+        config(&url, &upstream, "tls_ca_file = \"internal-ca.crt\"", ""),
+    )
+    .unwrap();
+    let out = run(&["check", "--config", with_ca.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("does not answer"), "{err}");
+
+    let gate = Gate::start(&["serve", "--config", with_ca.to_str().unwrap()]).await;
+    assert_eq!(gate.status().await["store"]["up"], true);
+    assert_eq!(get(gate.proxy, "/", "x").await.status, 200);
+    // The pool's permits are leases in the Redis behind the TLS port (seen on its plain one).
+    let keys = redis_command(redis.port, "DBSIZE");
+    assert_ne!(keys, ":0", "nothing in redis");
+    drop(gate);
+
+    let without = write_config("tls-without-ca", &config(&url, &upstream, "", ""));
+    for command in ["check", "serve"] {
+        let out = run(&[command, "--config", without.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(64), "{command}: {err}");
+        assert!(
+            err.contains("not signed by a CA this machine trusts") && err.contains("tls_ca_file"),
+            "{command}: {err}"
+        );
+    }
+
+    // TLS to the plain port, and plain Redis to the TLS port: a warning (Redis may be on
+    // its way), saying which port to write.
+    let tls_to_plain = format!("rediss://localhost:{}/", redis.port);
+    let plain_to_tls = format!("redis://localhost:{}/", redis.tls_port.unwrap());
+    for (url, says) in [
+        (tls_to_plain, "Redis's plain port"),
+        (plain_to_tls, "write `rediss://`"),
+    ] {
+        let path = write_config("tls-ports", &config(&url, &upstream, "", ""));
+        let out = run(&["check", "--config", path.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{url}: {err}");
+        assert!(err.contains(says), "{url}: {err}");
+    }
 }

@@ -245,9 +245,21 @@ fn read_with(
     // A relative path in the file is relative to the file, wherever the gate is started
     // from (a service manager starts it in `/`).
     let dir = path.parent().unwrap_or(Path::new(""));
+    let store = config.store.as_mut();
+    let (ca, cert, key) = match store {
+        Some(s) => (
+            s.tls_ca_file.as_mut(),
+            s.tls_cert_file.as_mut(),
+            s.tls_key_file.as_mut(),
+        ),
+        None => (None, None, None),
+    };
     for f in [
         config.admin.token_file.as_mut(),
         config.bypass.secret_file.as_mut(),
+        ca,
+        cert,
+        key,
     ]
     .into_iter()
     .flatten()
@@ -582,28 +594,53 @@ fn check_store(config: &Config) -> Result<(), Broken> {
         return Ok(());
     };
     let url = store.redis.get_ref();
-    // The Redis client is built without TLS (no TLS stack among the dependencies): such a
-    // URL was taken here and refused only by the client, with the docs promising it.
-    if url.starts_with("rediss://") || url.starts_with("valkeys://") {
-        return Err((
-            Some(store.redis.span()),
-            format!(
-                "redis URL `{}`: TLS (`rediss://`) is not built into this gate; reach a TLS-only Redis through a local TLS tunnel (stunnel, ghostunnel, spiped) and write its plain `redis://127.0.0.1:PORT`",
-                store.redis_shown()
-            ),
-        ));
-    }
-    if !["redis://", "redis+unix://", "unix://"]
-        .iter()
-        .any(|scheme| url.starts_with(scheme))
+    let tls = url.starts_with("rediss://") || url.starts_with("valkeys://");
+    if !tls
+        && !["redis://", "redis+unix://", "unix://"]
+            .iter()
+            .any(|scheme| url.starts_with(scheme))
     {
         return Err((
             Some(store.redis.span()),
             format!(
-                "invalid redis URL `{}`: write `redis://HOST:PORT`, like `redis://127.0.0.1:6379`",
+                "invalid redis URL `{}`: write `redis://HOST:PORT`, like `redis://127.0.0.1:6379` (`rediss://HOST:PORT` for TLS)",
                 store.redis_shown()
             ),
         ));
+    }
+    // tls115: the files are for TLS; a plain URL with them would silently not use them.
+    for (key, file) in [
+        ("tls_ca_file", &store.tls_ca_file),
+        ("tls_cert_file", &store.tls_cert_file),
+        ("tls_key_file", &store.tls_key_file),
+    ] {
+        if let Some(file) = file
+            && !tls
+        {
+            return Err((
+                Some(file.span()),
+                format!(
+                    "`{key}` is for TLS, and `redis = \"{}\"` is plain: write `rediss://HOST:PORT` with the port where Redis serves TLS, or remove `{key}`",
+                    store.redis_shown()
+                ),
+            ));
+        }
+    }
+    match (&store.tls_cert_file, &store.tls_key_file) {
+        (Some(cert), None) => {
+            return Err((
+                Some(cert.span()),
+                "`tls_cert_file` needs `tls_key_file`, the file of its private key".into(),
+            ));
+        }
+        (None, Some(key)) => {
+            return Err((
+                Some(key.span()),
+                "`tls_key_file` needs `tls_cert_file`, the client certificate it is the key of"
+                    .into(),
+            ));
+        }
+        _ => {}
     }
     if let Some(n) = &store.instances {
         INSTANCES
@@ -1569,15 +1606,29 @@ mod tests {
         let e = parse(&with_store("redis = \"http://x:1\""), "g.toml").unwrap_err();
         assert_eq!(e.at, Some((2, 9)), "{e}");
         assert!(e.message.contains("redis://HOST:PORT"), "{e}");
-        // redis111: the docs offered `rediss://`, which the client (built without TLS)
-        // refused only when the gate connected.
-        let e = parse(&with_store("redis = \"rediss://u:pw@x:6380\""), "g.toml").unwrap_err();
-        assert_eq!(e.at, Some((2, 9)), "{e}");
-        assert!(
-            e.message.contains("TLS (`rediss://`) is not built into"),
-            "{e}"
+        // tls115: `rediss://` is built in (redis111 refused it here, the client being built
+        // without TLS); its files are for TLS only, and a client certificate needs its key.
+        parse(&with_store("redis = \"rediss://u:pw@x:6380\""), "g.toml").unwrap();
+        let tls = with_store("redis = \"rediss://x:6380\"\ntls_ca_file = \"ca.crt\"");
+        let store = parse(&tls, "g.toml").unwrap().store.unwrap();
+        assert_eq!(
+            store.tls_ca_file.unwrap().get_ref().to_str(),
+            Some("ca.crt")
         );
+        let e = parse(
+            &with_store("redis = \"redis://u:pw@x:6379\"\ntls_ca_file = \"ca.crt\""),
+            "g.toml",
+        )
+        .unwrap_err();
+        assert_eq!(e.at, Some((3, 15)), "{e}");
+        assert!(e.message.contains("is for TLS"), "{e}");
         assert!(!e.message.contains("pw"), "{e}");
+        let e = parse(
+            &with_store("redis = \"rediss://x:6380\"\ntls_cert_file = \"c.crt\""),
+            "g.toml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("needs `tls_key_file`"), "{e}");
         let e = parse(
             &with_store("redis = \"redis://x\"\ninstances = 0"),
             "g.toml",

@@ -146,6 +146,14 @@ pub struct Store {
     /// say otherwise.
     #[serde(default)]
     pub on_redis_failure: OnFailure,
+    /// With a `rediss://` URL: the CA certificate(s) (PEM) to trust in place of the
+    /// system's, for a Redis whose certificate an internal CA signed, or a self-signed one.
+    pub tls_ca_file: Option<Spanned<PathBuf>>,
+    /// With a `rediss://` URL: a client certificate (PEM) for a Redis that asks for one
+    /// (mutual TLS), with `tls_key_file`.
+    pub tls_cert_file: Option<Spanned<PathBuf>>,
+    /// The private key (PEM) of `tls_cert_file`.
+    pub tls_key_file: Option<Spanned<PathBuf>>,
 }
 
 impl Store {

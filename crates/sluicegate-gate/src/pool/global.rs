@@ -45,9 +45,19 @@ impl Store {
     /// A URL or prefix the Redis client refuses, as text.
     pub async fn connect(cfg: &config::Store) -> Result<Store, String> {
         let url = cfg.redis.get_ref();
-        let redis = RedisStore::builder(url)
+        let mut builder = RedisStore::builder(url)
             .budget(cfg.budget.0)
-            .prefix(cfg.prefix.get_ref())
+            .prefix(cfg.prefix.get_ref());
+        if let Some(ca) = &cfg.tls_ca_file {
+            builder = builder.tls_ca(read_pem("tls_ca_file", ca.get_ref()).await?);
+        }
+        if let (Some(cert), Some(key)) = (&cfg.tls_cert_file, &cfg.tls_key_file) {
+            builder = builder.tls_client_cert(
+                read_pem("tls_cert_file", cert.get_ref()).await?,
+                read_pem("tls_key_file", key.get_ref()).await?,
+            );
+        }
+        let redis = builder
             .connect()
             .await
             .map_err(|e| format!("[store] redis = \"{}\": {e}", cfg.redis_shown()))?;
@@ -84,11 +94,21 @@ impl Store {
     pub async fn connect_checked(cfg: &config::Store) -> Result<(Store, Option<String>), String> {
         let store = Store::connect(cfg).await?;
         if store.is_up() {
-            let replica = replica_of(cfg.redis.get_ref()).await;
+            let replica = replica_of(store.redis.client()).await;
             return Ok((store, replica));
         }
         match store.redis.ping(Duration::from_secs(1)).await {
-            Ok(()) => Ok((store, replica_of(cfg.redis.get_ref()).await)),
+            Ok(()) => {
+                let replica = replica_of(store.redis.client()).await;
+                Ok((store, replica))
+            }
+            // tls115: a certificate the gate cannot trust stays so until the config (or the
+            // certificate) changes, as a refused password does.
+            Err(e) if e.to_string().contains("invalid peer certificate") => Err(format!(
+                "[store] redis = \"{}\": {}",
+                cfg.redis_shown(),
+                store.redis.describe(&e)
+            )),
             Err(e) if refused_credentials(&e) => Err(format!(
                 "[store] redis = \"{}\": redis refused the credentials ({e}): write the user and password redis expects in the URL (`redis://USER:PASSWORD@HOST:PORT`)",
                 cfg.redis_shown()
@@ -107,7 +127,10 @@ impl Store {
                     one_line(&e.to_string())
                 )),
             )),
-            Err(e) => Ok((store, Some(one_line(&e.to_string())))),
+            Err(e) => {
+                let why = store.redis.describe(&e);
+                Ok((store, Some(why)))
+            }
         }
     }
 
@@ -135,6 +158,37 @@ impl Store {
     fn instances(&self) -> u32 {
         self.config.instances()
     }
+}
+
+/// The PEM file `path` of the `[store]` setting `key`, read for the store's TLS.
+async fn read_pem(key: &str, path: &std::path::Path) -> Result<Vec<u8>, String> {
+    // A certificate chain is a few KiB; a bound keeps a wrong path (a device) harmless.
+    const BOUND: u64 = 1 << 20;
+    let file = tokio::fs::File::open(path).await.map_err(|e| {
+        format!(
+            "[store] {key} = \"{}\": cannot read it: {e}",
+            path.display()
+        )
+    })?;
+    let mut pem = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(
+        &mut tokio::io::AsyncReadExt::take(file, BOUND + 1),
+        &mut pem,
+    )
+    .await
+    .map_err(|e| {
+        format!(
+            "[store] {key} = \"{}\": cannot read it: {e}",
+            path.display()
+        )
+    })?;
+    if pem.len() as u64 > BOUND {
+        return Err(format!(
+            "[store] {key} = \"{}\": it is over 1 MiB, not a PEM certificate or key",
+            path.display()
+        ));
+    }
+    Ok(pem)
 }
 
 /// `text` on one line: redis-rs's parse errors list what they met line by line.
@@ -170,9 +224,8 @@ fn refused_credentials(e: &redis::RedisError) -> bool {
 /// decision marks it down and the next second's `PING` up again, for as long as the gate
 /// runs. Asked once, on a connection of its own, within a second; a Redis that does not say
 /// (an old one, or an ACL without `ROLE`) is taken for a primary.
-async fn replica_of(url: &str) -> Option<String> {
+async fn replica_of(client: &redis::Client) -> Option<String> {
     let ask = async {
-        let client = redis::Client::open(url).ok()?;
         let mut conn = client.get_multiplexed_async_connection().await.ok()?;
         redis::cmd("ROLE")
             .query_async::<redis::Value>(&mut conn)

@@ -8,6 +8,8 @@ mod raw_upstream;
 // The same `redis-server` support as `sluicegate-redis`'s tests, not a copy of it.
 #[path = "../../../sluicegate-redis/tests/support/server.rs"]
 mod redis;
+#[path = "../../../sluicegate-redis/tests/support/tls.rs"]
+mod tls;
 mod upstream;
 
 pub use client::{Reply, get, raw, request, status_and_body};
@@ -16,6 +18,7 @@ pub use raw_upstream::{RawUpstream, Script};
 pub use redis::{
     RedisServer, ReservedPort, assert_dies_with_a_killed_test_process, tied_to_this_process,
 };
+pub use tls::TestCerts;
 pub use upstream::Upstream;
 
 use std::time::Duration;
