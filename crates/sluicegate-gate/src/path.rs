@@ -16,7 +16,8 @@ use crate::gate::Gate;
 pub enum BadPath {
     /// A `..` segment climbs above `/`.
     AboveRoot,
-    /// A `%2F` (an encoded `/`) would route elsewhere once an upstream decodes it.
+    /// A `%2F` (an encoded `/`), or a `%5C` (an encoded `\`, which IIS reads as `/` once
+    /// decoded), would route elsewhere once an upstream decodes it.
     EncodedSlash,
     /// A raw `\` would route elsewhere where the upstream reads it as `/`.
     Backslash,
@@ -30,7 +31,7 @@ impl BadPath {
         match self {
             BadPath::AboveRoot => "the path climbs above `/` with `..` segments\n",
             BadPath::EncodedSlash => {
-                "the path has an encoded `/` (`%2F`) that would change the route it takes once decoded\n"
+                "the path has an encoded `/` (`%2F`) or `\\` (`%5C`) that would change the route it takes once decoded\n"
             }
             BadPath::Backslash => {
                 "the path has a `\\` that would change the route it takes where it is read as `/`\n"
@@ -67,8 +68,9 @@ pub fn normalise(path: &str) -> Result<Cow<'_, str>, BadPath> {
     normalise_slow(path, false).map(Cow::Owned)
 }
 
-/// [`normalise`], with `%2F` decoded too: what an upstream that decodes every escape before
-/// it merges slashes and resolves dots would see.
+/// [`normalise`], with `%2F` decoded too, and `%5C` read as `/`: what an upstream that
+/// decodes every escape before it merges slashes and resolves dots would see (IIS reads a
+/// decoded `\` as `/`: `/x%5C..%5Cpay` is `/pay` there).
 ///
 /// # Errors
 ///
@@ -124,7 +126,8 @@ pub fn normalise_request<B>(gate: &Gate, req: &mut Request<B>) -> Result<(), Bad
 
 /// The normal forms of `normal` (a path in normal form) as upstreams that read it otherwise
 /// than RFC 3986 would route it, each with the refusal it makes when it leads elsewhere: a
-/// `%2F` decoded (an upstream that decodes every escape before it merges slashes), a raw `\`
+/// `%2F` or `%5C` decoded (an upstream that decodes every escape before it merges slashes;
+/// IIS reads the decoded `\` as `/`), a raw `\`
 /// read as `/` (the WHATWG URL parser — Deno, Bun, Next.js, `new URL` in Node — and IIS:
 /// `/x\..\pay` is `/pay` there), a `;` parameter dropped from each segment (Tomcat and
 /// Jetty drop them before they resolve dots: `/x/..;/pay` is `/pay`, the path-parameter
@@ -167,11 +170,12 @@ fn without_parameters(path: &str) -> String {
         .join("/")
 }
 
-/// Whether `path` holds an encoded `/` (`%2F` or `%2f`).
+/// Whether `path` holds an encoded `/` (`%2F` or `%2f`) or `\` (`%5C` or `%5c`), which
+/// IIS reads as `/` once decoded.
 pub fn has_encoded_slash(path: &str) -> bool {
     path.as_bytes()
         .windows(3)
-        .any(|w| w[0] == b'%' && w[1] == b'2' && (w[2] | 0x20) == b'f')
+        .any(|w| w[0] == b'%' && matches!((w[1], w[2] | 0x20), (b'2', b'f') | (b'5', b'c')))
 }
 
 /// Whether `path` is already in normal form: one scan, no allocation. Only a `/` or a
@@ -238,8 +242,8 @@ fn normalise_slow(path: &str, decode_slashes: bool) -> Result<String, BadPath> {
     Ok(String::from_utf8(out).expect("decoding ASCII escapes keeps UTF-8"))
 }
 
-/// Decodes the escapes of unreserved characters (and of `/` when asked) and upper-cases
-/// the hex digits of the others.
+/// Decodes the escapes of unreserved characters (and of `/` when asked, with `%5C` read as
+/// `/` then) and upper-cases the hex digits of the others.
 fn decode(p: &[u8], decode_slashes: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(p.len());
     let mut i = 0;
@@ -248,8 +252,10 @@ fn decode(p: &[u8], decode_slashes: bool) -> Vec<u8> {
             && let (Some(&h), Some(&l)) = (p.get(i + 1), p.get(i + 2))
             && let Some(b) = hex_pair(h, l)
         {
-            if is_unreserved(b) || (decode_slashes && b == b'/') {
+            if is_unreserved(b) {
                 out.push(b);
+            } else if decode_slashes && matches!(b, b'/' | b'\\') {
+                out.push(b'/');
             } else {
                 out.extend_from_slice(&[b'%', h.to_ascii_uppercase(), l.to_ascii_uppercase()]);
             }
@@ -364,6 +370,12 @@ mod tests {
     fn encoded_slashes_are_kept_unless_asked_to_decode() {
         assert!(has_encoded_slash("/a%2fb"));
         assert!(!has_encoded_slash("/a%25b"));
+        assert!(has_encoded_slash("/a%5cb") && has_encoded_slash("/a%5Cb"));
+        assert!(!has_encoded_slash("/a%5Db"));
+        assert_eq!(
+            normalise_decoding_slashes("/x%5C..%5Cpay/x").unwrap(),
+            "/pay/x"
+        );
         assert_eq!(normalise_decoding_slashes("/%2Fpay/x").unwrap(), "/pay/x");
         assert_eq!(
             normalise_decoding_slashes("/pay/..%2F..%2Fx"),

@@ -852,7 +852,7 @@ pool = "rest"
 
 /// A path an upstream reads another way than RFC 3986 does cannot take its request past
 /// its route: a raw `\\` (a WHATWG URL parser — Deno, Bun, Next.js, `new URL` in Node — and
-/// IIS read it as `/`: `/x\\..\\pay` is `/pay` there) or a `;` parameter on a segment (Tomcat
+/// IIS read it as `/`: `/x\\..\\pay` is `/pay` there; IIS an encoded one, `%5C`, too) or a `;` parameter on a segment (Tomcat
 /// and Jetty drop it before they resolve dots: `/x/..;/pay` is `/pay`). The gate routed both
 /// on the catch-all, past the `/pay` route's limits, and the upstream served `/pay`. Where the
 /// other reading leads to another pool the path is refused (`400 bad_path`), as a `%2F` is;
@@ -889,6 +889,9 @@ pool = "rest"
         ("/x/..;/pay/x", "`;`"),
         ("/x;a=b/..;c/pay/x", "`;`"),
         ("/..;/pay/x", "`;`"),
+        // IIS decodes escapes before it reads `\` as `/`: `/x%5C..%5Cpay` is `/pay` there.
+        ("/x%5C..%5Cpay/x", "`%5C`"),
+        ("/x/..%5cpay/x", "`%5C`"),
     ] {
         let answer = raw_get(&gate, target).await;
         assert!(answer.starts_with("HTTP/1.1 400"), "{target}: {answer}");
@@ -904,6 +907,7 @@ pool = "rest"
         ("/pay/a\\b", &pay),
         ("/files/a\\b;v=2", &rest),
         ("/x/..;/files", &rest),
+        ("/files/a%5Cb", &rest),
     ] {
         let answer = raw_get(&gate, target).await;
         assert!(answer.starts_with("HTTP/1.1 200"), "{target}: {answer}");
