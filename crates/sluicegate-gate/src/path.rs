@@ -23,6 +23,9 @@ pub enum BadPath {
     Backslash,
     /// A `;` parameter on a segment would route elsewhere where the upstream drops it.
     SegmentParameter,
+    /// The target is in authority form (`host:port`), which names no path: only `CONNECT`
+    /// uses it (RFC 9112 §3.2.3).
+    NoPath,
 }
 
 impl BadPath {
@@ -38,6 +41,9 @@ impl BadPath {
             }
             BadPath::SegmentParameter => {
                 "the path has a `;` parameter on a segment that would change the route it takes where parameters are dropped (`/..;/` is `/../`)\n"
+            }
+            BadPath::NoPath => {
+                "the request target names no path (`host:port`, the authority form, is for CONNECT only): send the path, such as `GET / HTTP/1.1` with the host in `Host`\n"
             }
         }
     }
@@ -88,8 +94,12 @@ pub fn normalise_decoding_slashes(path: &str) -> Result<String, BadPath> {
 ///
 /// [`BadPath::AboveRoot`] for a `..` above `/`; [`BadPath::EncodedSlash`],
 /// [`BadPath::Backslash`] or [`BadPath::SegmentParameter`] for a path that, read as some
-/// upstreams read it (`other_readings`), would lead to another pool than as it is.
+/// upstreams read it (`other_readings`), would lead to another pool than as it is;
+/// [`BadPath::NoPath`] for a target in authority form (`GET host:80`).
 pub fn normalise_request<B>(gate: &Gate, req: &mut Request<B>) -> Result<(), BadPath> {
+    if req.uri().scheme().is_none() && req.uri().authority().is_some() {
+        return Err(BadPath::NoPath);
+    }
     let normal = normalise(req.uri().path())?;
     let others = other_readings(&normal)?;
     if !others.is_empty() {

@@ -838,6 +838,9 @@ pool = "rest"
         ("/a/../../pay/x", "climbs above"),
         ("/%2Fpay/x", "encoded `/`"),
         ("/x/..%2Fpay/x", "encoded `/`"),
+        // The authority form names no path; only CONNECT uses it (RFC 9112 §3.2.3): it was
+        // routed as the path "" and answered `404 no_route`.
+        ("api.example:80", "no path"),
     ] {
         let answer = raw_get(&gate, target).await;
         assert!(answer.starts_with("HTTP/1.1 400"), "{target}: {answer}");
