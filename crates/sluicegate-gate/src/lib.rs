@@ -6,6 +6,7 @@
 //! | [`config`] | the TOML config (and the quick form's flags), checked with located errors |
 //! | [`pool`] | pools: an upstream with its limiter, queue, rates and counters |
 //! | [`path`] | the normal form of a request path, which routes match and the upstream gets |
+//! | [`client_address`] | the client's address behind trusted proxies (`X-Forwarded-For`, `Forwarded`) |
 //! | [`state`] | routes, pools and bypass rules in force, swapped whole on reload |
 //! | [`proxy`] | one request: route, bypass, rate, queue, forward; the upstream client |
 //! | [`gate`] | the running gate: reload and live limit changes |
@@ -21,6 +22,7 @@
 
 pub mod admin;
 pub mod cli;
+pub mod client_address;
 pub mod config;
 pub mod dashboard;
 pub mod demo;

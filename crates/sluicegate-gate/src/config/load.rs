@@ -384,6 +384,7 @@ pub fn warnings(config: &Config) -> Vec<String> {
     out.extend(config.pools.iter().flat_map(starts_shut));
     out.extend(config.pools.iter().flat_map(burst_of_nothing));
     out.extend(shadowed(&config.routes));
+    out.extend(client_address_warnings(config));
     for m in config.routes.iter().flat_map(|r| &r.methods) {
         let upper = m.get_ref().to_ascii_uppercase();
         if !STANDARD_METHODS.contains(&upper.as_str()) {
@@ -584,9 +585,56 @@ fn check(config: &Config) -> Result<(), Broken> {
         }
         _ => {}
     }
+    check_client_address(&config.client_address)?;
     check_store(config)?;
     check_pools(config)?;
     check_routes(config)
+}
+
+/// `[client_address] header` is read only from `trusted_proxies`: without them it would
+/// never be read, which is not what its writer meant.
+fn check_client_address(c: &super::ClientAddress) -> Result<(), Broken> {
+    match &c.header {
+        Some(h) if c.trusted_proxies.is_empty() => Err((
+            Some(h.span()),
+            format!(
+                "`[client_address] header = \"{}\"` needs `trusted_proxies`, the networks of the proxies that write it: the gate reads the header only on connections from them (a client sends whatever it likes in it); list them, like `trusted_proxies = [\"10.0.0.0/8\"]`, or remove `header` to count clients by the connection's address",
+                h.get_ref().name()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// What `[client_address]` and the per-client keys may get wrong and still work: a trusted
+/// network that takes every address in (every client then names its own address), a
+/// per-client key on a header a client writes itself.
+fn client_address_warnings(config: &Config) -> Vec<String> {
+    let c = &config.client_address;
+    let mut out: Vec<String> = c
+        .trusted_proxies
+        .iter()
+        .filter(|n| n.0.prefix_len() == 0)
+        .map(|n| {
+            format!(
+                "`[client_address] trusted_proxies` has `{}`, every address: every client is then a trusted proxy and may name any address in `{}`, as a fresh per-client key for each request; list only your proxies' networks",
+                n.0,
+                c.header().name()
+            )
+        })
+        .collect();
+    for p in &config.pools {
+        if let Some(k) = &p.per_key_rate
+            && let super::KeySource::Header(h) = &k.key
+            && ["x-forwarded-for", "forwarded", "x-real-ip"].contains(&h.as_str())
+        {
+            out.push(format!(
+                "pool `{}`: `[pools.per_key_rate] key = \"header:{h}\"` counts the header as the client wrote it: a client that sends a new `{h}` with each request is a new key each time; count `client_ip`, with the proxies in front listed in `[client_address] trusted_proxies` (the client is then read from `{h}` from the right, past them)",
+                p.name.get_ref()
+            ));
+        }
+    }
+    out
 }
 
 fn check_store(config: &Config) -> Result<(), Broken> {
@@ -2337,5 +2385,68 @@ mod tests {
     fn line_col_counts_characters() {
         assert_eq!(line_col("ab\ncé\nx", 6), (2, 3));
         assert_eq!(line_col("", 5), (1, 1));
+    }
+
+    /// `[client_address]`: a header without the proxies that write it is refused at the
+    /// header; a bad network or header name where it is written; the defaults read.
+    #[test]
+    fn client_address_is_checked_where_it_is_written() {
+        let refused = |table: &str| {
+            parse(&format!("[client_address]\n{table}\n{MINIMAL}"), "g.toml").expect_err(table)
+        };
+        let e = refused("header = \"forwarded\"");
+        assert_eq!(e.at, Some((2, 10)), "{e}");
+        assert!(e.message.contains("needs `trusted_proxies`"), "{e}");
+        let e = refused("trusted_proxies = []\nheader = \"x-real-ip\"");
+        assert_eq!(e.at, Some((3, 10)), "{e}");
+        let e = refused("trusted_proxies = [\"10.0.0.0/33\"]");
+        assert_eq!(e.at, Some((2, 20)), "{e}");
+        assert!(e.message.contains("invalid network `10.0.0.0/33`"), "{e}");
+        let e = refused("trusted_proxies = [\"10.0.0.0/8\"]\nheader = \"x-client-ip\"");
+        assert_eq!(e.at, Some((3, 10)), "{e}");
+        assert!(e.message.contains("x-forwarded-for"), "{e}");
+        let e = refused("trusted = [\"10.0.0.0/8\"]");
+        assert!(e.message.contains("trusted_proxies"), "{e}");
+        let c = parse(
+            &format!(
+                "[client_address]\ntrusted_proxies = [\"10.0.0.0/8\", \"fd00::1\"]\n{MINIMAL}"
+            ),
+            "g.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            c.client_address.header(),
+            super::super::ClientHeader::XForwardedFor
+        );
+        assert_eq!(c.client_address.trusted_proxies.len(), 2);
+        let c = parse(&format!("[client_address]\n{MINIMAL}"), "g.toml").unwrap();
+        assert!(c.client_address.trusted_proxies.is_empty());
+        assert!(warnings(&c).is_empty());
+    }
+
+    /// Warned of: a trusted network of every address, and a per-client key on a header a
+    /// client writes itself (review gate110's design call).
+    #[test]
+    fn client_address_warns_of_what_lets_a_client_pick_its_key() {
+        let c = parse(
+            &format!(
+                "[client_address]\ntrusted_proxies = [\"0.0.0.0/0\", \"10.0.0.0/8\"]\n{MINIMAL}"
+            ),
+            "g.toml",
+        )
+        .unwrap();
+        let w = warnings(&c);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("`0.0.0.0/0`, every address"), "{w:?}");
+        for header in ["x-forwarded-for", "X-Real-IP", "forwarded"] {
+            let text = format!(
+                "{MINIMAL}\n[pools.per_key_rate]\nrate = \"5/s\"\nkey = \"header:{header}\"\n"
+            )
+            .replace("[[routes]]\npool = \"api\"\n\n", "");
+            let text = format!("{text}[[routes]]\npool = \"api\"\n");
+            let w = warnings(&parse(&text, "g.toml").unwrap());
+            assert_eq!(w.len(), 1, "{header}: {w:?}");
+            assert!(w[0].contains("count `client_ip`"), "{w:?}");
+        }
     }
 }

@@ -35,8 +35,8 @@ mod wire;
 pub use adaptive::AdaptiveBounds;
 pub use load::{ConfigError, READ_DEADLINE, parse, read, read_secret, validate, warnings};
 pub use model::{
-    Adaptive, Admin, Algorithm, Bypass, Config, OnFailure, PerKeyRate, Pool, QueueOrder, RateMode,
-    Route, Scope, Store,
+    Adaptive, Admin, Algorithm, Bypass, ClientAddress, ClientHeader, Config, OnFailure, PerKeyRate,
+    Pool, QueueOrder, RateMode, Route, Scope, Store,
 };
 pub use values::{Dur, KeySource, Rate};
 pub use wire::{Cidr, ListenAddr, UpstreamUrl, redacted_url};

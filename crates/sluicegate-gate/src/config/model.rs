@@ -63,6 +63,9 @@ pub struct Config {
     /// Requests that skip every limit.
     #[serde(default)]
     pub bypass: Bypass,
+    /// Who the client is behind proxies the gate trusts (none: the connection's peer).
+    #[serde(default)]
+    pub client_address: ClientAddress,
     /// The Redis that pools with `scope = "global"` share with other gates (none: every
     /// pool is local).
     pub store: Option<Store>,
@@ -122,6 +125,54 @@ pub struct Bypass {
     pub header: Option<Spanned<String>>,
     /// The file holding the bypass secret (needed with `header`).
     pub secret_file: Option<Spanned<PathBuf>>,
+}
+
+/// `[client_address]`: who the client is when the gate runs behind proxies (a load
+/// balancer, a CDN, an ingress) — what `client_ip` keys count.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientAddress {
+    /// The proxies whose word on the client's address the gate takes, such as
+    /// `["10.0.0.0/8"]` (default none: the client is the connection's peer).
+    #[serde(default)]
+    pub trusted_proxies: Vec<Cidr>,
+    /// The header those proxies write the address in (default `x-forwarded-for`).
+    pub header: Option<Spanned<ClientHeader>>,
+}
+
+impl ClientAddress {
+    /// The header read: the one written, else `x-forwarded-for`.
+    pub fn header(&self) -> ClientHeader {
+        self.header
+            .as_ref()
+            .map_or(ClientHeader::default(), |h| *h.get_ref())
+    }
+}
+
+/// The header trusted proxies write the client's address in.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+pub enum ClientHeader {
+    /// `X-Forwarded-For: client, proxy1, proxy2`, each proxy appending its peer.
+    #[default]
+    #[serde(rename = "x-forwarded-for")]
+    XForwardedFor,
+    /// RFC 7239 `Forwarded: for=client, for=proxy1`.
+    #[serde(rename = "forwarded")]
+    Forwarded,
+    /// `X-Real-IP: client`, one address the proxy in front sets.
+    #[serde(rename = "x-real-ip")]
+    XRealIp,
+}
+
+impl ClientHeader {
+    /// The header's name as the config writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientHeader::XForwardedFor => "x-forwarded-for",
+            ClientHeader::Forwarded => "forwarded",
+            ClientHeader::XRealIp => "x-real-ip",
+        }
+    }
 }
 
 /// `[store]`: the Redis that global pools share with the other gates.
