@@ -364,6 +364,13 @@ async fn status(State(admin): State<Admin>) -> Response {
             "late": h.late,
         })
     });
+    let client_address = state.client_address.is_on().then(|| {
+        let c = &state.client_address;
+        json!({
+            "header": c.header().name(),
+            "trusted_proxies": c.proxies().iter().map(ToString::to_string).collect::<Vec<_>>(),
+        })
+    });
     let unrouted: serde_json::Map<String, Value> = crate::proxy::Unrouted::ALL
         .iter()
         .map(|&u| (u.name().to_owned(), json!(admin.gate.unrouted.get(u))))
@@ -378,6 +385,7 @@ async fn status(State(admin): State<Admin>) -> Response {
         "pools": pools,
         "removed_pools": removed,
         "store": store,
+        "client_address": client_address,
         "unrouted": unrouted,
         "admin_refused": admin_refused,
     }))

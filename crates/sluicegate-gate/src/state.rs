@@ -22,6 +22,8 @@ pub struct State {
     routes: Vec<Route>,
     /// Who skips the limits.
     pub bypass: Bypass,
+    /// Who the client is behind trusted proxies (`[client_address]`).
+    pub client_address: crate::client_address::ClientAddress,
     /// The store global pools share with other gates, when the config has one.
     pub store: Option<Store>,
     /// Longest a client may leave its request body waiting (`client_body_timeout`).
@@ -210,6 +212,7 @@ impl State {
             by_name,
             routes,
             bypass,
+            client_address: crate::client_address::ClientAddress::of(&config.client_address),
             store: store.cloned(),
             client_body_timeout: config.client_body_timeout.0,
             client_body_buffer_size: config.client_body_buffer_size,

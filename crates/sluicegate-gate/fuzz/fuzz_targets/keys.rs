@@ -1,5 +1,6 @@
-//! Routing, bypass and the per-client key extractors on requests with any method, path,
-//! `Host` and key header: never a panic.
+//! Routing, bypass, the client's address behind trusted proxies and the per-client key
+//! extractors on requests with any method, path, `Host` and key header (also sent as
+//! `X-Forwarded-For` and `Forwarded`): never a panic.
 #![no_main]
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
@@ -9,6 +10,8 @@ use sluicegate_gate::config;
 use sluicegate_gate::state::State;
 
 const CONFIG: &str = r#"
+[client_address]
+trusted_proxies = ["0.0.0.0/1", "fd00::/64"]
 [bypass]
 trusted_cidrs = ["10.0.0.0/8", "fd00::/64"]
 [[pools]]
@@ -37,7 +40,7 @@ pool = "by-ip"
 
 fuzz_target!(|data: &[u8]| {
     thread_local! {
-        static STATE: State = State::build(&config::parse(CONFIG, "fuzz").unwrap(), None, None).unwrap();
+        static STATE: State = State::build(&config::parse(CONFIG, "fuzz").unwrap(), None, &[], None).unwrap();
     }
     let mut parts = data.splitn(4, |&b| b == 0);
     let (Some(method), Some(uri), Some(host)) = (parts.next(), parts.next(), parts.next()) else {
@@ -55,7 +58,9 @@ fuzz_target!(|data: &[u8]| {
         req.headers_mut().insert(http::header::HOST, h);
     }
     if let Ok(k) = http::HeaderValue::from_bytes(key) {
-        req.headers_mut().insert("x-api-key", k);
+        req.headers_mut().insert("x-api-key", k.clone());
+        req.headers_mut().insert("x-forwarded-for", k.clone());
+        req.headers_mut().insert(http::header::FORWARDED, k);
     }
     let mut octets = [0u8; 16];
     for (o, b) in octets.iter_mut().zip(key) {
@@ -68,9 +73,10 @@ fuzz_target!(|data: &[u8]| {
     STATE.with(|state| {
         for peer in peers {
             let _ = state.bypass.allows(&req, peer.ip());
+            let client = state.client_address.client(req.headers(), peer.ip());
             if let Some(pool) = state.route(&req) {
                 if let Some(k) = &pool.per_key {
-                    let _ = k.check(&req, peer);
+                    let _ = k.check(&req, client);
                 }
             }
         }

@@ -1,6 +1,6 @@
 //! A pool's rate limits: one for the whole pool and one per client, both the library's GCRA.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 
@@ -56,10 +56,11 @@ impl PerKey {
         }
     }
 
-    /// Decides on `req` from client `peer`.
-    pub fn check<B>(&self, req: &Request<B>, peer: SocketAddr) -> Decision {
+    /// Decides on `req` from the client at `client` (the peer, or the address trusted
+    /// proxies name: [`ClientAddress`](crate::client_address::ClientAddress)).
+    pub fn check<B>(&self, req: &Request<B>, client: IpAddr) -> Decision {
         match self {
-            PerKey::Ip(k) => k.check(&group_ip(peer.ip())),
+            PerKey::Ip(k) => k.check(&group_ip(client)),
             PerKey::Header(k, h) => match h.extract(req) {
                 Some(v) => k.check(&v),
                 None => k.check(&HeaderValue::from_static("")),

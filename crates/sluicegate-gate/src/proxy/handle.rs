@@ -97,18 +97,21 @@ pub fn handle(
         }
         let routed = gate.with_state(|s| {
             let pool = s.route(&req)?.clone();
+            // The bypass rules read the peer, never a header: a secret or the network.
             let bypass = s.bypass.allows(&req, conn.peer.ip());
             if let Some((name, _)) = &s.bypass.header {
                 req.headers_mut().remove(name);
             }
+            let client = s.client_address.client(req.headers(), conn.peer.ip());
             Some((
                 pool,
                 bypass,
+                client,
                 s.client_body_timeout,
                 s.client_body_buffer_size,
             ))
         });
-        let Some((pool, bypass, body_timeout, body_buffer)) = routed else {
+        let Some((pool, bypass, client, body_timeout, body_buffer)) = routed else {
             tracing::debug!(path = req.uri().path(), "no route");
             gate.unrouted.count(Unrouted::NoRoute);
             let answer = answer::plain(
@@ -136,7 +139,7 @@ pub fn handle(
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Held::Plain(pool.limit.limiter().acquire_bypass())
         } else {
-            if let Some(denied) = check_rates(&pool, &req, &conn) {
+            if let Some(denied) = check_rates(&pool, &req, client) {
                 return Ok(linger_rest(req, ahead.as_deref(), denied));
             }
             // A global pool asks the store; a local one never takes these branches. Their
@@ -234,10 +237,14 @@ fn body_failed(pool: &Pool, fault: ClientFault) -> Response<GateBody> {
     answer::plain(fault.status(), fault.name(), fault.text())
 }
 
-fn check_rates(pool: &Pool, req: &Request<Incoming>, conn: &Conn) -> Option<Response<GateBody>> {
+fn check_rates(
+    pool: &Pool,
+    req: &Request<Incoming>,
+    client: std::net::IpAddr,
+) -> Option<Response<GateBody>> {
     // Per client first, so a client over its own rate does not use up the pool's.
     if let Some(k) = &pool.per_key {
-        let d = k.check(req, conn.peer);
+        let d = k.check(req, client);
         if d.is_denied() {
             return Some(rate_limited(pool, &pool.policy_names.1, &d, k.policy()));
         }
