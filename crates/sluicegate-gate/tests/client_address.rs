@@ -262,3 +262,37 @@ async fn check_refuses_a_header_without_trusted_proxies() {
         "{err}"
     );
 }
+
+/// The log line of a connection cut at `send_timeout` names the client the trusted proxy
+/// named beside the peer (the proxy): behind a balancer, the peer alone says nothing of
+/// who stopped reading.
+#[tokio::test]
+async fn a_cut_at_send_timeout_names_the_client_behind_the_proxy() {
+    // 32 MiB: far more than the sockets' buffers between the upstream and the client hold.
+    let big = std::sync::Arc::new({
+        let mut a = b"HTTP/1.1 200 OK\r\ncontent-length: 33554432\r\n\r\n".to_vec();
+        a.resize(a.len() + (32 << 20), b'x');
+        a
+    });
+    let up = support::RawUpstream::start(std::sync::Arc::new(move |_: &str| (big.to_vec(), false)))
+        .await;
+    let text = format!(
+        "listen = [\"127.0.0.1:0\"]\nsend_timeout = \"1s\"\n\n\
+         [client_address]\ntrusted_proxies = [\"127.0.0.1\"]\n\n\
+         [[pools]]\nname = \"api\"\nupstream = \"http://{}\"\nmax_concurrency = 1\n\n\
+         [[routes]]\npool = \"api\"\n",
+        up.addr
+    );
+    let file = write_config("realip-send-timeout", &text);
+    let mut gate = Gate::start(&["serve", "--config", file.to_str().unwrap()]).await;
+    // Asks, then reads nothing.
+    let idle = support::raw(
+        gate.proxy,
+        b"GET /big HTTP/1.1\r\nhost: x\r\nx-forwarded-for: 6.6.6.6, 203.0.113.7\r\n\r\n",
+    )
+    .await;
+    let line = gate.log_line("send_timeout").await;
+    assert!(line.contains("client=203.0.113.7"), "{line}");
+    assert!(line.contains("peer=127.0.0.1:"), "{line}");
+    drop(idle);
+}

@@ -217,13 +217,21 @@ impl Stats {
     }
 
     /// Counts a client connection cut at `send_timeout` (`timeout`) while pool `name`'s
-    /// answer was sent to `peer`, and logs it at `info`, as the client's other failures are
-    /// (`client_body_timeout`): the 1st, 2nd, 4th, 8th… of the pool's, with how many so far.
-    pub fn cut_at_send_timeout(&self, name: &str, peer: std::net::SocketAddr, timeout: Duration) {
+    /// answer was sent to `peer` (for `client`, when trusted proxies named one), and logs it
+    /// at `info`, as the client's other failures are (`client_body_timeout`): the 1st, 2nd,
+    /// 4th, 8th… of the pool's, with how many so far.
+    pub fn cut_at_send_timeout(
+        &self,
+        name: &str,
+        peer: std::net::SocketAddr,
+        client: Option<std::net::IpAddr>,
+        timeout: Duration,
+    ) {
         if let Some(n) = count_logging_doublings(&self.send_timeouts) {
             tracing::info!(
                 pool = name,
                 %peer,
+                client = client.map(tracing::field::display),
                 send_timeouts = n,
                 "a client took none of its answer for {timeout:?} (send_timeout): its connection was cut in the middle of the answer (lines at the 1st, 2nd, 4th, 8th… of the pool's)"
             );

@@ -4,7 +4,7 @@
 //! registered all the time, every request's arrival would be reported twice.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
@@ -29,6 +29,11 @@ pub struct Conn {
     /// `send_timeout`, is its (a connection's answers go out one after another). Weak, so
     /// that a connection kept open does not keep a pool a reload removed.
     answering: Mutex<Weak<Pool>>,
+    /// The client of the request read last, as the trusted proxies named it
+    /// ([`ClientAddress`](crate::client_address::ClientAddress)); `None` while no proxy is
+    /// trusted (the client is the peer). Behind a balancer, one connection carries many
+    /// clients' requests one after another: the log of a cut names the last one's.
+    client: Mutex<Option<IpAddr>>,
 }
 
 impl Conn {
@@ -46,6 +51,7 @@ impl Conn {
                 forwarding: Forwarding::new(peer),
                 stream: Arc::new(dup),
                 answering: Mutex::new(Weak::new()),
+                client: Mutex::new(None),
             },
             stream,
         ))
@@ -63,6 +69,13 @@ impl Conn {
         }
     }
 
+    /// Notes `client`, the client of the request read now as the trusted proxies name it,
+    /// for the log line of a cut ([`Conn::cut_at_send_timeout`]). Called only while some
+    /// proxy is trusted.
+    pub(crate) fn reads_for(&self, client: IpAddr) {
+        *self.client.lock().unwrap_or_else(PoisonError::into_inner) = Some(client);
+    }
+
     /// Counts and logs the connection's end at `send_timeout` (`timeout`) on the pool of the
     /// request forwarded last ([`Stats::cut_at_send_timeout`]): a client cut off in the
     /// middle of an answer was otherwise seen only as a request `forwarded` and `completed`
@@ -76,10 +89,14 @@ impl Conn {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .upgrade();
+        let client = *self.client.lock().unwrap_or_else(PoisonError::into_inner);
         match pool {
-            Some(p) => p.stats.cut_at_send_timeout(&p.name, self.peer, timeout),
+            Some(p) => p
+                .stats
+                .cut_at_send_timeout(&p.name, self.peer, client, timeout),
             None => tracing::info!(
                 peer = %self.peer,
+                client = client.map(tracing::field::display),
                 "a client took none of its answer for {timeout:?} (send_timeout): its connection was cut"
             ),
         }

@@ -103,6 +103,9 @@ pub fn handle(
                 req.headers_mut().remove(name);
             }
             let client = s.client_address.client(req.headers(), conn.peer.ip());
+            if s.client_address.is_on() {
+                conn.reads_for(client);
+            }
             Some((
                 pool,
                 bypass,
