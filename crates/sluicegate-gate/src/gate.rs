@@ -754,11 +754,34 @@ fn what_changed(old: &Config, new: &Config) -> String {
         (Some(o), None) => format!("; store {} removed", o.redis_shown()),
     };
     format!(
-        "pools {} → {}: {added} added, {removed} removed, {changed} changed; routes {} → {}{store}",
+        "pools {} → {}: {added} added, {removed} removed, {changed} changed; routes {} → {}{store}{}",
         old.pools.len(),
         new.pools.len(),
         old.routes.len(),
-        new.routes.len()
+        new.routes.len(),
+        client_address_changed(&old.client_address, &new.client_address)
+    )
+}
+
+/// `[client_address]` as a reload changed it, for [`what_changed`]'s line: it moves every
+/// `client_ip` key, and no pool counts as changed for it.
+fn client_address_changed(old: &config::ClientAddress, new: &config::ClientAddress) -> String {
+    let in_force = |c: &config::ClientAddress| (c.trusted_proxies.clone(), c.header());
+    if in_force(old) == in_force(new) {
+        return String::new();
+    }
+    if new.trusted_proxies.is_empty() {
+        return "; client_address off (the client is the peer)".to_owned();
+    }
+    let proxies: Vec<String> = new
+        .trusted_proxies
+        .iter()
+        .map(|c| c.0.to_string())
+        .collect();
+    format!(
+        "; client_address: {} from {}",
+        new.header().name(),
+        proxies.join(", ")
     )
 }
 
@@ -813,6 +836,42 @@ mod tests {
             said[0].contains(" WARN ") && said[0].contains("--config"),
             "{said:?}"
         );
+    }
+
+    /// A reload that turns `[client_address]` on, changes it or turns it off moves every
+    /// `client_ip` key: the line says so; one that leaves it as it was (the default header
+    /// written out) says nothing of it.
+    #[test]
+    fn the_reload_line_names_a_changed_client_address() {
+        let with = |table: &str| {
+            config::parse(
+                &format!(
+                    "listen = [\"127.0.0.1:0\"]\n[client_address]\n{table}\n{}",
+                    one_pool(4)
+                ),
+                "g.toml",
+            )
+            .unwrap()
+        };
+        let off = with("");
+        let on = with("trusted_proxies = [\"10.0.0.0/8\", \"127.0.0.1\"]");
+        let same =
+            with("trusted_proxies = [\"10.0.0.0/8\", \"127.0.0.1\"]\nheader = \"x-forwarded-for\"");
+        let fwd = with("trusted_proxies = [\"10.0.0.0/8\", \"127.0.0.1\"]\nheader = \"forwarded\"");
+        let line = what_changed(&off, &on);
+        assert!(
+            line.ends_with("; client_address: x-forwarded-for from 10.0.0.0/8, 127.0.0.1/32"),
+            "{line}"
+        );
+        assert!(!what_changed(&on, &same).contains("client_address"));
+        assert!(
+            what_changed(&same, &fwd)
+                .ends_with("; client_address: forwarded from 10.0.0.0/8, 127.0.0.1/32")
+        );
+        assert!(
+            what_changed(&fwd, &off).ends_with("; client_address off (the client is the peer)")
+        );
+        assert!(!what_changed(&off, &off).contains("client_address"));
     }
 
     /// Review 26: a reload that replaced the `[store]` (a new connection, its counters from

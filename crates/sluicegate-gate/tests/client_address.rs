@@ -222,7 +222,11 @@ async fn a_reload_puts_client_address_in_force_and_forwarded_is_read_by_its_for(
         ),
     );
     gate.signal("HUP");
-    gate.log_line("config reloaded").await;
+    let line = gate.log_line("config reloaded").await;
+    assert!(
+        line.contains("; client_address: forwarded from 127.0.0.1/32"),
+        "{line}"
+    );
     assert_eq!(gate.status().await["client_address"]["header"], "forwarded");
     let fwd = |value: &'static str| {
         let proxy = gate.proxy;
