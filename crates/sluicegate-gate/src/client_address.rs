@@ -144,7 +144,7 @@ fn node(entry: Option<&[u8]>) -> Hop {
 /// `[2001:db8::1]:4711`); an IPv4-mapped IPv6 address is its IPv4 address, as the peer is.
 /// Anything else is none: a name, `unknown`, an obfuscated id (`_hidden`), an IPv6 zone
 /// (`fe80::1%eth0`), leading zeros (`010.0.0.1`), text around the address.
-pub fn address(text: &[u8]) -> Option<IpAddr> {
+fn address(text: &[u8]) -> Option<IpAddr> {
     if text.len() > MAX_NODE {
         return None;
     }
