@@ -2346,6 +2346,7 @@ impl LittlesLaw {
                     Some(w) if depth < self.base => depth.min((w as usize).max(self.base / 2)),
                     _ => depth,
                 };
+                let depth = self.unprobed_depth(depth);
                 if at_half && !faster && depth < self.base {
                     depth.max(self.depth_from_count())
                 } else {
@@ -2614,6 +2615,27 @@ impl LittlesLaw {
             return None;
         }
         self.most_counted().map(|m| m + UNPROBED_SLACK)
+    }
+
+    /// The depth of the first probe after a start past the knee, in front of a slow pool (the
+    /// state of [`Self::unprobed_cap`]), where pass rate × min RT × `probe_gain` puts it at the
+    /// limit: the most workers an answer counted busy at once, under the limit (at least half
+    /// of it). Until that probe, min RT is the start's stand-in, the mean RT of buckets queued
+    /// behind the starting limit, and by Little's law pass rate × that RT is the permits out,
+    /// the limit itself: × `probe_gain` it sits one noisy bucket's pass rate under the limit.
+    /// A bucket of ~40 answers read 7.0 a second for a pool serving 5.5
+    /// (`report_generator_1.5x` seed 26), the probe went to the limit, 12 permits for 10
+    /// workers, drained nothing, passed the drain test against the same noisy buckets, and its
+    /// queued reading (2.25 s for a 1.70 s service) replaced the stand-in whole: 12–13 permits
+    /// to the end. A probe already under the limit keeps its depth (taken to the count, such
+    /// probes went deeper than they need: eighty-eighth round).
+    fn unprobed_depth(&self, depth: usize) -> usize {
+        if depth < self.base || self.unprobed_cap().is_none() {
+            return depth;
+        }
+        self.most_counted().map_or(depth, |m| {
+            m.min(self.base.saturating_sub(1)).max(self.base / 2)
+        })
     }
 
     /// The resource got faster, seen in its low RTs: the last buckets' mean low RT stands

@@ -3104,3 +3104,33 @@ fn littles_before_the_first_probe_grows_no_further_than_two_over_the_count() {
         );
     }
 }
+
+/// The first probe after a start past the knee, in front of a slow pool, goes under the limit
+/// where pass rate × min RT × `probe_gain` reaches it ([`LittlesLaw::unprobed_depth`]): min RT
+/// is then the start's stand-in, the mean RT of buckets queued behind the starting limit, and
+/// a probe at the limit drains nothing and replaces that stand-in with a queued reading
+/// (`report_generator_1.5x` seed 26: a probe at 12 permits for 10 workers read 2.25 s for a
+/// 1.70 s service, and 12–13 permits held to the end). 10 workers of a 1 s floor plus 0.7 s
+/// exponential, contention ½, from 12 permits, the knee found and no probe yet, min RT and the
+/// floor as a queued start read them (2.6 s, 1.2 s), the first periodic probe due at 30 s:
+/// on seeds 1–5 it goes to the workers counted busy, 10 at most (before: 12, the limit).
+#[test]
+fn littles_the_first_probe_where_the_start_s_min_rt_puts_it_at_the_limit_goes_to_the_count() {
+    for seed in 1..=5 {
+        let mut pool = Pool::new(10, 1000, 700, seed);
+        let mut l = after_a_probe(&mut pool, 12, (2600, 1200));
+        (l.probed, l.measured_at_start) = (false, true);
+        l.next_probe = Nanos::new(30_000 * MS);
+        let mut first = None;
+        pool.run(&mut l, 120_000, |l| {
+            if first.is_none() {
+                first = l.probe.map(|p| (p.limit, l.base));
+            }
+        });
+        let (depth, base) = first.expect("a probe within 120 s");
+        assert!(
+            depth < base && depth <= 10,
+            "seed {seed}: the first probe held {depth} permits from {base} for 10 workers"
+        );
+    }
+}
