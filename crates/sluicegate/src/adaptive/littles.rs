@@ -3530,21 +3530,36 @@ impl LittlesLaw {
         if left > service {
             return self.delay_eased(served, service + left, least, b.passes);
         }
-        let knee = self.drained_to(served * service.as_secs_f64());
+        self.delay_restart = None;
+        let mid = self.before_delay.1;
+        Some(self.regime_back(served, service, old_floor, mid))
+    }
+
+    /// Puts back whole the regime a change interrupted (a delay outside, [`Self::delay_ended`];
+    /// a slower service, [`Self::slowdown_ended`]): its min RT, floor and median, and its knee
+    /// by Little's law on the capacity it `served` (never over the limit's base), where the
+    /// limit goes at once; the steering then holds, as after a drain. Returns the knee.
+    fn regime_back(
+        &mut self,
+        served: f64,
+        min_rt: Duration,
+        floor: Duration,
+        mid: Option<Duration>,
+    ) -> usize {
+        let knee = self.drained_to(served * min_rt.as_secs_f64());
         let knee = clamp(
             (knee.ceil() as usize).min(self.base),
             self.c.min,
             self.c.max,
         );
-        self.delay_restart = None;
         self.restart_cap = None;
-        self.min_rt = Some(service);
-        self.low_floor = Some(old_floor);
-        self.probe_mid = self.before_delay.1.or(self.probe_mid);
+        self.min_rt = Some(min_rt);
+        self.low_floor = Some(floor);
+        self.probe_mid = mid.or(self.probe_mid);
         self.floor_unsure = false;
         self.capacity = served;
         self.busiest_run = served;
-        // No count stands for this bar: the delay's answers counted its permits busy.
+        // No count stands for this bar: the change's answers counted its permits busy.
         self.counted_then = 0;
         self.knee_found = true;
         self.knee = Some(knee);
@@ -3552,14 +3567,14 @@ impl LittlesLaw {
         self.probe = None;
         self.confirmed = 0;
         self.drain_low = None;
-        // The delay's pass rates mislead, as at any change of regime.
+        // The change's pass rates mislead, as at any change of regime.
         let keep = self.closed.len().saturating_sub(1);
         self.closed.drain(..keep);
         self.regime_counted = 0;
         self.drained_at = Some(self.closed_total);
         self.drained_when = None;
         self.since_probe = 0;
-        Some(knee)
+        knee
     }
 
     /// The slower service that restarted the slow start ([`Self::before_slower`]) is back to
@@ -3588,33 +3603,7 @@ impl LittlesLaw {
             return None;
         }
         let before = self.before_slower.take()?;
-        let knee = self.drained_to(before.served * before.min_rt.as_secs_f64());
-        let knee = clamp(
-            (knee.ceil() as usize).min(self.base),
-            self.c.min,
-            self.c.max,
-        );
-        self.restart_cap = None;
-        self.min_rt = Some(before.min_rt);
-        self.low_floor = Some(old_floor);
-        self.probe_mid = before.mid.or(self.probe_mid);
-        self.floor_unsure = false;
-        self.capacity = before.served;
-        self.busiest_run = before.served;
-        self.counted_then = 0;
-        self.knee_found = true;
-        self.knee = Some(knee);
-        self.base = knee;
-        self.probe = None;
-        self.confirmed = 0;
-        self.drain_low = None;
-        let keep = self.closed.len().saturating_sub(1);
-        self.closed.drain(..keep);
-        self.regime_counted = 0;
-        self.drained_at = Some(self.closed_total);
-        self.drained_when = None;
-        self.since_probe = 0;
-        Some(knee)
+        Some(self.regime_back(before.served, before.min_rt, old_floor, before.mid))
     }
 
     /// The delay outside eased: the answers that beat it still carry `rt` (the old service
