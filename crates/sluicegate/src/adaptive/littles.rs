@@ -1215,6 +1215,11 @@ impl LittlesLaw {
     /// [`Self::mean_queue`], with the count's lift (`lift`) or without it: the mean RTs' own
     /// reading, as [`Self::room_by_mean`] checks the count against.
     fn mean_reading(&self, b: &Bucket, min_rt: Duration, lift: bool) -> Option<f64> {
+        self.mean_reading_se(b, min_rt, lift).map(|(m, _)| m)
+    }
+
+    /// [`Self::mean_reading`] and its standard error, in requests.
+    fn mean_reading_se(&self, b: &Bucket, min_rt: Duration, lift: bool) -> Option<(f64, f64)> {
         if !(self.knee_found && self.probed && self.probe.is_none() && b.pinned())
             || self.restarted
             || self.shed_cap() < self.c.max
@@ -1256,7 +1261,7 @@ impl LittlesLaw {
         } else {
             busy
         };
-        (se <= MEAN_NOISE && cv <= MEAN_SPREAD).then(|| (self.base as f64 - busy).max(0.0))
+        (se <= MEAN_NOISE && cv <= MEAN_SPREAD).then(|| ((self.base as f64 - busy).max(0.0), se))
     }
 
     /// The mean RTs' reading ([`Self::mean_queue`]) where it reads under its target and the
@@ -1283,6 +1288,23 @@ impl LittlesLaw {
         let m = self.mean_reading(b, min_rt, false)?;
         let counted = self.most_counted()?;
         (m < MEAN_TARGET && self.base <= counted).then_some(m)
+    }
+
+    /// The mean RTs' reading ([`Self::mean_queue`], lifted to the count) stands over its
+    /// target by [`QUEUE_NOISE`] of its own standard errors: where the buckets are too short
+    /// for a low RT of their own, a queue the steering would otherwise hold. In front of a slow
+    /// pool each bucket is sized for `min_samples` answers and has fewer about half the time,
+    /// and the queue estimate needs three in a row that have a low RT: 56 % of the steering's
+    /// buckets after 30 s had none (`report_generator_1.5x` seeds 1–30). There the limit held
+    /// wherever it stood, while growth came on any one bucket whose low RTs read none waiting
+    /// (at the workers they do): the limit climbed to 11–12 permits for 10 workers and held
+    /// there (seed 26: 12 for 107 s), a permit over the workers on average after the first
+    /// probe, each costing its share of the pool's rate to contention. Read with the count's
+    /// lift, so a min RT read low (which reads a queue at the workers) cuts no more than the
+    /// count allows; never to grow (that is [`Self::room_by_mean`]).
+    fn queue_by_mean(&self, b: &Bucket, min_rt: Duration) -> bool {
+        self.mean_reading_se(b, min_rt, true)
+            .is_some_and(|(m, se)| m > MEAN_TARGET + QUEUE_NOISE * se)
     }
 
     /// The mean reading `busy` lifted to the most workers counted busy at once, `most`, where
@@ -2118,6 +2140,10 @@ impl LittlesLaw {
             // buckets together show no queue: a limit walked down (to 1, in front of 20 workers
             // back at full speed) grows a step at a time.
             (base * self.c.max_step).max(base + 1.0).round() as usize
+        } else if self.queue_by_mean(b, min_rt) {
+            // Too few answers a bucket for a low RT of their own, but the mean RTs read a
+            // queue past their target by two of their own standard errors: a permit less.
+            clamp(self.base.saturating_sub(1), min, max)
         } else if let Some(cap) = (b.pinned())
             .then(|| self.by_exact_count(down_step(base, self.c.backoff)))
             .filter(|&cap| cap < base)

@@ -3134,3 +3134,25 @@ fn littles_the_first_probe_where_the_start_s_min_rt_puts_it_at_the_limit_goes_to
         );
     }
 }
+
+/// Where the buckets are too short for a low RT of their own, the mean RTs cut a permit once
+/// they read a queue past their target by two of their own standard errors
+/// ([`LittlesLaw::queue_by_mean`]). Before, the steering held wherever it stood while the queue
+/// estimate (three buckets in a row, each with a low RT) was missing, and growth came on any
+/// one bucket reading none waiting: `report_generator_1.5x` held 11–12 permits for 10 workers
+/// after its first probe (seed 26: 12 for 107 s). 10 workers of a 1 s floor plus 0.7 s
+/// exponential, contention ½, steered from 13 permits with min RT and the floor read right
+/// (1.7 s, 1.036 s), no probe: on seeds 1–8 the limit comes within 60 s to 11 at most, the
+/// workers and one waiting (before: seed 8 held 12–13 the whole minute).
+#[test]
+fn littles_a_queue_the_mean_rts_read_past_their_noise_cuts_where_the_buckets_read_none() {
+    for seed in 1..=8 {
+        let mut pool = Pool::new(10, 1000, 700, seed);
+        let limits = steered_after_a_probe(&mut pool, 13, (1700, 1036), 60_000);
+        let least = limits.iter().copied().min().expect("limits");
+        assert!(
+            least <= 11,
+            "seed {seed}: 13 permits for 10 workers came no lower than {least} in 60 s"
+        );
+    }
+}
