@@ -9,7 +9,7 @@ use arc_swap::ArcSwap;
 use serde::Deserialize;
 
 use crate::config::{self, Config, Dur, Rate};
-use crate::pool::{Pool, Store};
+use crate::pool::{Pool, Store, TlsFiles};
 use crate::state::State;
 
 /// The gate: config and state in force. Shared by the proxy, the admin API and the signal
@@ -399,21 +399,42 @@ impl Gate {
                 path.display()
             )));
         }
+        // The TLS files are read again, as the token and secret files are: a CA or client
+        // certificate renewed in place takes a new connection (a kept one would reconnect
+        // with what the old files held once Redis presents its new certificate).
+        let mut renewed = String::new();
         let store = match (&new.store, self.state().store.clone()) {
             (None, _) => None,
-            (Some(cfg), Some(kept)) if kept.config == *cfg => Some(kept),
-            (Some(cfg), _) => {
-                let (store, down) = Store::connect_checked(cfg).await.map_err(|e| {
+            (Some(cfg), kept) => {
+                let tls = TlsFiles::read(cfg).await.map_err(|e| {
                     invalid(format!("{}: {e}; the store in force stays", path.display()))
                 })?;
-                if let Some(why) = down {
-                    return Err(invalid(format!(
-                        "{}: the new [store] redis = \"{}\" does not answer ({why}); the store in force stays",
-                        path.display(),
-                        cfg.redis_shown()
-                    )));
+                match kept {
+                    Some(kept) if kept.serves(cfg, &tls) => Some(kept),
+                    kept => {
+                        if kept.is_some_and(|k| k.config == *cfg) {
+                            renewed = format!(
+                                "; store {} reconnected: its TLS files changed",
+                                cfg.redis_shown()
+                            );
+                        }
+                        let (store, down) =
+                            Store::connect_checked_with(cfg, tls).await.map_err(|e| {
+                                invalid(format!(
+                                    "{}: {e}; the store in force stays",
+                                    path.display()
+                                ))
+                            })?;
+                        if let Some(why) = down {
+                            return Err(invalid(format!(
+                                "{}: the new [store] redis = \"{}\" does not answer ({why}); the store in force stays",
+                                path.display(),
+                                cfg.redis_shown()
+                            )));
+                        }
+                        Some(store)
+                    }
                 }
-                Some(store)
             }
         };
         for w in warnings {
@@ -433,7 +454,7 @@ impl Gate {
                 return Err(ChangeError::Invalid("abandoned".into()));
             }
             let restart = gate.bound.changed_by(&new);
-            let changed = what_changed(&current, &new);
+            let changed = what_changed(&current, &new) + &renewed;
             let started = std::time::Instant::now();
             gate.install(&mut current, new, store.as_ref(), Some(secrets))
                 .map_err(invalid)?;

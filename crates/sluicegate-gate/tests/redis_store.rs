@@ -514,3 +514,70 @@ async fn check_and_serve_reach_a_tls_redis_with_its_ca() {
         assert!(err.contains(says), "{url}: {err}");
     }
 }
+
+/// trial117: a reload kept the store whose settings had not changed, so the TLS files were
+/// not read again. An operator rotating Redis to a new CA writes the new CA (or both) over
+/// `tls_ca_file` and reloads: the gate said `config reloaded` and kept the old CA in force,
+/// and once Redis presented its new certificate every reconnection failed (`UnknownIssuer`)
+/// and global pools stayed on their failure policy until a restart, while `check` passed the
+/// same file. A file that cannot work was taken too: another CA written over it was not
+/// refused. Now a reload reads the TLS files as it reads the token file: changed, they make
+/// a new connection (refused, as `check` refuses them, when Redis does not take them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_reads_the_tls_files_again() {
+    let upstream = Upstream::start().await;
+    let old = TestCerts::new();
+    let new = TestCerts::new();
+    let mut redis = RedisServer::start_tls(&old.file("redis.crt"), &old.file("redis.key"), None);
+    let ca = old.dir().join("ca-in-force.crt");
+    std::fs::copy(old.file("ca.crt"), &ca).unwrap();
+    let path = old.dir().join("rotate.toml");
+    let url = redis.tls_url("localhost");
+    std::fs::write(
+        &path,
+        config(&url, &upstream, "tls_ca_file = \"ca-in-force.crt\"", ""),
+    )
+    .unwrap();
+    let mut gate = Gate::start(&["serve", "--config", path.to_str().unwrap()]).await;
+    assert_eq!(gate.status().await["store"]["up"], true);
+    assert_eq!(get(gate.proxy, "/", "x").await.status, 200);
+
+    // Only the new CA, while Redis still presents the old one's certificate: refused.
+    std::fs::copy(new.file("ca.crt"), &ca).unwrap();
+    let r = gate.admin_call("POST", "/reload", None, "").await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(
+        r.body.contains("not signed by a CA") && r.body.contains("the store in force stays"),
+        "{}",
+        r.body
+    );
+    assert_eq!(get(gate.proxy, "/", "x").await.status, 200);
+
+    // Both CAs: taken, on a new connection, and said so.
+    std::fs::write(&ca, format!("{}{}", old.ca_pem, new.ca_pem)).unwrap();
+    let r = gate.admin_call("POST", "/reload", None, "").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    gate.log_line("reconnected: its TLS files changed").await;
+    // Reloaded again with nothing changed: the same connection.
+    let r = gate.admin_call("POST", "/reload", None, "").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(gate.status().await["store"]["outages"], 0);
+
+    // Redis restarts with the new CA's certificate: the gate reconnects with the new CA.
+    redis.kill();
+    eventually("the gate sees redis gone", || async {
+        gate.status().await["store"]["up"] == false
+    })
+    .await;
+    std::fs::copy(new.file("redis.crt"), old.file("redis.crt")).unwrap();
+    std::fs::copy(new.file("redis.key"), old.file("redis.key")).unwrap();
+    redis.restart();
+    eventually(
+        "the gate reaches redis with its new certificate",
+        || async { gate.status().await["store"]["up"] == true },
+    )
+    .await;
+    assert_eq!(get(gate.proxy, "/", "x").await.status, 200);
+    let store = &gate.status().await["store"];
+    assert!(store["recoveries"].as_u64().unwrap() >= 1, "{store}");
+}

@@ -24,6 +24,9 @@ pub struct Store {
     /// The settings it was made from.
     pub config: config::Store,
     redis: RedisStore,
+    /// What its TLS files (`tls_ca_file`, `tls_cert_file`, `tls_key_file`) held when it
+    /// connected: a reload reads them again, and files renewed in place make a new store.
+    tls: TlsFiles,
     /// The background probe (a ping every [`PROBE_EVERY`]), stopped with the last clone of
     /// the store.
     _probe: Arc<AbortOnDrop>,
@@ -44,18 +47,21 @@ impl Store {
     ///
     /// A URL or prefix the Redis client refuses, as text.
     pub async fn connect(cfg: &config::Store) -> Result<Store, String> {
+        let tls = TlsFiles::read(cfg).await?;
+        Store::connect_with(cfg, tls).await
+    }
+
+    /// [`connect`](Self::connect) with the TLS files already read.
+    async fn connect_with(cfg: &config::Store, tls: TlsFiles) -> Result<Store, String> {
         let url = cfg.redis.get_ref();
         let mut builder = RedisStore::builder(url)
             .budget(cfg.budget.0)
             .prefix(cfg.prefix.get_ref());
-        if let Some(ca) = &cfg.tls_ca_file {
-            builder = builder.tls_ca(read_pem("tls_ca_file", ca.get_ref()).await?);
+        if let Some(ca) = &tls.ca {
+            builder = builder.tls_ca(ca.clone());
         }
-        if let (Some(cert), Some(key)) = (&cfg.tls_cert_file, &cfg.tls_key_file) {
-            builder = builder.tls_client_cert(
-                read_pem("tls_cert_file", cert.get_ref()).await?,
-                read_pem("tls_key_file", key.get_ref()).await?,
-            );
+        if let Some((cert, key)) = &tls.client {
+            builder = builder.tls_client_cert(cert.clone(), key.clone());
         }
         let redis = builder
             .connect()
@@ -79,6 +85,7 @@ impl Store {
         Ok(Store {
             config: cfg.clone(),
             redis,
+            tls,
             _probe: Arc::new(AbortOnDrop(probe)),
         })
     }
@@ -92,7 +99,16 @@ impl Store {
     /// What `connect` refuses, and a Redis that refuses the credentials in the URL (a wrong
     /// password, or none where Redis asks for one): a config error, saying what Redis said.
     pub async fn connect_checked(cfg: &config::Store) -> Result<(Store, Option<String>), String> {
-        let store = Store::connect(cfg).await?;
+        let tls = TlsFiles::read(cfg).await?;
+        Store::connect_checked_with(cfg, tls).await
+    }
+
+    /// [`connect_checked`](Self::connect_checked) with the TLS files already read.
+    pub async fn connect_checked_with(
+        cfg: &config::Store,
+        tls: TlsFiles,
+    ) -> Result<(Store, Option<String>), String> {
+        let store = Store::connect_with(cfg, tls).await?;
         if store.is_up() {
             let replica = replica_of(store.redis.client()).await;
             return Ok((store, replica));
@@ -134,6 +150,19 @@ impl Store {
         }
     }
 
+    /// Whether this store serves `cfg` with the TLS files `tls` as they are now: the same
+    /// settings, and the same bytes in its files (trial117: a CA or client certificate
+    /// renewed in place, then a reload, kept the old one in force, and the gate could no
+    /// longer reconnect once Redis presented its new certificate).
+    pub fn serves(&self, cfg: &config::Store, tls: &TlsFiles) -> bool {
+        self.config == *cfg && self.tls == *tls
+    }
+
+    /// Whether `other` is this store (a clone of it), not another connection.
+    pub fn is(&self, other: &Store) -> bool {
+        Arc::ptr_eq(&self._probe, &other._probe)
+    }
+
     /// Whether Redis answered the last call.
     pub fn is_up(&self) -> bool {
         self.redis.health().up
@@ -157,6 +186,37 @@ impl Store {
 
     fn instances(&self) -> u32 {
         self.config.instances()
+    }
+}
+
+/// The PEM files a `[store]`'s TLS settings name, as read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// `tls_ca_file`.
+    ca: Option<Vec<u8>>,
+    /// `tls_cert_file` and `tls_key_file`.
+    client: Option<(Vec<u8>, Vec<u8>)>,
+}
+
+impl TlsFiles {
+    /// Reads the files `cfg` names (none without TLS settings).
+    ///
+    /// # Errors
+    ///
+    /// A file that cannot be read, or is over 1 MiB, as text naming the setting.
+    pub async fn read(cfg: &config::Store) -> Result<TlsFiles, String> {
+        let ca = match &cfg.tls_ca_file {
+            Some(ca) => Some(read_pem("tls_ca_file", ca.get_ref()).await?),
+            None => None,
+        };
+        let client = match (&cfg.tls_cert_file, &cfg.tls_key_file) {
+            (Some(cert), Some(key)) => Some((
+                read_pem("tls_cert_file", cert.get_ref()).await?,
+                read_pem("tls_key_file", key.get_ref()).await?,
+            )),
+            _ => None,
+        };
+        Ok(TlsFiles { ca, client })
     }
 }
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 use sluicegate::rate::Gcra;
 
 pub use admission::Admission;
-pub use global::{Global, GlobalRate, Store};
+pub use global::{Global, GlobalRate, Store, TlsFiles};
 pub use handover::{Counts, PoolCounts, Retired, hand_over};
 pub use limit::{Bounds, Held, Limit};
 pub use rate::{PerKey, check_global, global_policy};
@@ -99,9 +99,15 @@ impl Pool {
             .then_some(store)
             .flatten();
         // Global limits are rebuilt on a new store, or for new failure settings.
+        // The same connection, not only the same settings: a reload makes a new one for TLS
+        // files renewed in place.
         let same_store = |old: &Pool| {
-            old.store.as_ref().map(|s| &s.config) == store.map(|s| &s.config)
-                && old.config.on_redis_failure == cfg.on_redis_failure
+            let same = match (old.store.as_ref(), store) {
+                (Some(a), Some(b)) => a.is(b),
+                (None, None) => true,
+                _ => false,
+            };
+            same && old.config.on_redis_failure == cfg.on_redis_failure
         };
         let stats: Arc<Stats> = old.map_or_else(Default::default, |o| o.stats.clone());
         // Each arm that keeps the old limiter keeps its users.

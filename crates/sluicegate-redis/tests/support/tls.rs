@@ -16,20 +16,19 @@ pub struct TestCerts {
 }
 
 impl TestCerts {
-    /// A CA, a server certificate for `localhost` (no IP address: `127.0.0.1` is another
-    /// name) and a client certificate, all signed by the CA.
+    /// A CA (named apart from the CAs of other `TestCerts`), a server certificate for
+    /// `localhost` (no IP address: `127.0.0.1` is another name) and a client certificate,
+    /// all signed by the CA.
     pub fn new() -> Self {
         static N: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "sluicegate-tls-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("sluicegate-tls-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
         ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        // A name of its own: two CAs of one name are told apart by signature only.
         ca.distinguished_name
-            .push(DnType::CommonName, "sluicegate test CA");
+            .push(DnType::CommonName, format!("sluicegate test CA {n}"));
         let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
         let signed = |name: &str| {
             let key = KeyPair::generate().unwrap();
