@@ -581,3 +581,68 @@ async fn a_reload_reads_the_tls_files_again() {
     let store = &gate.status().await["store"];
     assert!(store["recoveries"].as_u64().unwrap() >= 1, "{store}");
 }
+
+/// trial117: a Redis that asks for a client certificate (`tls-auth-clients yes`) and got
+/// none, one that refuses the certificate given (another CA's), and a key that is not the
+/// certificate's, were warnings, "redis does not answer (received fatal alert:
+/// CertificateRequired)": `check` said ok and `serve` ran with every global pool on its
+/// failure policy for good. Each stays so until the config changes: a config error (exit
+/// 64) for both, saying what to write, as a server certificate the gate does not trust is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_and_serve_refuse_a_client_certificate_redis_refuses() {
+    let upstream = Upstream::start().await;
+    let certs = TestCerts::new();
+    let stranger = TestCerts::new();
+    let redis = RedisServer::start_tls(
+        &certs.file("redis.crt"),
+        &certs.file("redis.key"),
+        Some(&certs.file("ca.crt")),
+    );
+    let url = redis.tls_url("localhost");
+    let ca = format!("tls_ca_file = \"{}\"", certs.file("ca.crt").display());
+    let client = |cert: &std::path::Path, key: &std::path::Path| {
+        format!(
+            "{ca}\ntls_cert_file = \"{}\"\ntls_key_file = \"{}\"",
+            cert.display(),
+            key.display()
+        )
+    };
+    let good = write_config(
+        "mtls-good",
+        &config(
+            &url,
+            &upstream,
+            &client(&certs.file("client.crt"), &certs.file("client.key")),
+            "",
+        ),
+    );
+    let out = run(&["check", "--config", good.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("does not answer"),
+        "{}",
+        stderr(&out)
+    );
+
+    for (name, store, says) in [
+        ("no client certificate", ca.clone(), "tls_cert_file"),
+        (
+            "another CA's",
+            client(&stranger.file("client.crt"), &stranger.file("client.key")),
+            "redis refused the client certificate",
+        ),
+        (
+            "a key not the certificate's",
+            client(&certs.file("client.crt"), &stranger.file("client.key")),
+            "is not the one given",
+        ),
+    ] {
+        let path = write_config("mtls", &config(&url, &upstream, &store, ""));
+        for command in ["check", "serve"] {
+            let out = run(&[command, "--config", path.to_str().unwrap()]);
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(64), "{name}, {command}: {err}");
+            assert!(err.contains(says), "{name}, {command}: {err}");
+        }
+    }
+}

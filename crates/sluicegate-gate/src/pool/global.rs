@@ -119,8 +119,9 @@ impl Store {
                 Ok((store, replica))
             }
             // tls115: a certificate the gate cannot trust stays so until the config (or the
-            // certificate) changes, as a refused password does.
-            Err(e) if e.to_string().contains("invalid peer certificate") => Err(format!(
+            // certificate) changes, as a refused password does; trial117: so does a client
+            // certificate Redis asks for or refuses, and a key that is not the certificate's.
+            Err(e) if RedisStore::is_refused_tls(&e) => Err(format!(
                 "[store] redis = \"{}\": {}",
                 cfg.redis_shown(),
                 store.redis.describe(&e)

@@ -181,6 +181,14 @@ impl RedisStore {
         tls::describe(e, tls::is_tls(self.inner.client.get_connection_info()))
     }
 
+    /// Whether `e` is a TLS failure that stays until the settings or the certificates
+    /// change — a certificate redis presented that is not trusted, a client certificate
+    /// redis asks for and did not get or refuses, a client key that is not its certificate's
+    /// — rather than a Redis that does not answer (yet): what a program may refuse at start.
+    pub fn is_refused_tls(e: &redis::RedisError) -> bool {
+        tls::is_refused_tls(e)
+    }
+
     /// Completes when Redis is next marked down; [`enable`](tokio::sync::futures::Notified::enable)
     /// it before a call whose answer it must not miss.
     pub(crate) fn went_down(&self) -> tokio::sync::futures::Notified<'_> {

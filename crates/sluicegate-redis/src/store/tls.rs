@@ -148,7 +148,57 @@ pub(super) fn describe(e: &redis::RedisError, tls: bool) -> String {
     }
 }
 
+/// Whether `e` is a TLS failure that stays until the settings or the certificates change:
+/// a certificate redis presented that is not trusted (another CA, another name, expired,
+/// not signed by the CA that has its issuer's name), a client certificate redis asks for
+/// and did not get, or refused, and a client key that is not its certificate's. (A plain
+/// port spoken to over TLS, or the reverse, may be Redis on its way: not one of these.)
+pub(super) fn is_refused_tls(e: &redis::RedisError) -> bool {
+    let text = e.to_string();
+    text.contains("invalid peer certificate")
+        || text.contains("KeyMismatch")
+        || refused_client_cert(&text)
+}
+
+/// Whether Redis sent an alert about the gate's client certificate: it asks for one and got
+/// none, or refuses the one it got.
+fn refused_client_cert(text: &str) -> bool {
+    const ALERTS: [&str; 6] = [
+        "CertificateRequired",
+        "UnknownCA",
+        "BadCertificate",
+        "CertificateUnknown",
+        "CertificateExpired",
+        "AccessDenied",
+    ];
+    text.contains("received fatal alert")
+        && ALERTS
+            .iter()
+            .any(|a| text.contains(&format!("received fatal alert: {a}")))
+}
+
 fn hint(text: &str, e: &redis::RedisError, tls: bool) -> Option<&'static str> {
+    // trial117: these three said only rustls's words, as a Redis that "does not answer".
+    if text.contains("received fatal alert: CertificateRequired") {
+        return Some(
+            "redis asks for a client certificate (its `tls-auth-clients`) and got none: give the certificate and its key (the gate's `[store] tls_cert_file` and `tls_key_file`, `StoreBuilder::tls_client_cert`)",
+        );
+    }
+    if refused_client_cert(text) {
+        return Some(
+            "redis refused the client certificate: it is not signed by a CA redis trusts (its `tls-ca-cert-file`), or has expired; give one that CA signed (the gate's `[store] tls_cert_file` and `tls_key_file`)",
+        );
+    }
+    if text.contains("KeyMismatch") {
+        return Some(
+            "the client certificate's private key is not the one given (the gate's `[store] tls_key_file`): give the key the certificate was made for",
+        );
+    }
+    if text.contains("BadSignature") {
+        return Some(
+            "the TLS certificate redis presented names a trusted CA as its issuer, but that CA did not sign it (another CA of the same name, one made again?): give the CA certificate that signed it (the gate's `[store] tls_ca_file`, `StoreBuilder::tls_ca`)",
+        );
+    }
     if text.contains("UnknownIssuer") {
         return Some(
             "the TLS certificate redis presented is not signed by a CA this machine trusts: give the CA certificate that signed it (the gate's `[store] tls_ca_file`, `StoreBuilder::tls_ca`), or install it among the system's CAs; for a managed Redis, install the system's CA certificates (the `ca-certificates` package)",
@@ -197,6 +247,42 @@ fn plain_turned_away(e: &redis::RedisError) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// trial117: what rustls says of a client certificate Redis asks for or refuses, of a
+    /// key that is not the certificate's and of a certificate another CA of its issuer's name
+    /// signed, gets what to do, and is a failure that stays until the settings change.
+    #[test]
+    fn client_certificate_failures_say_what_to_do() {
+        let io = |text: &str| redis::RedisError::from(std::io::Error::other(text.to_owned()));
+        for (text, says) in [
+            ("received fatal alert: CertificateRequired", "tls_cert_file"),
+            (
+                "received fatal alert: UnknownCA",
+                "redis refused the client certificate",
+            ),
+            (
+                "received fatal alert: CertificateExpired",
+                "redis refused the client certificate",
+            ),
+            (
+                "Unable to build client with TLS parameters provided. - InvalidClientConfig: keys may not be consistent: KeyMismatch",
+                "tls_key_file",
+            ),
+            ("invalid peer certificate: BadSignature", "did not sign it"),
+        ] {
+            let e = io(text);
+            let said = describe(&e, true);
+            assert!(said.contains(says) && said.contains(text), "{said}");
+            assert!(is_refused_tls(&e), "{text}");
+        }
+        for text in [
+            "timed out",
+            "Connection reset by peer",
+            "received fatal alert: DecodeError",
+        ] {
+            assert!(!is_refused_tls(&io(text)), "{text}");
+        }
+    }
 
     #[test]
     fn tls_is_asked_by_the_scheme() {
