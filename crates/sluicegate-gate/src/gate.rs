@@ -696,6 +696,19 @@ pub fn check_pools(config: &Config) -> Result<Vec<String>, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start a runtime to check the store: {e}"))?;
+    // trial117: `serve` logs this (the Redis crate does, building its client), `check`,
+    // which prints only what it finds, said ok without it.
+    if cfg
+        .redis
+        .get_ref()
+        .rsplit_once('#')
+        .is_some_and(|(_, fragment)| fragment == "insecure")
+    {
+        warnings.push(format!(
+            "[store] redis = \"{}\": `#insecure` checks no certificate redis presents, so anyone on the way can read and change what goes to redis; give the CA that signed it (`tls_ca_file`) instead",
+            cfg.redis_shown()
+        ));
+    }
     runtime.block_on(async {
         let (store, down) = Store::connect_checked(cfg).await?;
         if let Some(why) = down {

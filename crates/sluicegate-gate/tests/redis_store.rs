@@ -646,3 +646,21 @@ async fn check_and_serve_refuse_a_client_certificate_redis_refuses() {
         }
     }
 }
+
+/// trial117: `rediss://…/#insecure` checks no certificate; `serve` warns of it, and `check`
+/// said only `ok`, its log level hiding the Redis crate's warning. It says so too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_warns_of_an_insecure_tls_url() {
+    let upstream = Upstream::start().await;
+    let certs = TestCerts::new();
+    let redis = RedisServer::start_tls(&certs.file("redis.crt"), &certs.file("redis.key"), None);
+    let url = format!("{}#insecure", redis.tls_url("localhost"));
+    let path = write_config("insecure", &config(&url, &upstream, "", ""));
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning: [store] redis =") && err.contains("checks no certificate"),
+        "{err}"
+    );
+}
