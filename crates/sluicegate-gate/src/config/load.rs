@@ -1366,7 +1366,31 @@ mod tests {
                 .starts_with("`client_body_buffer_size` must be at least 0, not -1"),
             "{e}"
         );
-        assert!(read("\"64k\"").is_err());
+        // trial117: nginx's sizes, which an operator of nginx's setting writes, said
+        // "expected a whole number, like 8"; they say the number of bytes to write.
+        for (v, says) in [
+            (
+                "\"64k\"",
+                "write `client_body_buffer_size = 65536` for \"64k\"",
+            ),
+            (
+                "\"1M\"",
+                "write `client_body_buffer_size = 1048576` for \"1M\"",
+            ),
+            (
+                "\"131072\"",
+                "write `client_body_buffer_size = 131072` for \"131072\"",
+            ),
+            (
+                "\"lots\"",
+                "takes a whole number of bytes, like 65536, not \"lots\"",
+            ),
+            ("8.5", "expected a whole number of bytes"),
+        ] {
+            let e = read(v).unwrap_err();
+            assert!(e.message.contains(says), "{v}: {e}");
+            assert_eq!(e.at, Some((1, 27)), "{v}: {e}");
+        }
     }
 
     #[test]

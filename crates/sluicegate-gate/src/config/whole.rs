@@ -76,6 +76,68 @@ impl Bounds {
             .map_err(D::Error::custom)
     }
 
+    /// As [`read`](Self::read), for a count of bytes: nginx's sizes (`"64k"`, `"1m"`), which
+    /// an operator of a setting named after nginx's writes, are refused with the number to
+    /// write instead of "expected a whole number, like 8" (trial117).
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](Self::read)'s.
+    pub(super) fn read_bytes<'de, T, D>(&self, d: D) -> Result<T, D::Error>
+    where
+        T: TryFrom<u64>,
+        D: Deserializer<'de>,
+    {
+        struct Bytes<'a>(&'a Bounds);
+        impl Visitor<'_> for Bytes<'_> {
+            type Value = Whole;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a whole number of bytes, like 65536")
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Whole, E> {
+                Ok(Whole::Exact(n.into()))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Whole, E> {
+                Ok(Whole::Exact(n.into()))
+            }
+            fn visit_i128<E>(self, n: i128) -> Result<Whole, E> {
+                Ok(Whole::Exact(n))
+            }
+            fn visit_u128<E>(self, n: u128) -> Result<Whole, E> {
+                Ok(i128::try_from(n).map_or(Whole::Beyond { negative: false }, Whole::Exact))
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Whole, E> {
+                Err(E::custom(self.0.not_bytes(text)))
+            }
+        }
+        let n = self.check_whole(d.deserialize_any(Bytes(self))?);
+        self.fit(n.map_err(D::Error::custom)?)
+            .map_err(D::Error::custom)
+    }
+
+    /// Why `text` is refused as a count of bytes: the number to write for one of nginx's
+    /// sizes, or for a number in quotes.
+    fn not_bytes(&self, text: &str) -> String {
+        let key = self.key;
+        let trimmed = text.trim();
+        let (digits, unit) = match trimmed.char_indices().last() {
+            Some((i, 'k' | 'K')) => (&trimmed[..i], 1u128 << 10),
+            Some((i, 'm' | 'M')) => (&trimmed[..i], 1 << 20),
+            Some((i, 'g' | 'G')) => (&trimmed[..i], 1 << 30),
+            _ => (trimmed, 1),
+        };
+        let size = (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse::<u128>().ok())
+            .flatten()
+            .and_then(|n| n.checked_mul(unit));
+        match size {
+            Some(n) => format!(
+                "`{key}` takes whole bytes, without quotes or nginx's units: write `{key} = {n}` for \"{text}\""
+            ),
+            None => format!("`{key}` takes a whole number of bytes, like 65536, not \"{text}\""),
+        }
+    }
+
     /// [`check`](Self::check) for a number as read; one held only roughly is refused
     /// without being quoted, as the number quoted would not be the one written.
     fn check_whole(&self, n: Whole) -> Result<u64, String> {
