@@ -547,7 +547,10 @@ async fn a_reload_reads_the_tls_files_again() {
     let r = gate.admin_call("POST", "/reload", None, "").await;
     assert_eq!(r.status, 400, "{}", r.body);
     assert!(
-        r.body.contains("not signed by a CA") && r.body.contains("the store in force stays"),
+        r.body.contains("not signed by a CA in `tls_ca_file`")
+            && r.body.contains("ca-in-force.crt")
+            && r.body.contains("write both CAs")
+            && r.body.contains("the store in force stays"),
         "{}",
         r.body
     );
