@@ -369,6 +369,7 @@ async fn status(State(admin): State<Admin>) -> Response {
         json!({
             "header": c.header().name(),
             "trusted_proxies": c.proxies().iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "without_header": admin.gate.without_header.get(),
         })
     });
     let unrouted: serde_json::Map<String, Value> = crate::proxy::Unrouted::ALL

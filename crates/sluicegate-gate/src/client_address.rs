@@ -11,6 +11,7 @@
 //! the client chose.
 
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use http::{HeaderMap, HeaderName, header};
 
@@ -75,6 +76,17 @@ impl ClientAddress {
         self.header
     }
 
+    /// Whether a request with `headers` from `peer` comes from a trusted proxy without a
+    /// line of the header read: its client is then the proxy itself.
+    pub fn lacks_header(&self, headers: &HeaderMap, peer: IpAddr) -> bool {
+        let name = match self.header {
+            ClientHeader::XForwardedFor => &X_FORWARDED_FOR,
+            ClientHeader::Forwarded => &header::FORWARDED,
+            ClientHeader::XRealIp => &X_REAL_IP,
+        };
+        self.trusts(peer) && !headers.contains_key(name)
+    }
+
     fn trusts(&self, ip: IpAddr) -> bool {
         self.proxies.iter().any(|n| n.contains(&ip))
     }
@@ -98,6 +110,67 @@ impl ClientAddress {
             }
         }
         client
+    }
+}
+
+/// Requests from a trusted proxy without the header read (trial117: a proxy writing
+/// another header, or a `location` without its `proxy_set_header`, made every client the
+/// proxy, one per-client budget for all, and nothing said so). Kept by the gate across
+/// reloads; logged the first time, then at most once a minute.
+#[derive(Debug, Default)]
+pub struct WithoutHeader {
+    count: AtomicU64,
+    /// When it was last logged: seconds since [`since`] + 1; 0 for never.
+    logged_at: AtomicU64,
+}
+
+/// How long between two log lines of [`WithoutHeader`].
+const LOG_EVERY_SECS: u64 = 60;
+
+/// Seconds since the first call, on a monotonic clock.
+fn since() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_secs()
+}
+
+impl WithoutHeader {
+    /// Requests counted so far.
+    pub fn get(&self) -> u64 {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// Counts a request from the trusted proxy `peer` without `header`, and logs it when
+    /// none was logged in the last minute.
+    pub fn count(&self, peer: IpAddr, header: ClientHeader) {
+        let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
+        let now = since() + 1;
+        let last = self.logged_at.load(Ordering::Relaxed);
+        if (last != 0 && now < last + LOG_EVERY_SECS)
+            || self
+                .logged_at
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        let nginx = match header {
+            ClientHeader::XForwardedFor => {
+                "`proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;`"
+            }
+            ClientHeader::Forwarded => {
+                "`proxy_set_header Forwarded` with `for=` the client's address"
+            }
+            ClientHeader::XRealIp => "`proxy_set_header X-Real-IP $remote_addr;`",
+        };
+        let name = header.name();
+        tracing::warn!(
+            %peer,
+            requests_without_header = n,
+            "a request from trusted proxy {peer} came without the `{name}` header: its client is the proxy itself, as for every such request (one per-client budget for all of them). If the proxy forwards clients' requests, have it write `{name}` (nginx: {nginx}, in every location), or set `[client_address] header` to the header it writes; a balancer's own health check carries none. Counted in /status client_address.without_header; said at most once a minute"
+        );
     }
 }
 

@@ -45,6 +45,9 @@ pub struct Gate {
     pub unrouted: crate::proxy::UnroutedCounts,
     /// Admin calls turned away before an endpoint (kept across reloads).
     pub admin_refused: crate::admin::AdminRefusals,
+    /// Requests from a trusted proxy without the `[client_address]` header (kept across
+    /// reloads).
+    pub without_header: crate::client_address::WithoutHeader,
     /// Turns true when open tunnels must end (the drain's grace period is over); every
     /// tunnel watches it, and ends too when the gate is dropped.
     tunnels: tokio::sync::watch::Sender<bool>,
@@ -198,6 +201,7 @@ impl Gate {
             stopping: AtomicBool::new(false),
             unrouted: Default::default(),
             admin_refused: Default::default(),
+            without_header: Default::default(),
             tunnels: tokio::sync::watch::Sender::new(false),
             leaving: Mutex::new(Vec::new()),
         })

@@ -145,7 +145,7 @@ async fn behind_a_trusted_proxy_each_client_named_by_the_header_has_its_own_budg
     let status = gate.status().await;
     assert_eq!(
         status["client_address"],
-        serde_json::json!({"header": "x-forwarded-for", "trusted_proxies": ["127.0.0.1/32", "10.0.0.0/8"]})
+        serde_json::json!({"header": "x-forwarded-for", "trusted_proxies": ["127.0.0.1/32", "10.0.0.0/8"], "without_header": 2})
     );
 }
 
@@ -299,4 +299,43 @@ async fn a_cut_at_send_timeout_names_the_client_behind_the_proxy() {
     assert!(line.contains("client=203.0.113.7"), "{line}");
     assert!(line.contains("peer=127.0.0.1:"), "{line}");
     drop(idle);
+}
+
+/// trial117: behind nginx writing one header (`X-Real-IP`, `Forwarded`, or none in a
+/// `location` that forgot its `proxy_set_header`) while the gate reads another, every client
+/// was the proxy: one per-client budget for all, the first client over it turning every
+/// other away, and nothing said why. A request from a trusted proxy without the header
+/// read is now counted (`/status` `client_address.without_header`, kept across reloads)
+/// and logged: the first, then at most once a minute with the count, naming the header
+/// read and what to write. (A balancer's own health check carries none: the line says
+/// "if".)
+#[tokio::test]
+async fn requests_from_a_trusted_proxy_without_the_header_are_counted_and_logged() {
+    let up = Upstream::start().await;
+    let file = write_config(
+        "realip-without",
+        &config(&up, "trusted_proxies = [\"127.0.0.1/32\"]"),
+    );
+    let mut gate = Gate::start(&["serve", "--config", file.to_str().unwrap()]).await;
+    // The proxy writes X-Real-IP; the gate reads X-Forwarded-For.
+    let proxy = gate.proxy;
+    let real_ip = move |ip: &'static str| async move {
+        from(proxy, "127.0.0.1", &[("x-real-ip", ip)])
+            .await
+            .status
+            .as_u16()
+    };
+    assert_eq!(real_ip("203.0.113.7").await, 200);
+    assert_eq!(real_ip("203.0.113.8").await, 429, "both are the proxy");
+    let line = gate.log_line("without the `x-forwarded-for` header").await;
+    assert!(line.contains("127.0.0.1"), "{line}");
+    assert!(line.contains("proxy_set_header"), "{line}");
+    // Named by the header, or from an untrusted peer: not counted.
+    assert_eq!(xff(&gate, "203.0.113.9").await, 200);
+    assert_eq!(from(gate.proxy, "127.0.0.2", &[]).await.status, 200);
+    assert_eq!(gate.status().await["client_address"]["without_header"], 2);
+    // Kept across a reload that changes nothing.
+    let r = gate.admin_call("POST", "/reload", None, "").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(gate.status().await["client_address"]["without_header"], 2);
 }

@@ -105,6 +105,10 @@ pub fn handle(
             let client = s.client_address.client(req.headers(), conn.peer.ip());
             if s.client_address.is_on() {
                 conn.reads_for(client);
+                if s.client_address.lacks_header(req.headers(), conn.peer.ip()) {
+                    gate.without_header
+                        .count(conn.peer.ip(), s.client_address.header());
+                }
             }
             Some((
                 pool,
