@@ -1341,6 +1341,24 @@ mod tests {
         assert_eq!(c.client_body_buffer_size, 64 * 1024);
     }
 
+    /// trial117's leftover: `max_header_bytes = "32k"`, nginx's way, said "expected a whole
+    /// number, like 8"; it says the bytes to write, at the value, as
+    /// `client_body_buffer_size` does, and a number stays taken with its place kept.
+    #[test]
+    fn header_bytes_in_nginx_s_units_say_the_bytes_to_write() {
+        let read = |v: &str| parse(&format!("max_header_bytes = {v}\n{MINIMAL}"), "g.toml");
+        let e = read("\"32k\"").unwrap_err();
+        assert_eq!(e.at, Some((1, 20)), "{e}");
+        assert!(
+            e.message
+                .contains("write `max_header_bytes = 32768` for \"32k\""),
+            "{e}"
+        );
+        let c = read("32768").unwrap();
+        assert_eq!(*c.max_header_bytes.get_ref(), 32768);
+        assert_eq!(c.max_header_bytes.span(), 19..24);
+    }
+
     /// `client_body_buffer_size`: 64 KiB when left out, `0` taken (nothing read ahead),
     /// refused past 16 MiB and below 0 in the gate's words, at the value.
     #[test]

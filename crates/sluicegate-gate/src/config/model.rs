@@ -512,7 +512,7 @@ macro_rules! within_bounds {
 
 within_bounds! {
     workers: WORKERS.read -> Option<usize>, Some;
-    max_header_bytes: MAX_HEADER_BYTES.read_spanned -> Spanned<usize>;
+    max_header_bytes: MAX_HEADER_BYTES.read_bytes_spanned -> Spanned<usize>;
     client_body_buffer_size: CLIENT_BODY_BUFFER_SIZE.read_bytes -> usize;
     instances: INSTANCES.read_spanned -> Option<Spanned<u32>>, Some;
     max_concurrency: MAX_CONCURRENCY.read -> Option<usize>, Some;

@@ -88,31 +88,33 @@ impl Bounds {
         T: TryFrom<u64>,
         D: Deserializer<'de>,
     {
-        struct Bytes<'a>(&'a Bounds);
-        impl Visitor<'_> for Bytes<'_> {
-            type Value = Whole;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a whole number of bytes, like 65536")
-            }
-            fn visit_i64<E>(self, n: i64) -> Result<Whole, E> {
-                Ok(Whole::Exact(n.into()))
-            }
-            fn visit_u64<E>(self, n: u64) -> Result<Whole, E> {
-                Ok(Whole::Exact(n.into()))
-            }
-            fn visit_i128<E>(self, n: i128) -> Result<Whole, E> {
-                Ok(Whole::Exact(n))
-            }
-            fn visit_u128<E>(self, n: u128) -> Result<Whole, E> {
-                Ok(i128::try_from(n).map_or(Whole::Beyond { negative: false }, Whole::Exact))
-            }
-            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Whole, E> {
-                Err(E::custom(self.0.not_bytes(text)))
-            }
-        }
-        let n = self.check_whole(d.deserialize_any(Bytes(self))?);
+        let n = self.bytes(Bytes::deserialize(d)?);
         self.fit(n.map_err(D::Error::custom)?)
             .map_err(D::Error::custom)
+    }
+
+    /// As [`read_bytes`](Self::read_bytes), keeping where the value stands in the file.
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](Self::read)'s.
+    pub(super) fn read_bytes_spanned<'de, T, D>(&self, d: D) -> Result<Spanned<T>, D::Error>
+    where
+        T: TryFrom<u64>,
+        D: Deserializer<'de>,
+    {
+        let n = Spanned::<Bytes>::deserialize(d)?;
+        let span = n.span();
+        let n = self.bytes(n.into_inner()).map_err(D::Error::custom)?;
+        Ok(Spanned::new(span, self.fit(n).map_err(D::Error::custom)?))
+    }
+
+    /// A count of bytes as written, checked: a text is refused with the number to write.
+    fn bytes(&self, n: Bytes) -> Result<u64, String> {
+        match n {
+            Bytes::Number(n) => self.check_whole(n),
+            Bytes::Text(text) => Err(self.not_bytes(&text)),
+        }
     }
 
     /// Why `text` is refused as a count of bytes: the number to write for one of nginx's
@@ -234,6 +236,43 @@ impl<'de> Deserialize<'de> for Whole {
             }
         }
         d.deserialize_any(Integer)
+    }
+}
+
+/// A count of bytes as written: a whole number, or a text (`"64k"`, nginx's way), refused
+/// with the number to write by [`Bounds::bytes`].
+enum Bytes {
+    Number(Whole),
+    Text(String),
+}
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Count;
+        impl Visitor<'_> for Count {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a whole number of bytes, like 65536")
+            }
+            fn visit_i64<E>(self, n: i64) -> Result<Bytes, E> {
+                Ok(Bytes::Number(Whole::Exact(n.into())))
+            }
+            fn visit_u64<E>(self, n: u64) -> Result<Bytes, E> {
+                Ok(Bytes::Number(Whole::Exact(n.into())))
+            }
+            fn visit_i128<E>(self, n: i128) -> Result<Bytes, E> {
+                Ok(Bytes::Number(Whole::Exact(n)))
+            }
+            fn visit_u128<E>(self, n: u128) -> Result<Bytes, E> {
+                Ok(Bytes::Number(
+                    i128::try_from(n).map_or(Whole::Beyond { negative: false }, Whole::Exact),
+                ))
+            }
+            fn visit_str<E>(self, text: &str) -> Result<Bytes, E> {
+                Ok(Bytes::Text(text.to_owned()))
+            }
+        }
+        d.deserialize_any(Count)
     }
 }
 
