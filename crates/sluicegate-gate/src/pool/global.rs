@@ -121,21 +121,17 @@ impl Store {
             // tls115: a certificate the gate cannot trust stays so until the config (or the
             // certificate) changes, as a refused password does; trial117: so does a client
             // certificate Redis asks for or refuses, and a key that is not the certificate's.
-            // trial117: with `tls_ca_file` only its CAs are trusted; "a CA this machine
-            // trusts … or install it among the system's CAs" sent the operator elsewhere.
-            Err(e) if e.to_string().contains("UnknownIssuer") && cfg.tls_ca_file.is_some() => {
-                Err(format!(
-                    "[store] redis = \"{}\": the TLS certificate redis presented is not signed by a CA in `tls_ca_file` = \"{}\" (only the CAs there are trusted, not the system's): give the CA certificate that signed it; while Redis moves to a certificate of a new CA, write both CAs in the file ({})",
-                    cfg.redis_shown(),
-                    cfg.tls_ca_file
-                        .as_ref()
-                        .map_or_else(String::new, |p| p.get_ref().display().to_string()),
-                    one_line(&e.to_string())
-                ))
-            }
+            // The store's words say what to do (with `tls_ca_file`, that only its CAs are
+            // trusted); the file is named here.
             Err(e) if RedisStore::is_refused_tls(&e) => Err(format!(
-                "[store] redis = \"{}\": {}",
+                "[store] redis = \"{}\"{}: {}",
                 cfg.redis_shown(),
+                cfg.tls_ca_file
+                    .as_ref()
+                    .map_or_else(String::new, |f| format!(
+                        " with tls_ca_file = \"{}\"",
+                        f.get_ref().display()
+                    )),
                 store.redis.describe(&e)
             )),
             Err(e) if refused_credentials(&e) => Err(format!(

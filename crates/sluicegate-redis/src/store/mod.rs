@@ -76,6 +76,9 @@ struct Inner {
     keepalive: Duration,
     /// The channels of this store's concurrency limits, on one pub/sub connection.
     pubsub: Arc<pubsub::Hub>,
+    /// What its connections trust (plain, the system's CAs, the CAs given): what a failure
+    /// says to do.
+    trust: tls::Trust,
 }
 
 /// Settings for a [`RedisStore`].
@@ -178,7 +181,7 @@ impl RedisStore {
     /// out for another name, TLS spoken to a plain port or plain Redis to a TLS one. The
     /// store's own log lines say it so.
     pub fn describe(&self, e: &redis::RedisError) -> String {
-        tls::describe(e, tls::is_tls(self.inner.client.get_connection_info()))
+        tls::describe(e, self.inner.trust)
     }
 
     /// Whether `e` is a TLS failure that stays until the settings or the certificates
@@ -280,7 +283,7 @@ impl RedisStore {
         };
         match &answer {
             Ok(_) => answered(health),
-            Err(e) if !e.is_timeout() => failure(health, e, self.is_tls()),
+            Err(e) if !e.is_timeout() => failure(health, e, self.inner.trust),
             Err(e) => {
                 health.late(sent, UNREACHABLE, e);
                 // redis111: the manager reconnects after an error, and a timeout is none: a
@@ -294,10 +297,6 @@ impl RedisStore {
             }
         }
         answer
-    }
-
-    fn is_tls(&self) -> bool {
-        tls::is_tls(self.inner.client.get_connection_info())
     }
 
     /// Marks Redis down without a call: a connection of its own (pub/sub) was closed.
@@ -339,13 +338,13 @@ fn headline(e: &redis::RedisError) -> &'static str {
 }
 
 /// Tells the health of a call that failed with `e` (not a late answer).
-fn failure(health: &Health, e: &redis::RedisError, tls: bool) {
+fn failure(health: &Health, e: &redis::RedisError, trust: tls::Trust) {
     match e {
         // Redis answered, about one key: this decision falls back, the store stays up.
         e if e.code() == Some("WRONGTYPE") => health.key_refused(e),
         e if refused_for_what_it_asks(e) => health.refused(headline(e), e),
         // tls115: what rustls says ("invalid peer certificate: UnknownIssuer") with what to do.
-        e => health.failed(headline(e), &tls::describe(e, tls)),
+        e => health.failed(headline(e), &tls::describe(e, trust)),
     }
 }
 
@@ -454,6 +453,7 @@ impl StoreBuilder {
             return Err(Error::Prefix(self.prefix));
         }
         let client = tls::client(&self.url, &self.tls)?;
+        let trust = tls::Trust::of(client.get_connection_info(), &self.tls);
         let config = manager_config(self.budget, self.max_backoff);
         let conn = ConnectionManager::new_lazy_with_config(client.clone(), config)?;
         let store = RedisStore {
@@ -466,6 +466,7 @@ impl StoreBuilder {
                 prefix: self.prefix,
                 keepalive: self.keepalive,
                 pubsub: Arc::default(),
+                trust,
             }),
         };
         // Connect now (longer than a decision's budget) so that the first decisions do not
@@ -476,9 +477,9 @@ impl StoreBuilder {
         let ping = cmd.query_async::<()>(&mut conn);
         match tokio::time::timeout(CONNECT_TIMEOUT.max(self.budget), ping).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => failure(&store.inner.health, &e, store.is_tls()),
+            Ok(Err(e)) => failure(&store.inner.health, &e, trust),
             // tls115: a plain Redis takes a TLS handshake for the start of a command, and waits.
-            Err(_) if store.is_tls() => store.inner.health.failed(
+            Err(_) if trust != tls::Trust::Plain => store.inner.health.failed(
                 UNREACHABLE,
                 &"no answer to PING over TLS (Redis's plain port? write the port where Redis serves TLS, its `tls-port`)",
             ),

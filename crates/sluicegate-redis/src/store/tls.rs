@@ -33,8 +33,41 @@ fn asks_tls(url: &str) -> bool {
     scheme.eq_ignore_ascii_case("rediss") || scheme.eq_ignore_ascii_case("valkeys")
 }
 
+/// What a store's connections trust, for what its failures say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Trust {
+    /// A plain `redis://` connection.
+    Plain,
+    /// TLS, checked against the system's CAs.
+    SystemCas,
+    /// TLS, checked against the CAs given (`tls_ca`) only.
+    GivenCas,
+}
+
+impl Trust {
+    /// What a client made from `info` with `settings` trusts.
+    pub(super) fn of(info: &redis::ConnectionInfo, settings: &Settings) -> Trust {
+        #[cfg(feature = "tls")]
+        let given = settings.ca.is_some();
+        #[cfg(not(feature = "tls"))]
+        let given = {
+            let _ = settings;
+            false
+        };
+        match (is_tls(info), given) {
+            (false, _) => Trust::Plain,
+            (true, false) => Trust::SystemCas,
+            (true, true) => Trust::GivenCas,
+        }
+    }
+
+    fn is_tls(self) -> bool {
+        self != Trust::Plain
+    }
+}
+
 /// Whether a client made from `info` speaks TLS.
-pub(super) fn is_tls(info: &redis::ConnectionInfo) -> bool {
+fn is_tls(info: &redis::ConnectionInfo) -> bool {
     #[cfg(feature = "tls")]
     {
         matches!(info.addr(), redis::ConnectionAddr::TcpTls { .. })
@@ -140,9 +173,9 @@ fn install_provider() {
 
 /// `e` (an error of a call to Redis, over TLS when `tls`) on one line, with what to do when
 /// it says little by itself.
-pub(super) fn describe(e: &redis::RedisError, tls: bool) -> String {
+pub(super) fn describe(e: &redis::RedisError, trust: Trust) -> String {
     let text = super::health::one_line(e);
-    match hint(&text, e, tls) {
+    match hint(&text, e, trust) {
         Some(hint) => format!("{hint} ({text})"),
         None => text,
     }
@@ -177,7 +210,8 @@ fn refused_client_cert(text: &str) -> bool {
             .any(|a| text.contains(&format!("received fatal alert: {a}")))
 }
 
-fn hint(text: &str, e: &redis::RedisError, tls: bool) -> Option<&'static str> {
+fn hint(text: &str, e: &redis::RedisError, trust: Trust) -> Option<&'static str> {
+    let tls = trust.is_tls();
     // trial117: these three said only rustls's words, as a Redis that "does not answer".
     if text.contains("received fatal alert: CertificateRequired") {
         return Some(
@@ -197,6 +231,13 @@ fn hint(text: &str, e: &redis::RedisError, tls: bool) -> Option<&'static str> {
     if text.contains("BadSignature") {
         return Some(
             "the TLS certificate redis presented names a trusted CA as its issuer, but that CA did not sign it (another CA of the same name, one made again?): give the CA certificate that signed it (the gate's `[store] tls_ca_file`, `StoreBuilder::tls_ca`)",
+        );
+    }
+    // trial117: with the CAs given only those are trusted; sending the operator to the
+    // system's CAs sent them elsewhere.
+    if text.contains("UnknownIssuer") && trust == Trust::GivenCas {
+        return Some(
+            "the TLS certificate redis presented is not signed by a CA in `tls_ca_file` (the gate's `[store]` setting, `StoreBuilder::tls_ca`; only the CAs there are trusted, not the system's): give the CA certificate that signed it; while Redis moves to a certificate of a new CA, write both CAs in the file",
         );
     }
     if text.contains("UnknownIssuer") {
@@ -271,10 +312,24 @@ mod tests {
             ("invalid peer certificate: BadSignature", "did not sign it"),
         ] {
             let e = io(text);
-            let said = describe(&e, true);
+            let said = describe(&e, Trust::SystemCas);
             assert!(said.contains(says) && said.contains(text), "{said}");
             assert!(is_refused_tls(&e), "{text}");
         }
+        // trial117: with the CAs given, an unknown issuer is not sent to the system's CAs.
+        let e = io("invalid peer certificate: UnknownIssuer");
+        let system = describe(&e, Trust::SystemCas);
+        assert!(
+            system.contains("install it among the system's CAs"),
+            "{system}"
+        );
+        let given = describe(&e, Trust::GivenCas);
+        assert!(
+            given.contains("not signed by a CA in `tls_ca_file`")
+                && given.contains("write both CAs")
+                && !given.contains("system's CAs:"),
+            "{given}"
+        );
         for text in [
             "timed out",
             "Connection reset by peer",
