@@ -2372,7 +2372,7 @@ impl LittlesLaw {
                     Some(w) if depth < self.base => depth.min((w as usize).max(self.base / 2)),
                     _ => depth,
                 };
-                let depth = self.unprobed_depth(depth);
+                let depth = self.first_depth(self.unprobed_depth(depth));
                 if at_half && !faster && depth < self.base {
                     depth.max(self.depth_from_count())
                 } else {
@@ -2662,6 +2662,25 @@ impl LittlesLaw {
         self.most_counted().map_or(depth, |m| {
             m.min(self.base.saturating_sub(1)).max(self.base / 2)
         })
+    }
+
+    /// The depth of the first probe in front of a slow pool ([`Self::probe_stretched`]): no
+    /// deeper than the most workers an answer counted busy at once since the regime began
+    /// (from the permits whose requests went in ahead of it, [`Sample::ahead`]), under the
+    /// limit. In a pool served first come, first served no answer counts more than the
+    /// workers, so at that many permits nobody waits inside and the probe measures the
+    /// unqueued service whole; each permit under it idles a worker for the whole of a hold that
+    /// lasts seconds there. The first probe's depth comes from min RT's stand-in (the mean RT
+    /// of the start's first buckets, off by a third either way: 2.31 s and 1.18 s for a 1.70 s
+    /// service in `report_generator_1.5x` seeds 26 and 30) × one bucket's pass rate ×
+    /// `probe_gain`, clamped to half the limit: that scenario's first probes held 8.4 permits of
+    /// 11.4 for 10 workers for 15 s on average (seeds 1–90), 7 of 11 in seed 2. Later probes
+    /// build on min RT as a probe measured it.
+    fn first_depth(&self, depth: usize) -> usize {
+        if self.probed || self.regime_counted == 0 || !self.probe_stretched() {
+            return depth;
+        }
+        depth.max(self.regime_counted.min(self.base.saturating_sub(1)))
     }
 
     /// The resource got faster, seen in its low RTs: the last buckets' mean low RT stands

@@ -3156,3 +3156,35 @@ fn littles_a_queue_the_mean_rts_read_past_their_noise_cuts_where_the_buckets_rea
         );
     }
 }
+
+/// The first probe in front of a slow pool goes no deeper than the most workers an answer
+/// counted busy at once since the regime began ([`LittlesLaw::first_depth`]): at that many
+/// permits nobody waits inside a pool served first come, first served, and each permit under
+/// it idles a worker for the whole hold. Its depth came from the start's stand-in for min RT,
+/// which ~10 answers read low as often as high, × a bucket's pass rate × `probe_gain`
+/// (`report_generator_1.5x`: 8.4 permits of 11.4 for 10 workers, held 15 s, seeds 1–90).
+/// 10 workers of a 1 s floor plus 0.7 s exponential, contention ½, from 12 permits, the knee
+/// found and no probe yet, the stand-in read low (1.2 s for a 1.7 s service), the regime's
+/// answers having counted all 10 busy: on seeds 1–8 the first probe holds 10 permits, or one
+/// under the limit where that is 10 or less (before: 7–10).
+#[test]
+fn littles_the_first_probe_in_a_slow_pool_goes_no_deeper_than_the_regime_s_count() {
+    for seed in 1..=8 {
+        let mut pool = Pool::new(10, 1000, 700, seed);
+        let mut l = after_a_probe(&mut pool, 12, (1200, 1000));
+        l.probed = false;
+        l.regime_counted = 10;
+        l.next_probe = Nanos::new(30_000 * MS);
+        let mut first = None;
+        pool.run(&mut l, 120_000, |l| {
+            if first.is_none() {
+                first = l.probe.map(|p| (p.limit, l.base));
+            }
+        });
+        let (depth, base) = first.expect("a probe within 120 s");
+        assert!(
+            (10.min(base - 1)..base).contains(&depth),
+            "seed {seed}: the first probe held {depth} permits of {base} for 10 workers"
+        );
+    }
+}
