@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | [`GlobalGcra`] | a steady rate with bursts, as [`sluicegate::rate::Gcra`] | one script call |
 //! | [`GlobalWindow`] | at most X in any window, as [`sluicegate::rate::SlidingWindow`] | one script call |
+//! | [`GlobalKeyedGcra`] | a [`GlobalGcra`] per client key, each key's state expiring when idle | one script call |
 //! | [`HybridGcra`] | GCRA from leased batches; overshoot at most rate × lease time | one call per batch |
 //! | [`GlobalConcurrency`] | at most N permits at once; leases with a TTL, FIFO wait queue | one call per permit, one to release |
 //!
@@ -52,7 +53,7 @@ mod tower;
 pub use concurrency::{GlobalConcurrency, GlobalPermit};
 pub use error::Error;
 pub use policy::{FailurePolicy, Source};
-pub use rate::{GlobalGcra, GlobalWindow, HybridGcra, Verdict};
+pub use rate::{GlobalGcra, GlobalKeyedGcra, GlobalWindow, HybridGcra, Verdict};
 pub use store::{HealthSnapshot, RedisStore, StoreBuilder};
 #[cfg(feature = "tower")]
 pub use tower::RedisCheck;

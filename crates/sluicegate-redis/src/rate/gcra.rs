@@ -45,6 +45,7 @@ const MAX_HORIZON_NS: u64 = GlobalGcra::MAX_HORIZON_NS;
 #[derive(Debug)]
 pub struct GlobalGcra {
     spec: Spec,
+    key: String,
 }
 
 impl GlobalGcra {
@@ -56,11 +57,13 @@ impl GlobalGcra {
     pub const MAX_HORIZON_NS: u64 = 1 << 52;
 }
 
-/// What strict and hybrid GCRA share: the key, the quota in script units, the fallback.
+/// What every GCRA on Redis shares — strict, hybrid and keyed: the store, the quota in
+/// script units, the failure policy and the local limit `L` it falls back to (this
+/// instance's share: a [`Gcra`], or a keyed one for [`GlobalKeyedGcra`](super::GlobalKeyedGcra)).
+/// The key is the limit's own (one per limit, or one per client).
 #[derive(Debug)]
-pub(super) struct Spec {
+pub(super) struct Spec<L = Gcra> {
     pub(super) store: RedisStore,
-    pub(super) key: String,
     pub(super) params: GcraParams,
     pub(super) t_ns: u64,
     pub(super) burst: u32,
@@ -68,7 +71,7 @@ pub(super) struct Spec {
     pub(super) horizon_ns: u64,
     pub(super) quota: Quota,
     policy: FailurePolicy,
-    local: Gcra,
+    pub(super) local: L,
 }
 
 /// Settings for a [`GlobalGcra`] or a [`HybridGcra`].
@@ -124,19 +127,9 @@ impl GlobalGcra {
     ///
     /// As [`check_n`](Self::check_n).
     pub async fn decide(&self, n: u32) -> Result<Verdict, CheckError> {
-        let spec = &self.spec;
-        // Impossible requests are refused here, without a round trip.
-        let (fresh, _) = step(spec.params, 0, 0, n)?;
-        if spec.params.denies_all() {
-            return Ok(Verdict::new(fresh, Source::Redis));
-        }
-        let mut call = SCRIPT.key(&spec.key);
-        call.arg(pack([spec.t_ns * u64::from(n), spec.horizon_ns]));
-        let reply: Option<Vec<u8>> = spec.store.call(&call).await;
-        match reply.as_deref().and_then(unpack).as_deref() {
-            Some(&[tat, sec, usec]) => Ok(Verdict::from_redis(spec.step(tat, n)?, sec, usec)),
-            _ => spec.fall_back(n),
-        }
+        self.spec
+            .strict(&self.key, n, |local| local.check_n(n))
+            .await
     }
 }
 
@@ -147,7 +140,29 @@ impl GlobalGcra {
     }
 }
 
-impl Spec {
+impl<L> Spec<L> {
+    /// One strict decision on `key`: the script (one `EVALSHA`), or the failure policy, which
+    /// asks `local` (this instance's share) under `Local`.
+    pub(super) async fn strict(
+        &self,
+        key: &str,
+        n: u32,
+        local: impl FnOnce(&L) -> Result<Decision, CheckError>,
+    ) -> Result<Verdict, CheckError> {
+        // Impossible requests are refused here, without a round trip.
+        let (fresh, _) = step(self.params, 0, 0, n)?;
+        if self.params.denies_all() {
+            return Ok(Verdict::new(fresh, Source::Redis));
+        }
+        let mut call = SCRIPT.key(key);
+        call.arg(pack([self.t_ns * u64::from(n), self.horizon_ns]));
+        let reply: Option<Vec<u8>> = self.store.call(&call).await;
+        match reply.as_deref().and_then(unpack).as_deref() {
+            Some(&[tat, sec, usec]) => Ok(Verdict::from_redis(self.step(tat, n)?, sec, usec)),
+            _ => self.fall_back_to(n, local),
+        }
+    }
+
     /// The step the script took, from the state it read (ns after Redis's now): the same
     /// decision.
     pub(super) fn step(&self, tat: i64, n: u32) -> Result<Decision, CheckError> {
@@ -162,9 +177,14 @@ impl Spec {
         step(self.params, 0, 0, n).map_or_else(|_| self.fresh(0), |(d, _)| d)
     }
 
-    pub(super) fn fall_back(&self, n: u32) -> Result<Verdict, CheckError> {
+    /// The failure policy's decision on `n`; under `Local`, `local`'s (this instance's share).
+    pub(super) fn fall_back_to(
+        &self,
+        n: u32,
+        local: impl FnOnce(&L) -> Result<Decision, CheckError>,
+    ) -> Result<Verdict, CheckError> {
         let decision = match self.policy {
-            FailurePolicy::Local => self.local.check_n(n)?,
+            FailurePolicy::Local => local(&self.local)?,
             FailurePolicy::Allow => self.fresh(0),
             FailurePolicy::Deny => {
                 // Denied, to be retried when the store next asks Redis (before that a retry
@@ -179,6 +199,13 @@ impl Spec {
             }
         };
         Ok(Verdict::new(decision, Source::Fallback(self.policy)))
+    }
+}
+
+impl Spec {
+    /// The failure policy's decision on `n`, from the pool-wide local share.
+    pub(super) fn fall_back(&self, n: u32) -> Result<Verdict, CheckError> {
+        self.fall_back_to(n, |local| local.check_n(n))
     }
 }
 
@@ -200,7 +227,10 @@ impl GcraBuilder<'_> {
     /// [`Error::Name`] for a name that cannot sit in a hash tag; [`Error::Range`] when
     /// `burst × interval` exceeds about 52 days.
     pub fn build(self) -> Result<GlobalGcra, Error> {
-        Ok(GlobalGcra { spec: self.spec()? })
+        Ok(GlobalGcra {
+            key: self.key()?,
+            spec: self.spec(Gcra::new)?,
+        })
     }
 
     /// Builds a hybrid limit: tokens leased from Redis in batches and spent locally.
@@ -221,14 +251,28 @@ impl GcraBuilder<'_> {
                 "the lease time must be at most 2^52 ns (52 days)",
             ));
         }
-        Ok(HybridGcra::new(self.spec()?, lease))
+        Ok(HybridGcra::new(self.spec(Gcra::new)?, self.key()?, lease))
     }
 
-    fn spec(self) -> Result<Spec, Error> {
-        // `tatf64`: the state modulo 2^23 s as one packed double (a new name each time the
-        // format changed, so that instances of two versions never misread each other's state
-        // during a rolling upgrade; docs/global-limits.md).
-        let key = key(self.store.prefix(), &self.name, "tatf64")?;
+    pub(super) fn prefix(&self) -> &str {
+        self.store.prefix()
+    }
+
+    pub(super) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The key of the limit's state, `{prefix:name}:tatf64`: the state modulo 2^23 s as one
+    /// packed double (a new name each time the format changed, so that instances of two
+    /// versions never misread each other's state during a rolling upgrade;
+    /// docs/global-limits.md).
+    fn key(&self) -> Result<String, Error> {
+        key(self.store.prefix(), &self.name, "tatf64")
+    }
+
+    /// The quota in script units and the failure settings, with `local` made from this
+    /// instance's share of the quota (for the `Local` policy).
+    pub(super) fn spec<L>(&self, local: impl FnOnce(Quota) -> L) -> Result<Spec<L>, Error> {
         let q = self.quota;
         let t_ns = q.emission_interval().map_or(0, |t| {
             u64::try_from(t.as_nanos()).unwrap_or(u64::MAX).max(1)
@@ -239,7 +283,7 @@ impl GcraBuilder<'_> {
             ));
         }
         let horizon_ns = t_ns * u64::from(q.burst());
-        let local = match q.count() {
+        let share = match q.count() {
             0 => Quota::deny_all(),
             count => {
                 let burst =
@@ -249,14 +293,13 @@ impl GcraBuilder<'_> {
         };
         Ok(Spec {
             store: self.store.clone(),
-            key,
             params: GcraParams::from_quota(&q),
             t_ns,
             burst: q.burst(),
             horizon_ns,
             quota: q,
             policy: self.policy,
-            local: Gcra::new(local),
+            local: local(share),
         })
     }
 }

@@ -57,6 +57,8 @@ pub struct HybridGcra {
 #[derive(Clone, Debug)]
 struct Leaser {
     spec: Arc<Spec>,
+    /// The limit's key (strict and hybrid limits of one name share it).
+    key: Arc<str>,
     lease: Duration,
     stock: Arc<Mutex<Stock>>,
     calls: Arc<AtomicU64>,
@@ -132,11 +134,12 @@ impl Demand {
 }
 
 impl HybridGcra {
-    pub(super) fn new(spec: Spec, lease: Duration) -> Self {
+    pub(super) fn new(spec: Spec, key: String, lease: Duration) -> Self {
         let now = Instant::now();
         HybridGcra {
             leaser: Leaser {
                 spec: Arc::new(spec),
+                key: key.into(),
                 lease,
                 stock: Arc::new(Mutex::new(Stock {
                     tokens: 0,
@@ -330,7 +333,7 @@ impl Leaser {
             let max_batch = (spec.burst / 2).max(n);
             batch.clamp(n, max_batch)
         };
-        let mut call = SCRIPT.key(&spec.key);
+        let mut call = SCRIPT.key(&*self.key);
         call.arg(spec.t_ns).arg(spec.horizon_ns).arg(want).arg(n);
         let reply: Option<Vec<i64>> = spec.store.call(&call).await;
         let Some(&[got, tat, sec, usec]) = reply.as_deref() else {

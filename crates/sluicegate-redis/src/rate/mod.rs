@@ -1,7 +1,9 @@
-//! Global rate limits: GCRA and the sliding window, each one Lua script per decision.
+//! Global rate limits: GCRA (for the whole limit or per client) and the sliding window, each
+//! one Lua script per decision.
 
 mod gcra;
 mod hybrid;
+mod keyed;
 mod packed;
 
 mod sliding;
@@ -10,6 +12,7 @@ mod verdict;
 pub use gcra::{GcraBuilder, GlobalGcra};
 
 pub use hybrid::{HybridGcra, HybridStats};
+pub use keyed::GlobalKeyedGcra;
 pub use sliding::{GlobalWindow, WindowBuilder};
 pub use verdict::Verdict;
 

@@ -7,7 +7,7 @@ mod pubsub;
 mod tls;
 
 pub use health::HealthSnapshot;
-pub(crate) use keys::key;
+pub(crate) use keys::{Digest, PerClient, digest, key};
 pub(crate) use pubsub::Subscription;
 
 use std::future::Future;
