@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use sluicegate::adaptive::Explanation;
 
 use crate::gate::{ChangeError, Gate, LimitsChange};
-use crate::pool::{Outcome, TunnelEnd};
+use crate::pool::{Outcome, PerKey, TunnelEnd};
 use crate::state::constant_time_eq;
 
 #[derive(Clone)]
@@ -281,6 +281,18 @@ fn pool_status(p: &crate::pool::Pool) -> Value {
                 json!({ "mode": mode, "decisions": decisions, "redis_calls": calls })
             }
         }),
+        "per_key_rate": p.config.per_key_rate.as_ref().map(|k| json!({
+            "rate": k.rate.to_string(),
+            "burst": k.rate.quota(k.burst).burst(),
+            "key": k.key.to_string(),
+            "scope": if p.global_per_key.is_some() { "global" } else { "local" },
+            // Local: the clients this gate remembers; global: those its `local` failure
+            // policy remembers (the store keeps the rest).
+            "keys": p.per_key.as_ref().map_or_else(
+                || p.global_per_key.as_ref().map_or(0, |g| g.fallback_keys()),
+                PerKey::keys,
+            ),
+        })),
         "counters": counters,
         "tunnels": {
             "open": p.stats.tunnels.open(),

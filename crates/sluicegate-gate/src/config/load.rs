@@ -13,7 +13,7 @@ use super::model::bounds::{
 };
 use sluicegate_redis::GlobalGcra;
 
-use super::model::{Config, QueueOrder, Scope};
+use super::model::{Config, PerKeyRate, QueueOrder, Scope};
 use super::values::Rate;
 use super::wire::UpstreamUrl;
 use crate::state::Host;
@@ -399,7 +399,8 @@ pub fn warnings(config: &Config) -> Vec<String> {
             .pools
             .iter()
             .filter(|p| {
-                p.scope == super::Scope::Global
+                (p.scope == super::Scope::Global
+                    || p.per_key_rate.as_ref().is_some_and(PerKeyRate::is_global))
                     && p.on_redis_failure.unwrap_or(store.on_redis_failure)
                         == super::OnFailure::Local
             })
@@ -407,7 +408,7 @@ pub fn warnings(config: &Config) -> Vec<String> {
             .collect();
         if !local.is_empty() {
             out.push(format!(
-                "`[store] instances` is not set: while redis is down, the `local` policy of the global pools {} gives this gate the whole of each limit, as if it were the only gate; set `instances` to the number of gates sharing the store",
+                "`[store] instances` is not set: while redis is down, the `local` policy of the global pools {} gives this gate the whole of each limit (each client's whole `per_key_rate`, when it is global), as if it were the only gate; set `instances` to the number of gates sharing the store",
                 local.join(", ")
             ));
         }
@@ -714,9 +715,13 @@ fn check_scope(config: &Config, pool: &super::model::Pool) -> Result<(), String>
                 "pool `{name}`: `mode` is for global rates: add `scope = \"global\"` or remove `mode`"
             ));
         }
-        if pool.on_redis_failure.is_some() {
+        let per_key_global = pool
+            .per_key_rate
+            .as_ref()
+            .is_some_and(PerKeyRate::is_global);
+        if pool.on_redis_failure.is_some() && !per_key_global {
             return Err(format!(
-                "pool `{name}`: `on_redis_failure` is for global pools: add `scope = \"global\"` or remove it"
+                "pool `{name}`: `on_redis_failure` is for limits kept in the store: add `scope = \"global\"` (to the pool, or to its `[pools.per_key_rate]`) or remove it"
             ));
         }
         return Ok(());
@@ -742,6 +747,26 @@ fn check_scope(config: &Config, pool: &super::model::Pool) -> Result<(), String>
         ));
     }
     Ok(())
+}
+
+/// The rules for a `[pools.per_key_rate] scope = "global"`: a store to keep it in, and a
+/// `burst × interval` the scripts hold.
+fn check_per_key_scope(config: &Config, pool: &super::model::Pool) -> Result<(), Broken> {
+    let Some(k) = pool.per_key_rate.as_ref().filter(|k| k.is_global()) else {
+        return Ok(());
+    };
+    let name = pool.name.get_ref();
+    let at = Some(k.scope.span());
+    if config.store.is_none() {
+        return Err((
+            at,
+            format!(
+                "pool `{name}`: `[pools.per_key_rate] scope = \"global\"` keeps each client's rate in the store, and there is none: add `[store]` with `redis = \"redis://127.0.0.1:6379\"` (and `instances = N`, the number of gates sharing it), or remove `scope` to count each client in each gate"
+            ),
+        ));
+    }
+    check_global_horizon(name, k.rate, k.burst)
+        .map_err(|m| (at, m.replacen("`burst", "`[pools.per_key_rate] burst", 1)))
 }
 
 fn check_pools(config: &Config) -> Result<(), Broken> {
@@ -830,6 +855,7 @@ fn check_pools(config: &Config) -> Result<(), Broken> {
             }
         }
         check_scope(config, pool).map_err(|message| (at.clone(), message))?;
+        check_per_key_scope(config, pool)?;
         if pool.scope == Scope::Global
             && let Some(rate) = pool.rate
         {
@@ -1739,6 +1765,59 @@ mod tests {
         assert!(e.message.contains("local"), "{e}");
     }
 
+    /// keyed119: a per-client rate may be global in a local pool. It needs a store (said at
+    /// its `scope`), takes the pool's `on_redis_failure`, is held to what the scripts hold,
+    /// and a store without `instances` is warned of for it too.
+    #[test]
+    fn a_global_per_key_rate_needs_a_store_and_takes_the_pools_failure_policy() {
+        let per_key = |pool: &str, per_key: &str| {
+            MINIMAL.replace(
+                "max_concurrency = 4\n",
+                &format!("max_concurrency = 4\n{pool}\n[pools.per_key_rate]\n{per_key}\n"),
+            )
+        };
+        let global = "rate = \"5/s\"\nscope = \"global\"";
+        let e = parse(&per_key("", global), "g.toml").unwrap_err();
+        assert_eq!(e.at, Some((8, 9)), "at the scope's value: {e}");
+        assert!(
+            e.message.contains("and there is none: add `[store]`"),
+            "{e}"
+        );
+        let store = "[store]\nredis = \"redis://x\"\n";
+        let config = parse(
+            &format!("{store}{}", per_key("on_redis_failure = \"deny\"", global)),
+            "g.toml",
+        )
+        .unwrap();
+        assert!(config.pools[0].per_key_rate.as_ref().unwrap().is_global());
+        assert!(warnings(&config).is_empty(), "deny: no share to warn of");
+        let w = warnings(&parse(&format!("{store}{}", per_key("", global)), "g.toml").unwrap());
+        assert!(w[0].contains("`[store] instances` is not set"), "{w:?}");
+        assert!(w[0].contains("`api`"), "{w:?}");
+        // A local one has no failure policy, and needs no store.
+        let e = parse(
+            &per_key("on_redis_failure = \"deny\"", "rate = \"5/s\""),
+            "g.toml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("to its `[pools.per_key_rate]`"), "{e}");
+        parse(&per_key("", "rate = \"5/s\"\nscope = \"local\""), "g.toml").unwrap();
+        // 2^52 ns / 3600 s = 1250.9, as for the pool's rate.
+        let e = parse(
+            &format!(
+                "{store}instances = 1\n{}",
+                per_key("", "rate = \"1/h\"\nburst = 2000\nscope = \"global\"")
+            ),
+            "g.toml",
+        )
+        .unwrap_err();
+        assert!(
+            e.message.contains("`[pools.per_key_rate] burst = 2000`"),
+            "{e}"
+        );
+        assert!(e.message.contains("write `burst = 1250`"), "{e}");
+    }
+
     /// Review 3, lesser note: `instances` defaulting to 1 with the `local` policy let every
     /// gate take the whole limit during an outage, without a word.
     #[test]
@@ -1768,7 +1847,7 @@ mod tests {
             ("mode = \"hybrid\"", "`mode` is for global rates"),
             (
                 "on_redis_failure = \"deny\"",
-                "`on_redis_failure` is for global pools",
+                "`on_redis_failure` is for limits kept in the store",
             ),
         ] {
             let text = MINIMAL.replace(

@@ -299,7 +299,8 @@ pub struct Pool {
     /// Largest burst above the rate (default: the rate's count).
     #[serde(default, deserialize_with = "burst")]
     pub burst: Option<u32>,
-    /// A rate per client (per key). Always kept in this gate, whatever the scope.
+    /// A rate per client (per key), kept in this gate unless its own `scope` says
+    /// `global` (the pool's `scope` does not move it).
     pub per_key_rate: Option<PerKeyRate>,
     /// `local` (default) or `global`: the rate and the concurrency limit kept in the
     /// `[store]`, shared by every gate using it.
@@ -307,7 +308,8 @@ pub struct Pool {
     pub scope: Scope,
     /// A global pool's rate: `strict` (default) or `hybrid`.
     pub mode: Option<RateMode>,
-    /// A global pool's failure policy (default: the store's).
+    /// The failure policy of the pool's limits kept in the store — a global pool's, a
+    /// global `per_key_rate` (default: the store's).
     pub on_redis_failure: Option<OnFailure>,
 }
 
@@ -367,9 +369,21 @@ pub struct PerKeyRate {
     /// `client_ip` (default; IPv6 grouped by /64) or `header:NAME`.
     #[serde(default = "default_key")]
     pub key: KeySource,
-    /// Most keys remembered at once (default 100000); the least recent is evicted.
+    /// Most keys remembered at once (default 100000); the least recent is evicted. With
+    /// `scope = "global"`, the keys the `local` failure policy remembers.
     #[serde(default = "default_max_keys", deserialize_with = "max_keys")]
     pub max_keys: Spanned<usize>,
+    /// `local` (default: each gate counts its own) or `global`: each key's rate kept in the
+    /// `[store]`, shared by every gate using it.
+    #[serde(default = "default_scope")]
+    pub scope: Spanned<Scope>,
+}
+
+impl PerKeyRate {
+    /// Whether the rate is kept in the store.
+    pub fn is_global(&self) -> bool {
+        *self.scope.get_ref() == Scope::Global
+    }
 }
 
 /// `[[routes]]`: requests matching every given condition go to `pool`.
@@ -671,6 +685,9 @@ fn default_key() -> KeySource {
 }
 fn default_admin_connections() -> usize {
     Admin::MAX_CONNECTIONS
+}
+fn default_scope() -> Spanned<Scope> {
+    Spanned::new(0..0, Scope::Local)
 }
 fn default_max_keys() -> Spanned<usize> {
     Spanned::new(0..0, 100_000)

@@ -1,17 +1,22 @@
 //! Global pools: the `[store]` (one Redis connection per gate) and a pool's limits kept in
 //! it, shared by every gate using the same store — `sluicegate-redis`'s limiters.
 
+use std::net::IpAddr;
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
+use http::Request;
 use sluicegate::concurrency::ConcurrencyLimiter;
 use sluicegate::http::RatePolicy;
+use sluicegate::middleware::rate::group_ip;
 use sluicegate::rate::{Decision, Quota};
 use sluicegate_redis::{
-    FailurePolicy, GlobalConcurrency, GlobalGcra, HealthSnapshot, HybridGcra, RedisStore, Source,
+    FailurePolicy, GlobalConcurrency, GlobalGcra, GlobalKeyedGcra, HealthSnapshot, HybridGcra,
+    RedisStore, Source,
 };
 
-use crate::config::{self, OnFailure, RateMode};
+use crate::config::{self, KeySource, OnFailure, PerKeyRate, RateMode};
 use crate::server::AbortOnDrop;
 
 /// How often the gate pings the store, so that its health (`/status`, `/metrics`) follows
@@ -397,6 +402,118 @@ impl GlobalRate {
             GlobalRate::Hybrid(h) => h.quota(),
         };
         RatePolicy::new(u64::from(q.count()), q.period())
+    }
+}
+
+/// A per-client rate kept in the store (`[pools.per_key_rate] scope = "global"`): each
+/// client's GCRA state in Redis, under the pool's name, shared by every gate that has the
+/// pool — `sluicegate-redis`'s [`GlobalKeyedGcra`]. Its failure policy is the pool's, and
+/// its `local` fallback gives each client `1 / instances` of its rate in this gate (at most
+/// `max_keys` clients remembered), as the pool-wide global rate does.
+#[derive(Debug)]
+pub struct GlobalPerKey {
+    limit: GlobalKeyedGcra,
+    key: KeySource,
+    /// The store it is kept in: a reload keeps it only on the same connection.
+    store: Store,
+    /// The settings it was built from.
+    config: PerKeyRate,
+    policy: FailurePolicy,
+}
+
+impl GlobalPerKey {
+    /// The per-client rate `k` of `pool`, in `store`, named after the pool.
+    ///
+    /// # Errors
+    ///
+    /// A quota the Redis scripts cannot hold, as text.
+    pub fn build(store: &Store, pool: &config::Pool, k: &PerKeyRate) -> Result<Self, String> {
+        let name = pool.name.get_ref();
+        let max_keys = NonZeroUsize::new(*k.max_keys.get_ref()).unwrap_or(NonZeroUsize::MIN);
+        let policy = store.policy(pool);
+        let limit = GlobalGcra::builder(&store.redis, name, k.rate.quota(k.burst))
+            .on_failure(policy)
+            .instances(store.instances())
+            .build_keyed(max_keys)
+            .map_err(|e| format!("pool `{name}`: global per_key_rate: {e}"))?;
+        Ok(GlobalPerKey {
+            limit,
+            key: k.key.clone(),
+            store: store.clone(),
+            config: k.clone(),
+            policy,
+        })
+    }
+
+    /// `old`, when it serves `k` of `pool` on `store` as they are now; else a new one.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build).
+    pub fn keep_or_build(
+        old: Option<&Arc<GlobalPerKey>>,
+        store: &Store,
+        pool: &config::Pool,
+        k: &PerKeyRate,
+    ) -> Result<Arc<Self>, String> {
+        match old {
+            Some(o) if o.store.is(store) && o.config == *k && o.policy == store.policy(pool) => {
+                Ok(o.clone())
+            }
+            _ => GlobalPerKey::build(store, pool, k).map(Arc::new),
+        }
+    }
+
+    /// Decides on a request of the client `key` ([`key_of`](Self::key_of)): the decision,
+    /// and whether the failure policy `deny` made it (Redis did not answer in time), not the
+    /// rate.
+    ///
+    /// # Cancel safety
+    ///
+    /// As the library's: dropping it may or may not have counted the request, never twice.
+    pub async fn check(&self, key: &[u8]) -> (Decision, bool) {
+        match self.limit.decide(key, 1).await {
+            Ok(v) => (
+                v.decision,
+                v.source == Source::Fallback(FailurePolicy::Deny),
+            ),
+            // Only a request of more than the burst is refused so: one never is.
+            Err(_) => (self.limit.check(key).await, false),
+        }
+    }
+
+    /// The bytes the client is counted by, the same in every gate: its address (IPv6 by
+    /// /64) after a tag of its family, or `h`, the header's name, a NUL (no name holds one)
+    /// and its value — one line of it, as the local rate reads it (no line or several: the
+    /// empty value). The whole value, not the library's `HeaderKey`, which keeps a long
+    /// value as a digest under a secret of this process: each gate would count it apart.
+    /// The store keeps the SHA-1 of these bytes only, whatever their length.
+    pub fn key_of<B>(&self, req: &Request<B>, client: IpAddr) -> Vec<u8> {
+        match &self.key {
+            KeySource::ClientIp => match group_ip(client) {
+                IpAddr::V4(v4) => [&[4u8][..], &v4.octets()].concat(),
+                IpAddr::V6(v6) => [&[6u8][..], &v6.octets()].concat(),
+            },
+            KeySource::Header(name) => {
+                let mut lines = req.headers().get_all(name).iter();
+                let value = match (lines.next(), lines.next()) {
+                    (Some(v), None) => v.as_bytes(),
+                    _ => &[],
+                };
+                [&b"h"[..], name.as_str().as_bytes(), &[0], value].concat()
+            }
+        }
+    }
+
+    /// The per-client quota, for `RateLimit-Policy`.
+    pub fn policy(&self) -> RatePolicy {
+        let q = self.limit.quota();
+        RatePolicy::new(u64::from(q.count()), q.period())
+    }
+
+    /// The clients its `local` fallback remembers in this gate now.
+    pub fn fallback_keys(&self) -> usize {
+        self.limit.fallback_keys()
     }
 }
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 use sluicegate::rate::Gcra;
 
 pub use admission::Admission;
-pub use global::{Global, GlobalRate, Store, TlsFiles};
+pub use global::{Global, GlobalPerKey, GlobalRate, Store, TlsFiles};
 pub use handover::{Counts, PoolCounts, Retired, hand_over};
 pub use limit::{Bounds, Held, Limit};
 pub use rate::{PerKey, check_global, global_policy};
@@ -49,8 +49,10 @@ pub struct Pool {
     pub global_rate: Option<Arc<GlobalRate>>,
     /// The store, for a global pool.
     pub store: Option<Store>,
-    /// The per-client rate, if any.
+    /// The per-client rate, if any and local.
     pub per_key: Option<PerKey>,
+    /// The per-client rate, if any and global (kept in the store).
+    pub global_per_key: Option<Arc<GlobalPerKey>>,
     /// `RateLimit` policy names: the pool-wide one and the per-client one.
     pub policy_names: (String, String),
     /// Counters and histograms, kept across reloads.
@@ -95,6 +97,7 @@ impl Pool {
         old: Option<&Pool>,
         store: Option<&Store>,
     ) -> Result<Prepared, String> {
+        let any_store = store;
         let store = (cfg.scope == config::Scope::Global)
             .then_some(store)
             .flatten();
@@ -175,10 +178,18 @@ impl Pool {
                 (None, Some(g))
             }
         };
-        let per_key = cfg
-            .per_key_rate
-            .as_ref()
-            .map(|k| PerKey::build(k, old.and_then(|o| o.per_key.as_ref())));
+        // A global per-client rate needs the store whatever the pool's scope.
+        let (per_key, global_per_key) = match (&cfg.per_key_rate, any_store) {
+            (Some(k), Some(s)) if k.is_global() => {
+                let old = old.and_then(|o| o.global_per_key.as_ref());
+                (None, Some(GlobalPerKey::keep_or_build(old, s, cfg, k)?))
+            }
+            (Some(k), _) => (
+                Some(PerKey::build(k, old.and_then(|o| o.per_key.as_ref()))),
+                None,
+            ),
+            (None, _) => (None, None),
+        };
         let name = cfg.name.get_ref().clone();
         Ok(Prepared {
             pool: Pool {
@@ -192,6 +203,7 @@ impl Pool {
                 global_rate,
                 store: store.cloned(),
                 per_key: per_key.as_ref().map(|(k, _)| k.clone()),
+                global_per_key,
                 stats,
                 closed_by_admin: old.map_or_else(Default::default, |o| o.closed_by_admin.clone()),
                 config: cfg.clone(),

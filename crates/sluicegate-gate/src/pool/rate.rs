@@ -56,6 +56,14 @@ impl PerKey {
         }
     }
 
+    /// The clients it remembers now (at most `max_keys`).
+    pub fn keys(&self) -> usize {
+        match self {
+            PerKey::Ip(k) => k.len(),
+            PerKey::Header(k, _) => k.len(),
+        }
+    }
+
     /// Decides on `req` from the client at `client` (the peer, or the address trusted
     /// proxies name: [`ClientAddress`](crate::client_address::ClientAddress)).
     pub fn check<B>(&self, req: &Request<B>, client: IpAddr) -> Decision {

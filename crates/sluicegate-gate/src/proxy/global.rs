@@ -1,18 +1,20 @@
-//! A global pool's limits: the rate and the concurrency limit kept in the store, asked
-//! asynchronously. Local pools never come here (their path stays synchronous).
+//! A pool's limits kept in the store — a global pool's rate and concurrency limit, a global
+//! per-client rate — asked asynchronously. Pools without them never come here (their path
+//! stays synchronous).
 
 use std::pin::pin;
 
 use http::Response;
 use sluicegate::concurrency::Rejected;
-use sluicegate::http::RejectionMapping;
+use sluicegate::http::{RatePolicy, RejectionMapping};
+use sluicegate::rate::Decision;
 use sluicegate_redis::concurrency::AcquireError;
 use tokio::time::Instant;
 
 use super::answer::{self, GateBody};
 use super::conn::Conn;
 use super::handle::{admit, rate_limited, reject};
-use crate::pool::{Global, GlobalRate, Held, Outcome, Pool};
+use crate::pool::{Global, GlobalPerKey, GlobalRate, Held, Outcome, Pool};
 
 /// Asks the pool's global rate; the `429` when it says no. When the failure policy says
 /// no (`deny`, Redis not answering), the answer is the one a slot gets then, `503
@@ -20,6 +22,33 @@ use crate::pool::{Global, GlobalRate, Held, Outcome, Pool};
 /// over the rate, where the store was out (trial34).
 pub(super) async fn check_rate(pool: &Pool, rate: &GlobalRate) -> Option<Response<GateBody>> {
     let (d, store_failed) = rate.check().await;
+    refusal(pool, &d, store_failed, &pool.policy_names.0, || {
+        rate.policy()
+    })
+}
+
+/// Asks the pool's global per-client rate about the client `key`
+/// ([`GlobalPerKey::key_of`]); answered as [`check_rate`] answers, under the per-client
+/// policy's name.
+pub(super) async fn check_per_key(
+    pool: &Pool,
+    k: &GlobalPerKey,
+    key: &[u8],
+) -> Option<Response<GateBody>> {
+    let (d, store_failed) = k.check(key).await;
+    refusal(pool, &d, store_failed, &pool.policy_names.1, || k.policy())
+}
+
+/// The answer to a global rate's decision `d`: none when it allows; `503
+/// store_unavailable` when the failure policy `deny` made it; else `429` under the policy
+/// `name`.
+fn refusal(
+    pool: &Pool,
+    d: &Decision,
+    store_failed: bool,
+    name: &str,
+    policy: impl FnOnce() -> RatePolicy,
+) -> Option<Response<GateBody>> {
     if !d.is_denied() {
         return None;
     }
@@ -27,12 +56,7 @@ pub(super) async fn check_rate(pool: &Pool, rate: &GlobalRate) -> Option<Respons
         reject(pool, Outcome::StoreUnavailable);
         return Some(answer::store_unavailable(d.retry_after()));
     }
-    Some(rate_limited(
-        pool,
-        &pool.policy_names.0,
-        &d,
-        Some(rate.policy()),
-    ))
+    Some(rate_limited(pool, name, d, Some(policy())))
 }
 
 /// Waits for a global permit (in the store's FIFO queue, leaving it as soon as the client

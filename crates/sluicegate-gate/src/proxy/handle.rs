@@ -146,6 +146,14 @@ pub fn handle(
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Held::Plain(pool.limit.limiter().acquire_bypass())
         } else {
+            // A global per-client rate first, as a local one is (in `check_rates`); boxed
+            // as the global pool's checks below.
+            if let Some(k) = &pool.global_per_key
+                && let Some(denied) =
+                    Box::pin(global::check_per_key(&pool, k, &k.key_of(&req, client))).await
+            {
+                return Ok(linger_rest(req, ahead.as_deref(), denied));
+            }
             if let Some(denied) = check_rates(&pool, &req, client) {
                 return Ok(linger_rest(req, ahead.as_deref(), denied));
             }
