@@ -11,7 +11,7 @@
 //! the local limiter's `step`, the state modulo 2^23 s. The script sets the key's expiry to
 //! the state's refill and about 2 s more, so a client that stops sending costs nothing once
 //! its bucket is full again: Redis holds one key per client active within the last
-//! `burst × interval` and 2 s, about a hundred bytes each (BENCHMARKS.md measures it).
+//! `burst × interval` and 2 s, about 180 bytes each (BENCHMARKS.md measures it).
 //!
 //! What a hostile key can do: its bytes never reach Redis, only its digest does, so no key
 //! is longer than any other, none holds a brace or a byte that would end its hash tag early,
