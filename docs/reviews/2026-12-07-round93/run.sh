@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# run.sh VARIANT SCENARIO FIRST COUNT -> /work/r93/per/VARIANT-SCENARIO-FIRST.txt (seed goodput p99)
+v=$1; sc=$2; f=$3; n=$4
+S=${SIM:-/work/r93/sim-tog}
+mkdir -p /work/r93/per
+tv=$v; [ "$v" = M ] && tv=
+R93=$tv $S scorecard --scenario $sc --algo littles --seed $f --seeds $n --out /tmp/r93-$v-$sc-$f 2>&1 >/dev/null \
+ | awk '/seed/ {for(i=1;i<=NF;i++){if($i=="seed")s=$(i+1); if($i=="goodput")g=$(i+1); if($i=="p99")p=$(i+1)}; print s, g, p}' > /work/r93/per/$v-$sc-$f.txt
