@@ -388,6 +388,15 @@ async fn status(State(admin): State<Admin>) -> Response {
         .iter()
         .map(|&u| (u.name().to_owned(), json!(admin.gate.unrouted.get(u))))
         .collect();
+    let b = &state.buffering;
+    let buffers = json!({
+        "held_bytes": b.buffers.held(),
+        "max_buffered_bytes": b.total,
+        "response_buffer_size": b.answer,
+        "answers_freed_early": b.buffers.answers_freed_early(),
+        "answers_at_bound": b.buffers.answers_at_bound(),
+        "at_cap": b.buffers.at_cap(),
+    });
     let refused = &admin.gate.admin_refused;
     let admin_refused: serde_json::Map<String, Value> = AdminRefusals::REASONS
         .iter()
@@ -400,6 +409,7 @@ async fn status(State(admin): State<Admin>) -> Response {
         "store": store,
         "client_address": client_address,
         "unrouted": unrouted,
+        "buffers": buffers,
         "admin_refused": admin_refused,
     }))
     .into_response()

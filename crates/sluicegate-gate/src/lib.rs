@@ -8,6 +8,7 @@
 //! | [`path`] | the normal form of a request path, which routes match and the upstream gets |
 //! | [`client_address`] | the client's address behind trusted proxies (`X-Forwarded-For`, `Forwarded`) |
 //! | [`state`] | routes, pools and bypass rules in force, swapped whole on reload |
+//! | [`buffers`] | the gate-wide count and cap of what reading ahead holds, both ways |
 //! | [`proxy`] | one request: route, bypass, rate, queue, forward; the upstream client |
 //! | [`gate`] | the running gate: reload and live limit changes |
 //! | [`admin`] | the admin API (status, limits, close / open, reload, metrics) |
@@ -21,6 +22,7 @@
 //! `docs/gate.md` documents the config and the admin API.
 
 pub mod admin;
+pub mod buffers;
 pub mod cli;
 pub mod client_address;
 pub mod config;

@@ -39,6 +39,7 @@ pub fn render(
             admin_refused.get(i)
         );
     }
+    buffers(&mut out, &state.buffering);
     if let Some(store) = &state.store {
         store_health(&mut out, store.health());
     }
@@ -296,5 +297,36 @@ fn store_health(out: &mut String, h: sluicegate_redis::HealthSnapshot) {
         let _ = writeln!(out, "# HELP {name} {help}");
         let _ = writeln!(out, "# TYPE {name} {kind}");
         let _ = writeln!(out, "{name} {value}");
+    }
+}
+
+/// The gate-wide read-ahead buffers: what they hold, and what reading ahead did.
+fn buffers(out: &mut String, b: &crate::buffers::Buffering) {
+    let bytes = b.buffers.held();
+    let _ = writeln!(
+        out,
+        "# HELP sluicegate_buffered_bytes Bytes the read-ahead buffers hold now, request bodies and answers together (max_buffered_bytes caps it).\n# TYPE sluicegate_buffered_bytes gauge\nsluicegate_buffered_bytes {bytes}"
+    );
+    for (name, help, n) in [
+        (
+            "sluicegate_answers_freed_early_total",
+            "Answers the upstream finished while part of them still waited in the gate for a slow client: their slot was freed before the client had them.",
+            b.buffers.answers_freed_early(),
+        ),
+        (
+            "sluicegate_answers_at_bound_total",
+            "Answers the gate stopped reading ahead at response_buffer_size: their slot was held until the client had taken enough of them.",
+            b.buffers.answers_at_bound(),
+        ),
+        (
+            "sluicegate_buffers_at_cap_total",
+            "Bodies, either way, not read ahead (or not further) because the read-ahead buffers held max_buffered_bytes.",
+            b.buffers.at_cap(),
+        ),
+    ] {
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} counter\n{name} {n}"
+        );
     }
 }

@@ -31,6 +31,9 @@ pub struct State {
     /// Most of a request body read before its request asks for a slot
     /// (`client_body_buffer_size`; `0`: none).
     pub client_body_buffer_size: usize,
+    /// The answers' read-ahead (`response_buffer_size`), the gate-wide cap on read-ahead
+    /// memory (`max_buffered_bytes`) and its count (kept across reloads); every pool has it.
+    pub buffering: Arc<crate::buffers::Buffering>,
     /// The admin API's bearer token (`[admin] token_file`), read again on every reload.
     pub admin_token: Option<Arc<[u8]>>,
     /// Most admin connections open at once (`[admin] max_connections`), read again on
@@ -165,6 +168,11 @@ impl State {
             None => Secrets::read(config)?,
         };
         let carried = Renamed::of(config, old, leaving).assign(config, old);
+        let buffering = Arc::new(crate::buffers::Buffering {
+            answer: config.response_buffer_size,
+            total: config.max_buffered_bytes,
+            buffers: old.map_or_else(Default::default, |s| s.buffering.buffers.clone()),
+        });
         // Said once the change has gone through: a refused one carries nothing on.
         let carry_ons: Vec<String> = config
             .pools
@@ -190,7 +198,7 @@ impl State {
             .zip(carried)
             .map(|(p, carried)| {
                 let prev = old.and_then(|s| s.pool(p.name.get_ref())).or(carried);
-                Pool::prepare(p, prev.map(|a| &**a), store)
+                Pool::prepare(p, prev.map(|a| &**a), store, &buffering)
             })
             .collect::<Result<Vec<_>, _>>()?;
         let pools: Vec<_> = prepared.into_iter().map(|p| Arc::new(p.commit())).collect();
@@ -216,6 +224,7 @@ impl State {
             store: store.cloned(),
             client_body_timeout: config.client_body_timeout.0,
             client_body_buffer_size: config.client_body_buffer_size,
+            buffering,
             admin_token,
             admin_max_connections: config.admin.max_connections,
             conn: ConnSettings::of(config),

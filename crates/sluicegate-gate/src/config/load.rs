@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::model::bounds::{
     self, ADAPTIVE_INITIAL, ADAPTIVE_MAX, ADAPTIVE_MIN, BURST, CLIENT_BODY_BUFFER_SIZE, INSTANCES,
-    MAX_CONCURRENCY, MAX_HEADER_BYTES, MAX_KEYS, MAX_QUEUE, WORKERS,
+    MAX_BUFFERED_BYTES, MAX_CONCURRENCY, MAX_HEADER_BYTES, MAX_KEYS, MAX_QUEUE,
+    RESPONSE_BUFFER_SIZE, WORKERS,
 };
 use sluicegate_redis::GlobalGcra;
 
@@ -515,6 +516,12 @@ fn check(config: &Config) -> Result<(), Broken> {
         .map_err(|m| (Some(header_bytes.span()), m))?;
     CLIENT_BODY_BUFFER_SIZE
         .check_usize(config.client_body_buffer_size)
+        .map_err(|m| (None, m))?;
+    RESPONSE_BUFFER_SIZE
+        .check_usize(config.response_buffer_size)
+        .map_err(|m| (None, m))?;
+    MAX_BUFFERED_BYTES
+        .check_usize(config.max_buffered_bytes)
         .map_err(|m| (None, m))?;
     if let Some(addr) = &config.admin.listen
         && let Some(proxy) = config
@@ -1365,6 +1372,48 @@ mod tests {
             std::time::Duration::from_secs(60)
         );
         assert_eq!(c.client_body_buffer_size, 64 * 1024);
+        assert_eq!(c.response_buffer_size, 256 * 1024);
+        assert_eq!(c.max_buffered_bytes, 256 << 20);
+    }
+
+    /// `response_buffer_size` (0 to 16 MiB) and `max_buffered_bytes` (0 to 1 TiB): `0`
+    /// taken, past the top refused in the gate's words at the value, nginx's units refused
+    /// with the bytes to write.
+    #[test]
+    fn the_answer_buffer_and_the_cap_have_bounds() {
+        let read = |k: &str, v: &str| parse(&format!("{k} = {v}\n{MINIMAL}"), "g.toml");
+        let c = read("response_buffer_size", "0").unwrap();
+        assert_eq!(c.response_buffer_size, 0);
+        let c = read("max_buffered_bytes", "0").unwrap();
+        assert_eq!(c.max_buffered_bytes, 0);
+        let c = read("max_buffered_bytes", "1099511627776").unwrap();
+        assert_eq!(c.max_buffered_bytes, 1 << 40);
+        for (k, v, says) in [
+            (
+                "response_buffer_size",
+                "16777217",
+                "`response_buffer_size` must be at most 16777216, not 16777217",
+            ),
+            (
+                "response_buffer_size",
+                "\"256k\"",
+                "write `response_buffer_size = 262144` for \"256k\"",
+            ),
+            (
+                "max_buffered_bytes",
+                "1099511627777",
+                "`max_buffered_bytes` must be at most 1099511627776, not 1099511627777",
+            ),
+            (
+                "max_buffered_bytes",
+                "-1",
+                "`max_buffered_bytes` must be at least 0, not -1",
+            ),
+        ] {
+            let e = read(k, v).unwrap_err();
+            assert!(e.message.contains(says), "{k} = {v}: {e}");
+            assert_eq!(e.at, Some((1, k.len() + 4)), "{k} = {v}: {e}");
+        }
     }
 
     /// trial117's leftover: `max_header_bytes = "32k"`, nginx's way, said "expected a whole

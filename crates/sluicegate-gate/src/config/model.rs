@@ -52,6 +52,22 @@ pub struct Config {
         deserialize_with = "client_body_buffer_size"
     )]
     pub client_body_buffer_size: usize,
+    /// Most of an answer the gate reads from the upstream ahead of a client that takes it
+    /// slowly (default 262144; `0` reads none ahead: every answer is streamed while its
+    /// request holds its slot). An answer that ends within it frees its slot when the
+    /// upstream has sent it, whatever the client's pace.
+    #[serde(
+        default = "default_answer_buffer",
+        deserialize_with = "response_buffer_size"
+    )]
+    pub response_buffer_size: usize,
+    /// Most bytes every read-ahead buffer holds together, both ways (request bodies and
+    /// answers; default 268435456): past it, bodies are streamed as with a bound of `0`.
+    #[serde(
+        default = "default_max_buffered",
+        deserialize_with = "max_buffered_bytes"
+    )]
+    pub max_buffered_bytes: usize,
     /// Longest time a write to a client may wait with the client taking none of its answer
     /// (default `60s`, as nginx's `send_timeout`); then the connection is closed and the
     /// request's slot freed.
@@ -437,6 +453,23 @@ pub(super) mod bounds {
         above: " (16 MiB): every client connection may hold that much in memory while its \
                 request waits; a body past it is streamed, as one past any bound is",
     };
+    /// Each answer may hold this much while its client takes it.
+    pub(in super::super) const RESPONSE_BUFFER_SIZE: Bounds = Bounds {
+        key: "response_buffer_size",
+        min: 0,
+        max: 1 << 24,
+        below: " (`0` reads no answer ahead)",
+        above: " (16 MiB): every answer a slow client takes may hold that much in memory; an \
+                answer past it is streamed, as one past any bound is",
+    };
+    /// The gate-wide cap on read-ahead memory, both ways.
+    pub(in super::super) const MAX_BUFFERED_BYTES: Bounds = Bounds {
+        key: "max_buffered_bytes",
+        min: 0,
+        max: 1 << 40,
+        below: " (`0` reads nothing ahead, either way)",
+        above: " (1 TiB)",
+    };
     pub(in super::super) const INSTANCES: Bounds = Bounds {
         key: "instances",
         min: 1,
@@ -528,6 +561,8 @@ within_bounds! {
     workers: WORKERS.read -> Option<usize>, Some;
     max_header_bytes: MAX_HEADER_BYTES.read_bytes_spanned -> Spanned<usize>;
     client_body_buffer_size: CLIENT_BODY_BUFFER_SIZE.read_bytes -> usize;
+    response_buffer_size: RESPONSE_BUFFER_SIZE.read_bytes -> usize;
+    max_buffered_bytes: MAX_BUFFERED_BYTES.read_bytes -> usize;
     instances: INSTANCES.read_spanned -> Option<Spanned<u32>>, Some;
     max_concurrency: MAX_CONCURRENCY.read -> Option<usize>, Some;
     max_queue: MAX_QUEUE.read -> usize;
@@ -657,6 +692,12 @@ fn default_body_timeout() -> Dur {
 /// and 10 000 connections all holding a full one at once are 640 MiB.
 fn default_body_buffer() -> usize {
     64 * 1024
+}
+fn default_answer_buffer() -> usize {
+    256 * 1024
+}
+fn default_max_buffered() -> usize {
+    256 << 20
 }
 fn default_send_timeout() -> Dur {
     Dur(std::time::Duration::from_secs(60))

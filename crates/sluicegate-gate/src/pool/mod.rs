@@ -61,6 +61,8 @@ pub struct Pool {
     pub closed_by_admin: Arc<AtomicBool>,
     /// The settings it was built from.
     pub config: config::Pool,
+    /// The read-ahead settings in force when it was built, and the gate-wide count.
+    pub buffering: Arc<crate::buffers::Buffering>,
 }
 
 impl Pool {
@@ -96,6 +98,7 @@ impl Pool {
         cfg: &config::Pool,
         old: Option<&Pool>,
         store: Option<&Store>,
+        buffering: &Arc<crate::buffers::Buffering>,
     ) -> Result<Prepared, String> {
         let any_store = store;
         let store = (cfg.scope == config::Scope::Global)
@@ -207,6 +210,7 @@ impl Pool {
                 stats,
                 closed_by_admin: old.map_or_else(Default::default, |o| o.closed_by_admin.clone()),
                 config: cfg.clone(),
+                buffering: buffering.clone(),
             },
             change,
             rate_quota: rate.and_then(|(_, q)| q),

@@ -9,11 +9,12 @@ use sluicegate::concurrency::Rejected;
 use sluicegate::http::{RatePolicy, RejectionMapping};
 use sluicegate::rate::Decision;
 
-use super::body::PermitBody;
+use super::answer_ahead::AnswerBody;
 use crate::pool::Outcome;
 
-/// The body of any response the gate sends: its own short text, or the upstream's stream.
-pub type GateBody = Either<Full<Bytes>, Box<PermitBody>>;
+/// The body of any response the gate sends: its own short text, or the upstream's answer
+/// (read ahead of the client up to `response_buffer_size`).
+pub type GateBody = Either<Full<Bytes>, Box<AnswerBody>>;
 
 /// `X-Sluicegate-Reason`: why the gate answered itself.
 pub const REASON: HeaderName = HeaderName::from_static("x-sluicegate-reason");

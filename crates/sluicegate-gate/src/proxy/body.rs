@@ -31,7 +31,7 @@ use crate::pool::Held;
 /// waits for the rest of the client's request body (it answered early, or echoes it), the
 /// wait is the client's: the answer is not cut for it (`client_body_timeout` bounds it).
 #[derive(Debug)]
-pub struct PermitBody {
+pub(crate) struct PermitBody {
     /// The body, and with it the upstream connection, reusable once read to its end.
     inner: Option<UpstreamBody>,
     held: Option<Held>,
@@ -99,6 +99,11 @@ impl PermitBody {
             client,
             pool,
         }
+    }
+
+    /// The read-ahead settings of the answer's pool ([`super::answer_ahead`]).
+    pub(super) fn buffering(&self) -> &Arc<crate::buffers::Buffering> {
+        &self.pool.buffering
     }
 
     /// Counts and logs a body the upstream broke off (see [`Stats::broke_off`](crate::pool::Stats::broke_off)).

@@ -12,6 +12,7 @@ use sluicegate::adaptive::Outcome as Sample;
 use tokio::time::{Instant, timeout_at};
 
 use super::answer::GateBody;
+use super::answer_ahead::AnswerBody;
 use super::body::PermitBody;
 use super::client_body::{ClientFault, Progress};
 use super::headers::Added;
@@ -175,14 +176,14 @@ fn settle(
             // The answer's stall timer asks the client's body whether it is the one waited on.
             let client = body.cloned();
             return Ok(response.map(|b| {
-                Either::Right(Box::new(PermitBody::new(
+                Either::Right(Box::new(AnswerBody::new(PermitBody::new(
                     b,
                     held,
                     sample,
                     rest,
                     client,
                     pool.clone(),
-                )))
+                ))))
             }));
         }
         (_, Some(fault)) => {

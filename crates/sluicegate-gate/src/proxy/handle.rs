@@ -135,7 +135,14 @@ pub fn handle(
         let ahead = if body_buffer == 0 || http_body::Body::is_end_stream(req.body()) {
             None
         } else {
-            match Box::pin(read_ahead::read(&mut req, body_buffer, body_timeout)).await {
+            match Box::pin(read_ahead::read(
+                &mut req,
+                body_buffer,
+                body_timeout,
+                &pool.buffering,
+            ))
+            .await
+            {
                 Ok(ahead) => ahead,
                 Err(fault) => return Ok(body_failed(&pool, fault)),
             }

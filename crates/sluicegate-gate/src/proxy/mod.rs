@@ -1,5 +1,6 @@
 //! The proxy: route, bypass, read the body ahead (up to `client_body_buffer_size`:
-//! `read_ahead`), rate, queue, forward. A forwarded request's permit belongs to
+//! `read_ahead`), rate, queue, forward, and read the answer ahead of its client (up to
+//! `response_buffer_size`: `answer_ahead`). A forwarded request's permit belongs to
 //! the upstream exchange (which moves to a task of its own if the client leaves), so a
 //! client that leaves cannot free a slot the upstream is still using. Upstream connections
 //! are HTTP/1.1 keep-alive, kept idle per thread (`upstream`). A WebSocket handshake (any
@@ -7,6 +8,7 @@
 //! its permit while open (`tunnel`).
 
 mod answer;
+mod answer_ahead;
 mod body;
 mod client_body;
 mod conn;
@@ -22,7 +24,7 @@ mod unrouted;
 mod upstream;
 
 pub use answer::{GateBody, REASON};
-pub use body::PermitBody;
+pub use answer_ahead::AnswerBody;
 pub use conn::Conn;
 pub use handle::handle;
 pub use headers::strip_hop_by_hop;

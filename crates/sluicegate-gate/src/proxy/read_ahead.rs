@@ -2,7 +2,9 @@
 //! body that arrives slowly does so while its request holds nothing, and one that ends
 //! within the bound goes upstream whole, with a `Content-Length` (an HTTP/1.0 upstream reads
 //! no chunks). Past the bound, what was read goes first and the rest is streamed while the
-//! request holds its slot, as every body was before.
+//! request holds its slot, as every body was before. What is read counts against the
+//! gate-wide `max_buffered_bytes` ([`crate::buffers`]): a body that finds the buffers full
+//! is not read ahead, and one that fills them stops there, as one past the bound.
 
 use std::time::Duration;
 
@@ -15,6 +17,7 @@ use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
 
 use super::client_body::ClientFault;
+use crate::buffers::{Buffering, Counted, Event};
 
 /// What the gate read of a request body before the request asked for its slot.
 #[derive(Debug)]
@@ -25,6 +28,8 @@ pub(crate) struct ReadAhead {
     trailers: Option<HeaderMap>,
     /// The body ended within the bound: nothing of it is left in the client's connection.
     whole: bool,
+    /// `data`'s bytes in the gate-wide count, given back when it goes upstream.
+    counted: Counted,
 }
 
 /// A request body as the exchange takes it: what was read ahead, if anything, and the rest
@@ -69,6 +74,7 @@ impl ReadAhead {
     /// The next frame of what was read: the bytes, then the trailers.
     pub(super) fn next(&mut self) -> Option<Frame<Bytes>> {
         if !self.data.is_empty() {
+            self.counted.set(0);
             return Some(Frame::data(std::mem::take(&mut self.data)));
         }
         self.trailers.take().map(Frame::trailers)
@@ -91,7 +97,10 @@ impl ReadAhead {
 /// waiting at most `timeout` for each read as the upstream would; `None` for a body that
 /// says it is longer than the bound and waits for a `100 Continue` (`Expect`): it gets its
 /// go-ahead only with its slot, as before, so that a refused upload is not sent for nothing
-/// (past the bound it holds its slot while it arrives however it is read).
+/// (past the bound it holds its slot while it arrives however it is read); and `None` too
+/// when the read-ahead buffers hold `max_buffered_bytes` already (`buffering`): the body is
+/// then streamed as with a bound of `0`. One that fills them while it is read stops there,
+/// as at the bound.
 ///
 /// # Errors
 ///
@@ -105,6 +114,7 @@ pub(super) async fn read(
     req: &mut Request<Incoming>,
     bound: usize,
     timeout: Duration,
+    buffering: &Buffering,
 ) -> Result<Option<Box<ReadAhead>>, ClientFault> {
     let longer = req
         .body()
@@ -119,6 +129,11 @@ pub(super) async fn read(
     {
         return Ok(None);
     }
+    if buffering.buffers.held() >= buffering.total {
+        buffering.buffers.count(Event::AtCap);
+        return Ok(None);
+    }
+    let mut counted = Counted::new(buffering.buffers.clone());
     let body = req.body_mut();
     let mut read = Gathered::None;
     loop {
@@ -137,23 +152,30 @@ pub(super) async fn read(
             // hyper ends a body whose connection it dropped without a word: short of its
             // length, that is a client gone, never a whole body.
             None if body.size_hint().lower() > 0 => return Err(ClientFault::Gone),
-            None => return Ok(Some(read.done(None, true))),
+            None => return Ok(Some(read.done(None, true, counted))),
             Some(Err(e)) => return Err(ClientFault::of(&e)),
             Some(Ok(frame)) => frame,
         };
         match frame.into_data() {
             Ok(data) => {
                 read.push(data);
+                counted.set(read.len());
                 // A length's last bytes: hyper would only say `None` on the next read.
                 if body.is_end_stream() {
-                    return Ok(Some(read.done(None, true)));
+                    return Ok(Some(read.done(None, true, counted)));
                 }
                 if read.len() >= bound {
-                    return Ok(Some(read.done(None, false)));
+                    return Ok(Some(read.done(None, false, counted)));
+                }
+                if !buffering.may_grow(read.len(), 0) {
+                    buffering.buffers.count(Event::AtCap);
+                    return Ok(Some(read.done(None, false, counted)));
                 }
             }
             // Trailers end a chunked body.
-            Err(frame) => return Ok(Some(read.done(frame.into_trailers().ok(), true))),
+            Err(frame) => {
+                return Ok(Some(read.done(frame.into_trailers().ok(), true, counted)));
+            }
         }
     }
 }
@@ -195,7 +217,7 @@ impl Gathered {
         }
     }
 
-    fn done(self, trailers: Option<HeaderMap>, whole: bool) -> Box<ReadAhead> {
+    fn done(self, trailers: Option<HeaderMap>, whole: bool, counted: Counted) -> Box<ReadAhead> {
         let data = match self {
             Gathered::None => Bytes::new(),
             Gathered::One(b) => b,
@@ -205,6 +227,7 @@ impl Gathered {
             data,
             trailers,
             whole,
+            counted,
         })
     }
 }
