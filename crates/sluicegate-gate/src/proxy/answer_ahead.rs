@@ -12,10 +12,10 @@
 //! - **Here**: the [`PermitBody`] (the upstream's body with the permit) is read by the
 //!   client's own task, whenever hyper asks for a frame: each poll takes everything the
 //!   upstream has ready, up to the bound, into a queue, and gives the queue's first frame.
-//!   A small answer comes whole with its head: the first poll reads it to its end (the
-//!   `PermitBody` frees the slot there) and nothing else happens — no task, no lock, no
-//!   gate-wide count (what is left in the queue after a poll is counted; a one-frame answer
-//!   leaves nothing).
+//!   A small answer comes whole with its head: its one frame, after which the body says it
+//!   has ended, is given as it comes (hyper then drops the body, whose drop frees the slot,
+//!   as before) — no queue, no task, no lock, no allocation, no gate-wide count. What is
+//!   left in the queue after a poll is counted.
 //! - **Pumped**: a poll that finds the upstream not ready (the answer comes in more than one
 //!   go) hands the `PermitBody` and the queue to a task of its own, the pump, which reads at
 //!   the upstream's pace while the client's task takes frames from the queue. The pump stops
@@ -50,10 +50,9 @@ pub struct AnswerBody {
     /// The upstream's end, while no pump reads it: `Ok` when whole, the error it broke off
     /// with until given.
     end: Option<Result<(), BodyError>>,
-    /// Frames read and not yet given, while no pump has them.
-    queue: Queue,
-    /// The bytes left to give, when the upstream said (its `Content-Length`).
-    remaining: Option<u64>,
+    /// Frames read and not yet given, while no pump has them; made when a frame first has to
+    /// wait (the usual answer's never does).
+    queue: Option<Box<Queue>>,
 }
 
 #[derive(Debug)]
@@ -69,12 +68,10 @@ enum Source {
 }
 
 /// Frames read and not given, and their data's bytes, counted gate-wide when they outlive a
-/// poll. The oldest frame is kept inline: the usual answer, one frame, allocates nothing.
+/// poll.
 #[derive(Debug, Default)]
 struct Queue {
-    first: Option<Frame<Bytes>>,
-    /// Those after `first`, oldest first.
-    more: VecDeque<Frame<Bytes>>,
+    frames: VecDeque<Frame<Bytes>>,
     bytes: usize,
     /// Made the first time the queue keeps something.
     counted: Option<Counted>,
@@ -83,25 +80,21 @@ struct Queue {
 impl Queue {
     fn push(&mut self, frame: Frame<Bytes>) {
         self.bytes += frame.data_ref().map_or(0, Bytes::len);
-        if self.first.is_none() && self.more.is_empty() {
-            self.first = Some(frame);
-        } else {
-            self.more.push_back(frame);
-        }
+        self.frames.push_back(frame);
     }
 
     fn pop(&mut self) -> Option<Frame<Bytes>> {
-        let frame = self.first.take().or_else(|| self.more.pop_front())?;
+        let frame = self.frames.pop_front()?;
         self.bytes -= frame.data_ref().map_or(0, Bytes::len);
         Some(frame)
     }
 
     fn len(&self) -> usize {
-        usize::from(self.first.is_some()) + self.more.len()
+        self.frames.len()
     }
 
     fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.frames.is_empty()
     }
 
     /// Brings the gate-wide count to what the queue holds.
@@ -117,11 +110,9 @@ impl Queue {
         }
     }
 
-    /// Whether it may read another frame: below the bound and, holding something, the cap.
+    /// Whether it may read another frame: see [`room`].
     fn has_room(&self, buffering: &Buffering) -> bool {
-        let counted = self.counted.as_ref().map_or(0, Counted::n);
-        self.bytes < buffering.answer
-            && buffering.may_grow(self.bytes, self.bytes.saturating_sub(counted))
+        room(Some(self), buffering)
     }
 
     /// Counts why a queue without room has none: the bound, or the gate-wide cap.
@@ -135,48 +126,67 @@ impl Queue {
     }
 }
 
+/// Whether a queue (none: an empty one) may read another frame: below the bound and,
+/// holding something, the cap.
+fn room(queue: Option<&Queue>, buffering: &Buffering) -> bool {
+    let (bytes, counted) = queue.map_or((0, 0), |q| {
+        (q.bytes, q.counted.as_ref().map_or(0, Counted::n))
+    });
+    bytes < buffering.answer && buffering.may_grow(bytes, bytes.saturating_sub(counted))
+}
+
 impl AnswerBody {
     /// `body`, to be read ahead of its client up to its pool's `response_buffer_size`.
     pub(super) fn new(body: PermitBody) -> Self {
         AnswerBody {
-            remaining: body.size_hint().exact(),
             source: Source::Here(body),
             end: None,
-            queue: Queue::default(),
+            queue: None,
         }
     }
 
     /// Reads what the upstream has ready into the queue, up to the bound (one frame at a
     /// time with a bound of `0`, as it always was); hands the rest to a pump when the
-    /// upstream is not ready and the answer may be read ahead.
-    fn read_here(&mut self, cx: &mut Context<'_>) {
+    /// upstream is not ready and the answer may be read ahead. A frame that comes with
+    /// nothing queued and needs nothing after it is handed back to be given as it is: the
+    /// usual answer's one frame (its end is the body's own, which hyper then drops, freeing
+    /// the slot), and every frame with a bound of `0`.
+    fn read_here(&mut self, cx: &mut Context<'_>) -> Option<Frame<Bytes>> {
         let Source::Here(body) = &mut self.source else {
-            return;
+            return None;
         };
         while self.end.is_none()
-            && (self.queue.is_empty()
+            && (self.queue.as_deref().is_none_or(Queue::is_empty)
                 || body.is_end_stream()
-                || self.queue.has_room(body.buffering()))
+                || room(self.queue.as_deref(), body.buffering()))
         {
             match Pin::new(&mut *body).poll_frame(cx) {
-                Poll::Ready(Some(Ok(frame))) => self.queue.push(frame),
+                Poll::Ready(Some(Ok(frame))) => {
+                    if self.queue.as_deref().is_none_or(Queue::is_empty)
+                        && (body.is_end_stream() || body.buffering().answer == 0)
+                    {
+                        return Some(frame);
+                    }
+                    self.queue.get_or_insert_with(Box::default).push(frame);
+                }
                 Poll::Ready(Some(Err(e))) => self.end = Some(Err(e)),
                 Poll::Ready(None) => {
                     // One frame is given now: past it, the client still has some to take.
-                    if self.queue.len() > 1 {
+                    if self.queue.as_deref().is_some_and(|q| q.len() > 1) {
                         body.buffering().buffers.count(Event::AnswerFreedEarly);
                     }
                     self.end = Some(Ok(()));
                 }
                 Poll::Pending => {
                     let buffering = body.buffering();
-                    if buffering.answer > 0 && self.queue.has_room(buffering) {
+                    if buffering.answer > 0 && room(self.queue.as_deref(), buffering) {
                         self.pump();
                     }
-                    return;
+                    return None;
                 }
             }
         }
+        None
     }
 
     /// Hands the body and the queue to a pump of their own.
@@ -187,9 +197,12 @@ impl AnswerBody {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        let queue = self.queue.take().map(|q| *q).unwrap_or_default();
+        let remaining = body.size_hint().exact().map(|n| n + queue.bytes as u64);
         let shared = Arc::new(Pump {
             state: Mutex::new(Pumped {
-                queue: std::mem::take(&mut self.queue),
+                remaining,
+                queue,
                 end: None,
                 client: None,
                 pump: None,
@@ -207,40 +220,30 @@ impl AnswerBody {
     }
 }
 
-/// Gives `frame`, its bytes fewer to go.
-fn give(
-    remaining: &mut Option<u64>,
-    frame: Frame<Bytes>,
-) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
-    if let (Some(r), Some(d)) = (remaining.as_mut(), frame.data_ref()) {
-        *r = r.saturating_sub(d.len() as u64);
-    }
-    Poll::Ready(Some(Ok(frame)))
-}
-
 impl Body for AnswerBody {
     type Data = Bytes;
     type Error = BodyError;
 
+    #[inline]
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let this = self.get_mut();
-        this.read_here(cx);
+        if let Some(frame) = this.read_here(cx) {
+            return Poll::Ready(Some(Ok(frame)));
+        }
         let body = match &this.source {
-            Source::Pumped(pump) => {
-                return match pump.take(cx) {
-                    Poll::Ready(Some(Ok(frame))) => give(&mut this.remaining, frame),
-                    other => other,
-                };
-            }
+            Source::Pumped(pump) => return pump.take(cx),
             Source::Here(body) => body,
         };
-        let next = this.queue.pop();
-        this.queue.count(body.buffering());
+        let next = this.queue.as_deref_mut().and_then(|q| {
+            let next = q.pop();
+            q.count(body.buffering());
+            next
+        });
         if let Some(frame) = next {
-            return give(&mut this.remaining, frame);
+            return Poll::Ready(Some(Ok(frame)));
         }
         match this.end.take() {
             None => Poll::Pending,
@@ -251,10 +254,11 @@ impl Body for AnswerBody {
         }
     }
 
+    #[inline]
     fn is_end_stream(&self) -> bool {
         match &self.source {
             Source::Here(body) => {
-                self.queue.is_empty()
+                self.queue.as_deref().is_none_or(Queue::is_empty)
                     && match &self.end {
                         None => body.is_end_stream(),
                         Some(end) => end.is_ok(),
@@ -264,11 +268,16 @@ impl Body for AnswerBody {
         }
     }
 
+    #[inline]
     fn size_hint(&self) -> SizeHint {
-        match self.remaining {
-            Some(n) => SizeHint::with_exact(n),
-            None => SizeHint::default(),
-        }
+        let exact = match &self.source {
+            Source::Here(body) => body
+                .size_hint()
+                .exact()
+                .map(|n| n + self.queue.as_deref().map_or(0, |q| q.bytes) as u64),
+            Source::Pumped(pump) => pump.lock().remaining,
+        };
+        exact.map_or_else(SizeHint::default, SizeHint::with_exact)
     }
 }
 
@@ -290,6 +299,8 @@ struct Pump {
 #[derive(Debug)]
 struct Pumped {
     queue: Queue,
+    /// The bytes left to give, when the upstream said (its `Content-Length`).
+    remaining: Option<u64>,
     /// The upstream's end: `Ok` when whole, the error it broke off with.
     end: Option<Result<(), BodyError>>,
     /// The client's task, waiting for a frame.
@@ -312,6 +323,9 @@ impl Pump {
         let mut s = self.lock();
         if let Some(frame) = s.queue.pop() {
             s.queue.count(&self.buffering);
+            if let (Some(r), Some(d)) = (s.remaining.as_mut(), frame.data_ref()) {
+                *r = r.saturating_sub(d.len() as u64);
+            }
             if let Some(pump) = s.pump.take() {
                 pump.wake();
             }
@@ -423,8 +437,7 @@ mod tests {
         q.pop().map(|f| f.into_data().unwrap())
     }
 
-    /// Frames leave in the order they came, the first kept inline or not, and the bytes
-    /// follow them.
+    /// Frames leave in the order they came, and the bytes follow them.
     #[test]
     fn the_queue_keeps_the_order_and_its_bytes() {
         let mut q = Queue::default();
@@ -441,7 +454,5 @@ mod tests {
         assert_eq!(q.bytes, 0, "trailers have no bytes");
         assert!(q.pop().unwrap().is_trailers());
         assert!(q.is_empty() && q.pop().is_none());
-        q.push(data("e"));
-        assert!(q.first.is_some() && q.more.is_empty(), "inline again");
     }
 }
