@@ -62,6 +62,8 @@ async fn upstream(go: Arc<Notify>) -> SocketAddr {
 
 async fn answer(go: Arc<Notify>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
     let path = req.uri().path().to_owned();
+    // A body is read whole before the answer.
+    let _ = http_body_util::BodyExt::collect(req.into_body()).await;
     let pattern = |from: usize, to: usize| Bytes::from((from..to).map(byte).collect::<Vec<u8>>());
     if let Some(n) = path.strip_prefix("/big/") {
         let n: usize = n.parse().unwrap();
@@ -102,10 +104,21 @@ async fn gate(
     queue: usize,
     extra: &str,
 ) -> (Gate, support::ConfigFile) {
+    gate_of(up, name, 1, queue, extra).await
+}
+
+/// [`gate`], with `slots` slots.
+async fn gate_of(
+    up: SocketAddr,
+    name: &str,
+    slots: usize,
+    queue: usize,
+    extra: &str,
+) -> (Gate, support::ConfigFile) {
     let config = write_config(
         name,
         &format!(
-            "listen = [\"127.0.0.1:0\"]\n{extra}\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"http://{up}\"\nmax_concurrency = 1\nmax_queue = {queue}\nqueue_timeout = \"10s\"\npredictive = false\n\n[[routes]]\npool = \"api\"\n"
+            "listen = [\"127.0.0.1:0\"]\n{extra}\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"http://{up}\"\nmax_concurrency = {slots}\nmax_queue = {queue}\nqueue_timeout = \"10s\"\npredictive = false\n\n[[routes]]\npool = \"api\"\n"
         ),
     );
     let gate = Gate::start(&["serve", "--config", config.to_str().unwrap()]).await;
@@ -274,6 +287,63 @@ async fn past_the_gate_wide_cap_answers_stream_as_before() {
         gate.pool("api").await["in_flight"] == 0
     })
     .await;
+}
+
+/// The cap is both ways: while the buffers hold it (a slow reader's answer), a request
+/// body is not read ahead either, and its request holds its slot while the body comes, as
+/// with `client_body_buffer_size = 0`; once they hold less, a body is read ahead again and
+/// holds no slot while it comes.
+#[tokio::test]
+async fn past_the_cap_request_bodies_stream_too() {
+    let up = upstream(Arc::new(Notify::new())).await;
+    let (gate, _config) = gate_of(
+        up,
+        "cap-bodies",
+        2,
+        0,
+        "response_buffer_size = 16777216\nmax_buffered_bytes = 1048576",
+    )
+    .await;
+    let slow = SlowReader::ask(gate.proxy, &format!("/big/{BIG}")).await;
+    eventually("the buffers full", || async {
+        buffers(&gate, "held_bytes").await >= 1 << 20
+    })
+    .await;
+    let post = b"POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n01234";
+    let mut upload = support::raw(gate.proxy, post).await;
+    eventually("the upload holds the second slot", || async {
+        gate.pool("api").await["in_flight"] == 2
+    })
+    .await;
+    assert_eq!(status_of_another(&gate).await, 503, "both slots held");
+    assert_eq!(
+        buffers(&gate, "at_cap").await,
+        2,
+        "the answer, then the body"
+    );
+    upload.write_all(b"56789").await.unwrap();
+    let mut answer = [0u8; 12];
+    upload.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
+    slow.read_all(BIG).await;
+    eventually("the buffers given back", || async {
+        buffers(&gate, "held_bytes").await == 0
+    })
+    .await;
+    // Below the cap again: a body on its way holds no slot.
+    let mut upload = support::raw(gate.proxy, post).await;
+    eventually("the body read ahead", || async {
+        buffers(&gate, "held_bytes").await == 5
+    })
+    .await;
+    assert_eq!(
+        gate.pool("api").await["in_flight"],
+        0,
+        "no slot while it comes"
+    );
+    upload.write_all(b"56789").await.unwrap();
+    upload.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"HTTP/1.1 200");
 }
 
 /// A client that leaves in the middle of its answer drops what was read for it at once,
