@@ -82,6 +82,35 @@ async fn a_global_limit_decides_over_tls_with_the_ca_given() {
     assert!(store.health().up, "{:?}", store.health());
 }
 
+/// A connection is given a second to be made, whatever the budget. It was given the budget
+/// (at least 100 ms): the gate's TLS tests failed on a loaded machine, where a handshake of
+/// a debug build took longer (`check` said "no answer to PING over TLS" of a Redis that was
+/// only slow), and a Redis across a WAN outlasts it for good (a round trip for TCP and one
+/// or two for TLS, against a budget set just above one): the store never connected, every
+/// decision fell back. Here Redis is stopped for the first 0.4 s of the handshake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handshake_slower_than_the_budget_is_waited_for() {
+    let certs = TestCerts::new();
+    let redis = std::sync::Arc::new(tls_redis(&certs));
+    redis.pause();
+    let stopped = redis.clone();
+    let resumed = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        stopped.resume();
+    });
+    let store = RedisStore::builder(&redis.tls_url("localhost"))
+        .tls_ca(certs.ca_pem.clone())
+        .connect()
+        .await
+        .unwrap();
+    resumed.await.unwrap();
+    assert!(store.health().up, "{:?}", store.health());
+    let limit = GlobalGcra::builder(&store, "slow-handshake", Quota::per_second(100).unwrap())
+        .build()
+        .unwrap();
+    assert_eq!(limit.decide(1).await.unwrap().source, Source::Redis);
+}
+
 /// The error of a PING on a store for `url`, and the store's words for it.
 async fn refusal(url: &str, ca: Option<&TestCerts>) -> String {
     let mut builder = RedisStore::builder(url).budget(Duration::from_secs(2));

@@ -367,7 +367,12 @@ fn manager_config(budget: Duration, max_backoff: Duration) -> ConnectionManagerC
         .set_number_of_retries(1)
         .set_min_delay(Duration::from_millis(10))
         .set_max_delay(max_backoff)
-        .set_connection_timeout(Some(budget.max(Duration::from_millis(100))))
+        // A connection (TCP, TLS, the client's setup) is given a second at least, whatever
+        // the budget: being made off the decisions' path, it holds none of them past their
+        // budget. It had the budget (at least 100 ms), which a TLS handshake of a debug build
+        // on a loaded machine outlasted now and then, and one to a Redis across a WAN (a round
+        // trip for TCP, one or two for TLS) always: the store never connected.
+        .set_connection_timeout(Some(budget.max(CONNECT_TIMEOUT)))
         // The budget bounds every call (`call`); the client's own response timeout (500 ms by
         // default) would otherwise cut any longer budget to 500 ms.
         .set_response_timeout(Some(budget.max(Duration::from_millis(500))))
