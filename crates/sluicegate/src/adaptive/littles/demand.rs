@@ -1099,6 +1099,8 @@ fn secs(to: Nanos, from: Nanos) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
 
     /// Once the start is over, what it kept is freed at the next answer: a limiter that
     /// runs for days held the start's RTs and answer ends (up to ~0.6 MB) for good.
@@ -1452,20 +1454,27 @@ mod tests {
     /// (with all 20 out), callers are held back at 1000/s, and the first ten services are
     /// [`FIRST_MS`]. The first leap's limit, if any, within 400 answers.
     fn first_leap_behind_a_slow_first_group(workers: usize) -> Option<usize> {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        let mut d = DemandStart::new(0.04, 1, 10_000);
         let mut exp_s = exponential_draws(0x2545_F491_4F6C_DD1D, 0.050);
         let mut free: BinaryHeap<Reverse<u64>> = (0..workers).map(|_| Reverse(0)).collect();
-        // (end, start) in ns, and the permits out when it started.
-        let mut out: BinaryHeap<Reverse<(u64, u64, usize)>> = BinaryHeap::new();
-        let mut start = |t: u64, i: usize, out: &mut BinaryHeap<_>| {
+        first_leap_of_20_pinned(|t, i, out| {
             let service = if i < 10 { FIRST_MS[i] / 1e3 } else { exp_s() };
             let Reverse(at) = free.pop().unwrap();
             let end = at.max(t) + (service * 1e9) as u64 + 1;
             free.push(Reverse(end));
             out.push(Reverse((end, t, i.min(19) + 1)));
-        };
+        })
+    }
+
+    /// Answers in flight: (answer, start) in ns, and the permits out when it started.
+    type InFlight = BinaryHeap<Reverse<(u64, u64, usize)>>;
+
+    /// The first leap's limit, if any, within 400 answers, of a start with 20 permits pinned:
+    /// `start(t, i, out)` starts the `i`-th request at `t` (ns; `i` is 20 for every one after
+    /// the first twenty), putting its answer in `out`; each answer starts the next, callers
+    /// held back at 1000/s.
+    fn first_leap_of_20_pinned(mut start: impl FnMut(u64, usize, &mut InFlight)) -> Option<usize> {
+        let mut d = DemandStart::new(0.04, 1, 10_000);
+        let mut out = InFlight::new();
         for i in 0..20 {
             start(0, i, &mut out);
         }
@@ -1515,42 +1524,15 @@ mod tests {
     /// held back at 1000/s. Services and delays are drawn from `seed`. The first leap's limit,
     /// if any, within 400 answers.
     fn first_leap_behind_a_delay_outside(workers: usize, seed: u64) -> Option<usize> {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        let mut d = DemandStart::new(0.04, 1, 10_000);
         let mut service_s = exponential_draws(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15), 0.050);
         let mut delay_s = exponential_draws(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 1, 0.013);
         let mut free: BinaryHeap<Reverse<u64>> = (0..workers).map(|_| Reverse(0)).collect();
-        // (answer, start) in ns, and the permits out when it started.
-        let mut out: BinaryHeap<Reverse<(u64, u64, usize)>> = BinaryHeap::new();
-        let mut start = |t: u64, in_flight: usize, out: &mut BinaryHeap<_>| {
+        first_leap_of_20_pinned(|t, i, out| {
             let Reverse(at) = free.pop().unwrap();
             let done = at.max(t) + (service_s() * 1e9) as u64 + 1;
             free.push(Reverse(done));
-            out.push(Reverse((done + (delay_s() * 1e9) as u64, t, in_flight)));
-        };
-        for i in 0..20 {
-            start(0, i + 1, &mut out);
-        }
-        for _ in 0..400 {
-            let Reverse((end, began, in_flight)) = out.pop().unwrap();
-            d.on_demand(end / 1_000_000);
-            let rt = Duration::from_nanos(end - began);
-            match d.observe(
-                Nanos::ZERO + Duration::from_nanos(end),
-                rt,
-                in_flight,
-                20,
-                true,
-                10,
-            ) {
-                Verdict::Leap(to) => return Some(to),
-                Verdict::Wait => {}
-                v => panic!("{v:?}"),
-            }
-            start(end, 20, &mut out);
-        }
-        None
+            out.push(Reverse((done + (delay_s() * 1e9) as u64, t, i.min(19) + 1)));
+        })
     }
 
     /// Behind a delay outside the workers, a count that could have shown the starting limit
