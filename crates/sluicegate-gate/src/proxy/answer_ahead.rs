@@ -20,7 +20,8 @@
 //!   go) hands the `PermitBody` and the queue to a task of its own, the pump, which reads at
 //!   the upstream's pace while the client's task takes frames from the queue. The pump stops
 //!   at the bound (counted `answers_at_bound`) or the gate-wide cap (`at_cap`) and goes on
-//!   when the client has taken some; the upstream's end frees the slot in the pump (counted
+//!   when the client has taken some — unless the upstream says it has ended: then it reads
+//!   the end whatever the queue holds. The upstream's end frees the slot in the pump (counted
 //!   `answers_freed_early` if the client still has part of it to take).
 //! - **Ended**: the upstream sent its end (or broke off): what is queued goes to the client,
 //!   then the end (or the error, so that hyper cuts the connection and a short body is never
@@ -199,18 +200,7 @@ impl AnswerBody {
         };
         let queue = self.queue.take().map(|q| *q).unwrap_or_default();
         let remaining = body.size_hint().exact().map(|n| n + queue.bytes as u64);
-        let shared = Arc::new(Pump {
-            state: Mutex::new(Pumped {
-                remaining,
-                queue,
-                end: None,
-                client: None,
-                pump: None,
-                gone: false,
-                full: false,
-            }),
-            buffering: body.buffering().clone(),
-        });
+        let shared = Arc::new(Pump::new(queue, remaining, body.buffering().clone()));
         let Source::Here(body) =
             std::mem::replace(&mut self.source, Source::Pumped(shared.clone()))
         else {
@@ -314,6 +304,22 @@ struct Pumped {
 }
 
 impl Pump {
+    /// A pump that starts with `queue`, `remaining` bytes left to give when known.
+    fn new(queue: Queue, remaining: Option<u64>, buffering: Arc<Buffering>) -> Self {
+        Pump {
+            state: Mutex::new(Pumped {
+                remaining,
+                queue,
+                end: None,
+                client: None,
+                pump: None,
+                gone: false,
+                full: false,
+            }),
+            buffering,
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Pumped> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -358,16 +364,21 @@ impl Pump {
         }
     }
 
-    /// One turn of the pump: reads the upstream while there is room; ready once the
-    /// upstream has ended or the client has gone.
-    fn poll_pump(&self, body: &mut PermitBody, cx: &mut Context<'_>) -> Poll<()> {
+    /// One turn of the pump: reads the upstream while there is room, or while the upstream
+    /// says it has ended (its last read may have filled the queue: the read after it takes
+    /// the end, which frees the slot, and waiting for room would hold the slot at the
+    /// client's pace); ready once the upstream has ended or the client has gone.
+    fn poll_pump<B>(&self, body: &mut B, cx: &mut Context<'_>) -> Poll<()>
+    where
+        B: Body<Data = Bytes, Error = BodyError> + Unpin,
+    {
         loop {
             {
                 let mut s = self.lock();
                 if s.gone {
                     return Poll::Ready(());
                 }
-                if !s.queue.has_room(&self.buffering) {
+                if !body.is_end_stream() && !s.queue.has_room(&self.buffering) {
                     if !s.full {
                         s.full = true;
                         s.queue.count_full(&self.buffering);
@@ -435,6 +446,43 @@ mod tests {
 
     fn popped(q: &mut Queue) -> Option<Bytes> {
         q.pop().map(|f| f.into_data().unwrap())
+    }
+
+    /// A body of `bytes` in one frame, after which it says it has ended.
+    fn whole(bytes: &'static str) -> impl Body<Data = Bytes, Error = BodyError> + Unpin {
+        use http_body_util::BodyExt;
+        http_body_util::Full::new(Bytes::from_static(bytes.as_bytes())).map_err(|e| match e {})
+    }
+
+    /// An upstream whose last read fills the queue to the bound, or brings the gate-wide
+    /// count to the cap, has ended all the same: the pump takes its end (which frees the
+    /// slot) rather than waiting for room the client may never make — a slow client is what
+    /// the read-ahead is for. Neither is counted as a stop at the bound or the cap.
+    #[test]
+    fn an_answer_that_ends_as_the_queue_fills_is_not_held_for_room() {
+        for (answer, total) in [(4, 1 << 20), (1 << 20, 4)] {
+            let buffering = Arc::new(Buffering {
+                answer,
+                total,
+                buffers: Arc::default(),
+            });
+            let pump = Pump::new(Queue::default(), Some(4), buffering.clone());
+            let mut body = whole("abcd");
+            let mut cx = Context::from_waker(Waker::noop());
+            let turn = pump.poll_pump(&mut body, &mut cx);
+            let s = pump.lock();
+            assert!(
+                turn.is_ready() && matches!(s.end, Some(Ok(()))),
+                "bound {answer}, cap {total}: the pump waits for room with the upstream done \
+                 ({} bytes queued, end {:?})",
+                s.queue.bytes,
+                s.end,
+            );
+            assert_eq!(s.queue.bytes, 4, "the answer stays queued for the client");
+            let b = &buffering.buffers;
+            assert_eq!((b.answers_at_bound(), b.at_cap()), (0, 0));
+            assert_eq!(b.answers_freed_early(), 1);
+        }
     }
 
     /// Frames leave in the order they came, and the bytes follow them.
