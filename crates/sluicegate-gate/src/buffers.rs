@@ -123,6 +123,14 @@ impl Counted {
     pub(crate) fn n(&self) -> usize {
         self.n
     }
+
+    /// The same bytes counted once more, for another holder that keeps them alive (a copy
+    /// kept to send a body again): given back when that one drops.
+    pub(crate) fn another(&self) -> Self {
+        let mut counted = Counted::new(self.buffers.clone());
+        counted.set(self.n);
+        counted
+    }
 }
 
 impl Drop for Counted {

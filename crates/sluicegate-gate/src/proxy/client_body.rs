@@ -176,7 +176,9 @@ pub(crate) struct ClientBody {
     /// What was read before the request took its slot, until given; kept once given when
     /// it was the whole body (the client's connection is then never polled again).
     ahead: Option<Box<ReadAhead>>,
-    inner: Incoming,
+    /// The client's connection's part of the body; `None` in a copy of a body read whole
+    /// ([`ClientBody::again`]), which has nothing there.
+    inner: Option<Incoming>,
     progress: Arc<Progress>,
     /// `client_body_timeout`.
     timeout: Duration,
@@ -191,7 +193,7 @@ impl ClientBody {
         let progress = Arc::new(Progress::new());
         let body = ClientBody {
             ahead: body.ahead,
-            inner: body.rest,
+            inner: Some(body.rest),
             progress: progress.clone(),
             timeout,
             stall: Stall::default(),
@@ -203,6 +205,21 @@ impl ClientBody {
             progress.update(|s| s.ended = true);
         }
         (body, progress)
+    }
+
+    /// The same body once more, to send it again on a new connection: only a body read
+    /// whole (nothing of it left in the client's connection), before it is given, whose
+    /// bytes the copy shares ([`ReadAhead::copy`]); its progress is this one's.
+    pub(super) fn again(&self) -> Option<ClientBody> {
+        let ahead = self.ahead.as_deref()?.copy()?;
+        Some(ClientBody {
+            ahead: Some(ahead),
+            inner: None,
+            progress: self.progress.clone(),
+            timeout: self.timeout,
+            stall: Stall::default(),
+            waiting: false,
+        })
     }
 
     /// The client's bytes moved (see [`Progress::moved`]).
@@ -252,7 +269,10 @@ impl Body for ClientBody {
         if let Some(frame) = self.ahead_frame() {
             return Poll::Ready(frame.map(Ok));
         }
-        match Pin::new(&mut self.inner).poll_frame(cx) {
+        let Some(inner) = self.inner.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match Pin::new(inner).poll_frame(cx) {
             Poll::Ready(Some(Err(e))) => {
                 let fault = ClientFault::of(&e);
                 self.moved(Some(fault), true);
@@ -260,7 +280,12 @@ impl Body for ClientBody {
             }
             // hyper ends a body whose connection it dropped without a word: short of its
             // length, that is a client gone, never a whole body.
-            Poll::Ready(None) if self.inner.size_hint().lower() > 0 => {
+            Poll::Ready(None)
+                if self
+                    .inner
+                    .as_ref()
+                    .is_some_and(|i| i.size_hint().lower() > 0) =>
+            {
                 self.moved(Some(ClientFault::Gone), true);
                 Poll::Ready(Some(Err(
                     "the client's body ended short of its length".into()
@@ -299,7 +324,7 @@ impl Body for ClientBody {
             Some(ahead) if ahead.is_whole() => ahead.is_spent(),
             // A part read ahead is never empty (it stopped at a bound above 0).
             Some(_) => false,
-            None => self.inner.is_end_stream(),
+            None => self.inner.as_ref().is_none_or(Incoming::is_end_stream),
         }
     }
 
@@ -308,7 +333,10 @@ impl Body for ClientBody {
     /// trailers, which only chunks carry); a part read ahead adds to the rest's.
     fn size_hint(&self) -> SizeHint {
         let Some(ahead) = self.ahead.as_deref() else {
-            return self.inner.size_hint();
+            return self
+                .inner
+                .as_ref()
+                .map_or(SizeHint::with_exact(0), Incoming::size_hint);
         };
         let read = ahead.len() as u64;
         if ahead.is_whole() {
@@ -317,7 +345,10 @@ impl Body for ClientBody {
                 false => SizeHint::with_exact(read),
             };
         }
-        let rest = self.inner.size_hint();
+        let rest = self
+            .inner
+            .as_ref()
+            .map_or(SizeHint::with_exact(0), Incoming::size_hint);
         let mut hint = SizeHint::new();
         if let Some(upper) = rest.upper() {
             hint.set_upper(upper.saturating_add(read));

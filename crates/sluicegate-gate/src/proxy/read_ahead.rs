@@ -80,6 +80,21 @@ impl ReadAhead {
         self.trailers.take().map(Frame::trailers)
     }
 
+    /// A copy of a body read whole that has not been given yet, to send it again on a new
+    /// connection (the bytes are shared, not copied; counted in the gate-wide count once
+    /// more while the copy lives); `None` for a body not read whole.
+    pub(super) fn copy(&self) -> Option<Box<ReadAhead>> {
+        if !self.whole {
+            return None;
+        }
+        Some(Box::new(ReadAhead {
+            data: self.data.clone(),
+            trailers: self.trailers.clone(),
+            whole: true,
+            counted: self.counted.another(),
+        }))
+    }
+
     /// Sets the upstream's head for the body: one read whole goes with its length and no
     /// chunks (unless it had trailers, which only chunks carry); and no `Expect` is passed
     /// on, as nginx passes none: the client had its `100 Continue` from the gate when its

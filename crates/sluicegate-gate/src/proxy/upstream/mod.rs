@@ -17,7 +17,9 @@
 //!
 //! A reused connection the upstream closed just as it was picked: a request without a body
 //! that got no byte of an answer is sent once more on a new connection when its method is
-//! idempotent (RFC 9110 §9.2.2); hyper's path sends again only what it never wrote.
+//! idempotent (RFC 9110 §9.2.2); hyper's path sends again what it never wrote, and an
+//! idempotent request whose body was read whole ahead (a copy of it kept, the bytes shared,
+//! while it goes on a reused connection) when no answer's head came.
 //!
 //! A handshake for a tunnel (`Upgrade`, see [`upgrade`]) goes on a new hyper connection of
 //! its own, which can be upgraded; after a `101` it is the tunnel's and never goes back to
@@ -397,12 +399,17 @@ async fn send_hyper(
     })
     .flatten();
     if let Some(mut conn) = idle {
+        let again = again(&req);
         match conn.sender.try_send_request(req).await {
             Ok(response) => return relay(response, conn, authority, false),
-            Err(mut e) => match e.take_message() {
+            Err(mut e) => match (e.take_message(), again) {
                 // Never written: the connection closed as it was picked. A new one.
-                Some(r) => req = r,
-                None => return Err(SendError::Http(e.into_error())),
+                (Some(r), _) => req = r,
+                // Written, and the upstream closed the connection on it (it read the
+                // request as its keep-alive ran out): a new one, if sending the request
+                // twice cannot do harm.
+                (None, Some(r)) if unanswered(e.error()) => req = r,
+                (None, _) => return Err(SendError::Http(e.into_error())),
             },
         }
     }
@@ -411,6 +418,36 @@ async fn send_hyper(
         Ok(response) => relay(response, conn, authority, false),
         Err(e) => Err(SendError::Http(e)),
     }
+}
+
+/// `req` once more, to send it again on a new connection when the reused one it goes on
+/// fails before an answer (see [`unanswered`]): a request with an idempotent method (RFC 9110
+/// §9.2.2, as the gate's own path sends one without a body again) whose body was read whole
+/// before it was sent ([`ClientBody::again`], its bytes shared); nginx sends such a
+/// request to the next try too (`proxy_next_upstream error`, idempotent methods). `None`
+/// for any other: its body, or part of it, was the client's connection's to give.
+fn again(req: &Request<ClientBody>) -> Option<Request<ClientBody>> {
+    if !req.method().is_idempotent() {
+        return None;
+    }
+    let mut again = Request::new(req.body().again()?);
+    *again.method_mut() = req.method().clone();
+    *again.uri_mut() = req.uri().clone();
+    *again.version_mut() = req.version();
+    *again.headers_mut() = req.headers().clone();
+    Some(again)
+}
+
+/// Whether hyper's client failed a request the upstream did not answer: the connection
+/// closed or broke before (or in the middle of) the answer's head. Not an answer that did
+/// not parse, nor a failure of the request's own body.
+fn unanswered(e: &hyper::Error) -> bool {
+    e.is_incomplete_message()
+        || (!e.is_parse()
+            && !e.is_user()
+            && !e.is_timeout()
+            && !e.is_body_write_aborted()
+            && std::error::Error::source(e).is_some_and(|s| s.is::<io::Error>()))
 }
 
 /// A new hyper connection to `authority`, driven by a task of its own until the upstream
