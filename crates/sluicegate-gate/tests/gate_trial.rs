@@ -93,6 +93,29 @@ fn xff_lines(head: &[u8]) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The request head the upstream got for a request with the header lines `sent`, sent on
+/// both upstream paths: the gate's own (a `GET`, no body) and hyper's (a `POST` with a body),
+/// each with its body.
+async fn echoed_both_ways(gate: &Gate, sent: &[u8]) -> [(&'static [u8], Vec<u8>); 2] {
+    let mut echoed = [(&b""[..], Vec::new()), (&b"abc"[..], Vec::new())];
+    for (body, got) in &mut echoed {
+        let mut s = TcpStream::connect(gate.proxy).await.unwrap();
+        let mut req = if body.is_empty() {
+            b"GET /x HTTP/1.1\r\nhost: gate.test\r\n".to_vec()
+        } else {
+            b"POST /x HTTP/1.1\r\nhost: gate.test\r\ncontent-length: 3\r\n".to_vec()
+        };
+        req.extend_from_slice(sent);
+        req.extend_from_slice(b"\r\n");
+        req.extend_from_slice(body);
+        s.write_all(&req).await.unwrap();
+        let (head, echo) = read_answer(&mut s).await;
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        *got = echo;
+    }
+    echoed
+}
+
 /// Defect pinned: a client's `X-Forwarded-For` that was not visible ASCII (one byte of
 /// obs-text, which HTTP allows in a value and hyper takes) made the gate leave the header as
 /// the client sent it, without the client's address: the upstream's last entry, the one a
@@ -115,20 +138,7 @@ async fn x_forwarded_for_always_ends_with_the_clients_address() {
         (b"x-forwarded-for: 1.1.1.1\r\n", b"1.1.1.1, 127.0.0.1"),
     ];
     for (sent, expected) in cases {
-        // Both upstream paths: the gate's own (no body) and hyper's (a body).
-        for body in [&b""[..], b"abc"] {
-            let mut s = TcpStream::connect(gate.proxy).await.unwrap();
-            let mut req = if body.is_empty() {
-                b"GET /x HTTP/1.1\r\nhost: gate.test\r\n".to_vec()
-            } else {
-                b"POST /x HTTP/1.1\r\nhost: gate.test\r\ncontent-length: 3\r\n".to_vec()
-            };
-            req.extend_from_slice(sent);
-            req.extend_from_slice(b"\r\n");
-            req.extend_from_slice(body);
-            s.write_all(&req).await.unwrap();
-            let (head, echoed) = read_answer(&mut s).await;
-            assert!(head.starts_with("http/1.1 200"), "{head}");
+        for (body, echoed) in echoed_both_ways(&gate, sent).await {
             assert_eq!(
                 xff_lines(&echoed),
                 vec![expected.to_vec()],
@@ -137,6 +147,28 @@ async fn x_forwarded_for_always_ends_with_the_clients_address() {
                 String::from_utf8_lossy(&echoed)
             );
         }
+    }
+}
+
+/// trial122: a client's `X_Forwarded_For` (or `X-Forwarded_For`: `X-Forwarded-For` with a
+/// `_` for a `-`) went upstream beside the gate's own `X-Forwarded-For`. A server that maps
+/// header names to CGI's (`HTTP_X_FORWARDED_FOR`: Puma before 6.4.3, CVE-2024-45614; a WSGI
+/// server that does not drop such names) reads the two as one, and may take the client's
+/// value for the gate's. nginx drops every name with a `_` (`underscores_in_headers off`).
+/// Now the gate drops such spellings of the header it writes; every other header, `_` or
+/// not, goes through.
+#[tokio::test]
+async fn a_forwarding_header_spelt_with_an_underscore_never_reaches_the_upstream() {
+    let gate = Gate::in_front_of(head_echo().await, "1").await;
+    let sent: &[u8] = b"x_forwarded_for: 6.6.6.6\r\nX-Forwarded_For: 6.6.6.7\r\nx_api_key: k\r\n";
+    for (body, echoed) in echoed_both_ways(&gate, sent).await {
+        let echoed = String::from_utf8_lossy(&echoed).to_ascii_lowercase();
+        assert!(
+            !echoed.contains("6.6.6."),
+            "body {body:?}: the upstream got {echoed}"
+        );
+        assert!(echoed.contains("x_api_key: k"), "{echoed}");
+        assert_eq!(xff_lines(echoed.as_bytes()), vec![b"127.0.0.1".to_vec()]);
     }
 }
 

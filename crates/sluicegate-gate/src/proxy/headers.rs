@@ -324,6 +324,7 @@ pub(super) fn to_upstream(
         present &= !UPGRADE_PRESENT;
     }
     strip_present(&mut parts.headers, present);
+    strip_underscored_forwarding(&mut parts.headers);
     let mut host = parts.headers.get(header::HOST).cloned();
     if let Some(v) = authority_as_host(&parts.uri) {
         // An absolute-form target: its authority is the host, the one the route was chosen
@@ -370,6 +371,28 @@ pub(super) fn to_upstream(
         forwarded,
         te_trailers,
         upgrade,
+    }
+}
+
+/// Drops a client's `X_Forwarded_For`, `X-Forwarded_For`, …: the header this hop writes,
+/// spelt with a `_` for a `-`. A server that maps header names to CGI's (`-` to `_`:
+/// `HTTP_X_FORWARDED_FOR`, as Puma did before 6.4.3: CVE-2024-45614) reads it as the same
+/// header as the gate's, and may take the client's value for the gate's. nginx drops every
+/// name with a `_` by default (`underscores_in_headers off`); other names with one go
+/// through here, as in HAProxy (`Forwarded`, the other header the gate writes, has no `-`
+/// to spell otherwise). One length compare per header name.
+fn strip_underscored_forwarding(headers: &mut HeaderMap) {
+    fn underscored(name: &HeaderName) -> bool {
+        let name = name.as_str().as_bytes();
+        name.len() == X_FORWARDED_FOR.as_str().len()
+            && name.contains(&b'_')
+            && name
+                .iter()
+                .zip(X_FORWARDED_FOR.as_str().as_bytes())
+                .all(|(&n, &x)| n == x || (n == b'_' && x == b'-'))
+    }
+    while let Some(name) = headers.keys().find(|n| underscored(n)).cloned() {
+        headers.remove(name);
     }
 }
 
