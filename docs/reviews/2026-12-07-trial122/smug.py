@@ -1,4 +1,5 @@
-import socket, sys
+import sys
+from rawhttp import exchange
 port=int(sys.argv[1])
 cases = {
  'underscore-xff': b'GET /echo HTTP/1.1\r\nHost: x\r\nX_Forwarded_For: 6.6.6.6\r\n\r\n',
@@ -24,16 +25,7 @@ cases = {
 only = [a for a in sys.argv[2:] if a != '-v']; VERBOSE = '-v' in sys.argv
 for name, raw in cases.items():
     if only and name not in only: continue
-    s=socket.create_connection(('127.0.0.1',port)); s.settimeout(2)
-    s.sendall(raw + b'GET /echo HTTP/1.1\r\nHost: second\r\n\r\n')
-    out=b''
-    try:
-        while True:
-            d=s.recv(65536)
-            if not d: break
-            out+=d
-    except socket.timeout: pass
-    s.close()
+    out = exchange(port, raw + b'GET /echo HTTP/1.1\r\nHost: second\r\n\r\n')
     stat=[l for l in out.split(b'\r\n') if l.startswith(b'HTTP/')]
     body=out.decode('latin1').replace('\r\n',' | ')
     print('%-20s %s' % (name, [x.decode() for x in stat]), '::', body[:600].replace('\n',' ; ') if VERBOSE else '')
