@@ -136,6 +136,65 @@ fn a_close_and_open_racing_a_reset_leave_the_reset_its_limit() {
     });
 }
 
+/// Waits until the reset on another thread has closed the limiter (its close came first).
+fn until_closed(limiter: &ConcurrencyLimiter) {
+    while !limiter.is_closed() {
+        thread::yield_now();
+    }
+}
+
+/// ctl121 (review104 §6): reset A drains; reset B closes after it and is given up on (polled
+/// once, dropped), reopening at once. B's reopen, racing A's registration as a drainer, is
+/// A's end too: A finishes while the permit is still held. (loom reports the deadlock on the
+/// code before: A waited for a permit nobody would return.)
+#[test]
+fn a_reset_superseded_by_a_later_one_given_up_on_ends_with_it() {
+    loom::model(|| {
+        let limiter = ConcurrencyLimiter::new(1);
+        let held = limiter.try_acquire_owned().unwrap();
+        let earlier = reset_on_a_thread(&limiter);
+        until_closed(&limiter);
+        let mut later = Box::pin(limiter.reset());
+        let noop = std::task::Waker::noop();
+        let _ = later
+            .as_mut()
+            .poll(&mut std::task::Context::from_waker(noop));
+        drop(later);
+        earlier.join().unwrap();
+        assert!(!limiter.is_closed());
+        assert_eq!(limiter.max(), 1);
+        drop(held);
+        settled(&limiter);
+    });
+}
+
+/// ctl121: an `open()` during a reset is the reset's end (the reset's limit, the kill switch
+/// of 0 undone); a `set_max(0)` after it, and the last permit's return racing the reset's
+/// thread, leave the limit at 0: the reset's thread, however late it runs, does not restore
+/// the limit again. (On the code before, the reset ended only at the return, and restored 1.)
+#[test]
+fn an_open_during_a_reset_is_its_end_and_a_later_kill_switch_stands() {
+    loom::model(|| {
+        let limiter = ConcurrencyLimiter::new(1);
+        let held = limiter.try_acquire_owned().unwrap();
+        limiter.set_max(0).unwrap();
+        let resetter = reset_on_a_thread(&limiter);
+        until_closed(&limiter);
+        limiter.open();
+        assert_eq!(limiter.max(), 1, "the reset's limit");
+        limiter.set_max(0).unwrap();
+        drop(held);
+        resetter.join().unwrap();
+        assert!(!limiter.is_closed());
+        assert_eq!(
+            limiter.max(),
+            0,
+            "the kill switch came after the reset's end"
+        );
+        settled(&limiter);
+    });
+}
+
 /// Defect 2 (issue 8): kill switch on (`max` 0), `reset()` while a permit is held, `open()`
 /// during the drain, a caller queues, the permit comes back, the reset reopens with the
 /// configured limit — and used to leave the caller queued forever, because reopening raised

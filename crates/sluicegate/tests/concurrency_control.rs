@@ -19,19 +19,20 @@ fn poll_once<F: Future>(fut: std::pin::Pin<&mut F>) -> Poll<F::Output> {
 }
 
 /// Defect 2 (issue 8): kill switch on, `reset()` with a permit held, `open()` during the
-/// drain, a caller queues, the permit comes back, the reset reopens with the limit of 2 —
-/// and the caller used to stay queued forever with nothing in flight.
+/// drain, a caller queued at the limit of 0, the permit came back, the reset reopened with
+/// the limit of 2 — and the caller used to stay queued forever with nothing in flight. Since
+/// ctl121 the `open()` is the reset's end: the limit of 2 comes with it, and the caller is
+/// served at once rather than queued at 0.
 #[tokio::test(start_paused = true)]
-async fn caller_queued_during_a_reset_is_served_when_it_reopens() {
+async fn caller_after_an_open_during_a_reset_is_served_at_the_resets_limit() {
     let limiter = served_after_a_reset(ConcurrencyLimiter::open);
     let s = limiter.snapshot();
     assert_eq!((s.in_flight, s.queued, s.completed), (0, 0, 2));
 }
 
 /// Kill switch on (`set_max(0)`) in a limiter of 2, `reset()` with a permit held, `control`
-/// during the drain (an `open()` among it), a caller queues at the limit of 0, the permit
-/// comes back: the reset ends with the limit of 2 and the caller is served (its permit given
-/// back). Returns the limiter.
+/// during the drain (an `open()` last): the reset is over though the permit is held, with
+/// the limit of 2, and a caller is served at once. Returns the limiter, every permit back.
 fn served_after_a_reset(control: impl FnOnce(&ConcurrencyLimiter)) -> ConcurrencyLimiter {
     let limiter = ConcurrencyLimiter::new(2);
     let held = limiter.try_acquire().unwrap();
@@ -43,18 +44,13 @@ fn served_after_a_reset(control: impl FnOnce(&ConcurrencyLimiter)) -> Concurrenc
             "drains the held permit"
         );
         control(&limiter);
-        let mut caller = pin!(limiter.acquire());
-        assert!(
-            poll_once(caller.as_mut()).is_pending(),
-            "limit is 0: queued"
-        );
-        drop(held);
-        assert!(poll_once(reset.as_mut()).is_ready());
+        assert!(poll_once(reset.as_mut()).is_ready(), "opened: over");
         assert_eq!(limiter.max(), 2, "the reset's limit");
+        let mut caller = pin!(limiter.acquire());
         let Poll::Ready(Ok(permit)) = poll_once(caller.as_mut()) else {
-            panic!("stranded: {:?}", limiter.snapshot());
+            panic!("not served at the reset's limit: {:?}", limiter.snapshot());
         };
-        drop(permit);
+        drop((permit, held));
     }
     limiter
 }
@@ -139,15 +135,90 @@ async fn a_close_during_a_reset_outlasts_the_reset() {
 
 /// review104: the kill switch pressed and lifted again (`close()`, then `open()`) while a
 /// reset drains. The `open()` is the later word, as an `open()` alone during the drain is
-/// (defect 2 above), and the reset still restores the limit; it used to see a `close()`
-/// after its own and leave the limit where `set_max(0)` put it, with the caller that queued
-/// after the `open()` stranded at a limit of 0 and nothing in flight.
+/// (defect 2 above), and the reset's limit is restored (since ctl121 by the `open()`, the
+/// reset's end); it used to see a `close()` after its own and leave the limit where
+/// `set_max(0)` put it, with the caller that queued after the `open()` stranded at a limit
+/// of 0 and nothing in flight.
 #[tokio::test(start_paused = true)]
 async fn a_close_lifted_during_a_reset_lets_the_reset_restore_the_limit() {
     let limiter = served_after_a_reset(|limiter| {
         limiter.close();
         limiter.open();
     });
+    assert!(!limiter.is_closed());
+}
+
+/// ctl121 (review104 §6): two resets overlap — the earlier drains, the later closes after
+/// it — and the later is given up on: it reopens at once with the configured limit. The
+/// earlier's drain went on against the open, busy limiter, ending only once nothing ran
+/// (under steady traffic, never; its caller, an admin request say, hung meanwhile). The
+/// later reset's reopen is the earlier's end too.
+#[tokio::test(start_paused = true)]
+async fn a_reset_superseded_by_a_later_reset_given_up_on_ends_with_it() {
+    let limiter = ConcurrencyLimiter::new(2);
+    let held = limiter.try_acquire().unwrap();
+    let earlier = tokio::spawn({
+        let limiter = limiter.clone();
+        async move { limiter.reset().await }
+    });
+    tokio::task::yield_now().await;
+    assert!(limiter.is_closed(), "the earlier reset drains");
+    let later = tokio::time::timeout(Duration::from_secs(1), limiter.reset()).await;
+    assert!(later.is_err(), "the permit is still held: given up on");
+    assert!(!limiter.is_closed(), "the later reset reopened");
+    tokio::time::timeout(Duration::from_secs(1), earlier)
+        .await
+        .expect("the earlier reset is over once the limiter is open again")
+        .unwrap();
+    assert_eq!(limiter.try_acquire().map(drop), Ok(()), "one of 2 is free");
+    drop(held);
+}
+
+/// ctl121: an `open()` while a reset drains is that reset's end: the reset's limit (a kill
+/// switch of 0 undone), the limiter open, the reset's future done though a permit is still
+/// held. It used to open at the limit of 0 and leave the reset draining an open limiter.
+#[tokio::test(start_paused = true)]
+async fn an_open_during_a_reset_ends_the_reset_with_its_limit() {
+    let limiter = ConcurrencyLimiter::new(2);
+    let held = limiter.try_acquire().unwrap();
+    limiter.set_max(0).unwrap();
+    let reset = tokio::spawn({
+        let limiter = limiter.clone();
+        async move { limiter.reset().await }
+    });
+    tokio::task::yield_now().await;
+    assert!(limiter.is_closed(), "the reset drains");
+    limiter.open();
+    assert_eq!(limiter.max(), 2, "the reset's limit, from the open on");
+    tokio::time::timeout(Duration::from_secs(1), reset)
+        .await
+        .expect("the open ended the reset")
+        .unwrap();
+    assert_eq!(limiter.try_acquire().map(drop), Ok(()), "one of 2 is free");
+    drop(held);
+}
+
+/// ctl121: the kill switch (`set_max(0)`) pressed after an `open()` ended a reset is the
+/// later word. The reset's drain used to go on, and its end — once nothing ran — restored
+/// the limit over it: the limiter came back to 2 with nobody asking.
+#[tokio::test(start_paused = true)]
+async fn a_kill_switch_after_an_open_during_a_reset_is_not_undone_by_the_reset() {
+    let limiter = ConcurrencyLimiter::new(2);
+    let held = limiter.try_acquire().unwrap();
+    let mut reset = pin!(limiter.reset());
+    assert!(
+        poll_once(reset.as_mut()).is_pending(),
+        "drains the held permit"
+    );
+    limiter.open();
+    limiter.set_max(0).unwrap();
+    drop(held);
+    assert!(poll_once(reset.as_mut()).is_ready());
+    assert_eq!(
+        limiter.max(),
+        0,
+        "the kill switch came after the reset's end"
+    );
     assert!(!limiter.is_closed());
 }
 

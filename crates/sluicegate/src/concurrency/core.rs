@@ -63,10 +63,15 @@ pub(crate) struct Inner {
     /// The limit `reset()` returns to: the builder's, or the last one an adaptive limiter
     /// set. Written under the queue lock.
     reset_max: AtomicU64,
-    /// How many times the limiter was closed; written under the queue lock. A reset does not
-    /// reopen a limiter closed by a `close()` after its own (see
-    /// [`Inner::reopen_after_reset`]).
+    /// How many times the limiter was closed; written under the queue lock. A reset's own
+    /// close is its number (see [Resets](Inner#resets)).
     closes: AtomicU64,
+    /// `closes` as it was at the latest reopen (`open()`, a reset's end); written under the
+    /// queue lock, read without it only to end a reset's drain early.
+    opened_at: AtomicU64,
+    /// Resets started and not yet ended: each closed the limiter after the latest reopen.
+    /// Written under the queue lock.
+    resets: AtomicU64,
     completed: Completed,
     counters: Counters,
     queue: Mutex<Queue>,
@@ -99,6 +104,27 @@ impl std::fmt::Debug for Inner {
     }
 }
 
+/// # Resets
+///
+/// A reset is its own close, a drain, and a reopen with the reset limit: its *end*. Reset
+/// `c` (its close was the `c`-th) ends at the first of:
+///
+/// 1. **Nothing runs** (its drain is over), or **its future is dropped** (given up on): if
+///    no close came after its own (`closes == c`), it reopens with the reset limit.
+///    Otherwise a later close stands — the kill switch pressed during the drain, or a later
+///    reset's own, whose end reopens — and it ends without a word.
+/// 2. **A reopen after its close** (`opened_at >= c`): an `open()`, or a later reset's end
+///    (1). That reopen is every running reset's end: it restores the reset limit (an
+///    `open()` too, when `resets > 0`), and the resets' futures are woken and return
+///    without doing anything more. A reset's drain would otherwise go on against an open,
+///    busy limiter, end only once nothing ran (under steady traffic, never), and then
+///    restore the limit over whatever was set since (a kill switch of 0).
+///
+/// So a reopen ends every reset counted in `resets` (all closed before it) and sets it to
+/// 0; an end of kind 1 that does not reopen takes its own one off. `closes`, `opened_at` and
+/// `resets` change only under the queue lock, where a reset's drain also registers, so a
+/// reopen either comes before the drain looks (which sees `opened_at >= c`) or finds its
+/// waker to wake.
 impl Inner {
     pub(crate) fn new(config: Config, clock: std::sync::Arc<dyn Clock>) -> Self {
         Inner {
@@ -106,6 +132,8 @@ impl Inner {
             max: AtomicU64::new(config.max),
             reset_max: AtomicU64::new(config.max),
             closes: AtomicU64::new(0),
+            opened_at: AtomicU64::new(0),
+            resets: AtomicU64::new(0),
             completed: Completed::new(),
             counters: Counters::default(),
             queue: Mutex::new(Queue::new(config.order)),
@@ -434,10 +462,22 @@ impl Inner {
         state::in_flight(self.state.load(Ordering::Relaxed))
     }
 
-    /// Rejects every waiter and every later acquire with `Closed`. Returns which close this
-    /// was (the count of closes so far), for [`Inner::reopen_after_reset`].
-    pub(crate) fn close(&self) -> u64 {
-        let mut queue = lock(&self.queue);
+    /// Rejects every waiter and every later acquire with `Closed`.
+    pub(crate) fn close(&self) {
+        let queue = lock(&self.queue);
+        self.close_locked(queue);
+    }
+
+    /// A reset's start: its close, and the reset counted as running. Returns which close
+    /// it was, for [`Inner::end_reset`] and the reset's drain.
+    pub(crate) fn start_reset(&self) -> u64 {
+        let queue = lock(&self.queue);
+        self.resets.fetch_add(1, Ordering::Relaxed);
+        self.close_locked(queue)
+    }
+
+    /// Closes, and returns the count of closes so far (this one's number).
+    fn close_locked(&self, mut queue: crate::sync::MutexGuard<'_, Queue>) -> u64 {
         let this_close = self.closes.fetch_add(1, Ordering::Relaxed) + 1;
         self.state.fetch_or(CLOSED, Ordering::AcqRel);
         let closed = queue.close_all();
@@ -450,36 +490,56 @@ impl Inner {
         this_close
     }
 
-    /// Reopens a closed limiter, with the limit `reset()` returns to if `restore_limit`.
-    ///
-    /// Callers may have queued since the limiter was closed (`open()` during a `reset()`'s
-    /// drain), and the limit may rise here: run the hand-off as `set_max` does, or they wait
-    /// for a release that may never come (defect 2 of issue 8).
-    pub(crate) fn reopen(&self, restore_limit: bool) {
+    /// `open()`: reopens a closed limiter, keeping its limit — unless a reset is running:
+    /// then this is its end (see [Resets](Inner#resets)), with the reset limit.
+    pub(crate) fn open(&self) {
         let queue = lock(&self.queue);
-        self.reopen_locked(queue, restore_limit);
+        self.reopen_locked(queue, false);
     }
 
-    /// The end of a reset whose own close was `its_close`: reopens with the reset limit,
-    /// unless the limiter was closed again since (the kill switch pressed during the drain)
-    /// and is still closed: that close is the later word and stands. Closed and opened
-    /// again, the `open()` is the later word, as an `open()` alone during the drain is, and
-    /// the reset still restores the limit.
-    pub(crate) fn reopen_after_reset(&self, its_close: u64) {
+    /// The end of reset `its_close`, finished or given up on (kind 1 in
+    /// [Resets](Inner#resets)): nothing if a reopen since has ended it already; a reopen
+    /// with the reset limit if no close came after its own; else (a later close stands, and
+    /// the limiter is closed) it only stops counting itself.
+    pub(crate) fn end_reset(&self, its_close: u64) {
         let queue = lock(&self.queue);
-        if self.closes.load(Ordering::Relaxed) == its_close || !self.is_closed() {
+        if self.opened_at.load(Ordering::Relaxed) >= its_close {
+            return;
+        }
+        if self.closes.load(Ordering::Relaxed) == its_close {
             self.reopen_locked(queue, true);
+        } else {
+            debug_assert!(
+                self.is_closed(),
+                "a reopen since would have ended the reset"
+            );
+            self.resets.fetch_sub(1, Ordering::Relaxed);
         }
     }
 
+    /// Reopens, with the limit `reset()` returns to if `restore_limit` or a reset is running
+    /// (this reopen ends every running reset and wakes their drains).
+    ///
+    /// Callers may be queued at a raised limit here (issue 8's defect 2, when an `open()`
+    /// during a reset let them queue at the kill switch's 0 and the reset's end raised it):
+    /// run the hand-off as `set_max` does, or they wait for a release that may never come.
     fn reopen_locked(&self, mut queue: crate::sync::MutexGuard<'_, Queue>, restore_limit: bool) {
-        if restore_limit {
+        let ends_resets = self.resets.swap(0, Ordering::Relaxed) > 0;
+        if restore_limit || ends_resets {
             self.max
                 .store(self.reset_max.load(Ordering::Relaxed), Ordering::Relaxed);
         }
+        self.opened_at
+            .store(self.closes.load(Ordering::Relaxed), Ordering::Relaxed);
         // An RMW on the word: publishes the limit to the fast path as `set_max` does.
         let current = self.state.fetch_and(!CLOSED, Ordering::AcqRel) & !CLOSED;
-        let wakers = self.after_release_locked(&mut queue, current);
+        let mut wakers = self.after_release_locked(&mut queue, current);
+        if ends_resets && queue.has_drainers() {
+            // The resets' drains among them; a plain `drain()` woken here looks again and
+            // registers anew.
+            self.state.fetch_and(!DRAINERS, Ordering::AcqRel);
+            wakers.extend(queue.take_drainers());
+        }
         drop(queue);
         wakers.wake();
     }
@@ -488,13 +548,23 @@ impl Inner {
         self.state.load(Ordering::Acquire) & CLOSED != 0
     }
 
-    /// Ready once nothing throttled is in flight. `key`: the drain's registration, kept by
-    /// its future for [`Inner::forget_drainer`].
-    pub(crate) fn poll_drain(&self, cx: &mut Context<'_>, key: &mut Option<u64>) -> Poll<()> {
-        if state::in_flight(self.state.load(Ordering::Acquire)) == 0 {
+    /// Ready once nothing throttled is in flight, or, for the drain of reset `reset`, once a
+    /// reopen has ended that reset (see [Resets](Inner#resets)). `key`: the drain's
+    /// registration, kept by its future for [`Inner::forget_drainer`].
+    pub(crate) fn poll_drain(
+        &self,
+        cx: &mut Context<'_>,
+        key: &mut Option<u64>,
+        reset: Option<u64>,
+    ) -> Poll<()> {
+        let reopened = || reset.is_some_and(|c| self.opened_at.load(Ordering::Relaxed) >= c);
+        if state::in_flight(self.state.load(Ordering::Acquire)) == 0 || reopened() {
             return Poll::Ready(());
         }
         let mut queue = lock(&self.queue);
+        if reopened() {
+            return Poll::Ready(());
+        }
         *key = Some(queue.add_drainer(*key, cx.waker()));
         let current = self.state.fetch_or(DRAINERS, Ordering::AcqRel);
         if state::in_flight(current) == 0 {

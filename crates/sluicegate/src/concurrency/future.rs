@@ -271,11 +271,26 @@ pub struct Drain<'a> {
     inner: &'a Inner,
     /// Registered with the limiter under this key while it waits.
     key: Option<u64>,
+    /// For a reset's drain, which close was the reset's own: a reopen after it ends the
+    /// drain too.
+    reset: Option<u64>,
 }
 
 impl<'a> Drain<'a> {
     pub(crate) fn new(inner: &'a Inner) -> Self {
-        Drain { inner, key: None }
+        Drain {
+            inner,
+            key: None,
+            reset: None,
+        }
+    }
+
+    /// The drain of the reset whose close was `its_close`.
+    pub(crate) fn of_reset(inner: &'a Inner, its_close: u64) -> Self {
+        Drain {
+            reset: Some(its_close),
+            ..Drain::new(inner)
+        }
     }
 }
 
@@ -284,7 +299,7 @@ impl Future for Drain<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        this.inner.poll_drain(cx, &mut this.key)
+        this.inner.poll_drain(cx, &mut this.key, this.reset)
     }
 }
 

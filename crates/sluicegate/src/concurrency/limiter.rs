@@ -146,13 +146,13 @@ impl Builder {
 }
 
 /// The end of a [`ConcurrencyLimiter::reset`], run also when its future is dropped during
-/// the drain: a reset given up on must not leave the limiter closed for good.
-/// Holds which close was the reset's own: a later one stands.
-struct ReopenOnDrop<'a>(&'a Inner, u64);
+/// the drain: a reset given up on must not leave the limiter closed for good. Holds which
+/// close was the reset's own: a later one stands, and a reopen since has ended it already.
+struct EndOfReset<'a>(&'a Inner, u64);
 
-impl Drop for ReopenOnDrop<'_> {
+impl Drop for EndOfReset<'_> {
     fn drop(&mut self) {
-        self.0.reopen_after_reset(self.1);
+        self.0.end_reset(self.1);
     }
 }
 
@@ -336,9 +336,11 @@ impl ConcurrencyLimiter {
         self.inner.close();
     }
 
-    /// Opens a closed limiter again, keeping its current limit.
+    /// Opens a closed limiter again, keeping its current limit. While a
+    /// [`reset`](Self::reset) drains, the open is that reset's end: the limiter opens with the
+    /// reset's limit, and the reset returns at once (see there).
     pub fn open(&self) {
-        self.inner.reopen(false);
+        self.inner.open();
     }
 
     /// Whether the limiter is closed.
@@ -364,11 +366,20 @@ impl ConcurrencyLimiter {
     /// that `reset` undoes. Callers that queued meanwhile (after an [`open`](Self::open)
     /// during the drain) are served as soon as the limit allows.
     ///
-    /// Two resets may overlap, and a reset may overlap a [`drain`](Self::drain): each
-    /// finishes once nothing runs. A [`close`](Self::close) while a reset drains is the later
-    /// word: the reset finishes, and the limiter stays closed — unless an `open` lifted that
-    /// close before the reset ended: then the reset restores the limit, as after an `open`
-    /// alone.
+    /// # Overlapping control calls
+    ///
+    /// The later word stands, and a reset whose limiter is open again is over:
+    ///
+    /// - An [`open`](Self::open) while a reset drains is the reset's end: the limiter opens
+    ///   with the reset's limit and the reset returns, though work still runs. It no longer
+    ///   waits for that work, and a [`set_max`](Self::set_max) after the open stands.
+    /// - Two resets may overlap: the end of the later one (finished, or given up on) reopens,
+    ///   and is the earlier one's end too. The earlier one ending first (given up on, or
+    ///   finished with the later) leaves the limiter closed to the later one.
+    /// - A [`close`](Self::close) while a reset drains is the later word: the reset
+    ///   finishes once nothing runs, and the limiter stays closed, at the limit it had —
+    ///   unless an `open` lifts that close, which ends the reset as above.
+    /// - A reset may overlap a [`drain`](Self::drain), which finishes once nothing runs.
     ///
     /// # Cancel safety
     ///
@@ -378,9 +389,9 @@ impl ConcurrencyLimiter {
     /// [`close`](Self::close) was called meanwhile (and not lifted), or another reset
     /// started since is still draining (its end reopens).
     pub async fn reset(&self) {
-        let its_close = self.inner.close();
-        let _reopen = ReopenOnDrop(&self.inner, its_close);
-        self.drain().await;
+        let its_close = self.inner.start_reset();
+        let _end = EndOfReset(&self.inner, its_close);
+        Drain::of_reset(&self.inner, its_close).await;
     }
 
     /// Gauges and counters as of now.
