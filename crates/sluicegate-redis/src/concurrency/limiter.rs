@@ -71,6 +71,9 @@ pub(super) struct Inner {
     /// The runtime the limit was built on: releases go out from it wherever a permit is
     /// dropped (see [`release`]).
     pub(super) runtime: tokio::runtime::Handle,
+    /// Tests: holds the next renewal between deciding to renew and sending the call.
+    #[cfg(test)]
+    pub(super) hold_renewal: std::sync::Mutex<Option<super::permit::HoldRenewal>>,
 }
 
 /// Settings for a [`GlobalConcurrency`].
@@ -318,6 +321,12 @@ impl GlobalConcurrency {
     pub fn sleeps(&self) -> u64 {
         self.inner.sleeps.load(Ordering::Acquire)
     }
+
+    /// Tests: the shared state.
+    #[cfg(test)]
+    pub(super) fn inner(&self) -> &Arc<Inner> {
+        &self.inner
+    }
 }
 
 /// The id of a lease asked for whose answer is not in yet: released when dropped unclaimed
@@ -421,6 +430,8 @@ impl ConcurrencyBuilder<'_> {
                 instance: instance_id(),
                 next_id: AtomicU64::new(0),
                 runtime,
+                #[cfg(test)]
+                hold_renewal: std::sync::Mutex::new(None),
             }),
         })
     }

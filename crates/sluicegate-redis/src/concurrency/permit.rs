@@ -1,6 +1,7 @@
 //! A global permit: a lease in Redis, renewed while held, released on drop.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use sluicegate::concurrency::OwnedPermit;
@@ -10,9 +11,9 @@ use super::limiter::{Inner, millis};
 use super::scripts::{RELEASE, RENEW};
 
 /// One of a [`GlobalConcurrency`](super::GlobalConcurrency)'s permits. Dropping it releases
-/// the permit (the release is sent to Redis from a spawned task, again and again while Redis
-/// is down, until Redis has it or the lease has expired) and wakes the first waiter of every
-/// instance.
+/// the permit (the release is sent to Redis from a spawned task — after the lease's renewal,
+/// when one is on its way — again and again while Redis is down, until Redis has it or the
+/// lease has expired) and wakes the first waiter of every instance.
 ///
 /// # Holding it outside the runtime
 ///
@@ -30,7 +31,92 @@ use super::scripts::{RELEASE, RENEW};
 pub struct GlobalPermit {
     inner: Arc<Inner>,
     held: Held,
-    renewal: Option<JoinHandle<()>>,
+    renewal: Option<Renewal>,
+}
+
+/// A lease's renewal task, and where it stands.
+#[derive(Debug)]
+struct Renewal {
+    task: JoinHandle<()>,
+    lease: Arc<Lease>,
+}
+
+/// A held lease as its renewal task sees it: the id, and a [`RenewalState`] the permit's
+/// drop and the task agree on who sends the release through.
+#[derive(Debug)]
+struct Lease {
+    id: String,
+    state: AtomicU8,
+}
+
+/// Where a lease's renewal stands. A release must never go out before a renewal already
+/// decided on (redis111): aborting the task stops it only at the end of its poll, and the
+/// renewal's `ZADD`, queued on the connection in that poll and written before the abort
+/// dropped it, came after the release's `ZREM` and put back a lease nobody held — one
+/// permit fewer for a lease time. So:
+///
+/// - `Idle` (the task sleeps) → `Renewing`, by the task deciding to renew; → `Released`, by
+///   the drop, which aborts the task and sends the release itself.
+/// - `Renewing` → `Idle`, by the task once Redis answered (or the call failed); →
+///   `ReleaseDue`, by the drop, which then leaves the task running.
+/// - `ReleaseDue` → `Released`, by the task once its renewal is over (answered, failed, or
+///   the task cancelled mid-call with its runtime): it sends the release after the
+///   renewal, and ends.
+///
+/// No extra call to Redis, no extra allocation (the task shares the lease rather than a
+/// copy of its id); a release waits at most for a renewal's answer (within the store's
+/// budget), and only when the drop meets a renewal on its way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum RenewalState {
+    Idle,
+    Renewing,
+    ReleaseDue,
+    Released,
+}
+
+impl Lease {
+    fn new(id: String) -> Self {
+        Lease {
+            id,
+            state: AtomicU8::new(RenewalState::Idle as u8),
+        }
+    }
+
+    /// Moves from `from` to `to`; `Err` with the state found otherwise.
+    fn step(&self, from: RenewalState, to: RenewalState) -> Result<(), RenewalState> {
+        self.state
+            .compare_exchange(from as u8, to as u8, Ordering::AcqRel, Ordering::Acquire)
+            .map(drop)
+            .map_err(RenewalState::from_u8)
+    }
+}
+
+impl RenewalState {
+    fn from_u8(state: u8) -> Self {
+        [Self::Idle, Self::Renewing, Self::ReleaseDue, Self::Released][usize::from(state)]
+    }
+}
+
+impl Renewal {
+    /// Stops the renewal as its permit drops: `true` if the release is the caller's to send
+    /// now; `false` if a renewal is on its way, whose task sends the release after it.
+    fn stop(self) -> bool {
+        use RenewalState::{Idle, ReleaseDue, Released, Renewing};
+        let mut from = Idle;
+        loop {
+            let to = if from == Idle { Released } else { ReleaseDue };
+            match self.lease.step(from, to) {
+                Ok(()) => break,
+                Err(found @ (Idle | Renewing)) => from = found,
+                Err(found) => unreachable!("only the drop leaves {found:?}"),
+            }
+        }
+        if from == Idle {
+            self.task.abort();
+        }
+        from == Idle
+    }
 }
 
 /// What a permit holds.
@@ -49,7 +135,11 @@ impl GlobalPermit {
         let renewal = match &held {
             Held::Lease(id) => {
                 inner.share.lease_taken();
-                Some(tokio::spawn(renew(inner.clone(), id.clone())))
+                let lease = Arc::new(Lease::new(id.clone()));
+                Some(Renewal {
+                    task: tokio::spawn(renew(inner.clone(), lease.clone())),
+                    lease,
+                })
             }
             _ => None,
         };
@@ -69,17 +159,35 @@ impl GlobalPermit {
 /// Pushes the lease's expiry forward every third of the TTL until the permit drops. A lease
 /// found gone (Redis flushed or restarted without persistence, or a renewal too late) is
 /// added back: the permit is still held, and not counting it would let others exceed the
-/// cap for as long as it is held.
-async fn renew(inner: Arc<Inner>, id: String) {
+/// cap for as long as it is held. A drop during a renewal leaves the release to this task,
+/// after the renewal (see [`RenewalState`]).
+async fn renew(inner: Arc<Inner>, lease: Arc<Lease>) {
     let period = inner.ttl / 3;
     loop {
         tokio::time::sleep(period).await;
+        if lease
+            .step(RenewalState::Idle, RenewalState::Renewing)
+            .is_err()
+        {
+            return; // released (the abort on its way)
+        }
+        let renewing = Renewing(&inner, &lease);
+        #[cfg(test)]
+        let hold = HoldRenewal::deciding(&inner);
         let mut call = RENEW.key(&inner.leases);
-        call.arg(millis(inner.ttl)).arg(&id);
+        call.arg(millis(inner.ttl)).arg(&lease.id);
+        let answer = inner.store.attempt::<i64>(&call);
+        #[cfg(test)]
+        let answer = HoldRenewal::sending(hold, answer);
         // `attempt`, not `call`: a renewal is no decision, and falls back to nothing.
-        if let Ok(0) = inner.store.attempt::<i64>(&call).await {
+        let answer = answer.await;
+        drop(renewing);
+        if lease.state.load(Ordering::Acquire) == RenewalState::Released as u8 {
+            return;
+        }
+        if let Ok(0) = answer {
             tracing::warn!(
-                lease = %id,
+                lease = %lease.id,
                 "global permit lease was gone from redis (flushed, restarted, or renewed too \
                  late): added back, as the permit is still held"
             );
@@ -87,14 +195,34 @@ async fn renew(inner: Arc<Inner>, id: String) {
     }
 }
 
+/// A renewal decided on and not over yet. Its end (or the task cancelled mid-call) hands the
+/// lease back to the permit's drop, or sends the release that drop left to it.
+struct Renewing<'a>(&'a Arc<Inner>, &'a Lease);
+
+impl Drop for Renewing<'_> {
+    fn drop(&mut self) {
+        let Renewing(inner, lease) = *self;
+        if lease
+            .step(RenewalState::Renewing, RenewalState::Idle)
+            .is_err()
+        {
+            // `ReleaseDue`: the permit dropped while this renewal was on its way.
+            lease
+                .state
+                .store(RenewalState::Released as u8, Ordering::Release);
+            release(inner, lease.id.clone());
+        }
+    }
+}
+
 impl Drop for GlobalPermit {
     fn drop(&mut self) {
-        if let Some(renewal) = self.renewal.take() {
-            renewal.abort();
-        }
+        let renewal = self.renewal.take();
         if let Held::Lease(id) = std::mem::replace(&mut self.held, Held::Nothing) {
             self.inner.share.lease_dropped();
-            release(&self.inner, id);
+            if renewal.is_none_or(Renewal::stop) {
+                release(&self.inner, id);
+            }
         }
     }
 }
@@ -159,3 +287,9 @@ async fn send_release(mut release: Release) {
         pause = (pause * 2).min(Duration::from_secs(1));
     }
 }
+
+#[cfg(test)]
+#[path = "permit_tests.rs"]
+mod tests;
+#[cfg(test)]
+pub(super) use tests::HoldRenewal;
