@@ -1,5 +1,5 @@
 //! Property tests: random sequences of acquire / release / cancel / timeout / set_max /
-//! close never break the limiter's promises.
+//! close / open / reset never break the limiter's promises.
 //!
 //! Every step ends by polling every waiting future, so "granted" and "held" coincide and the
 //! model can compare its own tally with the limiter's snapshot exactly.
@@ -30,6 +30,10 @@ enum Op {
     SetMax(usize),
     Close,
     Open,
+    /// Start a `reset()` (polled once here, and with every waiter after each step).
+    Reset,
+    /// Give up on a running reset (drop its future).
+    DropReset(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -42,6 +46,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (1u64..150).prop_map(Op::Advance),
         1 => (0usize..5).prop_map(Op::SetMax),
         1 => prop_oneof![9 => Just(Op::Open), 1 => Just(Op::Close)],
+        1 => prop_oneof![2 => Just(Op::Reset), 1 => any::<usize>().prop_map(Op::DropReset)],
     ]
 }
 
@@ -63,8 +68,54 @@ struct Tally {
     completed: u64,
 }
 
+/// A reset's future and which close was its own.
+struct Resetting {
+    close: u64,
+    future: Pin<Box<dyn Future<Output = ()>>>,
+}
+
+/// What the control calls should have left, by the rules of
+/// docs/concurrency-state-machine.md ("Resets and the calls that overlap them"), kept with
+/// plain sets rather than the limiter's counters under its lock.
+#[derive(Debug)]
+struct Control {
+    closed: bool,
+    limit: usize,
+    /// The builder's limit: the one a reset's end restores.
+    reset_limit: usize,
+    closes: u64,
+    /// Resets started and not ended, by their own close.
+    running: Vec<u64>,
+}
+
+impl Control {
+    /// A reopen: `open()` (restoring the limit while a reset runs), or a reset's end. It
+    /// ends every running reset.
+    fn reopen(&mut self, restore: bool) {
+        if restore || !self.running.is_empty() {
+            self.limit = self.reset_limit;
+        }
+        self.running.clear();
+        self.closed = false;
+    }
+
+    /// Reset `close` is over (its drain, or given up on).
+    fn end(&mut self, close: u64) {
+        if !self.running.contains(&close) {
+            return; // ended by a reopen since
+        }
+        if self.closes == close {
+            self.reopen(true);
+        } else {
+            self.running.retain(|&c| c != close);
+        }
+    }
+}
+
 struct Model {
-    limiter: ConcurrencyLimiter,
+    limiter: &'static ConcurrencyLimiter,
+    resets: Vec<Resetting>,
+    control: Control,
     held: Vec<OwnedPermit>,
     waiting: Vec<Waiting>,
     tally: Tally,
@@ -93,6 +144,26 @@ impl Model {
             }
         }
         self.waiting = still;
+        let mut still = Vec::new();
+        for mut r in std::mem::take(&mut self.resets) {
+            match r.future.as_mut().poll(&mut cx) {
+                Poll::Pending => still.push(r),
+                Poll::Ready(()) => self.reset_over(r.close),
+            }
+        }
+        self.resets = still;
+    }
+
+    fn reset_over(&mut self, close: u64) {
+        let restores = self.control.running.contains(&close) && self.control.closes == close;
+        self.control.end(close);
+        if restores {
+            self.cap = self.cap.max(self.control.limit);
+        }
+    }
+
+    fn reopened(&mut self) {
+        self.cap = self.cap.max(self.control.limit);
     }
 
     fn record(&mut self, result: Result<OwnedPermit, Rejected>) {
@@ -174,10 +245,42 @@ impl Model {
             Op::SetMax(n) => {
                 let in_flight = self.limiter.snapshot().in_flight;
                 self.limiter.set_max(n).unwrap();
+                self.control.limit = n;
                 self.cap = n.max(in_flight);
             }
-            Op::Close => self.limiter.close(),
-            Op::Open => self.limiter.open(),
+            Op::Close => {
+                self.limiter.close();
+                self.control.closes += 1;
+                self.control.closed = true;
+            }
+            Op::Open => {
+                self.limiter.open();
+                self.control.reopen(false);
+                self.reopened();
+            }
+            Op::Reset => {
+                self.control.closes += 1;
+                self.control.closed = true;
+                let close = self.control.closes;
+                self.control.running.push(close);
+                let mut future: Pin<Box<dyn Future<Output = ()>>> = Box::pin(self.limiter.reset());
+                if future
+                    .as_mut()
+                    .poll(&mut Context::from_waker(Waker::noop()))
+                    .is_ready()
+                {
+                    self.reset_over(close);
+                } else {
+                    self.resets.push(Resetting { close, future });
+                }
+            }
+            Op::DropReset(i) => {
+                if !self.resets.is_empty() {
+                    let given_up = self.resets.remove(i % self.resets.len());
+                    drop(given_up.future);
+                    self.reset_over(given_up.close);
+                }
+            }
         }
         self.poll_all();
     }
@@ -185,6 +288,21 @@ impl Model {
     fn check(&self) {
         let s = self.limiter.snapshot();
         let t = &self.tally;
+        let c = &self.control;
+        assert_eq!(s.closed, c.closed, "closed: {c:?}");
+        assert_eq!(s.limit, c.limit, "the limit: {c:?}");
+        for r in &self.resets {
+            assert!(
+                c.running.contains(&r.close),
+                "reset {} still waits though a reopen ended it: {c:?}",
+                r.close
+            );
+            assert!(
+                s.in_flight > 0,
+                "reset {} waits with nothing running",
+                r.close
+            );
+        }
         assert_eq!(
             s.in_flight,
             self.held.len(),
@@ -222,14 +340,25 @@ fn run(max: usize, max_queue: usize, order: QueueOrder, ops: Vec<Op>) {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let limiter = ConcurrencyLimiter::builder(max)
-            .max_queue(max_queue)
-            .queue_timeout(Duration::from_millis(100))
-            .order(order)
-            .build()
-            .unwrap();
+        // Leaked: the resets' futures borrow it for as long as the model holds them.
+        let limiter: &'static ConcurrencyLimiter = Box::leak(Box::new(
+            ConcurrencyLimiter::builder(max)
+                .max_queue(max_queue)
+                .queue_timeout(Duration::from_millis(100))
+                .order(order)
+                .build()
+                .unwrap(),
+        ));
         let mut model = Model {
             limiter,
+            resets: Vec::new(),
+            control: Control {
+                closed: false,
+                limit: max,
+                reset_limit: max,
+                closes: 0,
+                running: Vec::new(),
+            },
             held: Vec::new(),
             waiting: Vec::new(),
             tally: Tally::default(),
@@ -244,6 +373,7 @@ fn run(max: usize, max_queue: usize, order: QueueOrder, ops: Vec<Op>) {
         }
         // Wind down: give everything back, wait out every timeout; nothing may be left.
         model.limiter.set_max(8).unwrap();
+        model.control.limit = 8;
         model.cap = model.cap.max(8);
         while !model.held.is_empty() {
             model.release(0);
@@ -255,7 +385,10 @@ fn run(max: usize, max_queue: usize, order: QueueOrder, ops: Vec<Op>) {
             model.release(0);
             model.poll_all();
         }
+        assert!(model.resets.is_empty(), "nothing runs: every reset is over");
         model.limiter.close();
+        model.control.closes += 1;
+        model.control.closed = true;
         model.poll_all();
         model.check();
         let s = model.limiter.snapshot();
