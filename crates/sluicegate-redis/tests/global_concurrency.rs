@@ -300,6 +300,48 @@ async fn a_burst_on_a_free_limit_gets_every_permit_even_with_no_queue() {
     assert_eq!(limit.queued(), 0);
 }
 
+/// trial102 item 11: a caller turned away by a full queue — with `max_queue(0)`, which the
+/// builder offers for turning callers away at once — was told to come back after the queue
+/// timeout, 30 s. Now 1 s before any lease was released here (as a local limiter says),
+/// then the mean hold of a lease ÷ `max`: no more than the one hold seen so far.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_queue_hints_the_time_to_a_release_not_the_queue_timeout() {
+    let redis = RedisServer::start();
+    let store = support::store(&redis).await;
+    let limit = GlobalConcurrency::builder(&store, "hint", 1)
+        .max_queue(0)
+        .build()
+        .unwrap();
+    let turned_away = |answer: Result<_, AcquireError>| match answer {
+        Err(AcquireError::QueueFull { retry_after }) => retry_after,
+        other => panic!("{other:?}"),
+    };
+    let before = std::time::Instant::now();
+    let held = limit.acquire().await.unwrap();
+    assert_eq!(
+        turned_away(limit.acquire().await),
+        Duration::from_secs(1),
+        "no lease released here yet"
+    );
+    drop(held);
+    let the_hold = before.elapsed();
+    // The release is on its way from a task of its own.
+    let mut tries = 0;
+    let held = loop {
+        match limit.acquire().await {
+            Ok(permit) => break permit,
+            Err(AcquireError::QueueFull { .. }) if tries < 1000 => tries += 1,
+            Err(e) => panic!("the release never landed: {e:?}"),
+        }
+    };
+    let hint = turned_away(limit.acquire().await);
+    assert!(
+        Duration::ZERO < hint && hint <= the_hold,
+        "{hint:?}: the one hold seen lasted at most {the_hold:?}"
+    );
+    drop(held);
+}
+
 /// Defect (review 3, item 2): the failure policy did not reach callers already waiting. A
 /// holds 2 of 2, B waits, Redis dies and A drops its permits (the releases find no Redis and
 /// mark the store down): B was answered only at the earliest lease's expiry (10 s in the

@@ -6,10 +6,13 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AcquireError {
-    /// This instance's wait queue is full.
+    /// This instance's wait queue is full (with `max_queue(0)`: all permits are out).
     #[error("the wait queue is full")]
     QueueFull {
-        /// A hint for the caller: about one queue timeout.
+        /// A hint for the caller: about the time until as many permits came back as callers
+        /// wait before it, plus one — the mean hold of this instance's leases ÷ `max`, per
+        /// place in line; 1 s before any lease was released here; at most the queue
+        /// timeout.
         retry_after: Duration,
     },
     /// No permit came within the queue timeout.

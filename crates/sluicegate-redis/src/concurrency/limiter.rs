@@ -64,6 +64,9 @@ pub(super) struct Inner {
     /// Times a waiter went to sleep, told by Redis that all permits were out
     /// ([`GlobalConcurrency::sleeps`]).
     sleeps: AtomicU64,
+    /// How long this instance's leases were held, smoothed (ns; 0: none released yet), for
+    /// the hint of a full queue ([`queue_full_hint`]).
+    mean_hold: AtomicU64,
     /// Woken by a message on `channel` (on the store's one pub/sub connection).
     subscription: Subscription,
     instance: u64,
@@ -181,7 +184,12 @@ impl GlobalConcurrency {
         let in_queue = Queued(&inner.queued);
         if ahead >= inner.max_queue {
             return Some(Err(AcquireError::QueueFull {
-                retry_after: inner.queue_timeout,
+                retry_after: queue_full_hint(
+                    inner.mean_hold(),
+                    inner.max,
+                    ahead,
+                    inner.queue_timeout,
+                ),
             }));
         }
         let turn = self.wait_turn().await;
@@ -329,6 +337,53 @@ impl GlobalConcurrency {
     }
 }
 
+impl Inner {
+    /// A lease of this instance was held for `held`: folded into the mean (weight 1/8; the
+    /// first one taken as it is). Load and store rather than a CAS loop: two drops at once
+    /// may lose one sample, and the mean only feeds a hint.
+    pub(super) fn lease_held_for(&self, held: Duration) {
+        let sample = u64::try_from(held.as_nanos()).unwrap_or(u64::MAX).max(1);
+        let mean = self.mean_hold.load(Ordering::Relaxed);
+        let mean = if mean == 0 {
+            sample
+        } else {
+            (mean - mean / 8).saturating_add(sample / 8).max(1)
+        };
+        self.mean_hold.store(mean, Ordering::Relaxed);
+    }
+
+    fn mean_hold(&self) -> Option<Duration> {
+        let mean = self.mean_hold.load(Ordering::Relaxed);
+        (mean > 0).then(|| Duration::from_nanos(mean))
+    }
+}
+
+/// The `retry_after` of a caller turned away because this instance's queue is full (with
+/// `max_queue(0)`: because all permits are out), `ahead` callers waiting before it: the local
+/// limiter's rule, the time between two releases times the caller's place in line
+/// (`ahead + 1`). The time between two releases of the whole limit is taken as the mean
+/// hold of this instance's leases ÷ `max`: with the queue full, all `max` permits are out,
+/// and, held about that long wherever they are, about `max` of them come back per hold.
+/// 1 s until a lease has been released here (the local limiter's fallback too); never more
+/// than the queue timeout, the hint before (trial102 item 11: `max_queue(0)` told every
+/// caller turned away to stay away 30 s); the queue timeout with a limit of 0.
+fn queue_full_hint(
+    mean_hold: Option<Duration>,
+    max: u32,
+    ahead: usize,
+    queue_timeout: Duration,
+) -> Duration {
+    if max == 0 {
+        return queue_timeout;
+    }
+    let place = u32::try_from(ahead.saturating_add(1)).unwrap_or(u32::MAX);
+    mean_hold
+        .map_or(Duration::from_secs(1), |hold| {
+            (hold / max).saturating_mul(place)
+        })
+        .min(queue_timeout)
+}
+
 /// The id of a lease asked for whose answer is not in yet: released when dropped unclaimed
 /// (the answer came too late, or the `acquire` future was dropped meanwhile).
 struct Unclaimed<'a>(Option<(&'a Arc<Inner>, String)>);
@@ -427,6 +482,7 @@ impl ConcurrencyBuilder<'_> {
                 turnstile: tokio::sync::Mutex::new(()),
                 queued: AtomicUsize::new(0),
                 sleeps: AtomicU64::new(0),
+                mean_hold: AtomicU64::new(0),
                 instance: instance_id(),
                 next_id: AtomicU64::new(0),
                 runtime,
@@ -442,4 +498,34 @@ fn instance_id() -> u64 {
     use std::hash::BuildHasher;
     std::collections::hash_map::RandomState::new()
         .hash_one((std::process::id(), std::time::SystemTime::now()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// trial102 item 11: the hint of a full queue is a release's time times the place in
+    /// line, not the queue timeout.
+    #[test]
+    fn a_full_queue_hints_the_time_to_a_release_for_each_place_ahead() {
+        let ms = Duration::from_millis;
+        let timeout = Duration::from_secs(30);
+        assert_eq!(
+            queue_full_hint(None, 4, 0, timeout),
+            ms(1000),
+            "no hold seen"
+        );
+        assert_eq!(queue_full_hint(Some(ms(800)), 4, 0, timeout), ms(200));
+        assert_eq!(queue_full_hint(Some(ms(800)), 4, 9, timeout), ms(2000));
+        assert_eq!(
+            queue_full_hint(Some(Duration::from_secs(3600)), 1, 0, timeout),
+            timeout,
+            "never past the queue timeout"
+        );
+        assert_eq!(queue_full_hint(Some(ms(800)), 0, 0, timeout), timeout);
+        assert_eq!(
+            queue_full_hint(Some(Duration::MAX), 1, usize::MAX, timeout),
+            timeout
+        );
+    }
 }

@@ -32,6 +32,8 @@ pub struct GlobalPermit {
     inner: Arc<Inner>,
     held: Held,
     renewal: Option<Renewal>,
+    /// When the lease was taken: its hold feeds the hint of a full queue.
+    taken: tokio::time::Instant,
 }
 
 /// A lease's renewal task, and where it stands.
@@ -147,6 +149,7 @@ impl GlobalPermit {
             inner,
             held,
             renewal,
+            taken: tokio::time::Instant::now(),
         }
     }
 
@@ -220,6 +223,7 @@ impl Drop for GlobalPermit {
         let renewal = self.renewal.take();
         if let Held::Lease(id) = std::mem::replace(&mut self.held, Held::Nothing) {
             self.inner.share.lease_dropped();
+            self.inner.lease_held_for(self.taken.elapsed());
             if renewal.is_none_or(Renewal::stop) {
                 release(&self.inner, id);
             }
