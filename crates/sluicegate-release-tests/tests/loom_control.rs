@@ -22,6 +22,15 @@ fn reset_on_a_thread(limiter: &ConcurrencyLimiter) -> thread::JoinHandle<()> {
     thread::spawn(move || block_on(limiter.reset()))
 }
 
+/// Polls `future` once and drops it: a call given up on (under a timeout, say).
+fn given_up_after_one_poll<F: Future>(future: F) {
+    let mut future = Box::pin(future);
+    let noop = std::task::Waker::noop();
+    let _ = future
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(noop));
+}
+
 /// Defect 1 (issue 8): with one permit held and a drainer registered, a second drainer that
 /// took the lock between the last release's `fetch_add` and the release's slow path threw the
 /// first drainer's waker away; the first drainer never woke. loom reports the deadlock on
@@ -56,13 +65,7 @@ fn a_drain_given_up_on_leaves_the_other_drainer_its_wake_up() {
         let held = limiter.try_acquire_owned().unwrap();
         let gave_up = thread::spawn({
             let limiter = limiter.clone();
-            move || {
-                let mut drain = Box::pin(limiter.drain());
-                let noop = std::task::Waker::noop();
-                let _ = drain
-                    .as_mut()
-                    .poll(&mut std::task::Context::from_waker(noop));
-            }
+            move || given_up_after_one_poll(limiter.drain())
         });
         let waits = thread::spawn({
             let limiter = limiter.clone();
@@ -154,12 +157,7 @@ fn a_reset_superseded_by_a_later_one_given_up_on_ends_with_it() {
         let held = limiter.try_acquire_owned().unwrap();
         let earlier = reset_on_a_thread(&limiter);
         until_closed(&limiter);
-        let mut later = Box::pin(limiter.reset());
-        let noop = std::task::Waker::noop();
-        let _ = later
-            .as_mut()
-            .poll(&mut std::task::Context::from_waker(noop));
-        drop(later);
+        given_up_after_one_poll(limiter.reset());
         earlier.join().unwrap();
         assert!(!limiter.is_closed());
         assert_eq!(limiter.max(), 1);

@@ -157,21 +157,33 @@ async fn a_close_lifted_during_a_reset_lets_the_reset_restore_the_limit() {
 async fn a_reset_superseded_by_a_later_reset_given_up_on_ends_with_it() {
     let limiter = ConcurrencyLimiter::new(2);
     let held = limiter.try_acquire().unwrap();
-    let earlier = tokio::spawn({
+    let earlier = a_reset_draining(&limiter).await;
+    let later = tokio::time::timeout(Duration::from_secs(1), limiter.reset()).await;
+    assert!(later.is_err(), "the permit is still held: given up on");
+    assert!(!limiter.is_closed(), "the later reset reopened");
+    over_though_work_runs(earlier, &limiter).await;
+    drop(held);
+}
+
+/// A `reset()` of `limiter` in a task of its own, run until it drains.
+async fn a_reset_draining(limiter: &ConcurrencyLimiter) -> tokio::task::JoinHandle<()> {
+    let reset = tokio::spawn({
         let limiter = limiter.clone();
         async move { limiter.reset().await }
     });
     tokio::task::yield_now().await;
-    assert!(limiter.is_closed(), "the earlier reset drains");
-    let later = tokio::time::timeout(Duration::from_secs(1), limiter.reset()).await;
-    assert!(later.is_err(), "the permit is still held: given up on");
-    assert!(!limiter.is_closed(), "the later reset reopened");
-    tokio::time::timeout(Duration::from_secs(1), earlier)
+    assert!(limiter.is_closed(), "the reset drains");
+    reset
+}
+
+/// The reset in `task` is over (a second of paused time is more than enough), and one of
+/// the 2 permits of `limiter` is free, the other still held.
+async fn over_though_work_runs(task: tokio::task::JoinHandle<()>, limiter: &ConcurrencyLimiter) {
+    tokio::time::timeout(Duration::from_secs(1), task)
         .await
-        .expect("the earlier reset is over once the limiter is open again")
+        .expect("the reset is over once the limiter is open again")
         .unwrap();
     assert_eq!(limiter.try_acquire().map(drop), Ok(()), "one of 2 is free");
-    drop(held);
 }
 
 /// ctl121: an `open()` while a reset drains is that reset's end: the reset's limit (a kill
@@ -182,19 +194,10 @@ async fn an_open_during_a_reset_ends_the_reset_with_its_limit() {
     let limiter = ConcurrencyLimiter::new(2);
     let held = limiter.try_acquire().unwrap();
     limiter.set_max(0).unwrap();
-    let reset = tokio::spawn({
-        let limiter = limiter.clone();
-        async move { limiter.reset().await }
-    });
-    tokio::task::yield_now().await;
-    assert!(limiter.is_closed(), "the reset drains");
+    let reset = a_reset_draining(&limiter).await;
     limiter.open();
     assert_eq!(limiter.max(), 2, "the reset's limit, from the open on");
-    tokio::time::timeout(Duration::from_secs(1), reset)
-        .await
-        .expect("the open ended the reset")
-        .unwrap();
-    assert_eq!(limiter.try_acquire().map(drop), Ok(()), "one of 2 is free");
+    over_though_work_runs(reset, &limiter).await;
     drop(held);
 }
 
@@ -205,11 +208,8 @@ async fn an_open_during_a_reset_ends_the_reset_with_its_limit() {
 async fn a_kill_switch_after_an_open_during_a_reset_is_not_undone_by_the_reset() {
     let limiter = ConcurrencyLimiter::new(2);
     let held = limiter.try_acquire().unwrap();
-    let mut reset = pin!(limiter.reset());
-    assert!(
-        poll_once(reset.as_mut()).is_pending(),
-        "drains the held permit"
-    );
+    let mut reset = Box::pin(limiter.reset());
+    assert!(poll_once(reset.as_mut()).is_pending());
     limiter.open();
     limiter.set_max(0).unwrap();
     drop(held);
