@@ -12,6 +12,7 @@ mod explain;
 mod pooled;
 mod slowed;
 mod start;
+mod steps;
 
 pub use config::LittlesLawConfig;
 
@@ -25,6 +26,7 @@ use pooled::Pooled;
 use start::StartTest;
 use std::collections::VecDeque;
 use std::time::Duration;
+use steps::SlowSteps;
 
 /// Buckets over which the floor of the low RT is taken before the first probe.
 const LOW_WINDOW: usize = 100;
@@ -146,6 +148,11 @@ const LIMIT_LOG: usize = 16;
 /// Standard errors by which the slow start's queue estimate must pass zero before it ends the
 /// slow start: fewer, and the noise of small buckets' low RTs ends it on a false knee.
 const STARTUP_SIGNIFICANCE: f64 = 3.0;
+
+/// Standard errors of the pass rates by which a step of the slow start must fall short of what
+/// it would have bought, and fail to show a gain, to be taken as having bought nothing
+/// ([`SlowSteps::bought_nothing`]).
+const STEP_SIGNIFICANCE: f64 = 1.0;
 
 /// Standard errors (binomial) by which the answers that count the most workers busy may fall
 /// short of one in that many, for the count to be taken as exact ([`LittlesLaw::exact_count`]).
@@ -318,7 +325,11 @@ const UNPROBED_SLACK: usize = 2;
 ///   estimate reads none) replaces the warm-up's stand-in for min RT (the first buckets see
 ///   the short requests first and read low). A bucket too small for a queue estimate in which
 ///   nearly every request found every permit taken holds the limit. After the drain, as
-///   after a probe, no early probe until the window is measured anew.
+///   after a probe, no early probe until the window is measured anew. Past the starting
+///   limit, a step that bought no pass rate ends it too ([`SlowSteps`]: the pinned buckets'
+///   rate at the limit stepped to no higher than at the limit before by a standard error and
+///   short of the step's share by one, no answer counting that limit before busy): the limit
+///   goes back to the limit before, the knee.
 /// - **A start already past the knee** (an initial limit above the resource's concurrency):
 ///   every RT was queued from the first request, so the floor and min RT were too. It shows
 ///   as a queue seen at the starting limit before any growth, or as the slow start doubling
@@ -468,6 +479,9 @@ pub struct LittlesLaw {
     knee: Option<usize>,
     /// Pass rates of the pinned buckets at the starting limit, for the full-pipe test.
     startup: Vec<f64>,
+    /// The pass rates of the slow start's pinned buckets at the limit it stands at and at the
+    /// one it stepped from.
+    steps: SlowSteps,
     /// When the limit last changed, and what it was before (the last few changes).
     limit_log: VecDeque<(Nanos, usize)>,
     /// Buckets closed since the last probe finished measuring.
@@ -605,6 +619,7 @@ impl LittlesLaw {
             knee_found: false,
             knee: None,
             startup: Vec::new(),
+            steps: SlowSteps::default(),
             limit_log: VecDeque::new(),
             since_probe: usize::MAX,
             restarted: false,
@@ -1417,6 +1432,18 @@ impl LittlesLaw {
             self.last_exact = Some(m);
         }
         let before = self.limit;
+        // The slow start's pinned buckets in a row, each at the limit it was under from start
+        // to end (a leap of the demand-led start is no step of it).
+        let under = self.recent_limits.back().copied().unwrap_or(self.limit);
+        if self.knee_found || self.restarted || self.probe.is_some() || self.demand.holds() {
+            self.steps.clear();
+        } else if b.pinned() || b.turned_away_at_once() {
+            if under == self.limit {
+                self.steps.add(self.limit, &b);
+            }
+        } else {
+            self.steps.clear();
+        }
         // While the demand-led start checks a leap, the limit is its to hold.
         if !self.demand.holds() {
             self.limit = self.next_limit(&b, closed_at).min(self.shed_cap());
@@ -1828,6 +1855,27 @@ impl LittlesLaw {
             self.start_probe(now, short_rt, limit, false);
             self.mark_from_start(true);
             return limit;
+        }
+        if let Some(from) = self
+            .steps
+            .bought_nothing(self.limit, STEP_SIGNIFICANCE)
+            .filter(|&from| {
+                from >= clamp(self.c.initial, min, max)
+                    && !queueing
+                    && self.probe.is_none()
+                    && (b.pinned() || b.turned_away_at_once())
+            })
+        {
+            // The last step of the slow start from the starting limit up bought no pass rate:
+            // the limit it began at already had what the resource serves, and the permits it
+            // added wait inside (no answer since counted as many busy). Back to that limit, the
+            // knee; the next step would have added half as many again (`demo_busy_2x`: a delay
+            // outside the workers blurs the queue estimate, and 20 → 30 → 45 → 68 permits for
+            // 10 workers held 68 for over a second while the pass rate stood at 167–180 a
+            // second).
+            self.knee_found = true;
+            self.base = clamp(from, min, max);
+            return self.base;
         }
         // The slow start ends at the first queue: the limit has overshot by the growth of the
         // buckets it took to see it, so it drops at once to the BDP plus the target queue
