@@ -326,7 +326,7 @@ const UNPROBED_SLACK: usize = 2;
 ///   the short requests first and read low). A bucket too small for a queue estimate in which
 ///   nearly every request found every permit taken holds the limit. After the drain, as
 ///   after a probe, no early probe until the window is measured anew. Past the starting
-///   limit, a step that bought no pass rate ends it too ([`SlowSteps`]: the pinned buckets'
+///   limit, a step that bought no pass rate ends it too (`SlowSteps`: the pinned buckets'
 ///   rate at the limit stepped to no higher than at the limit before by a standard error and
 ///   short of the step's share by one, no answer counting that limit before busy): the limit
 ///   goes back to the limit before, the knee.
