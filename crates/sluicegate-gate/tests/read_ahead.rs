@@ -6,165 +6,14 @@
 
 mod support;
 
-use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper::{Request, Response};
-use hyper_util::rt::TokioIo;
-use support::{Gate, PATIENCE, eventually, raw, write_config};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-
-/// An upstream that notes every request's head as it arrives (`x-id`, `content-length`,
-/// `transfer-encoding`, `expect`), reads the body whole and answers with the head it noted
-/// and the body's length: `id=a cl=10 te=- expect=- len=10`.
-#[derive(Clone)]
-struct Echo {
-    addr: SocketAddr,
-    heads: Arc<Mutex<Vec<String>>>,
-}
-
-impl Echo {
-    async fn start() -> Echo {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let heads = Arc::new(Mutex::new(Vec::new()));
-        let seen = heads.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    return;
-                };
-                let seen = seen.clone();
-                tokio::spawn(async move {
-                    let svc = service_fn(move |req| serve(seen.clone(), req));
-                    let _ = http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), svc)
-                        .await;
-                });
-            }
-        });
-        Echo { addr, heads }
-    }
-
-    /// The `x-id` of every request whose head reached the upstream.
-    fn ids(&self) -> Vec<String> {
-        let heads = self.heads.lock().unwrap();
-        heads
-            .iter()
-            .map(|h| h.split(' ').next().unwrap()[3..].to_owned())
-            .collect()
-    }
-}
-
-async fn serve(
-    seen: Arc<Mutex<Vec<String>>>,
-    req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
-    let get = |n: &str| {
-        req.headers()
-            .get(n)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("-")
-            .to_owned()
-    };
-    let head = format!(
-        "id={} cl={} te={} expect={}",
-        get("x-id"),
-        get("content-length"),
-        get("transfer-encoding"),
-        get("expect")
-    );
-    seen.lock().unwrap().push(head.clone());
-    let len = match req.into_body().collect().await {
-        Ok(b) => match b.trailers().cloned() {
-            None => b.to_bytes().len().to_string(),
-            Some(t) => {
-                let t: Vec<String> = t
-                    .iter()
-                    .map(|(k, v)| format!("{k}:{}", v.to_str().unwrap()))
-                    .collect();
-                format!("{} trailers={}", b.to_bytes().len(), t.join(","))
-            }
-        },
-        Err(e) => format!("broken ({e})"),
-    };
-    Ok(Response::new(Full::new(Bytes::from(format!(
-        "{head} len={len}"
-    )))))
-}
-
-/// A gate of one pool of one slot and no queue in front of `up`, with `extra` top-level
-/// settings: any request that held the slot turns every other away at once (`503`).
-async fn gate(up: &Echo, name: &str, extra: &str) -> (Gate, support::ConfigFile) {
-    let config = write_config(
-        name,
-        &format!(
-            "listen = [\"127.0.0.1:0\"]\n{extra}\n\n[admin]\nlisten = \"127.0.0.1:0\"\n\n[[pools]]\nname = \"api\"\nupstream = \"http://{}\"\nmax_concurrency = 1\nmax_queue = 0\n\n[[routes]]\npool = \"api\"\n",
-            up.addr
-        ),
-    );
-    let gate = Gate::start(&["serve", "--config", config.to_str().unwrap()]).await;
-    (gate, config)
-}
+use support::{
+    Echo, Gate, answer_body, counter, eventually, in_flight, one_slot_gate as gate, raw, read_until,
+};
+use tokio::io::AsyncWriteExt;
 
 /// `GET /` as `id`: its status line and body.
 async fn get(gate: &Gate, id: &str) -> support::Reply {
     support::get(gate.proxy, "/", id).await
-}
-
-/// Reads from `s` until `until` has come (or the connection ends); all that came.
-async fn read_until(s: &mut TcpStream, until: &str) -> String {
-    let mut got = Vec::new();
-    let mut buf = [0u8; 4096];
-    tokio::time::timeout(PATIENCE, async {
-        while !String::from_utf8_lossy(&got).contains(until) {
-            match s.read(&mut buf).await.unwrap() {
-                0 => break,
-                n => got.extend_from_slice(&buf[..n]),
-            }
-        }
-    })
-    .await
-    .expect("nothing more came");
-    String::from_utf8_lossy(&got).into_owned()
-}
-
-/// The answer's body (of a `Content-Length`): what the upstream said it got.
-async fn answer_body(s: &mut TcpStream) -> String {
-    let mut got = read_until(s, "\r\n\r\n").await;
-    let (head, _) = got.split_once("\r\n\r\n").unwrap();
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("content-length: "))
-        .unwrap_or_else(|| panic!("no length: {got}"))
-        .parse()
-        .unwrap();
-    while got.split_once("\r\n\r\n").unwrap().1.len() < length {
-        let mut buf = [0u8; 4096];
-        let n = tokio::time::timeout(PATIENCE, s.read(&mut buf))
-            .await
-            .expect("nothing more came")
-            .unwrap();
-        assert!(n > 0, "the answer ended short: {got}");
-        got.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
-    got.split_once("\r\n\r\n").unwrap().1.to_owned()
-}
-
-/// The pool's counters, and its requests in flight, from `/status`.
-async fn counter(gate: &Gate, name: &str) -> u64 {
-    gate.pool("api").await["counters"][name].as_u64().unwrap()
-}
-
-async fn in_flight(gate: &Gate) -> u64 {
-    gate.pool("api").await["in_flight"].as_u64().unwrap()
 }
 
 /// gate110, section 2: a client that sent its body slowly held its slot the whole time, two
@@ -174,7 +23,7 @@ async fn in_flight(gate: &Gate) -> u64 {
 #[tokio::test]
 async fn a_body_on_its_way_holds_no_slot() {
     let up = Echo::start().await;
-    let (gate, _config) = gate(&up, "on-its-way", "").await;
+    let (gate, _config) = gate(up.addr, "on-its-way", "").await;
     let mut a = raw(
         gate.proxy,
         b"POST / HTTP/1.1\r\nhost: x\r\nx-id: a\r\ncontent-length: 20\r\nexpect: 100-continue\r\n\r\n",
@@ -212,7 +61,7 @@ async fn a_body_on_its_way_holds_no_slot() {
 #[tokio::test]
 async fn a_small_chunked_body_goes_upstream_with_a_content_length() {
     let up = Echo::start().await;
-    let (gate, _config) = gate(&up, "chunked", "").await;
+    let (gate, _config) = gate(up.addr, "chunked", "").await;
     let mut a = raw(
         gate.proxy,
         b"POST / HTTP/1.1\r\nhost: x\r\nx-id: a\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n",
@@ -240,7 +89,7 @@ async fn a_small_chunked_body_goes_upstream_with_a_content_length() {
 #[tokio::test]
 async fn a_body_past_the_bound_is_streamed_with_its_slot_held() {
     let up = Echo::start().await;
-    let (gate, _config) = gate(&up, "past", "client_body_buffer_size = 1024").await;
+    let (gate, _config) = gate(up.addr, "past", "client_body_buffer_size = 1024").await;
     let mut a = raw(
         gate.proxy,
         b"POST / HTTP/1.1\r\nhost: x\r\nx-id: a\r\ncontent-length: 5000\r\n\r\n",
@@ -279,7 +128,7 @@ async fn a_body_past_the_bound_is_streamed_with_its_slot_held() {
 #[tokio::test]
 async fn a_buffer_of_0_streams_every_body_as_before() {
     let up = Echo::start().await;
-    let (gate, _config) = gate(&up, "zero", "client_body_buffer_size = 0").await;
+    let (gate, _config) = gate(up.addr, "zero", "client_body_buffer_size = 0").await;
     let mut a = raw(
         gate.proxy,
         b"POST / HTTP/1.1\r\nhost: x\r\nx-id: a\r\ntransfer-encoding: chunked\r\nexpect: 100-continue\r\n\r\n",
@@ -303,7 +152,7 @@ async fn a_buffer_of_0_streams_every_body_as_before() {
 #[tokio::test]
 async fn a_client_that_leaves_while_its_body_is_read_leaves_nothing_behind() {
     let up = Echo::start().await;
-    let (gate, _config) = gate(&up, "leaves", "").await;
+    let (gate, _config) = gate(up.addr, "leaves", "").await;
     let mut a = raw(
         gate.proxy,
         b"POST / HTTP/1.1\r\nhost: x\r\nx-id: a\r\ncontent-length: 100\r\nexpect: 100-continue\r\n\r\n",
@@ -331,7 +180,7 @@ async fn a_client_that_leaves_while_its_body_is_read_leaves_nothing_behind() {
 #[tokio::test]
 async fn a_client_that_stalls_while_its_body_is_read_gets_408() {
     let up = Echo::start().await;
-    let (gate, _config) = gate(&up, "stalls", "client_body_timeout = \"1s\"").await;
+    let (gate, _config) = gate(up.addr, "stalls", "client_body_timeout = \"1s\"").await;
     let mut a = raw(
         gate.proxy,
         b"POST / HTTP/1.1\r\nhost: x\r\nx-id: a\r\ncontent-length: 100\r\n\r\nten bytes.",
@@ -354,7 +203,7 @@ async fn a_client_that_stalls_while_its_body_is_read_gets_408() {
 #[tokio::test]
 async fn a_long_body_that_waits_for_continue_gets_it_only_with_its_slot() {
     let up = Echo::start().await;
-    let (gate, _config) = gate(&up, "continue", "client_body_buffer_size = 1024").await;
+    let (gate, _config) = gate(up.addr, "continue", "client_body_buffer_size = 1024").await;
     gate.admin_call("POST", "/pools/api/close", None, "").await;
     let mut long = raw(
         gate.proxy,
@@ -384,7 +233,7 @@ async fn a_small_body_with_trailers_goes_chunked_with_them() {
         ("trailers", ""),
         ("trailers-0", "client_body_buffer_size = 0"),
     ] {
-        let (gate, _config) = gate(&up, name, extra).await;
+        let (gate, _config) = gate(up.addr, name, extra).await;
         let mut a = raw(
             gate.proxy,
             b"POST / HTTP/1.1\r\nhost: x\r\nx-id: a\r\ntrailer: x-sum\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nx-sum: 5\r\n\r\n",

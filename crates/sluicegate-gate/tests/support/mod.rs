@@ -3,6 +3,7 @@
 #![allow(dead_code, unreachable_pub, unused_imports)]
 
 mod client;
+mod echo;
 mod gate;
 mod raw_upstream;
 // The same `redis-server` support as `sluicegate-redis`'s tests, not a copy of it.
@@ -13,6 +14,7 @@ mod tls;
 mod upstream;
 
 pub use client::{Reply, get, raw, request, status_and_body};
+pub use echo::{Echo, answer_body, counter, in_flight, one_slot_gate, read_until};
 pub use gate::{ConfigFile, Gate, rewrite, write_config};
 pub use raw_upstream::{RawUpstream, Script};
 pub use redis::{
