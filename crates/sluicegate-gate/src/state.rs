@@ -31,6 +31,9 @@ pub struct State {
     /// Most of a request body read before its request asks for a slot
     /// (`client_body_buffer_size`; `0`: none).
     pub client_body_buffer_size: usize,
+    /// The largest request body taken (`client_max_body_size`; `u64::MAX` when the config
+    /// sets none, which no body reaches: a `Content-Length` past it is hyper's `431`).
+    pub client_max_body_size: u64,
     /// The answers' read-ahead (`response_buffer_size`), the gate-wide cap on read-ahead
     /// memory (`max_buffered_bytes`) and its count (kept across reloads); every pool has it.
     pub buffering: Arc<crate::buffers::Buffering>,
@@ -224,6 +227,7 @@ impl State {
             store: store.cloned(),
             client_body_timeout: config.client_body_timeout.0,
             client_body_buffer_size: config.client_body_buffer_size,
+            client_max_body_size: config.client_max_body_size.unwrap_or(u64::MAX),
             buffering,
             admin_token,
             admin_max_connections: config.admin.max_connections,

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::model::bounds::{
-    self, ADAPTIVE_INITIAL, ADAPTIVE_MAX, ADAPTIVE_MIN, BURST, CLIENT_BODY_BUFFER_SIZE, INSTANCES,
-    MAX_BUFFERED_BYTES, MAX_CONCURRENCY, MAX_HEADER_BYTES, MAX_KEYS, MAX_QUEUE,
-    RESPONSE_BUFFER_SIZE, WORKERS,
+    self, ADAPTIVE_INITIAL, ADAPTIVE_MAX, ADAPTIVE_MIN, BURST, CLIENT_BODY_BUFFER_SIZE,
+    CLIENT_MAX_BODY_SIZE, INSTANCES, MAX_BUFFERED_BYTES, MAX_CONCURRENCY, MAX_HEADER_BYTES,
+    MAX_KEYS, MAX_QUEUE, RESPONSE_BUFFER_SIZE, WORKERS,
 };
 use sluicegate_redis::GlobalGcra;
 
@@ -523,6 +523,11 @@ fn check(config: &Config) -> Result<(), Broken> {
     MAX_BUFFERED_BYTES
         .check_usize(config.max_buffered_bytes)
         .map_err(|m| (None, m))?;
+    if let Some(n) = config.client_max_body_size {
+        CLIENT_MAX_BODY_SIZE
+            .check(i128::from(n))
+            .map_err(|m| (None, m))?;
+    }
     if let Some(addr) = &config.admin.listen
         && let Some(proxy) = config
             .listen
@@ -1483,6 +1488,50 @@ mod tests {
             let e = read(v).unwrap_err();
             assert!(e.message.contains(says), "{v}: {e}");
             assert_eq!(e.at, Some((1, 27)), "{v}: {e}");
+        }
+    }
+
+    /// `client_max_body_size`: none when left out (every body taken, as before the setting),
+    /// 1 byte to 1 TiB whole; `0`, nginx's way to write no bound, is refused with the way to
+    /// write it here, and nginx's sizes with the bytes to write, at the value.
+    #[test]
+    fn the_largest_body_is_none_by_default_and_has_bounds() {
+        let read = |v: &str| parse(&format!("client_max_body_size = {v}\n{MINIMAL}"), "g.toml");
+        assert_eq!(parse(MINIMAL, "g.toml").unwrap().client_max_body_size, None);
+        assert_eq!(read("1").unwrap().client_max_body_size, Some(1));
+        assert_eq!(
+            read("1099511627776").unwrap().client_max_body_size,
+            Some(1 << 40)
+        );
+        for (v, says) in [
+            (
+                "0",
+                "`client_max_body_size` must be at least 1, not 0 (for no bound, nginx's `0`, leave the setting out)",
+            ),
+            (
+                "\"0\"",
+                "`client_max_body_size` must be at least 1, not \"0\" (for no bound, nginx's `0`, leave the setting out)",
+            ),
+            (
+                "1099511627777",
+                "`client_max_body_size` must be at most 1099511627776, not 1099511627777 (1 TiB)",
+            ),
+            (
+                "\"10m\"",
+                "write `client_max_body_size = 10485760` for \"10m\"",
+            ),
+            (
+                "\"1g\"",
+                "write `client_max_body_size = 1073741824` for \"1g\"",
+            ),
+            (
+                "99999999999999999999999999999999999999999",
+                "`client_max_body_size` must be at most 1099511627776 (1 TiB)",
+            ),
+        ] {
+            let e = read(v).unwrap_err();
+            assert!(e.message.contains(says), "{v}: {e}");
+            assert_eq!(e.at, Some((1, 24)), "{v}: {e}");
         }
     }
 

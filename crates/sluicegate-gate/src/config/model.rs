@@ -68,6 +68,11 @@ pub struct Config {
         deserialize_with = "max_buffered_bytes"
     )]
     pub max_buffered_bytes: usize,
+    /// Largest request body the gate takes, in bytes (default: none). A request whose
+    /// `Content-Length` says more is answered `413` before anything of it is read, and a
+    /// chunked body that passes it is cut there (see `docs/gate.md`).
+    #[serde(default, deserialize_with = "client_max_body_size")]
+    pub client_max_body_size: Option<u64>,
     /// Longest time a write to a client may wait with the client taking none of its answer
     /// (default `60s`, as nginx's `send_timeout`); then the connection is closed and the
     /// request's slot freed.
@@ -462,6 +467,16 @@ pub(super) mod bounds {
         above: " (16 MiB): every answer a slow client takes may hold that much in memory; an \
                 answer past it is streamed, as one past any bound is",
     };
+    /// The largest request body; `0` is refused, as nginx reads it as no bound at all, which
+    /// is written here by leaving the setting out.
+    pub(in super::super) const CLIENT_MAX_BODY_SIZE: Bounds = Bounds {
+        key: "client_max_body_size",
+        min: 1,
+        max: 1 << 40,
+        below: " (for no bound, nginx's `0`, leave the setting out)",
+        above: " (1 TiB): no upload through a proxy is that large, so it is surely a slipped \
+                digit; for no bound, leave the setting out",
+    };
     /// The gate-wide cap on read-ahead memory, both ways.
     pub(in super::super) const MAX_BUFFERED_BYTES: Bounds = Bounds {
         key: "max_buffered_bytes",
@@ -521,11 +536,12 @@ pub(super) mod bounds {
     };
 
     /// Every whole-number setting's bounds.
-    pub(in super::super) const ALL: [Bounds; 12] = [
+    pub(in super::super) const ALL: [Bounds; 13] = [
         WORKERS,
         ADMIN_MAX_CONNECTIONS,
         MAX_HEADER_BYTES,
         CLIENT_BODY_BUFFER_SIZE,
+        CLIENT_MAX_BODY_SIZE,
         INSTANCES,
         MAX_CONCURRENCY,
         MAX_QUEUE,
@@ -563,6 +579,7 @@ within_bounds! {
     client_body_buffer_size: CLIENT_BODY_BUFFER_SIZE.read_bytes -> usize;
     response_buffer_size: RESPONSE_BUFFER_SIZE.read_bytes -> usize;
     max_buffered_bytes: MAX_BUFFERED_BYTES.read_bytes -> usize;
+    client_max_body_size: CLIENT_MAX_BODY_SIZE.read_bytes -> Option<u64>, Some;
     instances: INSTANCES.read_spanned -> Option<Spanned<u32>>, Some;
     max_concurrency: MAX_CONCURRENCY.read -> Option<usize>, Some;
     max_queue: MAX_QUEUE.read -> usize;

@@ -133,6 +133,12 @@ impl Bounds {
             .flatten()
             .and_then(|n| n.checked_mul(unit));
         match size {
+            // A size below the least (nginx's `0`, which is "no bound" for some of its
+            // sizes): refused as the number written bare would be, with the setting's hint.
+            Some(n) if n < u128::from(self.min) => format!(
+                "`{key}` must be at least {}, not \"{text}\"{}",
+                self.min, self.below
+            ),
             Some(n) => format!(
                 "`{key}` takes whole bytes, without quotes or nginx's units: write `{key} = {n}` for \"{text}\""
             ),

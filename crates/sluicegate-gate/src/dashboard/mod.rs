@@ -117,6 +117,7 @@ mod tests {
             Outcome::ClientGone,
             Outcome::BadRequestBody,
             Outcome::ClientBodyTimeout,
+            Outcome::BodyTooLarge,
         ];
         for o in Outcome::ALL {
             let (_, rgb) = colours

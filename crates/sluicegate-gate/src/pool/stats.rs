@@ -32,13 +32,16 @@ pub enum Outcome {
     BadRequestBody,
     /// The client stopped sending its request body for `client_body_timeout` (`408`).
     ClientBodyTimeout,
+    /// The request body was longer than `client_max_body_size` (`413`): said so by its
+    /// `Content-Length` (nothing read or forwarded), or found so as it came.
+    BodyTooLarge,
     /// A global pool on `deny` while Redis does not answer (`503`).
     StoreUnavailable,
 }
 
 impl Outcome {
     /// Every outcome, in metrics order.
-    pub const ALL: [Outcome; 13] = [
+    pub const ALL: [Outcome; 14] = [
         Outcome::Forwarded,
         Outcome::QueueFull,
         Outcome::QueueTimeout,
@@ -51,6 +54,7 @@ impl Outcome {
         Outcome::ClientGone,
         Outcome::BadRequestBody,
         Outcome::ClientBodyTimeout,
+        Outcome::BodyTooLarge,
         Outcome::StoreUnavailable,
     ];
 
@@ -69,6 +73,7 @@ impl Outcome {
             Outcome::ClientGone => "client_gone",
             Outcome::BadRequestBody => "bad_request_body",
             Outcome::ClientBodyTimeout => "client_body_timeout",
+            Outcome::BodyTooLarge => "body_too_large",
             Outcome::StoreUnavailable => "store_unavailable",
         }
     }

@@ -174,7 +174,14 @@ impl Body for PermitBody {
                 }
             }
             Some(Err(e)) => {
-                self.broke_off(e);
+                // The client's body failed after the upstream answered early (it passed
+                // `client_max_body_size`, stalled, broke its framing): hyper closed the
+                // upstream connection for it, and the answer is cut for the client's doing,
+                // counted as such and not as the upstream's broken body.
+                match self.client.as_deref().and_then(Progress::fault) {
+                    Some(fault) => self.pool.stats.refuse(&self.pool.name, fault.outcome()),
+                    None => self.broke_off(e),
+                }
                 self.release(Outcome::Ignored);
             }
             Some(Ok(_)) => {}

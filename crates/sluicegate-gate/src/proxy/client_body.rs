@@ -1,8 +1,36 @@
 //! A client's request body on its way to the upstream, watched for the client's own faults:
 //! a body that breaks its framing, a client that leaves in the middle of it, a client that
-//! stops sending it. Those end the exchange as the client's doing (never an upstream error
-//! or timeout, never a drop for an adaptive limit), and while the gate waits for the client's
-//! next bytes the upstream timeout does not run: it is for the upstream's answer.
+//! stops sending it, a body longer than `client_max_body_size`. Those end the exchange as the
+//! client's doing (never an upstream error or timeout, never a drop for an adaptive limit),
+//! and while the gate waits for the client's next bytes the upstream timeout does not run:
+//! it is for the upstream's answer.
+//!
+//! The bound on a body's size (`client_max_body_size`) is held at three points, the earliest
+//! that knows:
+//!
+//! 1. A `Content-Length` past it: `413` as soon as the request is routed (`handle`), before
+//!    the body is read, the request meets a rate or asks for a slot — one compare, paid by
+//!    every request (with no bound set the bound is `u64::MAX`, which no length passes).
+//!    The body is not read for the gate's sake; what the client sends anyway is read and
+//!    thrown away for 2 s at most (`handle::LINGER`, the gate's other early refusals'
+//!    lingering close: closed on unread bytes, the kernel resets, and a client still sending
+//!    may lose the answer) and the connection is closed after (`Connection: close`, as nginx
+//!    closes after its `413`).
+//! 2. A chunked body that passes it while it is read ahead (`read_ahead`): the same `413`,
+//!    nothing forwarded, no slot taken.
+//! 3. A chunked body that passes it while it is streamed (past `client_body_buffer_size`, or
+//!    with nothing read ahead): [`ClientBody`] counts what the client may still send and,
+//!    at the frame that passes it, fails the body as [`ClientFault::TooLarge`]. hyper's
+//!    client connection then ends without the last chunk and is closed, so the upstream sees
+//!    a request broken off, never a short body passed off as whole; the rest of the client's
+//!    body is read away as in 1. An upstream that has not answered yet is not waited for:
+//!    the client gets the `413` (with `Connection: close`), the slot is freed and the pool
+//!    counts `body_too_large`. One that answered already (early, before the whole body) has
+//!    its answer cut, and the client's connection with it; counted `body_too_large` too, not
+//!    as the upstream's broken body.
+//!
+//! A body with a `Content-Length` within the bound cannot pass it (hyper reads no more than
+//! the length), so the count in 3 only ever trips for a chunked one.
 
 use std::error::Error;
 use std::io;
@@ -30,6 +58,17 @@ pub(super) enum ClientFault {
     Gone,
     /// Nothing came for `client_body_timeout` while the upstream waited for it: `408`.
     Stalled,
+    /// The body is longer than `client_max_body_size`: `413`, and the connection closed.
+    TooLarge,
+}
+
+/// What a client's request body is held to.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BodyRules {
+    /// The longest wait for the client's next bytes (`client_body_timeout`).
+    pub(super) timeout: Duration,
+    /// The most bytes the whole body may have (`client_max_body_size`; `u64::MAX`: none).
+    pub(super) max: u64,
 }
 
 impl ClientFault {
@@ -39,6 +78,7 @@ impl ClientFault {
             ClientFault::Malformed => StatusCode::BAD_REQUEST,
             ClientFault::Gone => StatusCode::SERVICE_UNAVAILABLE,
             ClientFault::Stalled => StatusCode::REQUEST_TIMEOUT,
+            ClientFault::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         }
     }
 
@@ -48,6 +88,7 @@ impl ClientFault {
             ClientFault::Malformed => "bad_request_body",
             ClientFault::Gone => "client_gone",
             ClientFault::Stalled => "client_body_timeout",
+            ClientFault::TooLarge => "body_too_large",
         }
     }
 
@@ -57,6 +98,9 @@ impl ClientFault {
             ClientFault::Malformed => "bad request body: its framing is broken\n",
             ClientFault::Gone => "client gone\n",
             ClientFault::Stalled => "request body timeout: the client stopped sending it\n",
+            ClientFault::TooLarge => {
+                "request body too large: it is longer than this gate takes (client_max_body_size)\n"
+            }
         }
     }
 
@@ -67,7 +111,22 @@ impl ClientFault {
             ClientFault::Gone => Outcome::ClientGone,
             ClientFault::Malformed => Outcome::BadRequestBody,
             ClientFault::Stalled => Outcome::ClientBodyTimeout,
+            ClientFault::TooLarge => Outcome::BodyTooLarge,
         }
+    }
+
+    /// The gate's answer, to a client still there to get one. After a body too large the
+    /// connection is closed: its rest is unread (only thrown away for a while, see the
+    /// module's notes), and nginx closes after its `413` too.
+    pub(super) fn answer(self) -> http::Response<super::answer::GateBody> {
+        let mut answer = super::answer::plain(self.status(), self.name(), self.text());
+        if self == ClientFault::TooLarge {
+            answer.headers_mut().insert(
+                http::header::CONNECTION,
+                http::HeaderValue::from_static("close"),
+            );
+        }
+        answer
     }
 
     /// What a read of hyper's server body failed on: broken framing is the client's
@@ -182,20 +241,25 @@ pub(crate) struct ClientBody {
     progress: Arc<Progress>,
     /// `client_body_timeout`.
     timeout: Duration,
+    /// What the client's connection may still give before the body passes
+    /// `client_max_body_size` (what was read ahead is within it already).
+    left: u64,
     stall: Stall,
     /// The last poll found nothing (saves a lock per poll while the client dawdles).
     waiting: bool,
 }
 
 impl ClientBody {
-    /// Wraps `body`; the exchange watches the returned progress.
-    pub(super) fn new(body: RequestBody, timeout: Duration) -> (ClientBody, Arc<Progress>) {
+    /// Wraps `body`, held to `rules`; the exchange watches the returned progress.
+    pub(super) fn new(body: RequestBody, rules: BodyRules) -> (ClientBody, Arc<Progress>) {
         let progress = Arc::new(Progress::new());
+        let read = body.ahead.as_deref().map_or(0, |a| a.len() as u64);
         let body = ClientBody {
             ahead: body.ahead,
             inner: Some(body.rest),
             progress: progress.clone(),
-            timeout,
+            timeout: rules.timeout,
+            left: rules.max.saturating_sub(read),
             stall: Stall::default(),
             waiting: false,
         };
@@ -217,6 +281,7 @@ impl ClientBody {
             inner: None,
             progress: self.progress.clone(),
             timeout: self.timeout,
+            left: self.left,
             stall: Stall::default(),
             waiting: false,
         })
@@ -230,6 +295,18 @@ impl ClientBody {
         // hyper stops polling a body that says it has ended (a length's last bytes).
         let ended = last || self.is_end_stream();
         self.progress.moved(fault, ended);
+    }
+
+    /// The body has passed `client_max_body_size`: it fails (the upstream connection is
+    /// closed on a request broken off), and the rest of it in the client's connection is
+    /// read away for a while, so that the client, still sending, gets its `413`.
+    fn too_large(&mut self) -> BodyError {
+        self.moved(Some(ClientFault::TooLarge), true);
+        if let Some(rest) = self.inner.take() {
+            super::handle::discard(rest);
+        }
+        tracing::debug!("a request body passed client_max_body_size; cut");
+        "the client's body passed client_max_body_size".into()
     }
 
     /// The next frame of what was read ahead; `None` once the rest is the client's
@@ -296,6 +373,11 @@ impl Body for ClientBody {
                 Poll::Ready(None)
             }
             Poll::Ready(Some(Ok(frame))) => {
+                let len = frame.data_ref().map_or(0, |d| d.len() as u64);
+                if len > self.left {
+                    return Poll::Ready(Some(Err(self.too_large())));
+                }
+                self.left -= len;
                 self.moved(None, frame.is_trailers());
                 Poll::Ready(Some(Ok(frame)))
             }

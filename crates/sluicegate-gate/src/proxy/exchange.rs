@@ -14,7 +14,7 @@ use tokio::time::{Instant, timeout_at};
 use super::answer::GateBody;
 use super::answer_ahead::AnswerBody;
 use super::body::PermitBody;
-use super::client_body::{ClientFault, Progress};
+use super::client_body::{BodyRules, ClientFault, Progress};
 use super::headers::Added;
 use super::read_ahead::RequestBody;
 use super::tunnel::{self, ClientSide};
@@ -47,26 +47,21 @@ pub(super) struct Exchange {
 impl Exchange {
     /// Sends the request `parts` and `body` (origin-form, `Host` set, its framing set for
     /// what was read ahead) with the headers this
-    /// hop adds to the pool's upstream; the client may leave its body waiting up to
-    /// `body_timeout` between two reads. A handshake for a tunnel comes with the client's
-    /// side of it (`tunnel`).
+    /// hop adds to the pool's upstream; the client's body is held to `rules` (its longest
+    /// wait between two reads, its most bytes). A handshake for a tunnel comes with the
+    /// client's side of it (`tunnel`).
     pub(super) fn start(
         pool: Arc<Pool>,
         parts: request::Parts,
         body: RequestBody,
         added: Added,
         held: Held,
-        body_timeout: Duration,
+        rules: BodyRules,
         tunnel: Option<Box<ClientSide>>,
     ) -> Self {
         let start = Instant::now();
-        let (pending, body) = upstream::send(
-            pool.upstream.authority.clone(),
-            parts,
-            body,
-            added,
-            body_timeout,
-        );
+        let (pending, body) =
+            upstream::send(pool.upstream.authority.clone(), parts, body, added, rules);
         Exchange {
             pending: Some(pending),
             body,

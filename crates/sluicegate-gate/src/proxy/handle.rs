@@ -14,7 +14,7 @@ use sluicegate::rate::Decision;
 use tokio::time::Instant;
 
 use super::answer::{self, GateBody};
-use super::client_body::ClientFault;
+use super::client_body::{BodyRules, ClientFault};
 use super::conn::Conn;
 use super::exchange::{Exchange, Failed};
 use super::global;
@@ -110,15 +110,13 @@ pub fn handle(
                         .count(conn.peer.ip(), s.client_address.header());
                 }
             }
-            Some((
-                pool,
-                bypass,
-                client,
-                s.client_body_timeout,
-                s.client_body_buffer_size,
-            ))
+            let rules = BodyRules {
+                timeout: s.client_body_timeout,
+                max: s.client_max_body_size,
+            };
+            Some((pool, bypass, client, rules, s.client_body_buffer_size))
         });
-        let Some((pool, bypass, client, body_timeout, body_buffer)) = routed else {
+        let Some((pool, bypass, client, rules, body_buffer)) = routed else {
             tracing::debug!(path = req.uri().path(), "no route");
             gate.unrouted.count(Unrouted::NoRoute);
             let answer = answer::plain(
@@ -128,6 +126,13 @@ pub fn handle(
             );
             return Ok(linger(req, answer));
         };
+        // A body that says it is too large is refused before anything else: nothing of it
+        // is read, and it meets no rate and no queue (bypassed or not). One compare for
+        // every request; a chunked body, whose lower bound is 0, is counted as it comes.
+        if http_body::Body::size_hint(req.body()).lower() > rules.max {
+            pool.stats.refuse(&pool.name, Outcome::BodyTooLarge);
+            return Ok(linger(req, ClientFault::TooLarge.answer()));
+        }
         // The body first, up to the bound, before any limit: a body that arrives slowly
         // does so while the request holds no slot and no place in the queue. A request
         // without one passes by (no await, no allocation). Boxed so that its future does
@@ -138,13 +143,21 @@ pub fn handle(
             match Box::pin(read_ahead::read(
                 &mut req,
                 body_buffer,
-                body_timeout,
+                rules,
                 &pool.buffering,
             ))
             .await
             {
                 Ok(ahead) => ahead,
-                Err(fault) => return Ok(body_failed(&pool, fault)),
+                Err(fault) => {
+                    if fault == ClientFault::TooLarge {
+                        // The client sends on (the read gave it its `100 Continue`, if
+                        // it asked for one): the rest is read away, then the connection
+                        // closed.
+                        discard(req.into_body());
+                    }
+                    return Ok(body_failed(&pool, fault));
+                }
             }
         };
         let held = if bypass {
@@ -184,7 +197,7 @@ pub fn handle(
                 Err(answer) => return Ok(linger_rest(req, ahead.as_deref(), answer)),
             }
         };
-        Ok(forward(&gate, pool, &conn, req, ahead, held, body_timeout).await)
+        Ok(forward(&gate, pool, &conn, req, ahead, held, rules).await)
     }
 }
 
@@ -243,7 +256,7 @@ fn linger_rest(
 }
 
 /// Reads `body` and throws it away, for [`LINGER`] at most.
-fn discard(mut body: Incoming) {
+pub(super) fn discard(mut body: Incoming) {
     use http_body_util::BodyExt as _;
     tokio::spawn(async move {
         let discard = async { while let Some(Ok(_)) = body.frame().await {} };
@@ -253,10 +266,11 @@ fn discard(mut body: Incoming) {
 
 /// The answer to a client that failed to send the body the gate was reading ahead: counted
 /// on the pool as the same failure while forwarding is. Nothing reached the upstream and no
-/// slot was taken; the client that left gets nothing, and a stalled one its `408`.
+/// slot was taken; the client that left gets nothing, a stalled one its `408`, and one whose
+/// body passed `client_max_body_size` its `413`.
 fn body_failed(pool: &Pool, fault: ClientFault) -> Response<GateBody> {
     pool.stats.refuse(&pool.name, fault.outcome());
-    answer::plain(fault.status(), fault.name(), fault.text())
+    fault.answer()
 }
 
 fn check_rates(
@@ -354,7 +368,7 @@ fn forward(
     req: Request<Incoming>,
     ahead: Option<Box<read_ahead::ReadAhead>>,
     held: Held,
-    body_timeout: Duration,
+    rules: BodyRules,
 ) -> impl Future<Output = Response<GateBody>> + Send + use<> {
     let (mut parts, rest) = req.into_parts();
     // Read before `to_upstream` makes the head HTTP/1.1.
@@ -370,13 +384,13 @@ fn forward(
         None
     };
     conn.answers_for(&pool);
-    let exchange = Exchange::start(pool, parts, body, added, held, body_timeout, tunnel);
+    let exchange = Exchange::start(pool, parts, body, added, held, rules, tunnel);
     async move {
         match exchange.finish().await {
             Ok(response) if http_1_0 => ends_with_the_connection(response),
             Ok(response) => response,
             Err(Failed::Upstream(outcome)) => answer::upstream_failed(outcome),
-            Err(Failed::Client(fault)) => answer::plain(fault.status(), fault.name(), fault.text()),
+            Err(Failed::Client(fault)) => fault.answer(),
         }
     }
 }

@@ -6,8 +6,6 @@
 //! gate-wide `max_buffered_bytes` ([`crate::buffers`]): a body that finds the buffers full
 //! is not read ahead, and one that fills them stops there, as one past the bound.
 
-use std::time::Duration;
-
 use bytes::{Bytes, BytesMut};
 use futures_util::future::poll_immediate;
 use http::header::{CONTENT_LENGTH, EXPECT, TRANSFER_ENCODING};
@@ -16,7 +14,7 @@ use http_body::{Body as _, Frame};
 use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
 
-use super::client_body::ClientFault;
+use super::client_body::{BodyRules, ClientFault};
 use crate::buffers::{Buffering, Counted, Event};
 
 /// What the gate read of a request body before the request asked for its slot.
@@ -109,7 +107,8 @@ impl ReadAhead {
 }
 
 /// Reads `req`'s body ahead, up to `bound` bytes (one read may carry it a little past),
-/// waiting at most `timeout` for each read as the upstream would; `None` for a body that
+/// waiting at most `rules.timeout` for each read as the upstream would, and refusing a body
+/// that passes `rules.max` (chunked: a `Content-Length` past it was refused before); `None` for a body that
 /// says it is longer than the bound and waits for a `100 Continue` (`Expect`): it gets its
 /// go-ahead only with its slot, as before, so that a refused upload is not sent for nothing
 /// (past the bound it holds its slot while it arrives however it is read); and `None` too
@@ -119,8 +118,8 @@ impl ReadAhead {
 ///
 /// # Errors
 ///
-/// How the client failed to send the body: it broke the framing, left, or sent nothing for
-/// `timeout`.
+/// How the client failed to send the body: it broke the framing, left, sent nothing for
+/// `rules.timeout`, or sent more than `rules.max`.
 ///
 /// # Cancel safety
 ///
@@ -128,9 +127,10 @@ impl ReadAhead {
 pub(super) async fn read(
     req: &mut Request<Incoming>,
     bound: usize,
-    timeout: Duration,
+    rules: BodyRules,
     buffering: &Buffering,
 ) -> Result<Option<Box<ReadAhead>>, ClientFault> {
+    let timeout = rules.timeout;
     let longer = req
         .body()
         .size_hint()
@@ -174,6 +174,9 @@ pub(super) async fn read(
         match frame.into_data() {
             Ok(data) => {
                 read.push(data);
+                if read.len() as u64 > rules.max {
+                    return Err(ClientFault::TooLarge);
+                }
                 counted.set(read.len());
                 // A length's last bytes: hyper would only say `None` on the next read.
                 if body.is_end_stream() {

@@ -50,7 +50,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::client_body::{ClientBody, Progress};
+use super::client_body::{BodyRules, ClientBody, Progress};
 use super::headers::Added;
 use super::read_ahead::RequestBody;
 
@@ -288,7 +288,8 @@ fn same(a: &Authority, b: &Authority) -> bool {
 /// gone) and the headers this hop adds to the upstream at `authority`, on an idle connection
 /// of this thread or a new one. The answer comes back without its hop-by-hop headers. A
 /// body goes through a [`ClientBody`], which fails the exchange when the client sends
-/// nothing of it for `body_timeout`; how far it has come is returned with the future.
+/// nothing of it for the rules' timeout, or more than their most; how far it has come is
+/// returned with the future.
 ///
 /// # Cancel safety
 ///
@@ -305,14 +306,14 @@ pub(super) fn send(
     parts: http::request::Parts,
     body: RequestBody,
     added: Added,
-    body_timeout: Duration,
+    rules: BodyRules,
 ) -> (Sending, Option<Arc<Progress>>) {
     // Not a body read whole: its connection has nothing left, but the read has the body.
     if body.is_none() && parts.method != Method::CONNECT && !added.upgrade {
         (Box::pin(send_wire(authority, parts, added)), None)
     } else {
         let upgrade = added.upgrade;
-        let (body, progress) = ClientBody::new(body, body_timeout);
+        let (body, progress) = ClientBody::new(body, rules);
         let mut req = Request::from_parts(parts, body);
         added.insert_into(req.headers_mut());
         let sending: Sending = if upgrade {
