@@ -289,11 +289,22 @@ impl ClientBody {
 
     /// The client's bytes moved (see [`Progress::moved`]).
     /// `last`: the frame given was the body's last one (trailers, or the end).
+    ///
+    /// A copy's bytes ([`ClientBody::again`]) are the gate's, given once more: the client's
+    /// did not move, and the upstream's clock runs on from where the first try left it — a
+    /// request sent again has what is left of its one `upstream_timeout`, as one without a
+    /// body sent again on the gate's own path has (review124: the copy started the clock
+    /// again, and the client waited up to twice the timeout). Its end still counts: the
+    /// new connection has had the whole body.
     fn moved(&mut self, fault: Option<ClientFault>, last: bool) {
         self.waiting = false;
         self.stall.moved();
         // hyper stops polling a body that says it has ended (a length's last bytes).
         let ended = last || self.is_end_stream();
+        if self.inner.is_none() {
+            self.progress.update(|s| s.ended |= ended);
+            return;
+        }
         self.progress.moved(fault, ended);
     }
 

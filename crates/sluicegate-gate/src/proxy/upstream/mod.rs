@@ -426,7 +426,9 @@ async fn send_hyper(
 /// §9.2.2, as the gate's own path sends one without a body again) whose body was read whole
 /// before it was sent ([`ClientBody::again`], its bytes shared); nginx sends such a
 /// request to the next try too (`proxy_next_upstream error`, idempotent methods). `None`
-/// for any other: its body, or part of it, was the client's connection's to give.
+/// for any other: its body, or part of it, was the client's connection's to give. The
+/// second try has what is left of the exchange's `upstream_timeout`: the copy's bytes do
+/// not start its clock again ([`ClientBody`]'s `moved`).
 fn again(req: &Request<ClientBody>) -> Option<Request<ClientBody>> {
     if !req.method().is_idempotent() {
         return None;
