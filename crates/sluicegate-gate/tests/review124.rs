@@ -169,3 +169,49 @@ async fn a_request_sent_again_gets_what_is_left_of_its_upstream_timeout() {
     assert_eq!(pool["in_flight"], 0);
     assert_eq!(pool["counters"]["upstream_timeout"], 1, "{pool}");
 }
+
+/// A request the upstream began to answer — part of a head, or an interim `102`, then the
+/// connection closed — is not sent again: the upstream took it, and may have done its work.
+/// On either path the gate sends a request again only when no byte of an answer came.
+/// Defects pinned: hyper reports a connection closed in the middle of a head as it reports
+/// one closed before any byte (an incomplete message), and a `PUT` the upstream had begun
+/// to answer went to it a second time (ae7ad98); the gate's own path dropped an interim
+/// answer from its buffer and then took the close for a connection closed unanswered, and
+/// sent a `GET` after a `102` once more.
+#[tokio::test]
+async fn a_request_whose_answer_had_begun_is_not_sent_again() {
+    let up = Scripted::start(|path, n| match (path.split('/').nth(1), n) {
+        (Some("head"), 1) => Step {
+            wait: Duration::ZERO,
+            bytes: b"HTTP/1.1 200 OK\r\nContent-",
+            close: true,
+        },
+        (Some("interim"), 1) => Step {
+            wait: Duration::ZERO,
+            bytes: b"HTTP/1.1 102 Processing\r\n\r\n",
+            close: true,
+        },
+        _ => Step {
+            wait: Duration::ZERO,
+            bytes: OK,
+            close: false,
+        },
+    })
+    .await;
+    let gate = Gate::in_front_of_with(up.addr, &[("--admin-listen", "127.0.0.1:0")]).await;
+    for begun in ["head", "interim"] {
+        for (method, body) in [("GET", ""), ("PUT", "hello")] {
+            // A kept-alive connection of the path the request takes, to reuse: the gate's
+            // own for a request without a body, hyper's for one with a body.
+            assert_eq!(send(&gate, method, "/warm", body).await.0, 200);
+            let path = format!("/{begun}/{method}");
+            let got = send(&gate, method, &path, body).await;
+            assert_eq!(
+                (got.0, up.seen(&path)),
+                (502, 1),
+                "{method} {path}: status, times sent"
+            );
+        }
+    }
+    assert_eq!(gate.pool("default").await["in_flight"], 0);
+}

@@ -19,7 +19,9 @@
 //! that got no byte of an answer is sent once more on a new connection when its method is
 //! idempotent (RFC 9110 §9.2.2); hyper's path sends again what it never wrote, and an
 //! idempotent request whose body was read whole ahead (a copy of it kept, the bytes shared,
-//! while it goes on a reused connection) when no answer's head came.
+//! while it goes on a reused connection) when no byte of an answer came either. An answer
+//! begun (part of a head, an interim `1xx`) says the upstream took the request: it is not
+//! sent twice.
 //!
 //! A handshake for a tunnel (`Upgrade`, see [`upgrade`]) goes on a new hyper connection of
 //! its own, which can be upgraded; after a `101` it is the tunnel's and never goes back to
@@ -31,12 +33,14 @@
 
 mod body;
 mod decode;
+mod read_count;
 mod upgrade;
 mod wire;
 
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
@@ -56,6 +60,7 @@ use super::read_ahead::RequestBody;
 
 pub(crate) use body::{BodyError, UpstreamBody};
 use decode::Decoder;
+use read_count::ReadCount;
 use wire::Wire;
 pub(crate) use wire::WireError;
 pub(super) use wire::chunked_codings;
@@ -125,6 +130,9 @@ pub(crate) struct HyperConn {
     /// Whether it may go back to the idle list: not one made for a handshake (hyper never
     /// finds one that can be upgraded ready again after an answer that declined).
     pub(crate) reusable: bool,
+    /// The bytes read from the upstream so far ([`ReadCount`]): whether an answer had begun
+    /// when an exchange failed.
+    read: Arc<AtomicU64>,
 }
 
 /// Every thread's idle connections, for [`sweep`]; a thread that has ended leaves a dead
@@ -401,15 +409,20 @@ async fn send_hyper(
     .flatten();
     if let Some(mut conn) = idle {
         let again = again(&req);
+        let read = conn.read.load(Ordering::Relaxed);
         match conn.sender.try_send_request(req).await {
             Ok(response) => return relay(response, conn, authority, false),
             Err(mut e) => match (e.take_message(), again) {
                 // Never written: the connection closed as it was picked. A new one.
                 (Some(r), _) => req = r,
-                // Written, and the upstream closed the connection on it (it read the
-                // request as its keep-alive ran out): a new one, if sending the request
-                // twice cannot do harm.
-                (None, Some(r)) if unanswered(e.error()) => req = r,
+                // Written, and the upstream closed the connection on it without a byte of
+                // an answer (it read the request as its keep-alive ran out): a new one, if
+                // sending the request twice cannot do harm.
+                (None, Some(r))
+                    if unanswered(e.error()) && conn.read.load(Ordering::Relaxed) == read =>
+                {
+                    req = r;
+                }
                 (None, _) => return Err(SendError::Http(e.into_error())),
             },
         }
@@ -442,8 +455,10 @@ fn again(req: &Request<ClientBody>) -> Option<Request<ClientBody>> {
 }
 
 /// Whether hyper's client failed a request the upstream did not answer: the connection
-/// closed or broke before (or in the middle of) the answer's head. Not an answer that did
-/// not parse, nor a failure of the request's own body.
+/// closed or broke before the answer's head ended. Not an answer that did not parse, nor a
+/// failure of the request's own body. hyper's error does not say whether a byte of the
+/// answer had come (closed in the middle of a head, it is an incomplete message as before
+/// the first byte): the connection's read count does ([`ReadCount`]).
 fn unanswered(e: &hyper::Error) -> bool {
     e.is_incomplete_message()
         || (!e.is_parse()
@@ -457,6 +472,7 @@ fn unanswered(e: &hyper::Error) -> bool {
 /// closes it or every sender is gone; one that `upgrades` hands its socket over to the
 /// response of a `101` ([`hyper::upgrade::on`]).
 async fn handshake(authority: &Authority, upgrades: bool) -> Result<HyperConn, SendError> {
+    let (stream, read) = ReadCount::new(connect(authority).await?);
     let (sender, connection) = http1::Builder::new()
         .writev(false)
         // The same limits as the gate's own path: 64 KiB of head, exact however it arrives
@@ -464,7 +480,7 @@ async fn handshake(authority: &Authority, upgrades: bool) -> Result<HyperConn, S
         // default is 16 KiB). The read buffer stays at 64 KiB too (hyper's is ~400 KiB).
         .max_header_size(wire::MAX_HEAD)
         .max_buf_size(wire::MAX_HEAD)
-        .handshake(TokioIo::new(connect(authority).await?))
+        .handshake(TokioIo::new(stream))
         .await
         .map_err(SendError::Http)?;
     let task = if upgrades {
@@ -476,6 +492,7 @@ async fn handshake(authority: &Authority, upgrades: bool) -> Result<HyperConn, S
         sender,
         task: task.abort_handle(),
         reusable: !upgrades,
+        read,
     })
 }
 

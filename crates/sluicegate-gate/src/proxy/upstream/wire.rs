@@ -73,7 +73,7 @@ pub(crate) enum WireError {
     /// The connection failed while the head was arriving.
     #[error("reading the answer: {0}")]
     Read(io::Error),
-    /// The connection ended in the middle of the head.
+    /// The connection ended in the middle of the head (or after an interim `1xx`).
     #[error("upstream closed the connection in the middle of the answer's head")]
     Truncated,
     /// A head `httparse` refuses (including more than [`MAX_HEADERS`] headers).
@@ -156,6 +156,9 @@ impl Wire {
             .await
             .map_err(|e| WireError::Unanswered(Some(e)))?;
         let head_request = parts.method == Method::HEAD;
+        // A byte of an answer came: an interim `1xx`, dropped from `buf` once read, is one
+        // (the upstream took the request; review124).
+        let mut begun = false;
         loop {
             if !self.buf.is_empty()
                 && let Some(head) = parse(&mut self.buf, head_request)?
@@ -167,10 +170,10 @@ impl Wire {
             }
             self.buf.reserve(READ_SIZE);
             match self.stream.read_buf(&mut self.buf).await {
-                Ok(0) if self.buf.is_empty() => return Err(WireError::Unanswered(None)),
+                Ok(0) if !begun => return Err(WireError::Unanswered(None)),
                 Ok(0) => return Err(WireError::Truncated),
-                Ok(_) => {}
-                Err(e) if self.buf.is_empty() => return Err(WireError::Unanswered(Some(e))),
+                Ok(_) => begun = true,
+                Err(e) if !begun => return Err(WireError::Unanswered(Some(e))),
                 Err(e) => return Err(WireError::Read(e)),
             }
         }
