@@ -9,6 +9,7 @@ use tokio::task::JoinHandle;
 
 use super::limiter::{Inner, millis};
 use super::scripts::{RELEASE, RENEW};
+use crate::store::Missed;
 
 /// One of a [`GlobalConcurrency`](super::GlobalConcurrency)'s permits. Dropping it releases
 /// the permit (the release is sent to Redis from a spawned task — after the lease's renewal,
@@ -18,7 +19,8 @@ use super::scripts::{RELEASE, RENEW};
 /// # Holding it outside the runtime
 ///
 /// The lease is renewed (every TTL / 3) by a task on the runtime the permit was acquired
-/// on, over the store's connection, which the runtime the store was made on drives. Hold
+/// on (each renewal's call made on the limit's runtime), over the store's connection, which
+/// the runtime the store was made on drives. Hold
 /// the permit only while those runtimes run: a current-thread runtime driven by `block_on`
 /// per call (a synchronous program) runs neither between its calls, so a permit held there
 /// longer than the lease time outside `block_on` loses its lease while held, and another
@@ -59,15 +61,17 @@ struct Lease {
 ///
 /// - `Idle` (the task sleeps) → `Renewing`, by the task deciding to renew; → `Released`, by
 ///   the drop, which aborts the task and sends the release itself.
-/// - `Renewing` → `Idle`, by the task once Redis answered (or the call failed); →
-///   `ReleaseDue`, by the drop, which then leaves the task running.
-/// - `ReleaseDue` → `Released`, by the task once its renewal is over (answered, failed, or
-///   the task cancelled mid-call with its runtime): it sends the release after the
-///   renewal, and ends.
+/// - `Renewing` → `Idle`, by the renewal's call once Redis answered (or the call failed);
+///   → `ReleaseDue`, by the drop, which then leaves the call running.
+/// - `ReleaseDue` → `Released`, by the renewal's call once over (answered, failed, or
+///   cancelled with its runtime): it sends the release after the renewal, and the task
+///   ends.
 ///
-/// No extra call to Redis, no extra allocation (the task shares the lease rather than a
-/// copy of its id); a release waits at most for a renewal's answer (within the store's
-/// budget), and only when the drop meets a renewal on its way.
+/// The call runs on the limit's runtime, where releases go out, not on the task's (see
+/// [`renew`]). No extra call to Redis (the task shares the lease rather than a copy of its
+/// id; a renewal, every third of the TTL of a held permit, is a spawn on the limit's
+/// runtime); a release waits at most for a renewal's answer (within the store's budget),
+/// and only when the drop meets a renewal on its way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 enum RenewalState {
@@ -162,8 +166,16 @@ impl GlobalPermit {
 /// Pushes the lease's expiry forward every third of the TTL until the permit drops. A lease
 /// found gone (Redis flushed or restarted without persistence, or a renewal too late) is
 /// added back: the permit is still held, and not counting it would let others exceed the
-/// cap for as long as it is held. A drop during a renewal leaves the release to this task,
-/// after the renewal (see [`RenewalState`]).
+/// cap for as long as it is held. A drop during a renewal leaves the release to the
+/// renewal, which sends it once over (see [`RenewalState`]).
+///
+/// The timer runs here, on the permit's runtime; each renewal's call, on the limit's
+/// runtime, where releases go out: a release left to a renewal must not wait for this
+/// task's runtime to run again. A synchronous program's current-thread runtime runs only
+/// inside `block_on`: a permit dropped outside it while a renewal waited for Redis stayed
+/// out for the lease time the renewal gave it (review124; before 221b80a the drop sent the
+/// release from the limit's runtime at once). When the limit's runtime has shut down, the
+/// renewal is made here.
 async fn renew(inner: Arc<Inner>, lease: Arc<Lease>) {
     let period = inner.ttl / 3;
     loop {
@@ -174,17 +186,31 @@ async fn renew(inner: Arc<Inner>, lease: Arc<Lease>) {
         {
             return; // released (the abort on its way)
         }
-        let renewing = Renewing(&inner, &lease);
         #[cfg(test)]
         let hold = HoldRenewal::deciding(&inner);
-        let mut call = RENEW.key(&inner.leases);
-        call.arg(millis(inner.ttl)).arg(&lease.id);
-        let answer = inner.store.attempt::<i64>(&call);
-        #[cfg(test)]
-        let answer = HoldRenewal::sending(hold, answer);
-        // `attempt`, not `call`: a renewal is no decision, and falls back to nothing.
-        let answer = answer.await;
-        drop(renewing);
+        #[cfg(not(test))]
+        let hold = ();
+        let renewing = Renewing(inner.clone(), lease.clone());
+        let answer = match inner.runtime.spawn(renewal(renewing, hold)).await {
+            Ok(answer) => answer,
+            // Dropped with the limit's runtime, shut down (unrun, or mid-call): its
+            // `Renewing` handed the lease back (or sent a release due). Once more here,
+            // unless released.
+            Err(e) if e.is_cancelled() => {
+                if lease
+                    .step(RenewalState::Idle, RenewalState::Renewing)
+                    .is_err()
+                {
+                    return;
+                }
+                let renewing = Renewing(inner.clone(), lease.clone());
+                #[cfg(test)]
+                let hold = None;
+                renewal(renewing, hold).await
+            }
+            // It panicked: its `Renewing` did its part on the way out. The next one, then.
+            Err(_) => continue,
+        };
         if lease.state.load(Ordering::Acquire) == RenewalState::Released as u8 {
             return;
         }
@@ -198,13 +224,36 @@ async fn renew(inner: Arc<Inner>, lease: Arc<Lease>) {
     }
 }
 
-/// A renewal decided on and not over yet. Its end (or the task cancelled mid-call) hands the
-/// lease back to the permit's drop, or sends the release that drop left to it.
-struct Renewing<'a>(&'a Arc<Inner>, &'a Lease);
+/// One renewal's call: `ZADD`s the lease's expiry a TTL ahead. Its end, answered or failed
+/// (or the call cancelled with its runtime), is `renewing`'s.
+async fn renewal(renewing: Renewing, hold: Hold) -> Result<i64, Missed> {
+    let Renewing(inner, lease) = &renewing;
+    let mut call = RENEW.key(&inner.leases);
+    call.arg(millis(inner.ttl)).arg(&lease.id);
+    // `attempt`, not `call`: a renewal is no decision, and falls back to nothing.
+    let answer = inner.store.attempt::<i64>(&call);
+    #[cfg(test)]
+    let answer = HoldRenewal::sending(hold, answer);
+    #[cfg(not(test))]
+    let () = hold;
+    let answer = answer.await;
+    drop(renewing);
+    answer
+}
 
-impl Drop for Renewing<'_> {
+/// Tests: the seam that may hold a renewal ([`HoldRenewal`]); nothing otherwise.
+#[cfg(test)]
+type Hold = Option<HoldRenewal>;
+#[cfg(not(test))]
+type Hold = ();
+
+/// A renewal decided on and not over yet. Its end (or the call cancelled) hands the lease
+/// back to the permit's drop, or sends the release that drop left to it.
+struct Renewing(Arc<Inner>, Arc<Lease>);
+
+impl Drop for Renewing {
     fn drop(&mut self) {
-        let Renewing(inner, lease) = *self;
+        let Renewing(inner, lease) = self;
         if lease
             .step(RenewalState::Renewing, RenewalState::Idle)
             .is_err()
