@@ -1657,6 +1657,18 @@ mod tests {
                 "`max_header_bytes` must be at most 1048576".to_owned(),
             ),
             (
+                // Beyond what TOML reads at all (128 bits).
+                format!("response_buffer_size = 1{:0>42}\n{MINIMAL}", 0),
+                (1, 24),
+                "`response_buffer_size` must be at most 16777216".to_owned(),
+            ),
+            (
+                // Beyond what TOML reads at all (128 bits).
+                format!("max_buffered_bytes = 1{:0>42}\n{MINIMAL}", 0),
+                (1, 22),
+                "`max_buffered_bytes` must be at most 1099511627776".to_owned(),
+            ),
+            (
                 format!("[store]\nredis = \"redis://x\"\ninstances = {huge}\n{MINIMAL}"),
                 (3, 13),
                 "`instances` must be at most 4294967295".to_owned(),

@@ -536,12 +536,14 @@ pub(super) mod bounds {
     };
 
     /// Every whole-number setting's bounds.
-    pub(in super::super) const ALL: [Bounds; 13] = [
+    pub(in super::super) const ALL: [Bounds; 15] = [
         WORKERS,
         ADMIN_MAX_CONNECTIONS,
         MAX_HEADER_BYTES,
         CLIENT_BODY_BUFFER_SIZE,
         CLIENT_MAX_BODY_SIZE,
+        RESPONSE_BUFFER_SIZE,
+        MAX_BUFFERED_BYTES,
         INSTANCES,
         MAX_CONCURRENCY,
         MAX_QUEUE,
