@@ -3392,13 +3392,17 @@ impl LittlesLaw {
                 // floor the starting limit's answers measured (unqueued, by the rank test).
                 // From below, its × 1.1 step took 20 permits for 20 workers to 22, and its dead
                 // band held them there.
+                // Below that limit where the pinned requests' count read fewer in service and
+                // could speak at the starting limit ([`DemandStart::counted_below`]): behind a
+                // delay outside 10 workers, a leap the rate pulled back left 23 permits
+                // standing 1–4 s where the count read 10–14 (`demo_busy_2x`).
                 // Either way the steering reads on from that floor, the one the knee was read
                 // against: the buckets' own after it is the least of their 5th percentiles,
                 // which reads low (0.7 ms for a service whose 5th percentile is 2.6 ms) and held
                 // 47 permits for 50 workers on a phantom queue until the first probe at 5 s.
                 self.low_floor = self.demand.floor();
                 let knee = if in_service <= from as f64 {
-                    self.drained_to(from as f64)
+                    self.drained_to(self.demand.counted_below(from).unwrap_or(from as f64))
                 } else {
                     self.drained_to(in_service)
                 };

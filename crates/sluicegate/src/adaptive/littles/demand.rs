@@ -275,6 +275,10 @@ pub(super) struct DemandStart {
     roomy_after: u64,
     /// The counts at the last leap.
     leapt_mark: Mark,
+    /// At the knee after a leap, the permits in service by the pinned requests' count (the
+    /// leap's limit less the queue they counted, [`PINNED`] of them answered), whether or not
+    /// the count stood as a queue ([`pinned_queue`](Self::pinned_queue)'s tail test).
+    counted_at_knee: Option<f64>,
     /// The starting limit's 5th-percentile RT (s; [`floor`](Self::floor)), taken at the
     /// first leap: no RT is filed after it.
     floor_s: Option<f64>,
@@ -318,6 +322,7 @@ impl DemandStart {
             pinned_seen: u64::MAX,
             roomy_after: 0,
             leapt_mark: Mark::default(),
+            counted_at_knee: None,
             floor_s: None,
             queue_target,
             min,
@@ -484,12 +489,12 @@ impl DemandStart {
                 // Every request out when the limit came back has answered (it had `to` out
                 // at most): no pinned count stood, and the limit before the leap is the knee.
                 if self.answers - answers >= to as u64 {
-                    self.phase = Phase::Done;
-                    return Verdict::Knee {
+                    let knee = Verdict::Knee {
                         in_service: from as f64,
                         from,
                         rt,
                     };
+                    return self.knee(end, at, to, knee);
                 }
                 Verdict::Wait
             }
@@ -682,12 +687,12 @@ impl DemandStart {
             return Verdict::Back(from);
         }
         if !self.looked && in_service < from as f64 * (1.0 - bar * se) {
-            self.phase = Phase::Done;
-            return Verdict::Knee {
+            let knee = Verdict::Knee {
                 in_service,
                 from,
                 rt,
             };
+            return self.knee(end, at, to, knee);
         }
         // A round trip, and as many answers as the starting limit's rate was measured on;
         // a leap is judged clear only on two answers a permit of the new limit (one after a
@@ -751,23 +756,23 @@ impl DemandStart {
                 Some(counted) if in_service <= from as f64 => counted,
                 _ => queue,
             };
-            self.phase = Phase::Done;
-            return Verdict::Knee {
+            let knee = Verdict::Knee {
                 in_service: to as f64 - queue,
                 from,
                 rt,
             };
+            return self.knee(end, at, to, knee);
         }
         if in_service < to as f64 * (1.0 - bar * se) {
             // Fewer in service than the leap gave: past the knee. The queue inside slows the
             // workers that serve it (contention), so the answer rate understates the pool;
             // the limit before the leap was clear.
-            self.phase = Phase::Done;
-            return Verdict::Knee {
+            let knee = Verdict::Knee {
                 in_service,
                 from,
                 rt,
             };
+            return self.knee(end, at, to, knee);
         }
         if !last {
             return Verdict::Wait;
@@ -847,12 +852,12 @@ impl DemandStart {
         rt: Duration,
     ) -> Option<Verdict> {
         let queue = self.pinned_queue(end, at, to)?;
-        self.phase = Phase::Done;
-        Some(Verdict::Knee {
+        let knee = Verdict::Knee {
             in_service: to as f64 - queue,
             from,
             rt,
-        })
+        };
+        Some(self.knee(end, at, to, knee))
     }
 
     /// The permits waiting inside the resource after the leap at `at` to `to`, counted by
@@ -930,6 +935,59 @@ impl DemandStart {
             self.full += 1;
             self.full_shown = self.full_shown.max(in_flight.saturating_sub(seen) as u64);
         }
+    }
+
+    /// The knee the pinned requests' count reads under `from`, the limit before the leap, if
+    /// the count could speak at that limit ([`count_could_speak`](Self::count_could_speak)):
+    /// the permits in service it counted at the knee, where fewer than `from`.
+    ///
+    /// After a leap the answer rate pulled back (no more in service than the limit before),
+    /// the knee was that limit, judged clear, whatever the count read: the queue slows the
+    /// workers that serve it, and behind a service floor the count reads low too (`cache_3x`:
+    /// 11–18 of 20 workers, its pinned requests' own services slowed past the floor it
+    /// subtracts). Behind a delay outside the workers (`demo_busy_2x`), a first group slow by
+    /// chance clears the leap, the count reads 10–14 in service for 10 workers, and 23
+    /// permits stood for seconds. The count tells the two apart by what it could show at the
+    /// starting limit: behind a floor no answer there is fast enough to have shown more
+    /// workers than the most shown, so it reads a short pool whatever the pool; where some
+    /// answer is, the count reads the pool.
+    pub(super) fn counted_below(&self, from: usize) -> Option<f64> {
+        self.counted_at_knee
+            .filter(|&c| c > 0.0 && c < from as f64 && self.count_could_speak(from))
+    }
+
+    /// The permits in service by the pinned requests' count after the leap at `at` to `to`,
+    /// at least [`PINNED`] of them answered: the leap's limit less the fewest answers one saw
+    /// while out, less those served meanwhile.
+    fn counted_in_service(&self, end: Nanos, at: Nanos, to: usize) -> Option<f64> {
+        if self.pinned < PINNED || self.ends.len() >= KEPT_ENDS {
+            return None;
+        }
+        let queue = self.pinned_seen as f64 - self.served_meanwhile(end, at)?;
+        Some(to as f64 - queue)
+    }
+
+    /// The knee after the leap at `at` to `to`: its count noted
+    /// ([`counted_at_knee`](Self::counted_at_knee)), the start over.
+    fn knee(&mut self, end: Nanos, at: Nanos, to: usize, knee: Verdict) -> Verdict {
+        self.counted_at_knee = self.counted_in_service(end, at, to);
+        self.phase = Phase::Done;
+        knee
+    }
+
+    /// The count at the starting limit `limit` could speak: [`PINNED`] or more requests that
+    /// found every permit taken answered, and some answer there (of either group) was fast
+    /// enough that, served with every permit out, it would have shown more workers than the
+    /// most shown — the mean RT × (1 − the most shown ÷ `limit`), as in
+    /// [`count_withholds`](Self::count_withholds), which reads the first group alone.
+    fn count_could_speak(&self, limit: usize) -> bool {
+        let all = self.few.len() + self.more.len();
+        if self.full < PINNED || all == 0 {
+            return false;
+        }
+        let mean = self.few.iter().chain(&self.more).sum::<f64>() / all as f64;
+        let fast = mean * (1.0 - self.full_shown as f64 / limit as f64);
+        self.few.partition_point(|&x| x < fast) + self.more.partition_point(|&x| x < fast) > 0
     }
 
     /// The count of the requests that found every permit of the starting limit `limit` out

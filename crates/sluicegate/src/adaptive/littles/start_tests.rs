@@ -1108,3 +1108,53 @@ fn littles_slow_start_takes_no_step_past_one_that_bought_no_pass_rate() {
         }
     }
 }
+
+/// The knee `workers` of an exponential 50 ms that slow as they fill (contention ½), each
+/// answer delayed outside them by an exponential 13 ms, are given under 40 arrivals a second
+/// a worker, where the demand-led start leapt past twice the starting limit in the first 3 s
+/// (`None`: no such leap).
+fn knee_after_a_leap_behind_a_delay_outside(workers: usize, seed: u64) -> Option<usize> {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let mut pool = OpenPool::new(workers, 50, 40 * workers as u64, seed);
+    pool.contention = 0.5;
+    pool.delay_mean_us = 13_000.0;
+    let (mut top, mut knee) = (0, None);
+    pool.run(&mut l, 3_000, |_, l| {
+        if knee.is_none() {
+            top = top.max(l.limit());
+            if l.knee_found {
+                knee = l.knee;
+            }
+        }
+    });
+    knee.filter(|_| top > 40 && l.demand.leapt())
+}
+
+/// Pins the knee after a leap the answer rate pulled back (`demo_busy_2x` seeds 154, 247, 276,
+/// 286: 20 permits leapt to 43–75 in front of 10 workers behind a delay outside them, came
+/// back, and the knee was the starting limit judged clear, 23 permits standing 1–4 s while
+/// the pinned requests' count read 10–14 in service). Where the count could speak at the
+/// starting limit, the knee is now what it read: in front of 14 workers 30 starts of seeds
+/// 1–60 leap and come back, each to a knee of 23 before, now under 23 in at least half (14–20)
+/// and never above; in front of 12 workers likewise (16, 15, 20, 18; seed 11 still 23). In
+/// front of 25 workers the knees stand where they were, past the starting limit (28–40).
+#[test]
+fn littles_knee_after_a_leap_pulled_back_is_what_the_count_read() {
+    for workers in [12, 14] {
+        let knees: Vec<(u64, usize)> = (1..=60)
+            .filter_map(|s| knee_after_a_leap_behind_a_delay_outside(workers, s).map(|k| (s, k)))
+            .collect();
+        let under = knees.iter().filter(|&&(_, k)| k < 23).count();
+        assert!(
+            knees.len() >= 5 && 2 * under >= knees.len() && knees.iter().all(|&(_, k)| k <= 23),
+            "{workers} workers, (seed, knee): {knees:?}"
+        );
+    }
+    for seed in 1..=60 {
+        let knee = knee_after_a_leap_behind_a_delay_outside(25, seed);
+        assert!(
+            knee.is_none_or(|k| k >= 28),
+            "25 workers, seed {seed}: knee {knee:?}"
+        );
+    }
+}
