@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# pairl.sh A B: paired goodput of two leap files (seed max s14 s20 goodput)
+awk '{print $1, $5}' $1 > /tmp/pa; awk '{print $1, $5}' $2 > /tmp/pb
+python3 /work/r97/pair.py /tmp/pa /tmp/pb | head -1
+paste -d' ' $1 $2 | awk '$5!=$10 {print "   ", $0}'
