@@ -58,9 +58,13 @@ impl Totals {
 }
 
 /// Takes a sample of every pool each second and keeps the last five minutes.
+///
+/// Each second's samples are shared (`Arc`): an answer takes the ones it wants under the
+/// lock and writes them out after it, so that the sampling, which runs on the runtime's
+/// thread, never waits for an answer being written (78 MB with 2000 pools, 0.3 s).
 #[derive(Debug, Default)]
 pub struct Sampler {
-    kept: Mutex<VecDeque<(u64, Vec<Sample>)>>,
+    kept: Mutex<VecDeque<(u64, Arc<Vec<Sample>>)>>,
 }
 
 impl Sampler {
@@ -97,15 +101,22 @@ impl Sampler {
         if kept.len() == KEEP {
             kept.pop_front();
         }
-        kept.push_back((t, samples));
+        kept.push_back((t, Arc::new(samples)));
     }
 
     /// The samples taken after `t` (Unix milliseconds) as JSON:
     /// `{"samples": [{"t": …, "pools": {"name": {…}}}]}`.
     pub fn json_after(&self, t: u64) -> String {
-        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let wanted: Vec<(u64, Arc<Vec<Sample>>)> = self
+            .kept
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(at, _)| *at > t)
+            .cloned()
+            .collect();
         let mut out = String::from("{\"samples\":[");
-        for (i, (at, samples)) in kept.iter().filter(|(at, _)| *at > t).enumerate() {
+        for (i, (at, samples)) in wanted.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
