@@ -447,7 +447,9 @@ async fn a_limit_raised_after_a_hand_over_still_counts_the_old_limiters_requests
 /// hands over to a new limiter while the old ones still run and queue requests; the limit
 /// is never above 4, so neither is the upstream's count. A refusal is reported with the
 /// gate's `/status` taken right after it (it failed once under load with a `queue_full` for 32
-/// clients against queues of 40–46: what the hand-over chain's queues held is the question).
+/// clients against queues of 40–46: the new queue held asks for waiters the old limiters had
+/// served since the last rebalance, handover125; pinned by
+/// `a_waiter_the_old_limiter_served_gives_its_place_in_the_new_queue_back` below).
 #[tokio::test]
 async fn limit_and_queue_changes_under_load_never_exceed_the_highest_limit() {
     let up = Upstream::start().await;
@@ -511,6 +513,48 @@ async fn limit_and_queue_changes_under_load_never_exceed_the_highest_limit() {
         "{} in flight with a limit never above 4",
         up.max()
     );
+}
+
+/// handover125, end to end: the old limiter serves a waiter when its running request ends,
+/// in the slot that request held, and until the hand-over's next rebalance (every 20 ms)
+/// that waiter's ask stayed in the new limiter's queue. A queue of 2 with one request
+/// waiting turned the next one away `queue_full`, when it came before that rebalance. The
+/// asks are brought in step when a queue turns a request away, which then asks once more.
+#[tokio::test]
+async fn a_waiter_the_old_limiter_served_gives_its_place_in_the_new_queue_back() {
+    let up = Upstream::start().await;
+    let gate = serve_api("handover-stale-ask", &up, 1, 3).await;
+    let a = tokio::spawn(get(gate.proxy, "/hold", "a"));
+    eventually("a held", || async { up.current() == 1 }).await;
+    let waiting = hold(&gate, "w", 2);
+    eventually("two queued", || async {
+        gate.pool("api").await["queued"] == 2
+    })
+    .await;
+    // A new limiter with a queue of 2: the two waiters' asks take both places.
+    put(&gate, r#"{"max_queue": 2}"#).await;
+    up.release(1);
+    assert_eq!(a.await.unwrap().status, 200);
+    eventually("a waiter served on the old limiter", || async {
+        up.current() == 1 && gate.pool("api").await["queued"] == 1
+    })
+    .await;
+    // One request waits, for a queue of 2.
+    let b = tokio::spawn(get(gate.proxy, "/fast", "b"));
+    eventually("b queued or answered", || async {
+        b.is_finished() || gate.pool("api").await["queued"] == 2
+    })
+    .await;
+    up.release(2);
+    let b = b.await.unwrap();
+    assert_eq!(
+        b.status, 200,
+        "one request waited, for a queue of 2: {}",
+        b.body
+    );
+    for w in waiting {
+        assert_eq!(w.await.unwrap().status, 200);
+    }
 }
 
 /// Pins the reviewer's defect 2: a change of queue settings (a new limiter) set `admitted`,

@@ -1,5 +1,7 @@
 //! A request's wait for a slot of its pool, which counts the client as gone when it leaves
-//! the queue: the departure is counted where it happens, once, by the request itself.
+//! the queue: the departure is counted where it happens, once, by the request itself; and,
+//! while a hand-over is on, asks once more when a queue full of asks that stood for no
+//! waiter any more turned it away (see the `handover` module).
 //!
 //! The limiters' own `cancelled` counters cannot say it: during a hand-over the gate's own
 //! asks for slots wait in a limiter's queue too, and one given up as a release grants it
@@ -11,7 +13,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use sluicegate::concurrency::{AcquireOwned, OwnedPermit, Rejected};
+use sluicegate::concurrency::{AcquireOwned, ConcurrencyLimiter, OwnedPermit, Rejected};
 
 use super::{Outcome, Pool, Stats};
 
@@ -29,15 +31,20 @@ pub struct Admission {
     stats: Arc<Stats>,
     /// In the queue: polled, not finished.
     waiting: bool,
+    /// While a hand-over is on, the limiter, to ask once more after a `queue_full` if the
+    /// asks brought in step free a place (one clone of it per request only then).
+    again: Option<ConcurrencyLimiter>,
 }
 
 impl Pool {
     /// Asks the pool's limiter for a slot.
     pub fn admission(&self) -> Admission {
+        let limiter = self.limit.limiter();
         Admission {
-            acquire: self.limit.limiter().acquire_owned(),
+            acquire: limiter.acquire_owned(),
             stats: self.stats.clone(),
             waiting: false,
+            again: self.stats.retired.on().then(|| limiter.clone()),
         }
     }
 }
@@ -46,8 +53,18 @@ impl Future for Admission {
     type Output = Result<OwnedPermit, Rejected>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let polled = Pin::new(&mut self.acquire).poll(cx);
-        self.waiting = polled.is_pending();
+        let this = &mut *self;
+        let mut polled = Pin::new(&mut this.acquire).poll(cx);
+        // A queue is full only at the start, before the request waits: a fresh acquire
+        // then takes no one's place in line.
+        if let Poll::Ready(Err(Rejected::QueueFull { .. })) = polled
+            && let Some(limiter) = this.again.take()
+            && this.stats.retired.withdraw_stale_asks()
+        {
+            this.acquire = limiter.acquire_owned();
+            polled = Pin::new(&mut this.acquire).poll(cx);
+        }
+        this.waiting = polled.is_pending();
         polled
     }
 }

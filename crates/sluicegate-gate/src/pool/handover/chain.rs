@@ -71,6 +71,7 @@ impl Inner {
             }
             let h = self.handovers.remove(i);
             let waker = h.waker.clone();
+            self.withdrawn += h.asks.len() as u64;
             for ask in h.asks {
                 withdraw(ask, &waker, &mut self.taken, &mut self.returned);
             }
@@ -86,7 +87,7 @@ impl Inner {
                 Some(o) if o.id + 1 == self.handovers[i].id => o.lacking(),
                 _ => 0,
             };
-            self.handovers[i].ask(&mut self.taken, &mut self.returned);
+            self.withdrawn += self.handovers[i].ask(&mut self.taken, &mut self.returned);
         }
         !self.handovers.is_empty()
     }
@@ -155,8 +156,9 @@ impl Handover {
     /// Keeps one ask in `new`'s queue for each waiter (of the old limiter, or of the older
     /// hand-over) that lacks a slot: when `new` has room, a request ending or the limit
     /// raised, the asks are served before its own waiters, which came later, however full
-    /// its queue (a queue of 0 included).
-    fn ask(&mut self, taken: &mut u64, returned: &mut u64) {
+    /// its queue (a queue of 0 included). Returns how many asks it withdrew: those that
+    /// stood for waiters gone since (served in a slot the old limiter already had, or left).
+    fn ask(&mut self, taken: &mut u64, returned: &mut u64) -> u64 {
         let waker = self.waker.clone();
         let cx = &mut Context::from_waker(&waker);
         let old = self.old.snapshot();
@@ -164,7 +166,9 @@ impl Handover {
         let lacking = (old.in_flight + waiting)
             .saturating_sub(self.slots.len())
             .min(waiting);
-        for ask in self.asks.drain(lacking.min(self.asks.len())..) {
+        let kept = lacking.min(self.asks.len());
+        let withdrawn = (self.asks.len() - kept) as u64;
+        for ask in self.asks.drain(kept..) {
             withdraw(ask, &waker, taken, returned);
         }
         while self.asks.len() < lacking {
@@ -188,6 +192,7 @@ impl Handover {
                 Poll::Ready(Err(_)) => break,
             }
         }
+        withdrawn
     }
 }
 

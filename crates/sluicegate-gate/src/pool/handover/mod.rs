@@ -18,6 +18,18 @@
 //! the old limiter, and is served the same way); then its counters are folded into the
 //! pool's and it is let go.
 //!
+//! The asks are brought in step with the waiters they stand for by the rebalances only, while
+//! an old limiter serves a waiter whenever one of its requests ends (in the slot that request
+//! held) and a client may leave its queue at any time: until the next rebalance, such a
+//! waiter's ask stays in the new queue, standing for nobody, and a request could be turned
+//! away `queue_full` by a queue that held fewer requests than places (handover125: one
+//! `queue_full` for 32 clients against queues of 40-46, under load; a chain's rebalance
+//! comes every [`TICK`] or sooner). A request a queue turns away while a hand-over is on
+//! therefore has the asks brought in step at once ([`Retired::withdraw_stale_asks`]) and,
+//! if that withdrew any, asks once more (`Admission`): turned away again, the queue is full
+//! of requests that wait. Requests that wait only hold places, never slots: a stale ask
+//! delays no one's start beyond the next rebalance and never lets one start over the limit.
+//!
 //! Several changes in a row make a chain: each old limiter hands over to the next, the
 //! newest rebalanced first (it sets the limit of the one before it), and what an old
 //! limiter lacks is asked down the chain to the limiter in force. Hand-overs are let go
@@ -42,6 +54,7 @@
 
 mod chain;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Poll, Waker};
 use std::time::Duration;
@@ -59,6 +72,9 @@ const TICK: Duration = Duration::from_millis(20);
 #[derive(Debug, Default)]
 pub struct Retired {
     inner: Mutex<Inner>,
+    /// Whether a hand-over is on (asks may wait in a queue), as of the last change under
+    /// the lock: read without it by every request ([`Retired::on`]).
+    on: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -76,6 +92,9 @@ struct Inner {
     current: Option<ConcurrencyLimiter>,
     /// The id of the next hand-over.
     next_id: u64,
+    /// Asks withdrawn, over all hand-overs: those that stood for a waiter gone since the
+    /// rebalance before (served, or left), and those of hand-overs let go.
+    withdrawn: u64,
     /// The largest counts reported, so that they never go back.
     reported: Counts,
 }
@@ -167,7 +186,8 @@ pub fn hand_over(
         waker: Waker::noop().clone(),
         older: 0,
     });
-    inner.rebalance();
+    stats.retired.on.store(true, Ordering::Relaxed);
+    stats.retired.rebalance_locked(&mut inner);
     drop(inner);
     tokio::spawn(serve_old_queue(id, old.clone(), stats.clone()));
 }
@@ -209,7 +229,32 @@ impl Retired {
     /// Shares the pool's current limit between the old limiters and the new one (call it
     /// after a change of the limit); `true` while an old limiter is still busy.
     pub fn rebalance(&self) -> bool {
-        self.lock().rebalance()
+        self.rebalance_locked(&mut self.lock())
+    }
+
+    /// [`Inner::rebalance`], and whether a hand-over is on after it for [`Retired::on`].
+    fn rebalance_locked(&self, inner: &mut Inner) -> bool {
+        let on = inner.rebalance();
+        self.on.store(on, Ordering::Relaxed);
+        on
+    }
+
+    /// Whether a hand-over is on: asks may wait in the pool's queues. Set under the lock as
+    /// a hand-over starts, before it asks for anything, and cleared once the last one is
+    /// let go; read with no lock, so a request may read it a moment late.
+    pub fn on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Brings the asks in step with the waiters they stand for, for a request a queue has
+    /// just turned away: `true` if that withdrew any (their places are free, and the request
+    /// may ask again), `false` if every ask stood for a request that waits (the queue was
+    /// full of requests).
+    pub fn withdraw_stale_asks(&self) -> bool {
+        let mut inner = self.lock();
+        let before = inner.withdrawn;
+        self.rebalance_locked(&mut inner);
+        inner.withdrawn != before
     }
 
     /// Rebalances, with `waker` to wake hand-over `id`'s task when one of its asks is
@@ -220,7 +265,7 @@ impl Retired {
             return false;
         };
         h.waker.clone_from(waker);
-        inner.rebalance();
+        self.rebalance_locked(&mut inner);
         inner.handovers.iter().any(|h| h.id == id)
     }
 
