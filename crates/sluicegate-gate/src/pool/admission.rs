@@ -31,8 +31,8 @@ pub struct Admission {
     stats: Arc<Stats>,
     /// In the queue: polled, not finished.
     waiting: bool,
-    /// While a hand-over is on, the limiter, to ask once more after a `queue_full` if the
-    /// asks brought in step free a place (one clone of it per request only then).
+    /// While a hand-over is on, the limiter, to ask once more after a `queue_full` with the
+    /// asks brought in step (one clone of it per request only then).
     again: Option<ConcurrencyLimiter>,
 }
 
@@ -55,12 +55,13 @@ impl Future for Admission {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let mut polled = Pin::new(&mut this.acquire).poll(cx);
-        // A queue is full only at the start, before the request waits: a fresh acquire
-        // then takes no one's place in line.
+        // The queue may hold asks for old waiters served or gone since the last rebalance:
+        // brought in step, it is asked once more. A queue is full only at the start, before
+        // the request waits: a fresh acquire takes no one's place in line.
         if let Poll::Ready(Err(Rejected::QueueFull { .. })) = polled
             && let Some(limiter) = this.again.take()
-            && this.stats.retired.withdraw_stale_asks()
         {
+            this.stats.retired.rebalance();
             this.acquire = limiter.acquire_owned();
             polled = Pin::new(&mut this.acquire).poll(cx);
         }

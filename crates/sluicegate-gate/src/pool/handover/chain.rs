@@ -71,7 +71,6 @@ impl Inner {
             }
             let h = self.handovers.remove(i);
             let waker = h.waker.clone();
-            self.withdrawn += h.asks.len() as u64;
             for ask in h.asks {
                 withdraw(ask, &waker, &mut self.taken, &mut self.returned);
             }
@@ -87,7 +86,7 @@ impl Inner {
                 Some(o) if o.id + 1 == self.handovers[i].id => o.lacking(),
                 _ => 0,
             };
-            self.withdrawn += self.handovers[i].ask(&mut self.taken, &mut self.returned);
+            self.handovers[i].ask(&mut self.taken, &mut self.returned);
         }
         !self.handovers.is_empty()
     }
@@ -156,9 +155,8 @@ impl Handover {
     /// Keeps one ask in `new`'s queue for each waiter (of the old limiter, or of the older
     /// hand-over) that lacks a slot: when `new` has room, a request ending or the limit
     /// raised, the asks are served before its own waiters, which came later, however full
-    /// its queue (a queue of 0 included). Returns how many asks it withdrew: those that
-    /// stood for waiters gone since (served in a slot the old limiter already had, or left).
-    fn ask(&mut self, taken: &mut u64, returned: &mut u64) -> u64 {
+    /// its queue (a queue of 0 included).
+    fn ask(&mut self, taken: &mut u64, returned: &mut u64) {
         let waker = self.waker.clone();
         let cx = &mut Context::from_waker(&waker);
         let old = self.old.snapshot();
@@ -166,9 +164,7 @@ impl Handover {
         let lacking = (old.in_flight + waiting)
             .saturating_sub(self.slots.len())
             .min(waiting);
-        let kept = lacking.min(self.asks.len());
-        let withdrawn = (self.asks.len() - kept) as u64;
-        for ask in self.asks.drain(kept..) {
+        for ask in self.asks.drain(lacking.min(self.asks.len())..) {
             withdraw(ask, &waker, taken, returned);
         }
         while self.asks.len() < lacking {
@@ -192,7 +188,6 @@ impl Handover {
                 Poll::Ready(Err(_)) => break,
             }
         }
-        withdrawn
     }
 }
 

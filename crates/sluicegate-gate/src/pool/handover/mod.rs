@@ -25,10 +25,12 @@
 //! away `queue_full` by a queue that held fewer requests than places (handover125: one
 //! `queue_full` for 32 clients against queues of 40-46, under load; a chain's rebalance
 //! comes every [`TICK`] or sooner). A request a queue turns away while a hand-over is on
-//! therefore has the asks brought in step at once ([`Retired::withdraw_stale_asks`]) and,
-//! if that withdrew any, asks once more (`Admission`): turned away again, the queue is full
-//! of requests that wait. Requests that wait only hold places, never slots: a stale ask
-//! delays no one's start beyond the next rebalance and never lets one start over the limit.
+//! therefore has the asks brought in step at once ([`Retired::rebalance`]) and asks once
+//! more (`Admission`): turned away again, the queue is full of requests that wait (or of
+//! asks for them). Once more whatever that rebalance withdrew: another one (a tick, a change)
+//! may have withdrawn the stale asks between the refusal and this one. Asks only hold
+//! places, never slots: a stale one delays no one's start beyond the next rebalance and never
+//! lets one start over the limit.
 //!
 //! Several changes in a row make a chain: each old limiter hands over to the next, the
 //! newest rebalanced first (it sets the limit of the one before it), and what an old
@@ -92,9 +94,6 @@ struct Inner {
     current: Option<ConcurrencyLimiter>,
     /// The id of the next hand-over.
     next_id: u64,
-    /// Asks withdrawn, over all hand-overs: those that stood for a waiter gone since the
-    /// rebalance before (served, or left), and those of hand-overs let go.
-    withdrawn: u64,
     /// The largest counts reported, so that they never go back.
     reported: Counts,
 }
@@ -244,17 +243,6 @@ impl Retired {
     /// let go; read with no lock, so a request may read it a moment late.
     pub fn on(&self) -> bool {
         self.on.load(Ordering::Relaxed)
-    }
-
-    /// Brings the asks in step with the waiters they stand for, for a request a queue has
-    /// just turned away: `true` if that withdrew any (their places are free, and the request
-    /// may ask again), `false` if every ask stood for a request that waits (the queue was
-    /// full of requests).
-    pub fn withdraw_stale_asks(&self) -> bool {
-        let mut inner = self.lock();
-        let before = inner.withdrawn;
-        self.rebalance_locked(&mut inner);
-        inner.withdrawn != before
     }
 
     /// Rebalances, with `waker` to wake hand-over `id`'s task when one of its asks is
