@@ -1,7 +1,8 @@
 //! A request's wait for a slot of its pool, which counts the client as gone when it leaves
-//! the queue: the departure is counted where it happens, once, by the request itself; and,
-//! while a hand-over is on, asks once more when a queue full of asks that stood for no
-//! waiter any more turned it away (see the `handover` module).
+//! the queue: the departure is counted where it happens, once, by the request itself; and
+//! which, turned away `queue_full` while a hand-over is on, asks once more with the
+//! hand-over's asks brought in step first (some may stand for waiters gone since: see the
+//! `handover` module).
 //!
 //! The limiters' own `cancelled` counters cannot say it: during a hand-over the gate's own
 //! asks for slots wait in a limiter's queue too, and one given up as a release grants it
