@@ -438,8 +438,9 @@ async fn metrics(State(admin): State<Admin>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }
 
-/// How many big answers (`/status`, `/metrics`, `/dashboard/samples`) were built on the
-/// calling thread: the tests ask it of the runtime's own thread, where none may be.
+/// How many big answers (`/status`, `/metrics`, `/dashboard/samples`) and dashboard samples
+/// were built on the calling thread: the tests ask it of the runtime's own thread, where none
+/// may be.
 pub(crate) mod built {
     #[cfg(test)]
     thread_local!(static HERE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });

@@ -79,17 +79,27 @@ impl Sampler {
             loop {
                 tick.tick().await;
                 let Some(gate) = gate.upgrade() else { return };
-                let state = gate.state();
-                let samples = state
-                    .pools
-                    .iter()
-                    .map(|pool| {
-                        let now = Totals::of(pool);
-                        let sample = sample(pool, before.get(&pool.name), &now);
-                        before.insert(pool.name.clone(), now);
-                        sample
-                    })
-                    .collect();
+                // Off the loop, which with `workers = 1` is the proxy's: 2000 pools take ~3.5
+                // million instructions a second (1-2 ms at once).
+                let (after, samples) = crate::gate::off_the_loop(move || {
+                    crate::admin::built::note();
+                    let state = gate.state();
+                    // The pools of this state only: a pool a reload removed leaves no totals.
+                    let mut after = HashMap::with_capacity(state.pools.len());
+                    let samples = state
+                        .pools
+                        .iter()
+                        .map(|pool| {
+                            let now = Totals::of(pool);
+                            let sample = sample(pool, before.get(&pool.name), &now);
+                            after.insert(pool.name.clone(), now);
+                            sample
+                        })
+                        .collect();
+                    (after, samples)
+                })
+                .await;
+                before = after;
                 kept.push(unix_ms(), samples);
             }
         });
@@ -229,6 +239,31 @@ fn unix_ms() -> u64 {
 mod tests {
     use super::*;
     use crate::pool::Histogram;
+
+    /// Each second's sample of every pool (3.5 million instructions with 2000 pools) is taken
+    /// off the loop, which with `workers = 1` is the proxy's: a sample is kept, and none was
+    /// taken on the runtime's thread (this test's).
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_samples_are_taken_off_the_loop() {
+        let text = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\n\
+                    max_concurrency = 1\n[[routes]]\npool = \"api\"\n";
+        let config = crate::config::parse(text, "t").unwrap();
+        let gate = Arc::new(Gate::new(config, None).await.unwrap());
+        let sampler = Sampler::start(Arc::downgrade(&gate));
+        let taken = async {
+            while sampler.kept.lock().unwrap().is_empty() {
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(60), taken)
+            .await
+            .expect("no sample in a minute");
+        assert_eq!(
+            crate::admin::built::here(),
+            0,
+            "taken on the runtime's thread"
+        );
+    }
 
     fn reading(h: &Histogram) -> [u64; BUCKETS.len() + 1] {
         h.read().0
