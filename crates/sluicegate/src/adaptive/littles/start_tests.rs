@@ -1158,3 +1158,43 @@ fn littles_knee_after_a_leap_pulled_back_is_what_the_count_read() {
         );
     }
 }
+
+/// In front of `workers` of an exponential 50 ms that slow as they fill (contention ½), each
+/// answer delayed outside them by an exponential 13 ms, under 40 arrivals a second a worker
+/// (2×), for 15 s: the permit-seconds the probes after the first 3 s held under the limit they
+/// came from, and the least limit any of them held.
+fn probes_behind_a_delay_outside(workers: usize, seed: u64) -> (f64, usize) {
+    let mut l = LittlesLaw::new(LittlesLawConfig::default());
+    let mut pool = OpenPool::new(workers, 50, 40 * workers as u64, seed);
+    pool.contention = 0.5;
+    pool.delay_mean_us = 13_000.0;
+    let (mut held, mut least, mut last) = (0.0, usize::MAX, 0);
+    pool.run(&mut l, 15_000, |t, l| {
+        if t > 3_000_000 && l.probe.is_some() {
+            let under = l.base.saturating_sub(l.limit()) as f64;
+            held += under * t.saturating_sub(last) as f64 / 1e6;
+            least = least.min(l.limit());
+        }
+        last = t;
+    });
+    (held, least)
+}
+
+/// Pins the probes' depth where the mean RTs read the busy workers within their noise, though
+/// the RTs spread as an exponential service's (`demo_busy_2x`: 10 workers whose answers a delay
+/// outside them holds, where neither the low RT nor the count reads the queue). The depth came
+/// from one bucket's pass rate (a dozen answers) × min RT × `probe_gain`, clamped to half the
+/// limit: over seeds 1–20 the probes after the first 3 s held 164.5 permit-seconds under the
+/// limit, 7 permits or fewer in 10 seeds; now 95.3, in 4.
+#[test]
+fn littles_probe_behind_a_delay_outside_goes_no_deeper_than_the_busy_workers() {
+    let probes: Vec<(f64, usize)> = (1..=20)
+        .map(|seed| probes_behind_a_delay_outside(10, seed))
+        .collect();
+    let held: f64 = probes.iter().map(|p| p.0).sum();
+    let deep = probes.iter().filter(|p| p.1 <= 7).count();
+    assert!(
+        held < 120.0 && deep <= 5,
+        "{held:.1} permit-s under the limit, {deep} seeds at 7 or fewer: {probes:?}"
+    );
+}
