@@ -354,10 +354,11 @@ fn explanation(e: &Explanation) -> Value {
     Value::Object(out)
 }
 
-/// `GET /status`. Built off the loop ([`crate::gate::off_the_loop`]): with thousands of
-/// pools it is megabytes, and with `workers = 1` the loop is the proxy's too.
+/// `GET /status`. Built off the loop, a few at once ([`crate::gate::BigAnswers`]): with
+/// thousands of pools it is megabytes, and with `workers = 1` the loop is the proxy's too.
 async fn status(State(admin): State<Admin>) -> Response {
-    crate::gate::off_the_loop(move || status_json(&admin)).await
+    let answers = admin.gate.big_answers.clone();
+    answers.build(move || status_json(&admin)).await
 }
 
 fn status_json(admin: &Admin) -> Response {
@@ -424,17 +425,19 @@ fn status_json(admin: &Admin) -> Response {
 
 /// `GET /metrics`, built off the loop as `/status` is.
 async fn metrics(State(admin): State<Admin>) -> Response {
-    let body = crate::gate::off_the_loop(move || {
-        built::note();
-        let (state, removed) = admin.gate.state_and_removed();
-        crate::metrics::render(
-            &state,
-            &removed,
-            &admin.gate.unrouted,
-            &admin.gate.admin_refused,
-        )
-    })
-    .await;
+    let answers = admin.gate.big_answers.clone();
+    let body = answers
+        .build(move || {
+            built::note();
+            let (state, removed) = admin.gate.state_and_removed();
+            crate::metrics::render(
+                &state,
+                &removed,
+                &admin.gate.unrouted,
+                &admin.gate.admin_refused,
+            )
+        })
+        .await;
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], body).into_response()
 }
 

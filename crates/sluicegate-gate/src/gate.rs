@@ -55,6 +55,8 @@ pub struct Gate {
     /// those a new pool carries on, a rename, which counts and drains them): the drain
     /// waits for those too. Each is let go at the next change once idle.
     leaving: Mutex<Vec<Arc<Pool>>>,
+    /// The admin API's big answers, built off the loop a few at once.
+    pub(crate) big_answers: BigAnswers,
 }
 
 /// The settings bound at start (listeners, threads), which only a restart changes.
@@ -204,6 +206,7 @@ impl Gate {
             without_header: Default::default(),
             tunnels: tokio::sync::watch::Sender::new(false),
             leaving: Mutex::new(Vec::new()),
+            big_answers: BigAnswers::default(),
         })
     }
 
@@ -730,6 +733,45 @@ pub fn check_pools(config: &Config) -> Result<Vec<String>, String> {
 /// files it names) to be read, and for an earlier reload's read still going: the same as the
 /// longest a read goes on while it gets bytes ([`config::READ_DEADLINE`]).
 const READ_DEADLINE: std::time::Duration = config::READ_DEADLINE;
+
+/// The most big read-only answers of the admin API (`/status`, `/metrics`,
+/// `/dashboard/samples`) built at once ([`BigAnswers`]).
+pub(crate) const BIG_ANSWERS: usize = 2;
+
+/// Builds the admin API's big read-only answers (`/status`, `/metrics`,
+/// `/dashboard/samples`: megabytes with thousands of pools) off the loop, [`BIG_ANSWERS`] at
+/// once. A build runs to its end on its blocking thread even when its caller is gone (a
+/// closed connection drops the answer's future): unbounded, every call given up would leave
+/// a build behind and the next call would start another, bounded neither by
+/// `[admin] max_connections` (the connection is closed) nor by the runtime's threads, as the
+/// builds were when they ran on the loop (review127). A call waits for its turn before its
+/// build starts; given up while it waits, it builds nothing.
+#[derive(Clone, Debug)]
+pub(crate) struct BigAnswers(Arc<tokio::sync::Semaphore>);
+
+impl Default for BigAnswers {
+    fn default() -> Self {
+        BigAnswers(Arc::new(tokio::sync::Semaphore::new(BIG_ANSWERS)))
+    }
+}
+
+impl BigAnswers {
+    /// `work` run off the loop ([`off_the_loop`]) once fewer than [`BIG_ANSWERS`] run; its
+    /// turn held until it ends, also when this future is dropped first.
+    pub(crate) async fn build<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> T {
+        let Ok(turn) = Arc::clone(&self.0).acquire_owned().await else {
+            unreachable!("the semaphore is never closed")
+        };
+        off_the_loop(move || {
+            let _turn = turn;
+            work()
+        })
+        .await
+    }
+}
 
 /// Runs `work` on the runtime's blocking threads, off the loop that accepts connections and
 /// answers the admin API (see `server.rs`: with one runtime thread, everything else waits

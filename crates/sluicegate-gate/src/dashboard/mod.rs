@@ -15,7 +15,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 
-use crate::gate::Gate;
+use crate::gate::{BigAnswers, Gate};
 
 pub use samples::{Sample, Sampler};
 
@@ -33,10 +33,13 @@ pub fn samples_api(gate: &Arc<Gate>) -> Router {
     let sampler = Sampler::start(Arc::downgrade(gate));
     Router::new()
         .route("/dashboard/samples", get(samples_after))
-        .with_state(sampler)
+        .with_state((sampler, gate.big_answers.clone()))
 }
 
-async fn samples_after(State(sampler): State<Arc<Sampler>>, RawQuery(q): RawQuery) -> Response {
+async fn samples_after(
+    State((sampler, answers)): State<(Arc<Sampler>, BigAnswers)>,
+    RawQuery(q): RawQuery,
+) -> Response {
     let after = q
         .as_deref()
         .unwrap_or("")
@@ -56,12 +59,13 @@ async fn samples_after(State(sampler): State<Arc<Sampler>>, RawQuery(q): RawQuer
         }
     };
     // Off the loop (with 2000 pools the whole five minutes is 78 MB, 0.3 s to build, and with
-    // `workers = 1` the loop is the proxy's too: trial122 §6).
-    let body = crate::gate::off_the_loop(move || {
-        crate::admin::built::note();
-        sampler.json_after(after)
-    })
-    .await;
+    // `workers = 1` the loop is the proxy's too: trial122 §6), a few at once.
+    let body = answers
+        .build(move || {
+            crate::admin::built::note();
+            sampler.json_after(after)
+        })
+        .await;
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
@@ -87,14 +91,51 @@ mod tests {
         let config = crate::config::parse(text, "t").unwrap();
         let gate = std::sync::Arc::new(crate::gate::Gate::new(config, None).await.unwrap());
         let sampler = super::Sampler::start(std::sync::Arc::downgrade(&gate));
-        let answer =
-            super::samples_after(axum::extract::State(sampler), axum::extract::RawQuery(None))
-                .await;
+        let answer = super::samples_after(
+            axum::extract::State((sampler, crate::gate::BigAnswers::default())),
+            axum::extract::RawQuery(None),
+        )
+        .await;
         assert_eq!(answer.status(), axum::http::StatusCode::OK);
         assert_eq!(
             crate::admin::built::here(),
             0,
             "built on the runtime's thread"
+        );
+    }
+
+    /// review127: a call given up (its connection closed, hyper drops the answer's future)
+    /// left its build running on a blocking thread, and the next call started another: ten
+    /// fetches given up at once were ten builds of the samples at once (78 MB each with 2000
+    /// pools), bounded neither by `[admin] max_connections` nor by the runtime's threads as
+    /// when they were built on the loop. A few build at once; a call given up while it waits
+    /// for its turn builds nothing.
+    #[tokio::test(flavor = "current_thread")]
+    async fn calls_given_up_leave_no_more_than_a_few_builds_behind() {
+        let sampler = std::sync::Arc::new(super::Sampler::default());
+        // Each build waits for the samples' lock while this holds it: a build started is
+        // still running below.
+        let held = sampler.hold();
+        let answers = crate::gate::BigAnswers::default();
+        for _ in 0..10 {
+            let answer = super::samples_after(
+                axum::extract::State((sampler.clone(), answers.clone())),
+                axum::extract::RawQuery(None),
+            );
+            // Polled once (the build is started or waits for its turn), then given up.
+            let mut answer = std::pin::pin!(answer);
+            let polled = std::future::Future::poll(
+                answer.as_mut(),
+                &mut std::task::Context::from_waker(std::task::Waker::noop()),
+            );
+            assert!(polled.is_pending(), "answered while the samples are held");
+        }
+        // A build running (or queued for a blocking thread) holds the sampler.
+        let builds = std::sync::Arc::strong_count(&sampler) - 1;
+        drop(held);
+        assert!(
+            builds <= crate::gate::BIG_ANSWERS,
+            "{builds} builds for 10 calls given up"
         );
     }
 

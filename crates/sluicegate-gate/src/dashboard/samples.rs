@@ -114,6 +114,12 @@ impl Sampler {
         kept.push_back((t, Arc::new(samples)));
     }
 
+    /// Holds the samples' lock: an answer being built then waits (tests).
+    #[cfg(test)]
+    pub(crate) fn hold(&self) -> std::sync::MutexGuard<'_, VecDeque<(u64, Arc<Vec<Sample>>)>> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The samples taken after `t` (Unix milliseconds) as JSON:
     /// `{"samples": [{"t": …, "pools": {"name": {…}}}]}`.
     pub fn json_after(&self, t: u64) -> String {
