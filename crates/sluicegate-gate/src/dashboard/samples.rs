@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::gate::Gate;
-use crate::pool::{BUCKETS, Outcome, Pool};
+use crate::pool::{BUCKETS, Outcome, Pool, Stats};
 
 /// How often a sample is taken.
 const INTERVAL: Duration = Duration::from_secs(1);
@@ -73,7 +73,7 @@ impl Sampler {
         let sampler = Arc::new(Sampler::default());
         let kept = Arc::clone(&sampler);
         tokio::spawn(async move {
-            let mut before: HashMap<String, Totals> = HashMap::new();
+            let mut before = Before::default();
             let mut tick = tokio::time::interval(INTERVAL);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
@@ -81,24 +81,8 @@ impl Sampler {
                 let Some(gate) = gate.upgrade() else { return };
                 // Off the loop, which with `workers = 1` is the proxy's: 2000 pools take ~3.5
                 // million instructions a second (1-2 ms at once).
-                let (after, samples) = crate::gate::off_the_loop(move || {
-                    crate::admin::built::note();
-                    let state = gate.state();
-                    // The pools of this state only: a pool a reload removed leaves no totals.
-                    let mut after = HashMap::with_capacity(state.pools.len());
-                    let samples = state
-                        .pools
-                        .iter()
-                        .map(|pool| {
-                            let now = Totals::of(pool);
-                            let sample = sample(pool, before.get(&pool.name), &now);
-                            after.insert(pool.name.clone(), now);
-                            sample
-                        })
-                        .collect();
-                    (after, samples)
-                })
-                .await;
+                let (after, samples) =
+                    crate::gate::off_the_loop(move || take(&gate, &before)).await;
                 before = after;
                 kept.push(unix_ms(), samples);
             }
@@ -148,6 +132,57 @@ impl Sampler {
         out.push_str("]}");
         out
     }
+}
+
+/// Each pool's totals at the last sample, by its counters ([`Pool::stats`], the address of
+/// the `Arc`, which the entry holds so that no other pool's counters take it): a pool keeps
+/// its counters when a change rebuilds it, when it is renamed (a new name on the removed
+/// one's upstream) and when a reload adds back a pool it removed while its requests still
+/// ran. Keyed by name, the last two came as new pools, everything they had counted since
+/// the gate started as one second's rate (review127).
+#[derive(Default)]
+struct Before(HashMap<usize, (Arc<Stats>, Totals)>);
+
+impl Before {
+    fn get(&self, pool: &Pool) -> Option<&Totals> {
+        self.0.get(&Self::key(pool)).map(|(_, t)| t)
+    }
+
+    fn insert(&mut self, pool: &Pool, totals: Totals) {
+        self.0
+            .insert(Self::key(pool), (Arc::clone(&pool.stats), totals));
+    }
+
+    fn key(pool: &Pool) -> usize {
+        Arc::as_ptr(&pool.stats) as usize
+    }
+}
+
+/// A sample of every pool of `gate`, from the totals `before` of the last, and the totals
+/// for the next.
+fn take(gate: &Gate, before: &Before) -> (Before, Vec<Sample>) {
+    crate::admin::built::note();
+    let state = gate.state();
+    let mut after = Before(HashMap::with_capacity(state.pools.len()));
+    let samples = state
+        .pools
+        .iter()
+        .map(|pool| {
+            let now = Totals::of(pool);
+            let sample = sample(pool, before.get(pool), &now);
+            after.insert(pool, now);
+            sample
+        })
+        .collect();
+    // The totals of the pools a change removed go on until they are let go (a new pool
+    // may carry one on), and of no other pool.
+    for pool in gate.every_pool() {
+        after
+            .0
+            .entry(Before::key(&pool))
+            .or_insert_with(|| (Arc::clone(&pool.stats), Totals::of(&pool)));
+    }
+    (after, samples)
 }
 
 fn write_sample(out: &mut String, s: &Sample) {
@@ -269,6 +304,61 @@ mod tests {
             0,
             "taken on the runtime's thread"
         );
+    }
+
+    /// review127: a pool a reload removed while its requests still ran, added back by the
+    /// next (it carries the removed one on, counters and all), was sampled as if it were new:
+    /// everything it had counted since the gate started came as one second's rate (10 005
+    /// forwarded a second for 5). The totals of a removed pool still running are kept (and
+    /// so are a renamed pool's: they are the same counters under a new name).
+    #[tokio::test]
+    async fn a_pool_removed_and_added_back_goes_on_from_its_last_sample() {
+        for (case, back) in [("added-back", "api"), ("renamed", "other")] {
+            let dir = std::env::temp_dir()
+                .join(format!("sluicegate-samples-{case}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("g.toml");
+            let write = |names: &[&str]| {
+                let mut text = String::new();
+                for name in names {
+                    // The placeholder's own upstream: it carries nothing on.
+                    let port = if *name == "placeholder" { 9001 } else { 9000 };
+                    text += &format!(
+                        "[[pools]]\nname = \"{name}\"\nupstream = \"http://127.0.0.1:{port}\"\n\
+                         max_concurrency = 1\n[[routes]]\npool = \"{name}\"\n"
+                    );
+                }
+                std::fs::write(&path, text).unwrap();
+            };
+            write(&["api"]);
+            let config = crate::config::read(&path).unwrap();
+            let gate = Arc::new(Gate::new(config, Some(path.clone())).await.unwrap());
+            let api = gate.state().pool("api").unwrap().clone();
+            let running = api.limit.limiter().try_acquire_owned().unwrap();
+            for _ in 0..10_000 {
+                api.stats.count(Outcome::Forwarded);
+            }
+            let (before, _) = take(&gate, &Before::default());
+            // Removed while a request runs on it: it is among the pools leaving.
+            write(&["placeholder"]);
+            gate.reload().await.unwrap();
+            let (before, _) = take(&gate, &before);
+            for _ in 0..5 {
+                api.stats.count(Outcome::Forwarded);
+            }
+            write(&["placeholder", back]);
+            gate.reload().await.unwrap();
+            assert_eq!(
+                gate.state().pool(back).unwrap().counts().in_flight,
+                1,
+                "{case}"
+            );
+            let (_, samples) = take(&gate, &before);
+            let s = samples.iter().find(|s| s.pool == back).unwrap();
+            assert_eq!(s.rates, vec![("forwarded", 5.0)], "{case}");
+            drop(running);
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
     }
 
     fn reading(h: &Histogram) -> [u64; BUCKETS.len() + 1] {
