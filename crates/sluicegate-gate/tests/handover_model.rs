@@ -560,3 +560,67 @@ mod found {
         .unwrap();
     }
 }
+
+/// review127: an ask a hand-over keeps in the new queue for a waiter the old limiter has
+/// served since the last rebalance stands for nobody (handover125), and it counts in a new
+/// request's place in line too, which `predictive` reads: with one such ask ahead, a
+/// request that would have been the first to wait (which always may) was turned away
+/// `predicted_timeout` (its place 2 × 20 ms between releases > a `queue_timeout` of 30 ms).
+/// Like a `queue_full`, a `predicted_timeout` while a hand-over is on has the asks brought
+/// in step and asks once more.
+#[tokio::test(start_paused = true)]
+async fn a_waiter_the_old_limiter_served_adds_nothing_to_a_predicted_wait() {
+    let text = "[[pools]]\nname = \"api\"\nupstream = \"http://127.0.0.1:9\"\nmax_concurrency = 2\nmax_queue = 10\nqueue_timeout = \"1h\"\n\n[[routes]]\npool = \"api\"\n";
+    let gate = Gate::new(config::parse(text, "t.toml").unwrap(), None)
+        .await
+        .unwrap();
+    let settle = || async {
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+    };
+    let started = |p: Poll<Result<OwnedPermit, Rejected>>| match p {
+        Poll::Ready(Ok(permit)) => permit,
+        other => panic!("not started: {other:?}"),
+    };
+    // A request runs on the first limiter, a pool routed to it is still held.
+    let old = gate.state().pool("api").unwrap().clone();
+    let a = started(poll_once(&mut Box::pin(old.admission())));
+    // A queue setting changed: a new limiter, a hand-over, a slot of it held for `a`.
+    let change = LimitsChange {
+        queue_timeout: Some(config::Dur(Duration::from_millis(30))),
+        ..LimitsChange::default()
+    };
+    gate.set_limits("api", &change).unwrap();
+    let new = gate.state().pool("api").unwrap().clone();
+    // The new limiter learns 20 ms between releases while a request waits.
+    let b = started(poll_once(&mut Box::pin(new.admission())));
+    tokio::time::advance(Duration::from_millis(5)).await;
+    let mut c = Box::pin(new.admission());
+    assert!(poll_once(&mut c).is_pending());
+    tokio::time::advance(Duration::from_millis(20)).await;
+    drop(b);
+    let c = started(poll_once(&mut c));
+    // A request routed a moment before the change waits on the old limiter; the next
+    // rebalance tick asks the new one for a slot for it (none free: `c`'s and `a`'s).
+    tokio::time::advance(Duration::from_millis(5)).await;
+    let mut w = Box::pin(old.admission());
+    assert!(poll_once(&mut w).is_pending());
+    tokio::time::advance(TICK).await;
+    settle().await;
+    assert_eq!(new.limit.limiter().snapshot().queued, 1, "the ask for `w`");
+    // `a` ends: the old limiter serves `w` in its slot. The ask for `w` stays in the new
+    // queue until the next rebalance.
+    drop(a);
+    let w = started(poll_once(&mut w));
+    let mut e = Box::pin(new.admission());
+    let polled = poll_once(&mut e);
+    assert!(
+        polled.is_pending(),
+        "the first to wait, behind an ask for a request that runs: {polled:?}"
+    );
+    drop(c);
+    settle().await;
+    let e = started(poll_once(&mut e));
+    drop((w, e));
+}

@@ -1,6 +1,6 @@
 //! A request's wait for a slot of its pool, which counts the client as gone when it leaves
 //! the queue: the departure is counted where it happens, once, by the request itself; and
-//! which, turned away `queue_full` while a hand-over is on, asks once more with the
+//! which, turned away `queue_full` or `predicted_timeout` while a hand-over is on, asks once more with the
 //! hand-over's asks brought in step first (some may stand for waiters gone since: see the
 //! `handover` module).
 //!
@@ -57,9 +57,12 @@ impl Future for Admission {
         let this = &mut *self;
         let mut polled = Pin::new(&mut this.acquire).poll(cx);
         // The queue may hold asks for old waiters served or gone since the last rebalance:
-        // brought in step, it is asked once more. A queue is full only at the start, before
-        // the request waits: a fresh acquire takes no one's place in line.
-        if let Poll::Ready(Err(Rejected::QueueFull { .. })) = polled
+        // brought in step, it is asked once more. So too after a `predicted_timeout`, whose
+        // place in line counts those asks (review127: one ahead turned away the request that
+        // would have been the first to wait, which always may). Both come only at the start,
+        // before the request waits: a fresh acquire takes no one's place in line.
+        if let Poll::Ready(Err(Rejected::QueueFull { .. } | Rejected::PredictedTimeout { .. })) =
+            polled
             && let Some(limiter) = this.again.take()
         {
             this.stats.retired.rebalance();

@@ -30,7 +30,8 @@
 //! asks for them). Once more whatever that rebalance withdrew: another one (a tick, a change)
 //! may have withdrawn the stale asks between the refusal and this one. Asks only hold
 //! places, never slots: a stale one delays no one's start beyond the next rebalance and never
-//! lets one start over the limit.
+//! lets one start over the limit. The same holds for a `predicted_timeout`, which reads a
+//! new request's place in line with the stale asks ahead of it (review127).
 //!
 //! Several changes in a row make a chain: each old limiter hands over to the next, the
 //! newest rebalanced first (it sets the limit of the one before it), and what an old
