@@ -716,12 +716,15 @@ pool = "b"
         #[test]
         fn the_host_index_routes_as_the_scan_in_file_order(
             routes in proptest::collection::vec(
-                (0..8usize, 0..4usize, 0..4usize), 1..14),
+                (0..10usize, 0..4usize, 0..4usize), 1..14),
             requests in proptest::collection::vec(
-                (0..10usize, 0..6usize, 0..3usize, proptest::bool::ANY), 1..20),
+                (0..14usize, 0..6usize, 0..3usize, proptest::bool::ANY), 1..20),
         ) {
-            const HOSTS: [Option<&str>; 8] = [None, Some("a.example"), Some("A.Example"),
-                Some("b.example."), Some("[::1]"), Some("[0:0::1]"), Some("[v1.x]"), None];
+            // review127: also an `IPvFuture` in upper case and an IPv4 address (a name); the
+            // config refuses a route's port or percent-encoding (the requests send them).
+            const HOSTS: [Option<&str>; 10] = [None, Some("a.example"), Some("A.Example"),
+                Some("b.example."), Some("[::1]"), Some("[0:0::1]"), Some("[v1.x]"), None,
+                Some("[V1.X]"), Some("127.0.0.1")];
             const PREFIXES: [&str; 4] = ["/", "/x", "/x/", "/y"];
             const METHODS: [&str; 4] = ["", "\"GET\"", "\"POST\"", "\"GET\", \"post\""];
             let mut text = String::new();
@@ -736,17 +739,21 @@ pool = "b"
             }
             let state = State::build(&crate::config::parse(&text, "t").unwrap(), None, &[], None)
                 .unwrap();
-            const ASKED: [Option<&str>; 10] = [None, Some("a.example"), Some("A.EXAMPLE:80"),
+            const ASKED: [Option<&str>; 14] = [None, Some("a.example"), Some("A.EXAMPLE:80"),
                 Some("b.example"), Some("B.example.:8"), Some("[::0001]:80"), Some("[V1.X]"),
-                Some(""), Some("c.example"), Some("v1.x")];
+                Some(""), Some("c.example"), Some("v1.x"), Some("a%2eexample"),
+                Some("A%2EEXAMPLE:1"), Some("[v1.x]:80"), Some("127.0.0.1:80")];
             const PATHS: [&str; 6] = ["/", "/x", "/x/1", "/y/z", "*", "/%78/"];
             for (host, path, method, absolute) in requests {
                 let method = ["GET", "POST", "OPTIONS"][method];
                 let path = PATHS[path];
+                // An absolute-form target only where it is one (`http` refuses some
+                // authorities a `Host` header may carry).
                 let uri = match (absolute, ASKED[host]) {
                     (true, Some(h)) if !h.is_empty() && path != "*" => format!("http://{h}{path}"),
                     _ => path.to_string(),
                 };
+                let uri = if uri.parse::<axum::http::Uri>().is_ok() { uri } else { path.to_string() };
                 let mut req = Request::builder().method(method).uri(&uri);
                 if let Some(h) = ASKED[host] {
                     req = req.header("host", h);
