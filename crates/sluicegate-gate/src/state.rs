@@ -282,10 +282,13 @@ impl State {
             .map(Host::of)
             .filter(|h| !matches!(h, Host::Name("")));
             let own = host.map_or(&[][..], |h| index.routes_of(&h));
-            return FileOrder::new(own, &index.hostless)
-                .map(|i| &self.routes[i])
-                .find(|r| takes(r))
-                .map(|r| &r.pool);
+            return FileOrder {
+                a: own,
+                b: &index.hostless,
+            }
+            .map(|i| &self.routes[i])
+            .find(|r| takes(r))
+            .map(|r| &r.pool);
         }
         // No route names a host (the usual gate): the request's host is never read (it
         // would cost ~400 instructions of a proxied request).
@@ -347,12 +350,6 @@ impl HostIndex {
 struct FileOrder<'a> {
     a: &'a [usize],
     b: &'a [usize],
-}
-
-impl<'a> FileOrder<'a> {
-    fn new(a: &'a [usize], b: &'a [usize]) -> FileOrder<'a> {
-        FileOrder { a, b }
-    }
 }
 
 impl Iterator for FileOrder<'_> {
